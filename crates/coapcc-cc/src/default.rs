@@ -1,0 +1,310 @@
+//! Default CoAP (RFC 7252 binary exponential backoff) and its FullBackoff variants
+//! (Järvinen et al., ANRW 2018 §4.2). Specification §4.
+
+use core::fmt;
+
+use crate::api::{AckInfo, CongestionControl, Exchange, GiveUpReason, Snapshot, TimeoutAction};
+use crate::common::{cap, Common, DitherMode};
+use crate::params::{self, KvWriter, ParamInfo, Params, Preset, SetError};
+use crate::rng::Entropy;
+use crate::time::{self, Instant};
+
+/// Which member of the family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefaultVariant {
+    /// RFC 7252: nothing carries over between exchanges.
+    Plain,
+    /// FullBackoff1: a backed-off timer is retained until an exchange completes without
+    /// retransmission.
+    FullBackoff1,
+    /// FullBackoff2: as FullBackoff1, but the retained timer is halved per clean exchange.
+    FullBackoff2,
+}
+
+/// AMBIG-4: the timer retained after a retransmitted exchange.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FbRetained {
+    /// The timer in force when the ACK arrived.
+    LastArmed,
+    /// Twice that (the next value the backoff would have armed), capped.
+    NextDoubled,
+}
+
+/// Names of [`FbRetained`].
+pub const FB_RETAINED: &[(&str, FbRetained)] =
+    &[("last-armed", FbRetained::LastArmed), ("next-doubled", FbRetained::NextDoubled)];
+
+/// AMBIG-6: the floor at which FullBackoff2 stops halving.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fb2Floor {
+    /// ACK_TIMEOUT.
+    AckTimeout,
+    /// The dithered initial timer of the exchange that created the retained value.
+    InitialDithered,
+}
+
+/// Names of [`Fb2Floor`].
+pub const FB2_FLOORS: &[(&str, Fb2Floor)] =
+    &[("ack-timeout", Fb2Floor::AckTimeout), ("initial-dithered", Fb2Floor::InitialDithered)];
+
+/// Configuration of the Default CoAP family.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DefaultConfig {
+    /// Family member.
+    pub variant: DefaultVariant,
+    /// RFC 7252 parameters.
+    pub common: Common,
+    /// AMBIG-2: cap on the doubled timer, seconds (RFC: none; Helsinki: 60).
+    pub backoff_cap: Option<f64>,
+    /// AMBIG-4.
+    pub fb_retained: FbRetained,
+    /// AMBIG-5: re-dither the retained timer.
+    pub fb_redither: bool,
+    /// AMBIG-6.
+    pub fb2_floor: Fb2Floor,
+    /// AMBIG-6: when halving reaches the floor, use the floor value for one more exchange
+    /// instead of reverting at once.
+    pub fb2_use_floor_once: bool,
+}
+
+impl DefaultConfig {
+    /// Defaults (RFC 7252 parameters, recommended resolutions) for `variant`.
+    pub fn new(variant: DefaultVariant) -> Self {
+        DefaultConfig {
+            variant,
+            common: Common::default(),
+            backoff_cap: None,
+            fb_retained: FbRetained::LastArmed,
+            fb_redither: false,
+            fb2_floor: Fb2Floor::AckTimeout,
+            fb2_use_floor_once: false,
+        }
+    }
+
+    /// A fresh algorithm instance.
+    pub fn build(&self) -> DefaultCoap {
+        DefaultCoap::new(*self)
+    }
+}
+
+const PLAIN_INFO: &[ParamInfo] = &[ParamInfo {
+    key: "backoff_cap",
+    aliases: &["default_backoff_cap", "cap"],
+    default: "none",
+    values: "none | seconds",
+    doc: "Cap on the doubled timer (AMBIG-2). RFC 7252 has none; the Helsinki experiments used 60 s.",
+}];
+
+const FB_INFO: &[ParamInfo] = &[
+    PLAIN_INFO[0],
+    ParamInfo {
+        key: "fb_retained",
+        aliases: &["fb_retained_value"],
+        default: "last-armed",
+        values: "last-armed | next-doubled",
+        doc: "Timer retained after a retransmitted exchange: the one in force at the ACK, or its double (AMBIG-4).",
+    },
+    ParamInfo {
+        key: "fb_redither",
+        aliases: &[],
+        default: "off",
+        values: "on | off",
+        doc: "Re-dither the retained timer when it starts the next exchange (AMBIG-5).",
+    },
+];
+
+const FB2_INFO: &[ParamInfo] = &[
+    FB_INFO[0],
+    FB_INFO[1],
+    FB_INFO[2],
+    ParamInfo {
+        key: "fb2_floor",
+        aliases: &[],
+        default: "ack-timeout",
+        values: "ack-timeout | initial-dithered",
+        doc: "Halving stops (the retained timer is dropped) once it reaches this floor (AMBIG-6).",
+    },
+    ParamInfo {
+        key: "fb2_use_floor_once",
+        aliases: &[],
+        default: "off",
+        values: "on | off",
+        doc: "When halving reaches the floor, start one more exchange with the floor value before reverting (AMBIG-6).",
+    },
+];
+
+impl Params for DefaultConfig {
+    fn set(&mut self, key: &str, value: &str) -> Result<(), SetError> {
+        let Some(p) = self.info().iter().find(|p| p.matches(key)) else {
+            return self.common.set(key, value);
+        };
+        match p.key {
+            "backoff_cap" => self.backoff_cap = params::parse_opt_secs(value)?,
+            "fb_retained" => {
+                self.fb_retained =
+                    params::parse_choice(value, FB_RETAINED, "last-armed or next-doubled")?
+            }
+            "fb_redither" => self.fb_redither = params::parse_bool(value)?,
+            "fb2_floor" => {
+                self.fb2_floor =
+                    params::parse_choice(value, FB2_FLOORS, "ack-timeout or initial-dithered")?
+            }
+            "fb2_use_floor_once" => self.fb2_use_floor_once = params::parse_bool(value)?,
+            _ => return Err(SetError::UnknownKey),
+        }
+        Ok(())
+    }
+
+    fn write(&self, w: &mut dyn fmt::Write) -> fmt::Result {
+        let mut w = KvWriter::new(w);
+        self.common.write(&mut w)?;
+        w.opt("backoff_cap", self.backoff_cap)?;
+        if self.variant != DefaultVariant::Plain {
+            w.kv("fb_retained", params::choice_name(self.fb_retained, FB_RETAINED))?;
+            w.flag("fb_redither", self.fb_redither)?;
+        }
+        if self.variant == DefaultVariant::FullBackoff2 {
+            w.kv("fb2_floor", params::choice_name(self.fb2_floor, FB2_FLOORS))?;
+            w.flag("fb2_use_floor_once", self.fb2_use_floor_once)?;
+        }
+        Ok(())
+    }
+
+    fn apply_preset(&mut self, preset: Preset) -> Result<(), ()> {
+        *self = DefaultConfig::new(self.variant);
+        match preset {
+            Preset::Rfc7252 | Preset::Makarem2021 => self.common.apply_preset(preset, DitherMode::Uniform),
+            Preset::Helsinki2018 => {
+                self.common.apply_preset(preset, DitherMode::Libcoap8bit);
+                self.backoff_cap = Some(60.0);
+            }
+            Preset::AncillottiCooja => {
+                // Contiki Erbium's CoAP-CC (§9.3): 3 s, dithered in clock ticks.
+                if self.variant != DefaultVariant::Plain {
+                    return Err(());
+                }
+                self.common.apply_preset(preset, DitherMode::Uniform);
+                self.common.ack_timeout = 3.0;
+                self.common.dither = DitherMode::ContikiTicks;
+            }
+        }
+        Ok(())
+    }
+
+    fn info(&self) -> &'static [ParamInfo] {
+        match self.variant {
+            DefaultVariant::Plain => PLAIN_INFO,
+            DefaultVariant::FullBackoff1 => FB_INFO,
+            DefaultVariant::FullBackoff2 => FB2_INFO,
+        }
+    }
+}
+
+/// Default CoAP, FullBackoff1 or FullBackoff2.
+#[derive(Clone, Debug)]
+pub struct DefaultCoap {
+    cfg: DefaultConfig,
+    /// Retained timer B, seconds.
+    retained: Option<f64>,
+    /// FullBackoff2 with `fb2_floor = initial-dithered`: the dithered T_0 of the last fresh draw.
+    floor: f64,
+}
+
+impl DefaultCoap {
+    /// A fresh instance.
+    pub fn new(cfg: DefaultConfig) -> Self {
+        DefaultCoap { cfg, retained: None, floor: cfg.common.ack_timeout }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &DefaultConfig {
+        &self.cfg
+    }
+
+    fn fb2_floor(&self) -> f64 {
+        match self.cfg.fb2_floor {
+            Fb2Floor::AckTimeout => self.cfg.common.ack_timeout,
+            Fb2Floor::InitialDithered => self.floor,
+        }
+    }
+
+    fn retain_from(&self, ex: &Exchange) -> f64 {
+        match self.cfg.fb_retained {
+            FbRetained::LastArmed => ex.timer,
+            FbRetained::NextDoubled => cap(2.0 * ex.timer, self.cfg.backoff_cap),
+        }
+    }
+}
+
+impl CongestionControl for DefaultCoap {
+    fn name(&self) -> &'static str {
+        match self.cfg.variant {
+            DefaultVariant::Plain => "default",
+            DefaultVariant::FullBackoff1 => "default-fb1",
+            DefaultVariant::FullBackoff2 => "default-fb2",
+        }
+    }
+
+    fn max_retransmit(&self) -> u32 {
+        self.cfg.common.max_retransmit
+    }
+
+    fn reset(&mut self, _now: Instant) {
+        self.retained = None;
+        self.floor = self.cfg.common.ack_timeout;
+    }
+
+    fn start_exchange(&mut self, now: Instant, _in_flight: u32, rng: &mut dyn Entropy) -> Exchange {
+        let c = &self.cfg.common;
+        let t0 = match self.retained {
+            Some(b) if self.cfg.fb_redither => c.dither(b, rng),
+            Some(b) => b,
+            None => {
+                let t = c.dither(c.ack_timeout, rng);
+                self.floor = t;
+                t
+            }
+        };
+        Exchange::new(now, t0, c.ack_timeout)
+    }
+
+    fn on_timeout(&mut self, _now: Instant, ex: &mut Exchange) -> TimeoutAction {
+        let cap_s = self.cfg.backoff_cap;
+        self.cfg.common.retransmit(ex, |ex| cap(2.0 * ex.timer, cap_s))
+    }
+
+    fn on_ack(&mut self, _now: Instant, ex: &Exchange, ack: &AckInfo) {
+        match self.cfg.variant {
+            DefaultVariant::Plain => {}
+            _ if ack.retransmissions >= 1 => self.retained = Some(self.retain_from(ex)),
+            DefaultVariant::FullBackoff1 => self.retained = None,
+            DefaultVariant::FullBackoff2 => {
+                if let Some(b) = self.retained {
+                    let floor = self.fb2_floor();
+                    if b <= floor {
+                        self.retained = None; // the floor value was used once
+                    } else if b / 2.0 <= floor {
+                        self.retained = if self.cfg.fb2_use_floor_once { Some(floor) } else { None };
+                    } else {
+                        self.retained = Some(b / 2.0);
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_give_up(&mut self, _now: Instant, ex: &Exchange, _reason: GiveUpReason) {
+        // AMBIG-20: FullBackoff keeps the last armed timer.
+        if self.cfg.variant != DefaultVariant::Plain {
+            self.retained = Some(ex.timer);
+        }
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            rto: time::secs(self.cfg.common.ack_timeout),
+            retained: self.retained.map(time::secs),
+            ..Snapshot::default()
+        }
+    }
+}

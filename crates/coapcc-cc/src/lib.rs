@@ -1,0 +1,60 @@
+//! # coapcc-cc: CoAP congestion control, sans-IO
+//!
+//! Every CoAP-over-UDP retransmission-timer and congestion-control algorithm of the
+//! specification (`shared/spec/udp-congestion-control.md`), behind one interface,
+//! [`CongestionControl`]. The crate is `#![no_std]`, has no dependencies and never allocates:
+//! time ([`Instant`]) and randomness ([`Entropy`]) are passed in, so the same objects run in
+//! the simulator, in real endpoints and on a microcontroller.
+//!
+//! ## Map
+//! - [`api`]: the trait, the per-exchange [`Exchange`] record, ACK info and snapshots.
+//! - [`registry`]: names, the textual form `NAME[:key=value,...]`, the [`Algorithm`] enum.
+//! - [`params`]: named parameters and reproduction presets; [`common`]: RFC 7252 parameters
+//!   and dithering; [`estimator`]: the parameterised RFC 6298 estimator.
+//! - One module per family: [`default`], [`cocoa`] (CoCoA, CoCoA-S, CoCoA FullBackoff,
+//!   CoCoA+, Californium's CoCoA), [`fasor`], [`pcocoa`], [`californium`] (BasicRto,
+//!   LinuxRto, PeakhopperRto).
+//!
+//! ## Example
+//! ```
+//! use coapcc_cc::{AlgorithmConfig, CongestionControl, AckInfo, Instant, SplitMix64, TimeoutAction};
+//! let cfg = AlgorithmConfig::parse("cocoa:vbf=per-exchange,aging=on").unwrap();
+//! let mut cc = cfg.build();
+//! let mut rng = SplitMix64::new(7);
+//! let t = Instant::ZERO;
+//! let mut ex = cc.start_exchange(t, 0, &mut rng);          // send; arm ex.timer()
+//! let t = t + ex.timer();                                   // the timer expires
+//! match cc.on_timeout(t, &mut ex) {
+//!     TimeoutAction::Retransmit(next) => assert!(next > ex.timer() / 2),
+//!     TimeoutAction::GiveUp => unreachable!(),
+//! }
+//! let t = t + core::time::Duration::from_millis(700);       // the ACK arrives
+//! cc.on_ack(t, &ex, &AckInfo::new(&ex, t));
+//! assert!(cc.snapshot().weak.is_some());
+//! ```
+#![no_std]
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+#[cfg(feature = "std")]
+extern crate std;
+
+pub mod api;
+pub mod californium;
+pub mod cocoa;
+pub mod common;
+pub mod default;
+pub mod estimator;
+pub mod fasor;
+pub mod params;
+pub mod pcocoa;
+pub mod registry;
+pub mod rng;
+pub mod time;
+
+pub use api::{AckInfo, CongestionControl, CopyAck, EstimatorSnapshot, Exchange, GiveUpReason, Snapshot, TimeoutAction};
+pub use params::{ParamInfo, Preset};
+pub use registry::{lookup, Algorithm, AlgorithmConfig, AlgorithmInfo, SpecError, ALGORITHMS};
+pub use rng::{Entropy, SplitMix64};
+pub use time::Instant;
+pub use common::COMMON_INFO;

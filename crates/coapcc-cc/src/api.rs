@@ -192,6 +192,14 @@ pub trait CongestionControl {
     /// `ex` failed (MAX_RETRANSMIT exhausted, or RST).
     fn on_give_up(&mut self, now: Instant, ex: &Exchange, reason: GiveUpReason);
 
+    /// Does the algorithm use copy identification (the ordinal of the acknowledged copy,
+    /// echoed by the server in the token or a counter option)? Endpoints and the simulator
+    /// fill [`AckInfo::copy`] only for algorithms that return `true` (FASOR+token, pCoCoA),
+    /// since only those put the ordinal on the wire. Default: `false`.
+    fn uses_copy_id(&self) -> bool {
+        false
+    }
+
     /// Earliest time the next exchange may start (pacing for rate-based schemes). Default:
     /// `now`, i.e. no pacing.
     fn earliest_start(&self, now: Instant) -> Instant {

@@ -419,6 +419,10 @@ impl CongestionControl for Algorithm {
         each_alg!(self, a => a.on_give_up(now, ex, reason))
     }
     #[inline]
+    fn uses_copy_id(&self) -> bool {
+        each_alg!(self, a => a.uses_copy_id())
+    }
+    #[inline]
     fn earliest_start(&self, now: Instant) -> Instant {
         each_alg!(self, a => a.earliest_start(now))
     }

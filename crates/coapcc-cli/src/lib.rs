@@ -1,0 +1,61 @@
+//! The Rust half of the `coapcc` command line.
+//!
+//! `coapcc` is one command for users: the Python package installs it, handles the
+//! experiment-level subcommands (`sweep`, `report`, `reproduce`) itself and forwards every
+//! other subcommand here, so that `coapcc simulate` starts in milliseconds and never imports
+//! pandas. The same parser is also built as the standalone binary `coapcc-rs`.
+
+use std::ffi::OsString;
+use std::io::Write;
+
+use clap::{Parser, Subcommand};
+
+mod algorithms;
+
+pub use algorithms::registry_json;
+
+/// Version string shared by every front end.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[derive(Parser, Debug)]
+#[command(name = "coapcc", version = VERSION, about = "CoAP congestion control: algorithms, simulation, real endpoints", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List every congestion-control algorithm with its parameters and defaults.
+    Algorithms(algorithms::AlgorithmsArgs),
+}
+
+/// Run the command line with `args` (including the program name). Returns the exit code;
+/// errors are printed as one line on stderr, never as a panic.
+pub fn main<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let result = match &cli.command {
+        Command::Algorithms(a) => algorithms::run(a, &mut out),
+    };
+    let _ = out.flush();
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("coapcc: error: {e:#}");
+            1
+        }
+    }
+}

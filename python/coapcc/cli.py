@@ -1,0 +1,48 @@
+"""The ``coapcc`` command.
+
+Experiment-level subcommands (``sweep``, ``report``, ``reproduce``) are Python; every other
+subcommand (``algorithms``, ``simulate``, ``server``, ``client``, ``emulate``) runs in the Rust
+core, so it starts fast and behaves the same as the standalone ``coapcc-rs`` binary.
+"""
+
+from __future__ import annotations
+
+import sys
+
+#: Subcommands implemented in Python: name -> (module, one-line help).
+PYTHON_COMMANDS: dict[str, tuple[str, str]] = {}
+
+
+def _usage() -> str:
+    lines = [
+        "usage: coapcc [--version] <command> [args]",
+        "",
+        "Commands:",
+        "  algorithms   list every congestion-control algorithm, its parameters and defaults",
+    ]
+    for name, (_, help_) in PYTHON_COMMANDS.items():
+        lines.append(f"  {name:<12} {help_}")
+    lines.append("")
+    lines.append("Run 'coapcc <command> --help' for a command's options.")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``coapcc`` console script."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(_usage())
+        return 0
+    if args[0] in PYTHON_COMMANDS:
+        import importlib
+
+        module = importlib.import_module(PYTHON_COMMANDS[args[0]][0])
+        return int(module.main(args[1:]) or 0)
+    from . import _native
+
+    sys.stdout.flush()
+    return _native.cli(["coapcc", *args])
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,557 @@
+//! Options: numbers, the sorted option list, uint values and Block values.
+//!
+//! Options are kept sorted by number; repeated options keep the order in
+//! which they were added (which is their wire order).
+
+use crate::error::{BlockError, DecodeError};
+
+/// If-Match (1).
+pub const IF_MATCH: u16 = 1;
+/// Uri-Host (3).
+pub const URI_HOST: u16 = 3;
+/// ETag (4).
+pub const ETAG: u16 = 4;
+/// If-None-Match (5).
+pub const IF_NONE_MATCH: u16 = 5;
+/// Observe (6, RFC 7641).
+pub const OBSERVE: u16 = 6;
+/// Uri-Port (7).
+pub const URI_PORT: u16 = 7;
+/// Location-Path (8).
+pub const LOCATION_PATH: u16 = 8;
+/// Uri-Path (11).
+pub const URI_PATH: u16 = 11;
+/// Content-Format (12).
+pub const CONTENT_FORMAT: u16 = 12;
+/// Max-Age (14).
+pub const MAX_AGE: u16 = 14;
+/// Uri-Query (15).
+pub const URI_QUERY: u16 = 15;
+/// Accept (17).
+pub const ACCEPT: u16 = 17;
+/// Location-Query (20).
+pub const LOCATION_QUERY: u16 = 20;
+/// Block2 (23, RFC 7959).
+pub const BLOCK2: u16 = 23;
+/// Block1 (27, RFC 7959).
+pub const BLOCK1: u16 = 27;
+/// Size2 (28, RFC 7959).
+pub const SIZE2: u16 = 28;
+/// Proxy-Uri (35).
+pub const PROXY_URI: u16 = 35;
+/// Proxy-Scheme (39).
+pub const PROXY_SCHEME: u16 = 39;
+/// Size1 (60).
+pub const SIZE1: u16 = 60;
+
+/// Longest option value the option header can express: 65535 + 269.
+pub const MAX_OPTION_VALUE_LEN: usize = 65_804;
+
+/// `true` iff option `number` is critical, i.e. odd (RFC 7252 §5.4.1).
+pub const fn is_critical(number: u16) -> bool {
+    number & 1 == 1
+}
+
+/// `true` iff option `number` is unsafe to forward (bit 1 set, RFC 7252 §5.4.2).
+pub const fn is_unsafe(number: u16) -> bool {
+    number & 2 == 2
+}
+
+/// Bytes needed for `value` as a uint option: minimal length, 0 → 0 bytes.
+pub const fn uint_len(value: u64) -> usize {
+    8 - (value.leading_zeros() / 8) as usize
+}
+
+/// Encodes a uint option value (RFC 7252 §3.2): big-endian, no leading zero
+/// bytes, so 0 is the empty string.
+pub fn encode_uint(value: u64) -> Vec<u8> {
+    let be = value.to_be_bytes();
+    be[8 - uint_len(value)..].to_vec()
+}
+
+/// Decodes a uint option value. Leading zero bytes are accepted (a sender
+/// SHOULD but need not use the minimal form). Returns `None` for values
+/// longer than 8 bytes.
+pub fn decode_uint(value: &[u8]) -> Option<u64> {
+    if value.len() > 8 {
+        return None;
+    }
+    Some(value.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
+}
+
+/// One option instance.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CoapOption {
+    /// Option number.
+    pub number: u16,
+    /// Raw value bytes.
+    pub value: Vec<u8>,
+}
+
+/// A Block1/Block2 option value (RFC 7959 §2.2): `NUM | M | SZX`.
+///
+/// Fields are public; [`Block::new`] and [`Block::validate`] check the
+/// ranges (NUM ≤ 2^20−1, SZX ≤ 6), and every encoding path validates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Block {
+    /// Block number (0 ..= 2^20−1).
+    pub num: u32,
+    /// More flag: `true` if more blocks follow (meaningless, and 0, in a
+    /// control Block2 of a request).
+    pub more: bool,
+    /// Size exponent: block size is 2^(SZX+4), 0 ..= 6.
+    pub szx: u8,
+}
+
+impl Block {
+    /// Largest NUM representable in 20 bits.
+    pub const MAX_NUM: u32 = (1 << 20) - 1;
+
+    /// Builds and validates a block value.
+    pub fn new(num: u32, more: bool, szx: u8) -> Result<Block, BlockError> {
+        let b = Block { num, more, szx };
+        b.validate()?;
+        Ok(b)
+    }
+
+    /// Checks NUM and SZX ranges.
+    pub fn validate(&self) -> Result<(), BlockError> {
+        if self.szx == 7 {
+            return Err(BlockError::ReservedSzx);
+        }
+        if self.szx > 7 {
+            return Err(BlockError::InvalidSzx { szx: self.szx });
+        }
+        if self.num > Self::MAX_NUM {
+            return Err(BlockError::NumTooLarge { num: self.num });
+        }
+        Ok(())
+    }
+
+    /// Block size in bytes, 2^(SZX+4). Meaningful for SZX 0..=6 (16..=1024).
+    pub fn block_size(&self) -> usize {
+        1usize << (u32::from(self.szx.min(7)) + 4)
+    }
+
+    /// Byte offset of this block in the body: NUM · size.
+    pub fn offset(&self) -> u64 {
+        u64::from(self.num) * self.block_size() as u64
+    }
+
+    /// SZX for a block size of 16, 32, ..., 1024 bytes; `None` otherwise.
+    pub fn szx_for_size(size: usize) -> Option<u8> {
+        if (16..=1024).contains(&size) && size.is_power_of_two() {
+            Some((size.trailing_zeros() - 4) as u8)
+        } else {
+            None
+        }
+    }
+
+    /// The integer `NUM << 4 | M << 3 | SZX` (unvalidated).
+    fn raw(&self) -> u32 {
+        (self.num << 4) | (u32::from(self.more) << 3) | u32::from(self.szx & 0x7)
+    }
+
+    /// Encodes the option value: 0, 1, 2 or 3 bytes (minimal uint).
+    pub fn encode_value(&self) -> Result<Vec<u8>, BlockError> {
+        self.validate()?;
+        Ok(encode_uint(u64::from(self.raw())))
+    }
+
+    /// Decodes an option value of 0–3 bytes.
+    pub fn decode_value(value: &[u8]) -> Result<Block, BlockError> {
+        if value.len() > 3 {
+            return Err(BlockError::ValueTooLong { len: value.len() });
+        }
+        let raw = value.iter().fold(0u32, |acc, &b| (acc << 8) | u32::from(b));
+        let b = Block {
+            num: raw >> 4,
+            more: raw & 0x8 != 0,
+            szx: (raw & 0x7) as u8,
+        };
+        b.validate()?;
+        Ok(b)
+    }
+}
+
+/// The option list of a message, sorted by number.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Options {
+    list: Vec<CoapOption>,
+}
+
+impl Options {
+    /// An empty list.
+    pub const fn new() -> Options {
+        Options { list: Vec::new() }
+    }
+
+    /// All options in wire order.
+    pub fn as_slice(&self) -> &[CoapOption] {
+        &self.list
+    }
+
+    /// Iterates over all options in wire order.
+    pub fn iter(&self) -> core::slice::Iter<'_, CoapOption> {
+        self.list.iter()
+    }
+
+    /// Number of option instances.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// `true` if there are no options.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Removes all options.
+    pub fn clear(&mut self) {
+        self.list.clear();
+    }
+
+    /// Adds an instance of `number`, after any existing instances of the same
+    /// number (so repeated options keep insertion order).
+    ///
+    /// # Panics
+    /// If `value` is longer than [`MAX_OPTION_VALUE_LEN`], which the wire
+    /// format cannot express.
+    pub fn add(&mut self, number: u16, value: impl Into<Vec<u8>>) {
+        let value = value.into();
+        assert!(
+            value.len() <= MAX_OPTION_VALUE_LEN,
+            "option value of {} bytes exceeds {MAX_OPTION_VALUE_LEN}",
+            value.len()
+        );
+        let at = self.list.partition_point(|o| o.number <= number);
+        self.list.insert(at, CoapOption { number, value });
+    }
+
+    /// Replaces all instances of `number` with a single one.
+    ///
+    /// # Panics
+    /// As [`Options::add`].
+    pub fn set(&mut self, number: u16, value: impl Into<Vec<u8>>) {
+        self.remove(number);
+        self.add(number, value);
+    }
+
+    /// Removes all instances of `number`; returns how many were removed.
+    pub fn remove(&mut self, number: u16) -> usize {
+        let before = self.list.len();
+        self.list.retain(|o| o.number != number);
+        before - self.list.len()
+    }
+
+    /// `true` if at least one instance of `number` is present.
+    pub fn contains(&self, number: u16) -> bool {
+        self.get(number).is_some()
+    }
+
+    /// Value of the first instance of `number`.
+    pub fn get(&self, number: u16) -> Option<&[u8]> {
+        self.get_all(number).next()
+    }
+
+    /// Values of all instances of `number`, in order.
+    pub fn get_all(&self, number: u16) -> impl Iterator<Item = &[u8]> + '_ {
+        let start = self.list.partition_point(|o| o.number < number);
+        self.list[start..]
+            .iter()
+            .take_while(move |o| o.number == number)
+            .map(|o| o.value.as_slice())
+    }
+
+    /// First instance of `number` decoded as a uint; `None` if absent or
+    /// longer than 8 bytes.
+    pub fn get_uint(&self, number: u16) -> Option<u64> {
+        self.get(number).and_then(decode_uint)
+    }
+
+    /// Sets `number` to the minimal uint encoding of `value`.
+    pub fn set_uint(&mut self, number: u16, value: u64) {
+        self.set(number, encode_uint(value));
+    }
+
+    /// The first critical option for which `known` returns `false`, if any:
+    /// RFC 7252 §5.4.1 says such a message must be rejected.
+    pub fn first_unknown_critical(&self, known: impl Fn(u16) -> bool) -> Option<u16> {
+        self.list
+            .iter()
+            .map(|o| o.number)
+            .find(|&n| is_critical(n) && !known(n))
+    }
+
+    /// Uri-Path segments joined with `/` (no leading slash; lossy UTF-8).
+    /// `GET /hello` gives `"hello"`; no Uri-Path gives `""`.
+    pub fn uri_path(&self) -> String {
+        join_lossy(self.get_all(URI_PATH), '/')
+    }
+
+    /// Appends Uri-Path options for `path`: one leading `/` is ignored, `""`
+    /// and `"/"` add nothing, otherwise the rest is split on `/` and every
+    /// segment (even an empty one) becomes an option, as in RFC 7252 §6.4.
+    /// No percent-decoding is done.
+    pub fn add_uri_path(&mut self, path: &str) {
+        let path = path.strip_prefix('/').unwrap_or(path);
+        if path.is_empty() {
+            return;
+        }
+        for seg in path.split('/') {
+            self.add(URI_PATH, seg.as_bytes());
+        }
+    }
+
+    /// Uri-Query values in order (lossy UTF-8).
+    pub fn uri_queries(&self) -> Vec<String> {
+        self.get_all(URI_QUERY)
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .collect()
+    }
+
+    /// Appends one Uri-Query option (e.g. `"k=v"`).
+    pub fn add_uri_query(&mut self, query: &str) {
+        self.add(URI_QUERY, query.as_bytes());
+    }
+
+    /// Content-Format, if present and ≤ 65535.
+    pub fn content_format(&self) -> Option<u16> {
+        self.get_uint(CONTENT_FORMAT)
+            .and_then(|v| u16::try_from(v).ok())
+    }
+
+    /// Sets Content-Format.
+    pub fn set_content_format(&mut self, format: u16) {
+        self.set_uint(CONTENT_FORMAT, u64::from(format));
+    }
+
+    /// Block2, if present. `Err` if the value is malformed.
+    pub fn block2(&self) -> Result<Option<Block>, BlockError> {
+        self.get(BLOCK2).map(Block::decode_value).transpose()
+    }
+
+    /// Block1, if present. `Err` if the value is malformed.
+    pub fn block1(&self) -> Result<Option<Block>, BlockError> {
+        self.get(BLOCK1).map(Block::decode_value).transpose()
+    }
+
+    /// Sets (replaces) Block2. Leaves the options untouched on error.
+    pub fn set_block2(&mut self, block: Block) -> Result<(), BlockError> {
+        let v = block.encode_value()?;
+        self.set(BLOCK2, v);
+        Ok(())
+    }
+
+    /// Sets (replaces) Block1. Leaves the options untouched on error.
+    pub fn set_block1(&mut self, block: Block) -> Result<(), BlockError> {
+        let v = block.encode_value()?;
+        self.set(BLOCK1, v);
+        Ok(())
+    }
+
+    /// Size2 (RFC 7959 §4), if present and ≤ u32::MAX.
+    pub fn size2(&self) -> Option<u32> {
+        self.get_uint(SIZE2).and_then(|v| u32::try_from(v).ok())
+    }
+
+    /// Sets Size2.
+    pub fn set_size2(&mut self, size: u32) {
+        self.set_uint(SIZE2, u64::from(size));
+    }
+
+    /// Size1 (RFC 7959 §4), if present and ≤ u32::MAX.
+    pub fn size1(&self) -> Option<u32> {
+        self.get_uint(SIZE1).and_then(|v| u32::try_from(v).ok())
+    }
+
+    /// Sets Size1.
+    pub fn set_size1(&mut self, size: u32) {
+        self.set_uint(SIZE1, u64::from(size));
+    }
+
+    /// Encoded size of the options (headers, extensions and values).
+    pub fn encoded_len(&self) -> usize {
+        let mut prev = 0u16;
+        let mut n = 0;
+        for o in &self.list {
+            n += 1 + ext_len(usize::from(o.number - prev)) + ext_len(o.value.len()) + o.value.len();
+            prev = o.number;
+        }
+        n
+    }
+
+    /// Appends the encoded options to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let mut prev = 0u16;
+        for o in &self.list {
+            let delta = usize::from(o.number - prev);
+            let len = o.value.len();
+            out.push((nibble(delta) << 4) | nibble(len));
+            push_ext(delta, out);
+            push_ext(len, out);
+            out.extend_from_slice(&o.value);
+            prev = o.number;
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Options {
+    type Item = &'a CoapOption;
+    type IntoIter = core::slice::Iter<'a, CoapOption>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.list.iter()
+    }
+}
+
+fn join_lossy<'a>(parts: impl Iterator<Item = &'a [u8]>, sep: char) -> String {
+    let mut s = String::new();
+    for (i, p) in parts.enumerate() {
+        if i > 0 {
+            s.push(sep);
+        }
+        s.push_str(&String::from_utf8_lossy(p));
+    }
+    s
+}
+
+/// Nibble for a delta/length value (value must be ≤ MAX_OPTION_VALUE_LEN).
+fn nibble(v: usize) -> u8 {
+    match v {
+        0..=12 => v as u8,
+        13..=268 => 13,
+        _ => 14,
+    }
+}
+
+fn ext_len(v: usize) -> usize {
+    match v {
+        0..=12 => 0,
+        13..=268 => 1,
+        _ => 2,
+    }
+}
+
+fn push_ext(v: usize, out: &mut Vec<u8>) {
+    match v {
+        0..=12 => {}
+        13..=268 => out.push((v - 13) as u8),
+        _ => out.extend_from_slice(&((v - 269) as u16).to_be_bytes()),
+    }
+}
+
+/// Reads an extended delta/length for `nib` at `buf[*pos..]`.
+/// Returns `None` if truncated. `nib` must be ≤ 14.
+fn read_ext(nib: u8, buf: &[u8], pos: &mut usize) -> Option<usize> {
+    match nib {
+        13 => {
+            let b = *buf.get(*pos)?;
+            *pos += 1;
+            Some(usize::from(b) + 13)
+        }
+        14 => {
+            let hi = *buf.get(*pos)?;
+            let lo = *buf.get(*pos + 1)?;
+            *pos += 2;
+            Some(usize::from(u16::from_be_bytes([hi, lo])) + 269)
+        }
+        n => Some(usize::from(n)),
+    }
+}
+
+/// Parses options, then an optional payload marker and payload, consuming
+/// all of `buf` (the part after the token).
+pub(crate) fn decode_options_and_payload(buf: &[u8]) -> Result<(Options, Vec<u8>), DecodeError> {
+    let mut list = Vec::new();
+    let mut pos = 0usize;
+    let mut number = 0u32;
+    while pos < buf.len() {
+        let b = buf[pos];
+        pos += 1;
+        if b == 0xFF {
+            if pos == buf.len() {
+                return Err(DecodeError::EmptyPayload);
+            }
+            return Ok((Options { list }, buf[pos..].to_vec()));
+        }
+        let dn = b >> 4;
+        let ln = b & 0x0F;
+        if dn == 15 {
+            return Err(DecodeError::ReservedOptionDelta);
+        }
+        if ln == 15 {
+            return Err(DecodeError::ReservedOptionLength);
+        }
+        let delta = read_ext(dn, buf, &mut pos).ok_or(DecodeError::ExtendedDeltaTruncated)?;
+        let len = read_ext(ln, buf, &mut pos).ok_or(DecodeError::ExtendedLengthTruncated)?;
+        number += delta as u32;
+        if number > u32::from(u16::MAX) {
+            return Err(DecodeError::OptionNumberOverflow { number });
+        }
+        let available = buf.len() - pos;
+        if len > available {
+            return Err(DecodeError::OptionValueTruncated {
+                number: number as u16,
+                len,
+                available,
+            });
+        }
+        list.push(CoapOption {
+            number: number as u16,
+            value: buf[pos..pos + len].to_vec(),
+        });
+        pos += len;
+    }
+    Ok((Options { list }, Vec::new()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uint_roundtrip_and_minimal() {
+        assert_eq!(encode_uint(0), Vec::<u8>::new());
+        assert_eq!(encode_uint(1), vec![1]);
+        assert_eq!(encode_uint(0x100), vec![1, 0]);
+        assert_eq!(encode_uint(u64::MAX), vec![0xFF; 8]);
+        assert_eq!(decode_uint(&[]), Some(0));
+        assert_eq!(decode_uint(&[0, 0, 1]), Some(1));
+        assert_eq!(decode_uint(&[0; 9]), None);
+        for v in [0u64, 1, 255, 256, 65535, 65536, 1 << 40, u64::MAX] {
+            assert_eq!(decode_uint(&encode_uint(v)), Some(v));
+            assert_eq!(encode_uint(v).len(), uint_len(v));
+        }
+    }
+
+    #[test]
+    fn criticality() {
+        assert!(is_critical(URI_PATH));
+        assert!(is_critical(BLOCK2));
+        assert!(is_critical(BLOCK1));
+        assert!(!is_critical(CONTENT_FORMAT));
+        assert!(!is_critical(SIZE2));
+        assert!(is_unsafe(URI_HOST));
+        assert!(!is_unsafe(ETAG));
+    }
+
+    #[test]
+    fn nibble_boundaries() {
+        for (v, n, e) in [
+            (0, 0, 0),
+            (12, 12, 0),
+            (13, 13, 1),
+            (268, 13, 1),
+            (269, 14, 2),
+            (65804, 14, 2),
+        ] {
+            assert_eq!(nibble(v), n);
+            assert_eq!(ext_len(v), e);
+            let mut out = Vec::new();
+            push_ext(v, &mut out);
+            assert_eq!(out.len(), e);
+            let mut pos = 0;
+            assert_eq!(read_ext(n, &out, &mut pos), Some(v));
+        }
+    }
+}

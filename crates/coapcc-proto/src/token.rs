@@ -1,0 +1,91 @@
+//! The message token: 0 to 8 opaque bytes, stored inline.
+
+use core::fmt;
+
+use crate::error::TokenTooLong;
+
+/// A CoAP token (RFC 7252 §5.3.1): 0 to [`Token::MAX_LEN`] bytes.
+///
+/// Stored inline (fixed array plus length), so it is `Copy` and never
+/// allocates. Unused bytes are always zero, so the derived comparisons and
+/// hash only depend on the visible bytes.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Token {
+    len: u8,
+    bytes: [u8; 8],
+}
+
+impl Token {
+    /// Longest token allowed by RFC 7252 (and RFC 8323 without RFC 8974).
+    pub const MAX_LEN: usize = 8;
+
+    /// The zero-length token.
+    pub const EMPTY: Token = Token {
+        len: 0,
+        bytes: [0; 8],
+    };
+
+    /// Builds a token from up to 8 bytes.
+    pub fn new(bytes: &[u8]) -> Result<Token, TokenTooLong> {
+        if bytes.len() > Self::MAX_LEN {
+            return Err(TokenTooLong { len: bytes.len() });
+        }
+        let mut t = Token::EMPTY;
+        t.bytes[..bytes.len()].copy_from_slice(bytes);
+        t.len = bytes.len() as u8;
+        Ok(t)
+    }
+
+    /// The shortest big-endian encoding of `v` (0 gives the empty token).
+    /// Handy for generating tokens from a counter.
+    pub fn from_u64(v: u64) -> Token {
+        let be = v.to_be_bytes();
+        let skip = (v.leading_zeros() / 8) as usize;
+        // `skip` ≤ 8 and the slice is at most 8 bytes, so this cannot fail.
+        Token::new(&be[skip..]).unwrap_or_default()
+    }
+
+    /// The token bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+
+    /// Token length in bytes (the TKL field).
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// `true` for the zero-length token.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl TryFrom<&[u8]> for Token {
+    type Error = TokenTooLong;
+    fn try_from(b: &[u8]) -> Result<Token, TokenTooLong> {
+        Token::new(b)
+    }
+}
+
+impl AsRef<[u8]> for Token {
+    fn as_ref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Token({self})")
+    }
+}
+
+impl fmt::Display for Token {
+    /// Lower-case hex, e.g. `a5`; the empty token prints as nothing.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in self.as_bytes() {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,37 +1,579 @@
-//! PLACEHOLDER: replaced by the real implementation (compile shim only, not registered as done).
-use core::fmt;
-use crate::api::*;
-use crate::common::Common;
-use crate::params::{KvWriter, ParamInfo, Params, Preset, SetError};
-use crate::rng::Entropy;
-use crate::time::Instant;
+//! pCoCoA (Bolettieri et al., Ad Hoc Networks 2018), **partial**: specification §8.
+//!
+//! Only a secondary description exists (Algorithm 1 as reproduced in Makarem's 2021 thesis),
+//! so every gap is a named parameter here. The rules that *are* given:
+//!
+//! - a Transmission Counter echoed by the server identifies the acknowledged copy
+//!   ([`AckInfo::copy`]); an ACK for an earlier copy than the last one sent reveals a spurious
+//!   retransmission;
+//! - first sample R: `SRTT = R`, `RTTVAR = R/2`, `mdev_max = max(R/2, 250 ms)`,
+//!   `RTO = SRTT + mdev_max`; 2 s before any sample;
+//! - Block 1: SRTT first (α = 1/8), then RTTVAR with weight γ if `R < SRTT − RTTVAR`,
+//!   β = 1/4 if `|SRTT − R| > RTTVAR`, else α;
+//! - Block 2 (only if `R > SRTT`): RTTVAR above mdev_max for 3 consecutive samples →
+//!   mdev_max = mean of those 3 RTTVAR; second branch per `block2`;
+//! - Block 3: k = 6 if this exchange revealed a spurious retransmission, else 4;
+//! - Block 4: `SRTO = SRTT + max(k·RTTVAR, mdev_max)`, `RTO = (1−δ)·SRTO + δ·RTO`;
+//! - CoCoA+ backoff: one variable backoff factor per exchange (table `betzler2015`),
+//!   `T_0 = RTO·U[1, 1.5]`, caps as CoCoA+; no update on failure.
 
-/// Placeholder configuration.
+use core::fmt;
+
+use crate::api::{AckInfo, CongestionControl, EstimatorSnapshot, Exchange, GiveUpReason, Snapshot, TimeoutAction};
+use crate::common::{cap, fabs, Common, DitherMode};
+use crate::params::{self, KvWriter, ParamInfo, Params, Preset, SetError};
+use crate::rng::Entropy;
+use crate::time::{self, Instant};
+
+/// SRTT gain α of Algorithm 1 (also the "else" RTTVAR weight).
+pub const ALPHA: f64 = 0.125;
+/// RTTVAR weight β of Algorithm 1 (also the Block 2 decay weight).
+pub const BETA: f64 = 0.25;
+/// Lower bound of the initial mdev_max, seconds.
+pub const MDEV_MAX_MIN: f64 = 0.25;
+
+/// AMBIG-24: Block 2's second branch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Block2 {
+    /// Thesis prose: RTTVAR *below* mdev_max for 8 consecutive samples →
+    /// `mdev_max ← (1−β)·mdev_max + β·RTTVAR`.
+    DecayOn8Below,
+    /// As printed ("RTTVAR > mdev_max for 8 consecutive times"): unreachable, because the
+    /// 3-sample branch fires first, so mdev_max never decays.
+    Literal,
+}
+
+/// Names of [`Block2`].
+pub const BLOCK2_MODES: &[(&str, Block2)] =
+    &[("decay-on-8-below", Block2::DecayOn8Below), ("literal", Block2::Literal)];
+
+/// Which samples advance (or break) Block 2's consecutive-sample counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Block2Counting {
+    /// Only samples that enter Block 2 (R > SRTT); the others neither count nor reset.
+    Block2Only,
+    /// Every sample; the action itself still happens only in Block 2.
+    EverySample,
+}
+
+/// Names of [`Block2Counting`].
+pub const BLOCK2_COUNTINGS: &[(&str, Block2Counting)] =
+    &[("block2-only", Block2Counting::Block2Only), ("every-sample", Block2Counting::EverySample)];
+
+/// The RTT sample an ACK gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleSource {
+    /// The RTT of the copy the ACK names (Transmission Counter); with no copy information
+    /// an ACK after retransmissions gives no sample (Karn).
+    AckedCopy,
+    /// Always `t_ack − t0`, from the original transmission.
+    Original,
+}
+
+/// Names of [`SampleSource`].
+pub const SAMPLE_SOURCES: &[(&str, SampleSource)] =
+    &[("acked-copy", SampleSource::AckedCopy), ("original", SampleSource::Original)];
+
+/// CoCoA+ variable-backoff-factor tables (§6), thresholds 1 s and 3 s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VbfTable {
+    /// 2.5 / 2 / 1.5 (Makarem's thesis Eq. 2.6, citing Betzler et al. 2015).
+    Betzler2015,
+    /// 3 / 2 / 1.3 (Ancillotti & Bruno, Eq. 3).
+    Ancillotti,
+    /// 3 / 2 / 1.5 (draft-ietf-core-cocoa-03 values, per exchange).
+    Draft03,
+}
+
+impl VbfTable {
+    /// The factor for an initial RTO `x` (seconds): `< 1 s` low, `> 3 s` (or `≥ 3 s` with
+    /// `high_inclusive`) high, otherwise the middle value.
+    pub fn factor(self, x: f64, high_inclusive: bool) -> f64 {
+        let (lo, mid, hi) = match self {
+            VbfTable::Betzler2015 => (2.5, 2.0, 1.5),
+            VbfTable::Ancillotti => (3.0, 2.0, 1.3),
+            VbfTable::Draft03 => (3.0, 2.0, 1.5),
+        };
+        if x < 1.0 {
+            lo
+        } else if x > 3.0 || (high_inclusive && x >= 3.0) {
+            hi
+        } else {
+            mid
+        }
+    }
+}
+
+/// Names of [`VbfTable`].
+pub const VBF_TABLES: &[(&str, VbfTable)] = &[
+    ("betzler2015", VbfTable::Betzler2015),
+    ("ancillotti", VbfTable::Ancillotti),
+    ("draft03", VbfTable::Draft03),
+];
+
+/// AMBIG-11b: the value the VBF is selected on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VbfSelectOn {
+    /// The undithered RTO_init (Makarem).
+    Undithered,
+    /// The dithered T_0 (Californium 3.x).
+    Dithered,
+}
+
+/// Names of [`VbfSelectOn`].
+pub const VBF_SELECT_ON: &[(&str, VbfSelectOn)] =
+    &[("undithered", VbfSelectOn::Undithered), ("dithered", VbfSelectOn::Dithered)];
+
+/// Configuration of pCoCoA.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PcocoaConfig { /// RFC 7252 parameters.
- pub common: Common }
+pub struct PcocoaConfig {
+    /// RFC 7252 parameters (`ack_timeout` is the RTO before any sample).
+    pub common: Common,
+    /// γ, the "falling RTT" RTTVAR weight (gap; 1/32).
+    pub gamma: f64,
+    /// δ of Block 4 (gap; 0.5).
+    pub delta: f64,
+    /// Block 2's second branch (AMBIG-24).
+    pub block2: Block2,
+    /// Block 2 counter scope (gap).
+    pub block2_counting: Block2Counting,
+    /// k without a spurious retransmission (4).
+    pub k: f64,
+    /// k after a spurious retransmission (6).
+    pub k_spurious: f64,
+    /// The sample after a retransmission (gap).
+    pub sample: SampleSource,
+    /// CoCoA+ VBF table (`betzler2015`).
+    pub vbf_table: VbfTable,
+    /// Whether exactly 3 s selects the high-RTO factor (Eq. 2.6: yes).
+    pub vbf_high_inclusive: bool,
+    /// AMBIG-11b.
+    pub vbf_select_on: VbfSelectOn,
+    /// Cap of the overall RTO estimate, seconds (CoCoA+: 60).
+    pub max_rto: Option<f64>,
+    /// Cap of the initial (undithered) RTO of an exchange, seconds (CoCoA+: 32).
+    pub initial_cap: Option<f64>,
+    /// Cap of the backed-off timers, seconds (CoCoA+: 60).
+    pub backoff_cap: Option<f64>,
+    /// Apply CoCoA+ aging to the RTO (gap: not part of Algorithm 1; off).
+    pub aging: bool,
+}
+
+impl Default for PcocoaConfig {
+    fn default() -> Self {
+        PcocoaConfig::new()
+    }
+}
+
 impl PcocoaConfig {
-    /// Placeholder.
-    pub fn new() -> Self { let _ = (); PcocoaConfig { common: Common::default() } }
-    /// Placeholder.
-    pub fn build(&self) -> Pcocoa { Pcocoa { cfg: *self } }
+    /// Defaults: the specification's proposed gap resolutions.
+    pub fn new() -> Self {
+        PcocoaConfig {
+            common: Common::default(),
+            gamma: 1.0 / 32.0,
+            delta: 0.5,
+            block2: Block2::DecayOn8Below,
+            block2_counting: Block2Counting::Block2Only,
+            k: 4.0,
+            k_spurious: 6.0,
+            sample: SampleSource::AckedCopy,
+            vbf_table: VbfTable::Betzler2015,
+            vbf_high_inclusive: true,
+            vbf_select_on: VbfSelectOn::Undithered,
+            max_rto: Some(60.0),
+            initial_cap: Some(32.0),
+            backoff_cap: Some(60.0),
+            aging: false,
+        }
+    }
+
+    /// A fresh algorithm instance.
+    pub fn build(&self) -> Pcocoa {
+        Pcocoa::new(*self)
+    }
 }
+
+const INFO: &[ParamInfo] = &[
+    ParamInfo {
+        key: "gamma",
+        aliases: &["pcocoa_gamma"],
+        default: "0.03125",
+        values: "0..=1",
+        doc: "GAP (AMBIG-24): RTTVAR weight when R < SRTT − RTTVAR (falling RTT); Linux/Californium's 1/32.",
+    },
+    ParamInfo {
+        key: "delta",
+        aliases: &["pcocoa_delta"],
+        default: "0.5",
+        values: "0..=1",
+        doc: "GAP (AMBIG-24): Block 4 smoothing RTO = (1−δ)·SRTO + δ·RTO; 0 uses SRTO directly.",
+    },
+    ParamInfo {
+        key: "block2",
+        aliases: &["pcocoa_block2"],
+        default: "decay-on-8-below",
+        values: "decay-on-8-below | literal",
+        doc: "GAP (AMBIG-24): Block 2 second branch: decay mdev_max towards RTTVAR after 8 samples below it (thesis prose), or as printed (unreachable).",
+    },
+    ParamInfo {
+        key: "block2_counting",
+        aliases: &["pcocoa_block2_counting"],
+        default: "block2-only",
+        values: "block2-only | every-sample",
+        doc: "GAP: which samples advance or reset Block 2's consecutive counters (a failing sample resets; a firing branch restarts its count).",
+    },
+    ParamInfo {
+        key: "k",
+        aliases: &["pcocoa_k"],
+        default: "4",
+        values: ">= 0",
+        doc: "Block 3: RTTVAR multiplier without a spurious retransmission.",
+    },
+    ParamInfo {
+        key: "k_spurious",
+        aliases: &["pcocoa_k_spurious"],
+        default: "6",
+        values: ">= 0",
+        doc: "Block 3: RTTVAR multiplier when the ACK reveals a spurious retransmission (copy ordinal < n).",
+    },
+    ParamInfo {
+        key: "sample",
+        aliases: &["pcocoa_sample", "sample_after_retx"],
+        default: "acked-copy",
+        values: "acked-copy | original",
+        doc: "GAP: sample after retransmissions: RTT of the copy the Transmission Counter names (none without it), or always from the original.",
+    },
+    ParamInfo {
+        key: "vbf_table",
+        aliases: &[],
+        default: "betzler2015",
+        values: "betzler2015 | ancillotti | draft03",
+        doc: "CoCoA+ backoff factors (<1 s / 1-3 s / >3 s), one per exchange (AMBIG-11).",
+    },
+    ParamInfo {
+        key: "vbf_high_inclusive",
+        aliases: &[],
+        default: "on",
+        values: "on | off",
+        doc: "RTO_init of exactly 3 s takes the high-RTO factor (Makarem Eq. 2.6; Contiki code: off).",
+    },
+    ParamInfo {
+        key: "vbf_select_on",
+        aliases: &[],
+        default: "undithered",
+        values: "undithered | dithered",
+        doc: "Select the VBF on the undithered RTO_init or on the dithered T_0 (AMBIG-11b).",
+    },
+    ParamInfo {
+        key: "max_rto",
+        aliases: &["overall_cap", "cocoaplus_overall_cap"],
+        default: "60",
+        values: "none | seconds",
+        doc: "Cap of the overall RTO estimate (CoCoA+ Contiki code: 60 s).",
+    },
+    ParamInfo {
+        key: "initial_cap",
+        aliases: &["cocoaplus_initial_cap"],
+        default: "32",
+        values: "none | seconds",
+        doc: "Cap of the undithered initial RTO of an exchange (CoCoA+: 32 s), applied before dithering.",
+    },
+    ParamInfo {
+        key: "backoff_cap",
+        aliases: &["cocoaplus_backoff_cap"],
+        default: "60",
+        values: "none | seconds",
+        doc: "Cap of the backed-off timers (CoCoA+/Californium: 60 s).",
+    },
+    ParamInfo {
+        key: "aging",
+        aliases: &["cocoa_aging"],
+        default: "off",
+        values: "on | off",
+        doc: "GAP: CoCoA+ aging of the RTO when an exchange starts (<1 s idle >16·RTO: ×2; >3 s idle >4·RTO: 1+RTO/2). Not in Algorithm 1.",
+    },
+];
+
 impl Params for PcocoaConfig {
-    fn set(&mut self, key: &str, value: &str) -> Result<(), SetError> { self.common.set(key, value) }
-    fn write(&self, w: &mut dyn fmt::Write) -> fmt::Result { self.common.write(&mut KvWriter::new(w)) }
-    fn apply_preset(&mut self, _p: Preset) -> Result<(), ()> { Err(()) }
-    fn info(&self) -> &'static [ParamInfo] { &[] }
+    fn set(&mut self, key: &str, value: &str) -> Result<(), SetError> {
+        let Some(p) = INFO.iter().find(|p| p.matches(key)) else {
+            return self.common.set(key, value);
+        };
+        match p.key {
+            "gamma" => self.gamma = params::parse_f64(value, 0.0, 1.0, "a number in 0..=1")?,
+            "delta" => self.delta = params::parse_f64(value, 0.0, 1.0, "a number in 0..=1")?,
+            "block2" => {
+                self.block2 = params::parse_choice(value, BLOCK2_MODES, "decay-on-8-below or literal")?
+            }
+            "block2_counting" => {
+                self.block2_counting =
+                    params::parse_choice(value, BLOCK2_COUNTINGS, "block2-only or every-sample")?
+            }
+            "k" => self.k = params::parse_f64(value, 0.0, 100.0, "a number in 0..=100")?,
+            "k_spurious" => self.k_spurious = params::parse_f64(value, 0.0, 100.0, "a number in 0..=100")?,
+            "sample" => self.sample = params::parse_choice(value, SAMPLE_SOURCES, "acked-copy or original")?,
+            "vbf_table" => {
+                self.vbf_table = params::parse_choice(value, VBF_TABLES, "betzler2015, ancillotti or draft03")?
+            }
+            "vbf_high_inclusive" => self.vbf_high_inclusive = params::parse_bool(value)?,
+            "vbf_select_on" => {
+                self.vbf_select_on = params::parse_choice(value, VBF_SELECT_ON, "undithered or dithered")?
+            }
+            "max_rto" => self.max_rto = params::parse_opt_secs(value)?,
+            "initial_cap" => self.initial_cap = params::parse_opt_secs(value)?,
+            "backoff_cap" => self.backoff_cap = params::parse_opt_secs(value)?,
+            "aging" => self.aging = params::parse_bool(value)?,
+            _ => return Err(SetError::UnknownKey),
+        }
+        Ok(())
+    }
+
+    fn write(&self, w: &mut dyn fmt::Write) -> fmt::Result {
+        let mut w = KvWriter::new(w);
+        self.common.write(&mut w)?;
+        w.kv("gamma", self.gamma)?;
+        w.kv("delta", self.delta)?;
+        w.kv("block2", params::choice_name(self.block2, BLOCK2_MODES))?;
+        w.kv("block2_counting", params::choice_name(self.block2_counting, BLOCK2_COUNTINGS))?;
+        w.kv("k", self.k)?;
+        w.kv("k_spurious", self.k_spurious)?;
+        w.kv("sample", params::choice_name(self.sample, SAMPLE_SOURCES))?;
+        w.kv("vbf_table", params::choice_name(self.vbf_table, VBF_TABLES))?;
+        w.flag("vbf_high_inclusive", self.vbf_high_inclusive)?;
+        w.kv("vbf_select_on", params::choice_name(self.vbf_select_on, VBF_SELECT_ON))?;
+        w.opt("max_rto", self.max_rto)?;
+        w.opt("initial_cap", self.initial_cap)?;
+        w.opt("backoff_cap", self.backoff_cap)?;
+        w.flag("aging", self.aging)
+    }
+
+    fn apply_preset(&mut self, preset: Preset) -> Result<(), ()> {
+        match preset {
+            Preset::Makarem2021 => {
+                // MAX_RETRANSMIT 4, 2 s / 1.5, uniform dither; CoCoA+ VBF betzler2015 per
+                // exchange on the undithered RTO_init; caps as the Cooja CoCoA+ (§11).
+                *self = PcocoaConfig::new();
+                self.common.apply_preset(preset, DitherMode::Uniform);
+                Ok(())
+            }
+            Preset::Rfc7252 | Preset::Helsinki2018 | Preset::AncillottiCooja => Err(()),
+        }
+    }
+
+    fn info(&self) -> &'static [ParamInfo] {
+        INFO
+    }
 }
-/// Placeholder.
+
+/// pCoCoA.
 #[derive(Clone, Debug)]
-pub struct Pcocoa { cfg: PcocoaConfig }
+pub struct Pcocoa {
+    cfg: PcocoaConfig,
+    srtt: f64,
+    rttvar: f64,
+    mdev_max: f64,
+    samples: u32,
+    /// SRTO of the last update (Block 4).
+    srto: f64,
+    /// RTO_init: the overall estimate the next exchange starts from.
+    rto: f64,
+    /// Consecutive counted samples with RTTVAR > mdev_max, and their RTTVAR values.
+    above: u32,
+    above_vals: [f64; 3],
+    /// Consecutive counted samples with RTTVAR < mdev_max.
+    below: u32,
+    /// The last ACK revealed a spurious retransmission.
+    spurious: bool,
+    /// Time of the last estimator update or aging check.
+    t_upd: Instant,
+}
+
+impl Pcocoa {
+    /// A fresh instance.
+    pub fn new(cfg: PcocoaConfig) -> Self {
+        let mut p = Pcocoa {
+            cfg,
+            srtt: 0.0,
+            rttvar: 0.0,
+            mdev_max: 0.0,
+            samples: 0,
+            srto: 0.0,
+            rto: 0.0,
+            above: 0,
+            above_vals: [0.0; 3],
+            below: 0,
+            spurious: false,
+            t_upd: Instant::ZERO,
+        };
+        p.reset(Instant::ZERO);
+        p
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &PcocoaConfig {
+        &self.cfg
+    }
+
+    /// Current `mdev_max`, once a sample was taken.
+    pub fn mdev_max(&self) -> Option<core::time::Duration> {
+        (self.samples > 0).then(|| time::secs(self.mdev_max))
+    }
+
+    /// Whether the last ACK revealed a spurious retransmission (k = `k_spurious` was used).
+    pub fn spurious(&self) -> bool {
+        self.spurious
+    }
+
+    fn age(&mut self, now: Instant) {
+        let mut age = time::to_secs(now - self.t_upd);
+        loop {
+            if self.rto < 1.0 && age > 16.0 * self.rto {
+                age -= 16.0 * self.rto;
+                self.rto *= 2.0;
+            } else if self.rto > 3.0 && age > 4.0 * self.rto {
+                age -= 4.0 * self.rto;
+                self.rto = 1.0 + 0.5 * self.rto;
+            } else {
+                break;
+            }
+        }
+        self.rto = cap(self.rto, self.cfg.max_rto);
+        self.t_upd = now;
+    }
+
+    /// Feed one RTT sample (Algorithm 1).
+    fn sample(&mut self, r: f64) {
+        let c = &self.cfg;
+        if self.samples == 0 {
+            self.srtt = r;
+            self.rttvar = r / 2.0;
+            self.mdev_max = (r / 2.0).max(MDEV_MAX_MIN);
+            self.srto = self.srtt + self.mdev_max;
+            self.rto = cap(self.srto, c.max_rto);
+            self.samples = 1;
+            return;
+        }
+        // Block 1: SRTT first; the comparisons use the updated SRTT.
+        self.srtt = (1.0 - ALPHA) * self.srtt + ALPHA * r;
+        let err = fabs(self.srtt - r);
+        let w = if r < self.srtt - self.rttvar {
+            c.gamma
+        } else if err > self.rttvar {
+            BETA
+        } else {
+            ALPHA
+        };
+        self.rttvar = (1.0 - w) * self.rttvar + w * err;
+        // Block 2.
+        let in_block2 = r > self.srtt;
+        if in_block2 || c.block2_counting == Block2Counting::EverySample {
+            if self.rttvar > self.mdev_max {
+                self.above_vals[(self.above % 3) as usize] = self.rttvar;
+                self.above = self.above.saturating_add(1);
+            } else {
+                self.above = 0;
+            }
+            if self.rttvar < self.mdev_max {
+                self.below = self.below.saturating_add(1);
+            } else {
+                self.below = 0;
+            }
+        }
+        if in_block2 {
+            if self.above >= 3 {
+                self.mdev_max = (self.above_vals[0] + self.above_vals[1] + self.above_vals[2]) / 3.0;
+                self.above = 0;
+            } else if c.block2 == Block2::DecayOn8Below && self.below >= 8 {
+                self.mdev_max = (1.0 - BETA) * self.mdev_max + BETA * self.rttvar;
+                self.below = 0;
+            }
+            // Block2::Literal: "RTTVAR > mdev_max for 8 consecutive times" can never be
+            // reached (the 3-sample branch fires first), so nothing happens.
+        }
+        // Block 3.
+        let k = if self.spurious { c.k_spurious } else { c.k };
+        // Block 4.
+        self.srto = self.srtt + (k * self.rttvar).max(self.mdev_max);
+        self.rto = cap((1.0 - c.delta) * self.srto + c.delta * self.rto, c.max_rto);
+        self.samples = self.samples.saturating_add(1);
+    }
+}
+
 impl CongestionControl for Pcocoa {
-    fn name(&self) -> &'static str { "pcocoa" }
-    fn max_retransmit(&self) -> u32 { self.cfg.common.max_retransmit }
-    fn reset(&mut self, _now: Instant) {}
-    fn start_exchange(&mut self, now: Instant, _f: u32, _r: &mut dyn Entropy) -> Exchange { Exchange::new(now, 2.0, 2.0) }
-    fn on_timeout(&mut self, _now: Instant, ex: &mut Exchange) -> TimeoutAction { self.cfg.common.retransmit(ex, |e| 2.0 * e.timer) }
-    fn on_ack(&mut self, _now: Instant, _ex: &Exchange, _a: &AckInfo) {}
-    fn on_give_up(&mut self, _now: Instant, _ex: &Exchange, _r: GiveUpReason) {}
-    fn snapshot(&self) -> Snapshot { Snapshot::default() }
+    fn name(&self) -> &'static str {
+        "pcocoa"
+    }
+
+    fn max_retransmit(&self) -> u32 {
+        self.cfg.common.max_retransmit
+    }
+
+    fn reset(&mut self, now: Instant) {
+        self.srtt = 0.0;
+        self.rttvar = 0.0;
+        self.mdev_max = 0.0;
+        self.samples = 0;
+        self.srto = 0.0;
+        self.rto = self.cfg.common.ack_timeout;
+        self.above = 0;
+        self.above_vals = [0.0; 3];
+        self.below = 0;
+        self.spurious = false;
+        self.t_upd = now;
+    }
+
+    fn start_exchange(&mut self, now: Instant, _in_flight: u32, rng: &mut dyn Entropy) -> Exchange {
+        if self.cfg.aging {
+            self.age(now);
+        }
+        let rto_init = cap(self.rto, self.cfg.initial_cap);
+        let t0 = self.cfg.common.dither(rto_init, rng);
+        let on = match self.cfg.vbf_select_on {
+            VbfSelectOn::Undithered => rto_init,
+            VbfSelectOn::Dithered => t0,
+        };
+        let mut ex = Exchange::new(now, t0, rto_init);
+        ex.factor = self.cfg.vbf_table.factor(on, self.cfg.vbf_high_inclusive);
+        ex.dither = if rto_init > 0.0 { t0 / rto_init } else { 1.0 };
+        ex
+    }
+
+    fn on_timeout(&mut self, _now: Instant, ex: &mut Exchange) -> TimeoutAction {
+        let c = self.cfg.backoff_cap;
+        self.cfg.common.retransmit(ex, |e| cap(e.timer * e.factor, c))
+    }
+
+    fn on_ack(&mut self, now: Instant, _ex: &Exchange, ack: &AckInfo) {
+        let n = ack.retransmissions;
+        let copy = ack.copy.filter(|c| c.ordinal <= n);
+        let r = match (self.cfg.sample, copy) {
+            (SampleSource::AckedCopy, Some(c)) => Some(time::to_secs(c.rtt)),
+            (SampleSource::AckedCopy, None) if n == 0 => Some(ack.rtt_secs()),
+            (SampleSource::AckedCopy, None) => None,
+            (SampleSource::Original, _) => Some(ack.rtt_secs()),
+        };
+        let Some(r) = r else { return };
+        // Block 3's condition: the ACK names an earlier copy than the last one sent.
+        self.spurious = copy.is_some_and(|c| c.ordinal < n);
+        self.sample(r);
+        self.t_upd = now;
+    }
+
+    fn on_give_up(&mut self, _now: Instant, _ex: &Exchange, _reason: GiveUpReason) {
+        // AMBIG-20 / §8: no estimator update on failure.
+    }
+
+    fn uses_copy_id(&self) -> bool {
+        true
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        let strong = (self.samples > 0).then(|| EstimatorSnapshot {
+            srtt: time::secs(self.srtt),
+            rttvar: time::secs(self.rttvar),
+            rto: time::secs(self.srto),
+            samples: self.samples,
+        });
+        Snapshot { rto: time::secs(self.rto), strong, ..Snapshot::default() }
+    }
 }

@@ -65,7 +65,7 @@ fn drive(cc: &mut Algorithm, ops: &[Op], seed: u64, bound: Option<f64>) -> Vec<f
     let mut now = Instant::from_millis(1_000);
     let mut timers = vec![];
     let mr = cc.max_retransmit();
-    let mut check = |t: Duration, timers: &mut Vec<f64>, last: bool| {
+    let check = |t: Duration, timers: &mut Vec<f64>, last: bool| {
         let s = t.as_secs_f64();
         assert!(s.is_finite(), "{} armed a non-finite timer", cc_name(ops));
         if !last {

@@ -302,6 +302,12 @@ impl CfRto {
                 fabs(rf - p.rtt_prev) / rf
             };
             p.b = (2.0 * delta).max(d * p.b).min(PH_B_MAX);
+            // B decays geometrically under steady RTTs; flush it to zero before it turns
+            // subnormal (after ~700 identical samples), where float arithmetic is very slow.
+            // Below 1e-12 it cannot change any RTO by even a nanosecond.
+            if p.b < 1e-12 {
+                p.b = 0.0;
+            }
             let rtt_max = rf.max(p.rtt_prev);
             let rto_min = p.history[0].max(p.history[1]) + 2.0 * PH_G_MS;
             let old = self.rto_ms.unwrap_or(self.cfg.common.ack_timeout * 1e3);

@@ -28,6 +28,8 @@ struct Cli {
 enum Command {
     /// List every congestion-control algorithm with its parameters and defaults.
     Algorithms(algorithms::AlgorithmsArgs),
+    /// Simulate N CoAP clients over the constrained-link testbed (deterministic, seeded).
+    Simulate(coapcc_sim::cli::SimulateArgs),
 }
 
 /// Run the command line with `args` (including the program name). Returns the exit code;
@@ -49,6 +51,7 @@ where
     let mut out = stdout.lock();
     let result = match &cli.command {
         Command::Algorithms(a) => algorithms::run(a, &mut out),
+        Command::Simulate(a) => coapcc_sim::cli::run(a, &mut out),
     };
     let _ = out.flush();
     match result {

@@ -34,6 +34,38 @@ fn resolve_algorithm(spec: &str) -> PyResult<String> {
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Run one simulation. `config_json` is a `SimConfig` as JSON (unknown keys are errors);
+/// returns the report as JSON (the same object `coapcc simulate --json` prints). With
+/// `trace_path`, also writes the per-exchange trace there as JSON lines. Raises ValueError with
+/// a one-line message for a configuration that cannot run. Releases the GIL.
+#[pyfunction]
+#[pyo3(signature = (config_json, trace_path=None))]
+fn simulate_json(py: Python<'_>, config_json: &str, trace_path: Option<std::path::PathBuf>) -> PyResult<String> {
+    let cfg: coapcc_sim::SimConfig = serde_json::from_str(config_json)
+        .map_err(|e| PyValueError::new_err(format!("invalid simulation config: {e}")))?;
+    py.detach(|| -> Result<String, String> {
+        let report = match trace_path {
+            None => coapcc_sim::simulate(&cfg).map_err(|e| e.to_string())?,
+            Some(path) => {
+                let f = std::fs::File::create(&path)
+                    .map_err(|e| format!("cannot create trace file {}: {e}", path.display()))?;
+                let mut sink = coapcc_sim::JsonLinesTrace::new(std::io::BufWriter::new(f));
+                let r = coapcc_sim::simulate_with_trace(&cfg, &mut sink).map_err(|e| e.to_string())?;
+                sink.finish().map_err(|e| format!("cannot write trace file {}: {e}", path.display()))?;
+                r
+            }
+        };
+        serde_json::to_string(&report).map_err(|e| e.to_string())
+    })
+    .map_err(PyValueError::new_err)
+}
+
+/// The default simulation configuration as JSON (every field, with its default).
+#[pyfunction]
+fn default_sim_config_json() -> String {
+    serde_json::to_string(&coapcc_sim::SimConfig::default()).expect("config serialises")
+}
+
 /// The extension module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -41,5 +73,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms_json, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_algorithm, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(default_sim_config_json, m)?)?;
     Ok(())
 }

@@ -1,0 +1,365 @@
+//! The `coapcc simulate` command: arguments ([`SimulateArgs`], clap derive) and runner
+//! ([`run`]). The binary that exposes it lives elsewhere; this module never exits or panics on
+//! bad input, it returns one-line errors.
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use serde::de::DeserializeOwned;
+
+use crate::config::{
+    DuplicateMode, GroupConfig, SimConfig, UnnecessaryDef, WorkloadKind, DEFAULT_BUFFER_BYTES, DEFAULT_CC,
+};
+use crate::link::{ErrorClock, LossModel, StageConfig};
+use crate::report::SimReport;
+use crate::trace::JsonLinesTrace;
+
+/// Arguments of `coapcc simulate`. Every flag overrides the corresponding field of
+/// `--config` (or of the defaults).
+#[derive(Args, Clone, Debug, Default, PartialEq)]
+pub struct SimulateArgs {
+    /// Congestion-control algorithm `NAME[:key=value,...]`; repeat for mixed populations
+    /// (one client group per --cc). Default: default:preset=helsinki2018.
+    #[arg(long = "cc", value_name = "SPEC")]
+    pub cc: Vec<String>,
+    /// Clients: N (split evenly over the groups, earlier groups take the remainder) or
+    /// N1,N2,... (one count per group). Default: the config file's counts, or 1 per group.
+    #[arg(long, value_name = "N|N1,N2")]
+    pub clients: Option<String>,
+    /// Bottleneck buffer in bytes, both directions (spec sizes: 2500, 14100, 28200,
+    /// 1410000). Default 28200.
+    #[arg(long, value_name = "BYTES")]
+    pub buffer: Option<u64>,
+    /// Link errors, both directions (independent processes): none | low | medium | high |
+    /// bernoulli:P | ge:P,R,K,H | ge-time:T_L,T_B,K,H (K, H = loss probabilities in the
+    /// low-error and burst states). Default none.
+    #[arg(long, value_name = "MODEL")]
+    pub errors: Option<String>,
+    /// Clock of the medium/high profiles' error chain: time (default; exponential sojourns,
+    /// T_B = 1 s, inferred) or packet.
+    #[arg(long, value_name = "time|packet", value_parser = parse_enum::<ErrorClock>)]
+    pub error_clock: Option<ErrorClock>,
+    /// Mean burst length in packets of the profiles with --error-clock packet (not
+    /// published; default 5).
+    #[arg(long, value_name = "PACKETS")]
+    pub burst_packets: Option<f64>,
+    /// continuous (default) or random (batches of 1-10 exchanges, reset before each).
+    #[arg(long, value_name = "KIND", value_parser = parse_enum::<WorkloadKind>)]
+    pub workload: Option<WorkloadKind>,
+    /// Exchanges per flow. Default 50.
+    #[arg(long, value_name = "N")]
+    pub exchanges: Option<u32>,
+    /// Master seed (default 1; always printed).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Print the report as one JSON object instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Write a per-exchange trace as JSON lines to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Read a full SimConfig (JSON); flags override its fields.
+    #[arg(long, value_name = "FILE.json")]
+    pub config: Option<PathBuf>,
+    /// Print the fully resolved configuration as JSON and exit without running.
+    #[arg(long)]
+    pub print_config: bool,
+    /// Each client starts at U[0, MS] ms (default 0: all at t = 0).
+    #[arg(long, value_name = "MS")]
+    pub start_jitter_ms: Option<f64>,
+    /// Rest-of-path delay bounds MIN,MAX in ms, both directions (default 10,20).
+    #[arg(long, value_name = "MIN,MAX")]
+    pub rest_of_path_ms: Option<String>,
+    /// Bytes added per packet by the rate stages (link-layer header; default 0).
+    #[arg(long, value_name = "BYTES")]
+    pub overhead_bytes: Option<u32>,
+    /// IP version, 4 (default) or 6.
+    #[arg(long, value_name = "4|6")]
+    pub ip_version: Option<u8>,
+    /// Token length in bytes (default 1).
+    #[arg(long, value_name = "N")]
+    pub token_len: Option<u8>,
+    /// Uri-Path of the GET (default hello).
+    #[arg(long, value_name = "PATH")]
+    pub uri_path: Option<String>,
+    /// Response payload bytes (default 60).
+    #[arg(long, value_name = "BYTES")]
+    pub payload_bytes: Option<u32>,
+    /// Server processing delay in ms (default 0).
+    #[arg(long, value_name = "MS")]
+    pub server_delay_ms: Option<f64>,
+    /// answer-each-copy (default) or replay-cached (AMBIG-21).
+    #[arg(long, value_name = "MODE", value_parser = parse_enum::<DuplicateMode>)]
+    pub duplicate_mode: Option<DuplicateMode>,
+    /// response-delivered (default) or request-delivered (AMBIG-16).
+    #[arg(long, value_name = "DEF", value_parser = parse_enum::<UnnecessaryDef>)]
+    pub unnecessary_def: Option<UnnecessaryDef>,
+    /// Bound on simulated time in seconds (default 100000).
+    #[arg(long, value_name = "SECONDS")]
+    pub max_sim_time_s: Option<f64>,
+}
+
+/// Parse a configuration enum from its JSON name, accepting `-` for `_`.
+fn parse_enum<T: DeserializeOwned>(s: &str) -> Result<T, String> {
+    serde_json::from_value(serde_json::Value::String(s.trim().replace('-', "_"))).map_err(|e| {
+        let msg = e.to_string();
+        // serde: "unknown variant `x`, expected one of `a`, `b`"
+        msg.split(" at line").next().unwrap_or(&msg).replace('_', "-")
+    })
+}
+
+/// Build the configuration the arguments describe (config file, then flags).
+pub fn build_config(args: &SimulateArgs) -> anyhow::Result<SimConfig> {
+    let mut cfg = match &args.config {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read config {}", path.display()))?;
+            serde_json::from_str::<SimConfig>(&text).map_err(|e| anyhow::anyhow!("config {}: {e}", path.display()))?
+        }
+        None => SimConfig::default(),
+    };
+    if !args.cc.is_empty() {
+        cfg.groups = args.cc.iter().map(|cc| GroupConfig { cc: cc.clone(), clients: 0 }).collect();
+        if args.clients.is_none() {
+            // Default one client per group unless told otherwise.
+            for g in &mut cfg.groups {
+                g.clients = 1;
+            }
+        }
+    } else if cfg.groups.is_empty() {
+        cfg.groups = vec![GroupConfig { cc: DEFAULT_CC.into(), clients: 1 }];
+    }
+    if let Some(spec) = &args.clients {
+        let counts = parse_clients(spec, cfg.groups.len())?;
+        for (g, n) in cfg.groups.iter_mut().zip(counts) {
+            g.clients = n;
+        }
+    }
+    if let Some(b) = args.buffer {
+        cfg.link.set_buffer_bytes(b);
+    }
+    if args.errors.is_none() && (args.error_clock.is_some() || args.burst_packets.is_some()) {
+        bail!("--error-clock and --burst-packets apply to a profile given with --errors");
+    }
+    if let Some(e) = &args.errors {
+        let burst = args.burst_packets.unwrap_or(5.0);
+        if !(burst.is_finite() && burst >= 1.0) {
+            bail!("--burst-packets must be at least 1 (got {burst})");
+        }
+        let model = LossModel::parse(e, args.error_clock.unwrap_or(ErrorClock::Time), burst)
+            .map_err(|m| anyhow::anyhow!("--errors: {m}"))?;
+        if cfg.link.set_loss(&model) == 0 {
+            bail!("--errors: the configured link chains have no loss stage");
+        }
+    }
+    if let Some(k) = args.workload {
+        cfg.workload.kind = k;
+    }
+    if let Some(n) = args.exchanges {
+        cfg.workload.exchanges = n;
+    }
+    if let Some(s) = args.seed {
+        cfg.seed = s;
+    }
+    if let Some(j) = args.start_jitter_ms {
+        cfg.workload.start_jitter_ms = j;
+    }
+    if let Some(r) = &args.rest_of_path_ms {
+        let v: Vec<f64> = r
+            .split(',')
+            .map(|x| x.trim().parse::<f64>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| anyhow::anyhow!("--rest-of-path-ms: expected MIN,MAX in ms, got '{r}'"))?;
+        if v.len() != 2 {
+            bail!("--rest-of-path-ms: expected MIN,MAX in ms, got '{r}'");
+        }
+        cfg.link.set_rest_of_path_ms(v[0], v[1]);
+    }
+    if let Some(o) = args.overhead_bytes {
+        cfg.link.set_overhead_bytes(o);
+    }
+    if let Some(v) = args.ip_version {
+        cfg.coap.ip_version = v;
+    }
+    if let Some(t) = args.token_len {
+        cfg.coap.token_len = t;
+    }
+    if let Some(p) = &args.uri_path {
+        cfg.coap.uri_path = p.clone();
+    }
+    if let Some(p) = args.payload_bytes {
+        cfg.coap.response_payload_bytes = p;
+    }
+    if let Some(d) = args.server_delay_ms {
+        cfg.server.processing_delay_ms = d;
+    }
+    if let Some(m) = args.duplicate_mode {
+        cfg.server.duplicate_mode = m;
+    }
+    if let Some(d) = args.unnecessary_def {
+        cfg.metrics.unnecessary_def = d;
+    }
+    if let Some(t) = args.max_sim_time_s {
+        cfg.max_sim_time_s = t;
+    }
+    cfg.validate().map_err(|e| anyhow::anyhow!("invalid configuration: {e}"))?;
+    Ok(cfg)
+}
+
+/// `N` split over `groups` (earlier groups take the remainder), or one count per group.
+pub fn parse_clients(spec: &str, groups: usize) -> anyhow::Result<Vec<u32>> {
+    let parts: Vec<&str> = spec.split(',').map(str::trim).collect();
+    let nums: Vec<u32> = parts
+        .iter()
+        .map(|p| p.parse::<u32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| anyhow::anyhow!("--clients: expected N or N1,N2,..., got '{spec}'"))?;
+    if nums.len() == 1 {
+        let (n, g) = (nums[0], groups.max(1) as u32);
+        Ok((0..g).map(|i| n / g + u32::from(i < n % g)).collect())
+    } else if nums.len() == groups {
+        Ok(nums)
+    } else {
+        bail!("--clients: {} counts given for {} algorithm groups", nums.len(), groups)
+    }
+}
+
+/// Run `coapcc simulate`: the JSON report with `--json`, else a short summary.
+pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let cfg = build_config(args)?;
+    if args.print_config {
+        let resolved = cfg.resolved().map_err(|e| anyhow::anyhow!("invalid configuration: {e}"))?;
+        serde_json::to_writer_pretty(&mut *out, &resolved)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    let report = match &args.trace {
+        Some(path) => {
+            let f = File::create(path).with_context(|| format!("cannot create trace file {}", path.display()))?;
+            let mut sink = JsonLinesTrace::new(BufWriter::new(f));
+            let r = crate::simulate_with_trace(&cfg, &mut sink)?;
+            sink.finish().with_context(|| format!("cannot write trace file {}", path.display()))?;
+            r
+        }
+        None => crate::simulate(&cfg)?,
+    };
+    if args.json {
+        serde_json::to_writer(&mut *out, &report)?;
+        writeln!(out)?;
+    } else {
+        out.write_all(summary(&report).as_bytes())?;
+    }
+    Ok(())
+}
+
+fn describe_chain(chain: &[StageConfig]) -> (Option<u64>, String) {
+    let mut buffer = None;
+    let mut loss = String::from("none");
+    for st in chain {
+        match st {
+            StageConfig::Rate(r) => {
+                buffer.get_or_insert(r.buffer_bytes);
+            }
+            StageConfig::Loss(m) => {
+                loss = match m {
+                    LossModel::None => "none".into(),
+                    LossModel::Bernoulli { p } => format!("bernoulli {p}"),
+                    LossModel::GilbertElliott { p, r, loss_low, loss_burst } => {
+                        format!("GE/packet p={p:.4} r={r:.4} loss {loss_low}/{loss_burst}")
+                    }
+                    LossModel::GilbertElliottTime { low_mean_s, burst_mean_s, loss_low, loss_burst } => {
+                        format!("GE/time T_L={low_mean_s:.3}s T_B={burst_mean_s}s loss {loss_low}/{loss_burst}")
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    (buffer, loss)
+}
+
+/// The human summary printed without `--json`.
+pub fn summary(r: &SimReport) -> String {
+    let c = &r.config;
+    let mut s = String::new();
+    let (buffer, loss) = describe_chain(&c.link.downlink);
+    let kind = match c.workload.kind {
+        WorkloadKind::Continuous => "continuous",
+        WorkloadKind::Random => "random",
+    };
+    let _ = writeln!(
+        s,
+        "seed {}: {} clients, {} x {} exchanges, buffer {} B, errors {}{}",
+        c.seed,
+        c.total_clients(),
+        kind,
+        c.workload.exchanges,
+        buffer.unwrap_or(DEFAULT_BUFFER_BYTES),
+        loss,
+        if r.truncated { " -- TRUNCATED at max_sim_time_s" } else { "" }
+    );
+    for g in &r.groups {
+        let name = g.cc.split(':').next().unwrap_or(&g.cc);
+        let exchanges = g.completed_exchanges + g.failed_exchanges;
+        let _ = write!(s, "group {} {} ({} clients): ", g.group, name, g.clients);
+        match &g.fct_s {
+            Some(f) => {
+                let _ = write!(s, "FCT median {:.2} s, p10 {:.2} s, p90 {:.2} s", f.median, f.p10, f.p90);
+            }
+            None => s.push_str("no flow finished"),
+        }
+        let _ = writeln!(
+            s,
+            "; finished {}/{}; retransmissions {} ({:.3}/exchange, {} unnecessary); failed exchanges {}",
+            g.finished_flows,
+            g.clients,
+            g.retransmissions,
+            if exchanges > 0 { g.retransmissions as f64 / exchanges as f64 } else { 0.0 },
+            g.unnecessary_retransmissions,
+            g.failed_exchanges
+        );
+    }
+    for (name, l) in [("downlink", &r.links.downlink), ("uplink", &r.links.uplink)] {
+        let _ = writeln!(
+            s,
+            "{name}: utilisation {:.1} %, {} packets offered, {} buffer drops, {} error losses",
+            100.0 * l.busy_fraction,
+            l.offered_packets,
+            l.buffer_drop_packets,
+            l.error_loss_packets
+        );
+    }
+    let speed = if r.wall_s > 0.0 { r.sim_time_s / r.wall_s } else { 0.0 };
+    let _ = writeln!(
+        s,
+        "useful downlink fraction {:.3}; simulated {:.1} s in {:.3} s ({:.0}x), {} events",
+        r.useful_fraction, r.sim_time_s, r.wall_s, speed, r.events
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clients_split() {
+        assert_eq!(parse_clients("5", 2).unwrap(), vec![3, 2]);
+        assert_eq!(parse_clients("4,6", 2).unwrap(), vec![4, 6]);
+        assert_eq!(parse_clients("7", 1).unwrap(), vec![7]);
+        assert!(parse_clients("1,2,3", 2).is_err());
+        assert!(parse_clients("x", 1).is_err());
+    }
+
+    #[test]
+    fn enums_parse_with_dashes() {
+        assert_eq!(parse_enum::<DuplicateMode>("replay-cached").unwrap(), DuplicateMode::ReplayCached);
+        assert_eq!(parse_enum::<WorkloadKind>("random").unwrap(), WorkloadKind::Random);
+        let e = parse_enum::<WorkloadKind>("bursty").unwrap_err();
+        assert!(e.contains("continuous") && !e.contains('\n'), "{e}");
+    }
+}

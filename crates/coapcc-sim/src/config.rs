@@ -1,0 +1,473 @@
+//! The simulation configuration: one schema, every field documented with its default and the
+//! ambiguity (AMBIG-*) it resolves, validated before a run, printable in full.
+//!
+//! `AMBIG-Tn` refers to the ambiguity register of the testbed specification
+//! (`testbed-and-workloads.md` §8), plain `AMBIG-n` to that of the UDP congestion-control
+//! specification (§10).
+
+use coapcc_cc::{AlgorithmConfig, CongestionControl};
+use serde::{Deserialize, Serialize};
+
+use crate::coap;
+use crate::link::{self, LossModel, StageConfig, TESTBED_MTU};
+
+/// Default bottleneck buffer, bytes, both directions: 28 200 B (one of the published sizes,
+/// spec §1.3; the issue fixes no default).
+pub const DEFAULT_BUFFER_BYTES: u64 = 28_200;
+
+/// Default algorithm of a group.
+pub const DEFAULT_CC: &str = "default:preset=helsinki2018";
+
+/// A complete simulation configuration. Missing fields take their defaults, unknown fields
+/// are rejected.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimConfig {
+    /// Master seed (default 1). Every random process draws from its own stream of it, so a run
+    /// is a pure function of (configuration, seed).
+    pub seed: u64,
+    /// Client populations (default: one group of 1 client running
+    /// `default:preset=helsinki2018`). Client indices are assigned group by group.
+    pub groups: Vec<GroupConfig>,
+    /// What every client does.
+    pub workload: WorkloadConfig,
+    /// The constrained link.
+    pub link: LinkConfig,
+    /// Message encoding, i.e. packet sizes (AMBIG-T5).
+    pub coap: CoapConfig,
+    /// The CoAP server.
+    pub server: ServerConfig,
+    /// Metric definitions.
+    pub metrics: MetricsConfig,
+    /// Bound on simulated time, seconds (default 100 000 s ≈ 28 h, far beyond any published
+    /// workload: 400 clients with the 1.41 MB buffer finish in well under an hour). A run
+    /// reaching it stops and reports `truncated: true`; no run can hang.
+    pub max_sim_time_s: f64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            seed: 1,
+            groups: vec![GroupConfig { cc: DEFAULT_CC.into(), clients: 1 }],
+            workload: WorkloadConfig::default(),
+            link: LinkConfig::default(),
+            coap: CoapConfig::default(),
+            server: ServerConfig::default(),
+            metrics: MetricsConfig::default(),
+            max_sim_time_s: 100_000.0,
+        }
+    }
+}
+
+/// A group of clients running the same algorithm (ANRW's mixed runs use two groups).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupConfig {
+    /// Algorithm specification `NAME[:key=value,...]` (coapcc-cc registry). In a report's
+    /// resolved configuration this is the canonical, fully resolved form.
+    pub cc: String,
+    /// Number of clients (may be 0 in one group, not in all).
+    pub clients: u32,
+}
+
+/// Which workload a client runs (spec §2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    /// `exchanges` exchanges back to back, congestion-control state kept throughout.
+    Continuous,
+    /// The exchanges split into batches of random size; `reset()` before each batch.
+    Random,
+}
+
+/// What a failed exchange (MAX_RETRANSMIT exhausted) means for the flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailedPolicy {
+    /// The flow runs until `exchanges` exchanges *succeeded* (spec §2: "until 50 successful
+    /// pairs"); a failed exchange is followed by a new one. Default.
+    Replace,
+    /// A failed exchange counts towards `exchanges`.
+    Count,
+}
+
+/// Workload parameters (spec §2).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkloadConfig {
+    /// `continuous` (default) or `random`.
+    pub kind: WorkloadKind,
+    /// Exchanges per flow (default 50). NSTART = 1: one exchange at a time.
+    pub exchanges: u32,
+    /// AMBIG-T6 `batch_size_dist`: random batches are uniform integers in
+    /// [`batch_min`, `batch_max`] (default 1..=10); the last is truncated to the total.
+    pub batch_min: u32,
+    /// See `batch_min`.
+    pub batch_max: u32,
+    /// AMBIG-T7 `start_jitter`: each client starts at U[0, start_jitter_ms] (default 0: all
+    /// clients start at t = 0).
+    pub start_jitter_ms: f64,
+    /// `replace` (default) or `count`; see [`FailedPolicy`].
+    pub failed_exchanges: FailedPolicy,
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        WorkloadConfig {
+            kind: WorkloadKind::Continuous,
+            exchanges: 50,
+            batch_min: 1,
+            batch_max: 10,
+            start_jitter_ms: 0.0,
+            failed_exchanges: FailedPolicy::Replace,
+        }
+    }
+}
+
+/// The link: each direction is a chain of elements (see [`crate::link`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinkConfig {
+    /// MTU, bytes (default 296). A message larger than this is a configuration error.
+    pub mtu_bytes: u32,
+    /// Client → server chain. Default: rate 60 kbit/s + 28 200 B buffer → 200 ms → no loss →
+    /// rest of path U[10, 20] ms FIFO.
+    pub uplink: Vec<StageConfig>,
+    /// Server → client chain. Default: rest of path U[10, 20] ms FIFO → rate 30 kbit/s +
+    /// 28 200 B buffer → 400 ms → no loss.
+    pub downlink: Vec<StageConfig>,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig {
+            mtu_bytes: TESTBED_MTU,
+            uplink: link::testbed_uplink(DEFAULT_BUFFER_BYTES, LossModel::None),
+            downlink: link::testbed_downlink(DEFAULT_BUFFER_BYTES, LossModel::None),
+        }
+    }
+}
+
+impl LinkConfig {
+    /// Set the buffer of every rate stage in both directions.
+    pub fn set_buffer_bytes(&mut self, bytes: u64) {
+        for st in self.uplink.iter_mut().chain(self.downlink.iter_mut()) {
+            if let StageConfig::Rate(r) = st {
+                r.buffer_bytes = bytes;
+            }
+        }
+    }
+
+    /// Set the model of every loss stage in both directions (each direction keeps its own,
+    /// independent random stream). Returns the number of loss stages changed.
+    pub fn set_loss(&mut self, model: &LossModel) -> usize {
+        let mut n = 0;
+        for st in self.uplink.iter_mut().chain(self.downlink.iter_mut()) {
+            if let StageConfig::Loss(m) = st {
+                *m = model.clone();
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Set `per_packet_overhead_bytes` of every rate stage.
+    pub fn set_overhead_bytes(&mut self, bytes: u32) {
+        for st in self.uplink.iter_mut().chain(self.downlink.iter_mut()) {
+            if let StageConfig::Rate(r) = st {
+                r.per_packet_overhead_bytes = bytes;
+            }
+        }
+    }
+
+    /// Set the bounds of every jitter (rest-of-path) element.
+    pub fn set_rest_of_path_ms(&mut self, min_ms: f64, max_ms: f64) {
+        for st in self.uplink.iter_mut().chain(self.downlink.iter_mut()) {
+            if let StageConfig::Jitter(j) = st {
+                j.min_ms = min_ms;
+                j.max_ms = max_ms;
+            }
+        }
+    }
+}
+
+/// Message encoding (AMBIG-T5). Sizes are computed from the real CoAP encoding.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CoapConfig {
+    /// 4 (default; inferred from CAL-1) or 6: 20 or 40 bytes of IP header.
+    pub ip_version: u8,
+    /// Token length 0..=8 (default 1; FASOR+token's ordinal fits in it).
+    pub token_len: u8,
+    /// Path of the GET; one Uri-Path option per segment (default `hello`).
+    pub uri_path: String,
+    /// Payload of the piggybacked 2.05 response (default 60 bytes, spec §2).
+    pub response_payload_bytes: u32,
+}
+
+impl Default for CoapConfig {
+    fn default() -> Self {
+        CoapConfig { ip_version: 4, token_len: 1, uri_path: "hello".into(), response_payload_bytes: 60 }
+    }
+}
+
+impl CoapConfig {
+    /// IP size of the request (39 B with the defaults).
+    pub fn request_bytes(&self) -> u32 {
+        coap::ip_len(coap::request_len(self.token_len as usize, &self.uri_path), self.ip_version) as u32
+    }
+
+    /// IP size of the response (94 B with the defaults).
+    pub fn response_bytes(&self) -> u32 {
+        coap::ip_len(coap::response_len(self.token_len as usize, self.response_payload_bytes as usize), self.ip_version)
+            as u32
+    }
+}
+
+/// AMBIG-21 `server_duplicate_mode`: what a retransmitted copy is answered with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DuplicateMode {
+    /// Answer each copy, echoing the ordinal of the copy answered (default).
+    AnswerEachCopy,
+    /// Replay the cached response, which echoes the ordinal of the first copy received.
+    ReplayCached,
+}
+
+/// The server.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// AMBIG-T8 `server_delay`: processing delay before the response is sent, ms (default 0).
+    pub processing_delay_ms: f64,
+    /// AMBIG-21 (default `answer_each_copy`). Every copy gets a response either way (RFC 7252
+    /// §4.5); only the echoed ordinal differs, which matters to copy-identifying algorithms.
+    pub duplicate_mode: DuplicateMode,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig { processing_delay_ms: 0.0, duplicate_mode: DuplicateMode::AnswerEachCopy }
+    }
+}
+
+/// AMBIG-T9 (= AMBIG-16) `unnecessary_def`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnnecessaryDef {
+    /// Copy k is unnecessary iff an earlier copy j < k reached the server and the response
+    /// to copy j reached the client, at any time (default, spec §6.2).
+    ResponseDelivered,
+    /// Only the first condition: an earlier copy reached the server.
+    RequestDelivered,
+}
+
+/// Metric definitions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    /// AMBIG-T9 (default `response_delivered`).
+    pub unnecessary_def: UnnecessaryDef,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig { unnecessary_def: UnnecessaryDef::ResponseDelivered }
+    }
+}
+
+/// Why a configuration cannot run. `Display` is one line.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A group's algorithm specification does not parse.
+    #[error("groups[{group}].cc: {message}")]
+    Algorithm {
+        /// Group index.
+        group: usize,
+        /// The registry's one-line message (lists the valid choices).
+        message: String,
+    },
+    /// A field has an unusable value.
+    #[error("{field}: {problem}")]
+    Invalid {
+        /// Dotted path of the field.
+        field: String,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+fn invalid(field: &str, problem: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid { field: field.into(), problem: problem.into() }
+}
+
+/// Upper bound on the total number of clients.
+pub const MAX_CLIENTS: u64 = 1_000_000;
+
+impl SimConfig {
+    /// Check the whole configuration; the error names the field and the problem.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.algorithms().map(|_| ())
+    }
+
+    /// Parse every group's algorithm and check everything else: the algorithms, in group
+    /// order.
+    pub fn algorithms(&self) -> Result<Vec<AlgorithmConfig>, ConfigError> {
+        if self.groups.is_empty() {
+            return Err(invalid("groups", "at least one client group is needed"));
+        }
+        let mut algs = Vec::with_capacity(self.groups.len());
+        for (i, g) in self.groups.iter().enumerate() {
+            let a = AlgorithmConfig::parse(&g.cc)
+                .map_err(|e| ConfigError::Algorithm { group: i, message: e.to_string() })?;
+            algs.push(a);
+        }
+        let total: u64 = self.groups.iter().map(|g| g.clients as u64).sum();
+        if total == 0 {
+            return Err(invalid("groups", "zero clients: at least one group needs clients > 0"));
+        }
+        if total > MAX_CLIENTS {
+            return Err(invalid("groups", format!("{total} clients exceed the limit of {MAX_CLIENTS}")));
+        }
+        let w = &self.workload;
+        if w.exchanges == 0 {
+            return Err(invalid("workload.exchanges", "must be at least 1"));
+        }
+        if w.batch_min == 0 || w.batch_min > w.batch_max {
+            return Err(invalid(
+                "workload.batch_min",
+                format!("batch sizes need 1 <= batch_min <= batch_max (got {}..{})", w.batch_min, w.batch_max),
+            ));
+        }
+        if !(w.start_jitter_ms.is_finite() && (0.0..=1e12).contains(&w.start_jitter_ms)) {
+            return Err(invalid("workload.start_jitter_ms", "must be a finite, non-negative number of ms"));
+        }
+        let c = &self.coap;
+        if c.ip_version != 4 && c.ip_version != 6 {
+            return Err(invalid("coap.ip_version", format!("{} is not 4 or 6", c.ip_version)));
+        }
+        if c.token_len > 8 {
+            return Err(invalid("coap.token_len", format!("{} exceeds the CoAP maximum of 8", c.token_len)));
+        }
+        let mtu = self.link.mtu_bytes;
+        let (req, resp) = (c.request_bytes() as u64, c.response_bytes() as u64);
+        if req > mtu as u64 {
+            return Err(invalid("coap.uri_path", format!("the request is {req} B, larger than the {mtu} B MTU")));
+        }
+        if resp > mtu as u64 {
+            return Err(invalid(
+                "coap.response_payload_bytes",
+                format!("the response is {resp} B, larger than the {mtu} B MTU"),
+            ));
+        }
+        for (name, chain) in [("link.uplink", &self.link.uplink), ("link.downlink", &self.link.downlink)] {
+            link::validate_chain(chain, req.max(resp) as u32).map_err(|e| invalid(name, e))?;
+        }
+        let s = &self.server;
+        if !(s.processing_delay_ms.is_finite() && (0.0..=1e12).contains(&s.processing_delay_ms)) {
+            return Err(invalid("server.processing_delay_ms", "must be a finite, non-negative number of ms"));
+        }
+        if !(self.max_sim_time_s.is_finite() && self.max_sim_time_s > 0.0 && self.max_sim_time_s <= 1e9) {
+            return Err(invalid("max_sim_time_s", "must be positive and at most 1e9 s"));
+        }
+        Ok(algs)
+    }
+
+    /// The configuration with every group's `cc` in canonical, fully resolved form (what a
+    /// report prints).
+    pub fn resolved(&self) -> Result<SimConfig, ConfigError> {
+        let algs = self.algorithms()?;
+        let mut c = self.clone();
+        for (g, a) in c.groups.iter_mut().zip(&algs) {
+            g.cc = a.to_string();
+        }
+        Ok(c)
+    }
+
+    /// Total number of clients.
+    pub fn total_clients(&self) -> u32 {
+        self.groups.iter().map(|g| g.clients).sum()
+    }
+
+    /// Largest MAX_RETRANSMIT over the groups (sizes the retransmission histogram).
+    pub fn max_retransmit(&self) -> Result<u32, ConfigError> {
+        Ok(self.algorithms()?.iter().map(|a| a.build().max_retransmit()).max().unwrap_or(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_validate_and_round_trip() {
+        let c = SimConfig::default();
+        c.validate().unwrap();
+        let j = serde_json::to_string(&c).unwrap();
+        let back: SimConfig = serde_json::from_str(&j).unwrap();
+        assert_eq!(back, c);
+        // A partial document takes the defaults.
+        let p: SimConfig = serde_json::from_str(r#"{"seed": 7, "workload": {"exchanges": 3}}"#).unwrap();
+        assert_eq!(p.seed, 7);
+        assert_eq!(p.workload.exchanges, 3);
+        assert_eq!(p.workload.batch_max, 10);
+        assert_eq!(p.link, LinkConfig::default());
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected() {
+        for bad in [
+            r#"{"sead": 1}"#,
+            r#"{"workload": {"exchange": 3}}"#,
+            r#"{"link": {"uplink": [{"rate": {"bits_per_s": 1, "buffer_bytes": 1000, "rate": 3}}]}}"#,
+            r#"{"link": {"uplink": [{"loss": {"model": "bernoulli", "p": 0.1, "q": 3}}]}}"#,
+            r#"{"link": {"uplink": [{"teleport": {}}]}}"#,
+        ] {
+            assert!(serde_json::from_str::<SimConfig>(bad).is_err(), "{bad}");
+        }
+        let ok = r#"{"link": {"uplink": [{"loss": {"model": "gilbert_elliott", "p": 0.1, "r": 0.5, "loss_low": 0, "loss_burst": 1}}]}}"#;
+        serde_json::from_str::<SimConfig>(ok).unwrap();
+    }
+
+    #[test]
+    fn default_sizes() {
+        let c = CoapConfig::default();
+        assert_eq!((c.request_bytes(), c.response_bytes()), (39, 94));
+    }
+
+    #[test]
+    fn invalid_configs_give_errors() {
+        let check = |f: &dyn Fn(&mut SimConfig), needle: &str| {
+            let mut c = SimConfig::default();
+            f(&mut c);
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains(needle), "{e:?} should contain {needle:?}");
+            assert!(!e.contains('\n'));
+        };
+        check(&|c| c.groups[0].cc = "reno".into(), "unknown algorithm 'reno'");
+        check(&|c| c.groups[0].clients = 0, "zero clients");
+        check(&|c| c.groups.clear(), "at least one client group");
+        check(&|c| c.link.set_buffer_bytes(50), "smaller than one packet");
+        check(&|c| c.coap.response_payload_bytes = 300, "MTU");
+        check(&|c| c.coap.uri_path = "x".repeat(300), "MTU");
+        check(&|c| c.coap.token_len = 9, "token_len");
+        check(&|c| c.coap.ip_version = 5, "ip_version");
+        check(
+            &|c| {
+                c.link.set_loss(&LossModel::Bernoulli { p: 1.5 });
+            },
+            "probability",
+        );
+        check(
+            &|c| {
+                c.link.set_loss(&LossModel::GilbertElliott { p: -0.1, r: 0.5, loss_low: 0.0, loss_burst: 1.0 });
+            },
+            "probability",
+        );
+        check(&|c| c.workload.exchanges = 0, "exchanges");
+        check(&|c| c.workload.batch_min = 11, "batch");
+        check(&|c| c.max_sim_time_s = f64::INFINITY, "max_sim_time_s");
+        check(&|c| c.server.processing_delay_ms = -1.0, "processing_delay_ms");
+    }
+}

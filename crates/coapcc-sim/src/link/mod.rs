@@ -1,0 +1,557 @@
+//! The constrained-link model: one direction is a chain of FIFO elements (testbed spec §1.5).
+//!
+//! This module knows nothing about the simulator. A direction is a pure, clock-injected
+//! object: [`LinkPath::transmit`] takes `(now, packet size)` and returns the packet's fate and
+//! its times; [`Link`] wraps it with the payloads it holds until their delivery time
+//! (`push` / `poll` / `next_wakeup`), which is what a real-time emulator drives from a
+//! monotonic clock and what the simulator drives from its virtual clock.
+//!
+//! # Elements
+//!
+//! | Element | Effect on a packet entering at `t` |
+//! |---|---|
+//! | [`StageConfig::Rate`] | byte-limited tail-drop FIFO + serialiser: dropped iff `queued_bytes + size > buffer_bytes`, else leaves at `max(t, busy_until) + size·8/rate` (exact, see [`RateStage`]) |
+//! | [`StageConfig::Delay`] | `t + delay` |
+//! | [`StageConfig::Loss`] | dropped with the [`LossModel`]'s probability (after the rate stage: a lost packet used capacity) |
+//! | [`StageConfig::Jitter`] | `max(t + U[min, max], previous output)`: no reordering unless `allow_reordering` |
+//!
+//! The testbed's chains ([`testbed_uplink`], [`testbed_downlink`]):
+//! uplink = rate 60 kbit/s + buffer → 200 ms → loss → rest-of-path U[10, 20] ms;
+//! downlink = rest-of-path U[10, 20] ms → rate 30 kbit/s + buffer → 400 ms → loss.
+//!
+//! # Why the whole path is computed at push time, exactly
+//!
+//! Every element is FIFO and monotone: packets entering in non-decreasing time order leave
+//! in the same order at non-decreasing times (the rate stage serves in order; the jitter
+//! element takes the max with the previous output). So when packets are pushed in time order,
+//! every element — including a rate stage placed *after* the rest-of-path element, as on the
+//! downlink — sees its arrivals in order, and its state at a packet's arrival (backlog,
+//! occupancy, error-chain state) depends only on packets pushed earlier. Computing the whole
+//! path at push time is therefore exact, and a packet costs one delivery event.
+//! `allow_reordering` breaks monotonicity, so it is only accepted on an element followed by
+//! nothing but delays.
+
+mod delay;
+mod loss;
+mod rate;
+
+use std::collections::{BinaryHeap, VecDeque};
+
+use coapcc_cc::SplitMix64;
+use serde::{Deserialize, Serialize};
+
+pub use delay::{DelayConfig, JitterConfig, JitterFifo};
+pub use loss::{ErrorClock, LossModel, LossStage, PROFILE_BURST_MEAN_S};
+pub use rate::{RateConfig, RateOutcome, RateStage, RateStats};
+
+/// Time in integer nanoseconds since the link's epoch (time 0 of the loss processes).
+pub type Nanos = u64;
+
+/// Testbed MTU, bytes (spec §1.2; the thesis's "295" is a misprint).
+pub const TESTBED_MTU: u32 = 296;
+
+/// One element of a direction's chain, as configuration data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StageConfig {
+    /// Rate + byte-limited tail-drop buffer.
+    Rate(RateConfig),
+    /// Fixed propagation delay.
+    Delay(DelayConfig),
+    /// Link-error process.
+    Loss(LossModel),
+    /// Random per-packet delay, FIFO by default (rest of path).
+    Jitter(JitterConfig),
+}
+
+/// The testbed uplink (client → server): rate 60 kbit/s + buffer → 200 ms → loss →
+/// rest-of-path U[10, 20] ms.
+pub fn testbed_uplink(buffer_bytes: u64, loss: LossModel) -> Vec<StageConfig> {
+    vec![
+        StageConfig::Rate(RateConfig {
+            bits_per_s: 60_000,
+            buffer_bytes,
+            buffer_counts_in_service: true,
+            per_packet_overhead_bytes: 0,
+        }),
+        StageConfig::Delay(DelayConfig { ms: 200.0 }),
+        StageConfig::Loss(loss),
+        StageConfig::Jitter(JitterConfig { min_ms: 10.0, max_ms: 20.0, allow_reordering: false }),
+    ]
+}
+
+/// The testbed downlink (server → client): rest-of-path U[10, 20] ms → rate 30 kbit/s +
+/// buffer → 400 ms → loss.
+pub fn testbed_downlink(buffer_bytes: u64, loss: LossModel) -> Vec<StageConfig> {
+    vec![
+        StageConfig::Jitter(JitterConfig { min_ms: 10.0, max_ms: 20.0, allow_reordering: false }),
+        StageConfig::Rate(RateConfig {
+            bits_per_s: 30_000,
+            buffer_bytes,
+            buffer_counts_in_service: true,
+            per_packet_overhead_bytes: 0,
+        }),
+        StageConfig::Delay(DelayConfig { ms: 400.0 }),
+        StageConfig::Loss(loss),
+    ]
+}
+
+/// Milliseconds (finite, non-negative) to integer nanoseconds, rounded.
+pub fn ms_to_ns(ms: f64) -> Nanos {
+    (ms * 1e6).round() as Nanos
+}
+
+fn check_ms(what: &str, ms: f64) -> Result<(), String> {
+    if ms.is_finite() && (0.0..=1e12).contains(&ms) {
+        Ok(())
+    } else {
+        Err(format!("{what} = {ms} ms must be a finite, non-negative number of milliseconds"))
+    }
+}
+
+/// Check a chain: rates positive, delays finite and non-negative, probabilities in [0, 1],
+/// every buffer able to hold a packet of `largest_packet` bytes, reordering only where it
+/// stays exact.
+pub fn validate_chain(chain: &[StageConfig], largest_packet: u32) -> Result<(), String> {
+    for (i, st) in chain.iter().enumerate() {
+        let at = |m: String| format!("stage {i}: {m}");
+        match st {
+            StageConfig::Rate(r) => {
+                if r.bits_per_s == 0 {
+                    return Err(at("rate bits_per_s must be positive".into()));
+                }
+                let need = largest_packet as u64 + r.per_packet_overhead_bytes as u64;
+                if r.buffer_bytes < need {
+                    return Err(at(format!(
+                        "buffer_bytes = {} is smaller than one packet ({need} B counted for the largest packet)",
+                        r.buffer_bytes
+                    )));
+                }
+            }
+            StageConfig::Delay(d) => check_ms("delay", d.ms).map_err(at)?,
+            StageConfig::Loss(m) => m.validate().map_err(|e| at(format!("loss: {e}")))?,
+            StageConfig::Jitter(j) => {
+                check_ms("jitter min_ms", j.min_ms).map_err(at)?;
+                check_ms("jitter max_ms", j.max_ms).map_err(at)?;
+                if j.min_ms > j.max_ms {
+                    return Err(at(format!("jitter min_ms = {} exceeds max_ms = {}", j.min_ms, j.max_ms)));
+                }
+                if j.allow_reordering && chain[i + 1..].iter().any(|s| !matches!(s, StageConfig::Delay(_))) {
+                    return Err(at(
+                        "allow_reordering is only supported when no rate, loss or jitter element follows".into()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What happened to a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Delivered at [`Transit::at`].
+    Delivered,
+    /// Tail-dropped by a rate stage's buffer at [`Transit::at`] (congestion drop).
+    BufferDrop,
+    /// Lost by a loss stage at [`Transit::at`] (link error).
+    ErrorLoss,
+    /// Larger than the MTU: refused, not counted as offered.
+    Oversized,
+}
+
+/// A packet's fate and timestamps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transit {
+    /// Fate.
+    pub outcome: Outcome,
+    /// Arrival at the first rate stage (enqueue time); the push time if there is none.
+    pub enqueued: Nanos,
+    /// Departure (last bit out) from the last rate stage it crossed; `enqueued` if none.
+    pub departed: Nanos,
+    /// Delivery time, or the time of the drop.
+    pub at: Nanos,
+}
+
+/// Per-direction packet and byte counters (IP sizes). Fates are counted when the packet is
+/// pushed, since they are decided then; `offered = delivered + buffer_drop + error_loss`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LinkCounters {
+    /// Packets offered to the direction.
+    pub offered_packets: u64,
+    /// Bytes offered.
+    pub offered_bytes: u64,
+    /// Packets delivered (or that will be, at their delivery time).
+    pub delivered_packets: u64,
+    /// Bytes delivered.
+    pub delivered_bytes: u64,
+    /// Packets tail-dropped by a buffer.
+    pub buffer_drop_packets: u64,
+    /// Bytes tail-dropped.
+    pub buffer_drop_bytes: u64,
+    /// Packets lost to link errors.
+    pub error_loss_packets: u64,
+    /// Bytes lost to link errors.
+    pub error_loss_bytes: u64,
+}
+
+#[derive(Clone, Debug)]
+enum Element {
+    Rate(RateStage),
+    Delay(Nanos),
+    Loss(LossStage),
+    Jitter(JitterFifo),
+}
+
+/// One direction of a link: a chain of elements with counters.
+#[derive(Clone, Debug)]
+pub struct LinkPath {
+    elements: Vec<Element>,
+    mtu: u32,
+    fifo: bool,
+    counters: LinkCounters,
+    last_push: Nanos,
+}
+
+impl LinkPath {
+    /// Build a direction from its chain. Element `i` that needs randomness draws from
+    /// `SplitMix64::stream(seed, stream_base + i)`. Fails on an invalid chain (see
+    /// [`validate_chain`], with `mtu` as the largest packet).
+    pub fn new(chain: &[StageConfig], mtu: u32, seed: u64, stream_base: u64) -> Result<Self, String> {
+        // Buffers must hold at least a 1-byte packet here; the simulator also checks them
+        // against its largest message.
+        validate_chain(chain, 1)?;
+        let mut fifo = true;
+        let elements = chain
+            .iter()
+            .enumerate()
+            .map(|(i, st)| {
+                let rng = || SplitMix64::stream(seed, stream_base + i as u64);
+                match st {
+                    StageConfig::Rate(r) => Element::Rate(RateStage::new(r.clone())),
+                    StageConfig::Delay(d) => Element::Delay(ms_to_ns(d.ms)),
+                    StageConfig::Loss(m) => Element::Loss(LossStage::new(m.clone(), rng())),
+                    StageConfig::Jitter(j) => {
+                        fifo &= !j.allow_reordering;
+                        Element::Jitter(JitterFifo::new(j, rng()))
+                    }
+                }
+            })
+            .collect();
+        Ok(LinkPath { elements, mtu, fifo, counters: LinkCounters::default(), last_push: 0 })
+    }
+
+    /// The MTU: larger packets are refused ([`Outcome::Oversized`]).
+    pub fn mtu(&self) -> u32 {
+        self.mtu
+    }
+
+    /// Whether deliveries leave in push order (no element allows reordering).
+    pub fn is_fifo(&self) -> bool {
+        self.fifo
+    }
+
+    /// Send a packet of `size` bytes (IP size) into the direction at `now`. Calls must come in
+    /// non-decreasing `now`. Allocation-free once the rate stages' queues have grown to their
+    /// working size.
+    pub fn transmit(&mut self, now: Nanos, size: u32) -> Transit {
+        if size > self.mtu {
+            return Transit { outcome: Outcome::Oversized, enqueued: now, departed: now, at: now };
+        }
+        debug_assert!(now >= self.last_push, "packets must be pushed in time order");
+        self.last_push = now;
+        let c = &mut self.counters;
+        c.offered_packets += 1;
+        c.offered_bytes += size as u64;
+        let mut t = now;
+        let (mut enqueued, mut departed) = (None, None);
+        for el in &mut self.elements {
+            match el {
+                Element::Rate(r) => {
+                    enqueued.get_or_insert(t);
+                    match r.offer(now, t, size) {
+                        RateOutcome::Departs(d) => {
+                            t = d;
+                            departed = Some(d);
+                        }
+                        RateOutcome::Dropped => {
+                            c.buffer_drop_packets += 1;
+                            c.buffer_drop_bytes += size as u64;
+                            let e = enqueued.unwrap_or(t);
+                            return Transit { outcome: Outcome::BufferDrop, enqueued: e, departed: t, at: t };
+                        }
+                    }
+                }
+                Element::Delay(d) => t += *d,
+                Element::Loss(l) => {
+                    if l.lose(t) {
+                        c.error_loss_packets += 1;
+                        c.error_loss_bytes += size as u64;
+                        let e = enqueued.unwrap_or(now);
+                        return Transit {
+                            outcome: Outcome::ErrorLoss,
+                            enqueued: e,
+                            departed: departed.unwrap_or(e),
+                            at: t,
+                        };
+                    }
+                }
+                Element::Jitter(j) => t = j.pass(t),
+            }
+        }
+        c.delivered_packets += 1;
+        c.delivered_bytes += size as u64;
+        let e = enqueued.unwrap_or(now);
+        Transit { outcome: Outcome::Delivered, enqueued: e, departed: departed.unwrap_or(e), at: t }
+    }
+
+    /// Packet and byte counters.
+    pub fn counters(&self) -> LinkCounters {
+        self.counters
+    }
+
+    /// The first rate stage (the bottleneck of the testbed chains), if any.
+    pub fn rate_stage(&self) -> Option<&RateStage> {
+        self.elements.iter().find_map(|e| match e {
+            Element::Rate(r) => Some(r),
+            _ => None,
+        })
+    }
+
+    /// Serialisation time of the first rate stage before `end`, ns (0 without a rate stage).
+    /// Call it at `end`, before any later push.
+    pub fn busy_ns_until(&self, end: Nanos) -> u64 {
+        self.rate_stage().map_or(0, |r| r.busy_ns_until(end))
+    }
+}
+
+struct Held<P> {
+    at: Nanos,
+    seq: u64,
+    payload: P,
+}
+
+impl<P> PartialEq for Held<P> {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl<P> Eq for Held<P> {}
+impl<P> PartialOrd for Held<P> {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<P> Ord for Held<P> {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (o.at, o.seq).cmp(&(self.at, self.seq)) // min-heap
+    }
+}
+
+/// A direction that holds payloads until their delivery time: the shape a real-time emulator
+/// (or the simulator) drives.
+///
+/// ```
+/// use coapcc_sim::link::{testbed_uplink, Link, LossModel, Outcome, TESTBED_MTU};
+/// let mut up = Link::new(&testbed_uplink(28_200, LossModel::None), TESTBED_MTU, 1, 0).unwrap();
+/// let tr = up.push(0, 39, "GET /hello");
+/// assert_eq!(tr.outcome, Outcome::Delivered);
+/// assert_eq!(up.next_wakeup(), Some(tr.at));
+/// assert_eq!(up.poll(tr.at - 1), None);
+/// assert_eq!(up.poll(tr.at), Some("GET /hello"));
+/// ```
+pub struct Link<P> {
+    path: LinkPath,
+    fifo: VecDeque<(Nanos, P)>,
+    heap: BinaryHeap<Held<P>>,
+    seq: u64,
+}
+
+impl<P> Link<P> {
+    /// A direction from its chain (see [`LinkPath::new`]).
+    pub fn new(chain: &[StageConfig], mtu: u32, seed: u64, stream_base: u64) -> Result<Self, String> {
+        Ok(Link::from_path(LinkPath::new(chain, mtu, seed, stream_base)?))
+    }
+
+    /// Wrap an existing path.
+    pub fn from_path(path: LinkPath) -> Self {
+        Link { path, fifo: VecDeque::new(), heap: BinaryHeap::new(), seq: 0 }
+    }
+
+    /// Send `payload` of `size` bytes at `now` (non-decreasing across calls). A delivered
+    /// packet is held until [`Transit::at`]; others are dropped here.
+    pub fn push(&mut self, now: Nanos, size: u32, payload: P) -> Transit {
+        let tr = self.path.transmit(now, size);
+        if tr.outcome == Outcome::Delivered {
+            if self.path.fifo {
+                debug_assert!(self.fifo.back().map_or(true, |b| b.0 <= tr.at));
+                self.fifo.push_back((tr.at, payload));
+            } else {
+                self.seq += 1;
+                self.heap.push(Held { at: tr.at, seq: self.seq, payload });
+            }
+        }
+        tr
+    }
+
+    /// The next payload due at or before `now`, if any.
+    pub fn poll(&mut self, now: Nanos) -> Option<P> {
+        if self.path.fifo {
+            if self.fifo.front().is_some_and(|f| f.0 <= now) {
+                return self.fifo.pop_front().map(|f| f.1);
+            }
+            None
+        } else if self.heap.peek().is_some_and(|h| h.at <= now) {
+            self.heap.pop().map(|h| h.payload)
+        } else {
+            None
+        }
+    }
+
+    /// The next delivery time, if a packet is held.
+    pub fn next_wakeup(&self) -> Option<Nanos> {
+        self.peek().map(|p| p.0)
+    }
+
+    /// The next delivery (time and payload) without removing it.
+    pub fn peek(&self) -> Option<(Nanos, &P)> {
+        if self.path.fifo {
+            self.fifo.front().map(|f| (f.0, &f.1))
+        } else {
+            self.heap.peek().map(|h| (h.at, &h.payload))
+        }
+    }
+
+    /// Packets held (in flight to the far end).
+    pub fn in_flight(&self) -> usize {
+        self.fifo.len() + self.heap.len()
+    }
+
+    /// The underlying path (counters, rate stage).
+    pub fn path(&self) -> &LinkPath {
+        &self.path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixed_jitter(ms: f64) -> StageConfig {
+        StageConfig::Jitter(JitterConfig { min_ms: ms, max_ms: ms, allow_reordering: false })
+    }
+
+    #[test]
+    fn downlink_rate_after_rest_of_path_is_exact() {
+        // Rest of path fixed 15 ms, then 30 kbit/s, 400 ms.
+        let mut chain = testbed_downlink(1_000_000, LossModel::None);
+        chain[0] = fixed_jitter(15.0);
+        let mut l = LinkPath::new(&chain, 296, 1, 0).unwrap();
+        let a = l.transmit(0, 94);
+        assert_eq!(a.enqueued, 15_000_000);
+        assert_eq!(a.departed, 15_000_000 + 25_066_667);
+        assert_eq!(a.at, 415_000_000 + 25_066_667);
+        // Pushed 10 ms later: arrives at the rate stage at 25 ms while the first is still being
+        // serialised (until 40.07 ms): queues behind it with the exact remainder carried.
+        let b = l.transmit(10_000_000, 94);
+        assert_eq!(b.enqueued, 25_000_000);
+        assert_eq!(b.departed, 15_000_000 + 50_133_334);
+        // Pushed after the backlog drained: starts at its own arrival.
+        let c = l.transmit(100_000_000, 94);
+        assert_eq!(c.departed, 115_000_000 + 25_066_667);
+    }
+
+    #[test]
+    fn rest_of_path_is_fifo() {
+        let chain = vec![StageConfig::Jitter(JitterConfig { min_ms: 10.0, max_ms: 20.0, allow_reordering: false })];
+        let mut l = LinkPath::new(&chain, 296, 3, 0).unwrap();
+        let mut prev = 0;
+        let mut held = 0;
+        for i in 0..10_000u64 {
+            let t = l.transmit(i * 1_000_000, 50).at; // a packet every 1 ms: jitter spread 10 ms
+            assert!(t >= prev);
+            assert!(t >= i * 1_000_000 + 10_000_000);
+            if t > i * 1_000_000 + 20_000_000 {
+                unreachable!("never more than the max delay beyond the previous delivery")
+            }
+            if t == prev {
+                held += 1;
+            }
+            prev = t;
+        }
+        assert!(held > 1000, "FIFO held back packets: {held}");
+        // With reordering allowed, deliveries are arrival + U.
+        let chain = vec![StageConfig::Jitter(JitterConfig { min_ms: 10.0, max_ms: 20.0, allow_reordering: true })];
+        let mut l: Link<u64> = Link::new(&chain, 296, 3, 0).unwrap();
+        for i in 0..100u64 {
+            l.push(i * 1_000_000, 50, i);
+        }
+        let mut out = vec![];
+        while let Some(p) = l.poll(u64::MAX) {
+            out.push(p);
+        }
+        assert_eq!(out.len(), 100);
+        assert!(out.windows(2).any(|w| w[0] > w[1]), "expected some reordering");
+    }
+
+    #[test]
+    fn loss_after_rate_uses_capacity() {
+        let chain = testbed_uplink(10_000, LossModel::Bernoulli { p: 1.0 });
+        let mut l = LinkPath::new(&chain, 296, 1, 0).unwrap();
+        let a = l.transmit(0, 39);
+        assert_eq!(a.outcome, Outcome::ErrorLoss);
+        assert_eq!(a.departed, 5_200_000);
+        let b = l.transmit(0, 39);
+        assert_eq!(b.departed, 10_400_000, "the lost packet occupied the serialiser");
+        assert_eq!(l.rate_stage().unwrap().busy_ns(), 10_400_000);
+        let c = l.counters();
+        assert_eq!((c.offered_packets, c.error_loss_packets, c.delivered_packets), (2, 2, 0));
+    }
+
+    #[test]
+    fn counters_conserve_packets_and_bytes() {
+        let chain = testbed_downlink(1_000, LossModel::Bernoulli { p: 0.1 });
+        let mut l = LinkPath::new(&chain, 296, 5, 0).unwrap();
+        for i in 0..5_000u64 {
+            l.transmit(i * 5_000_000, 40 + (i % 200) as u32);
+        }
+        let c = l.counters();
+        assert!(c.buffer_drop_packets > 0 && c.error_loss_packets > 0);
+        assert_eq!(c.offered_packets, c.delivered_packets + c.buffer_drop_packets + c.error_loss_packets);
+        assert_eq!(c.offered_bytes, c.delivered_bytes + c.buffer_drop_bytes + c.error_loss_bytes);
+        let r = l.rate_stage().unwrap().stats();
+        assert_eq!(r.admitted_packets + r.dropped_packets, c.offered_packets);
+    }
+
+    #[test]
+    fn oversized_is_refused() {
+        let mut l = LinkPath::new(&testbed_uplink(28_200, LossModel::None), 296, 1, 0).unwrap();
+        assert_eq!(l.transmit(0, 297).outcome, Outcome::Oversized);
+        assert_eq!(l.counters().offered_packets, 0);
+        assert_eq!(l.transmit(0, 296).outcome, Outcome::Delivered);
+    }
+
+    #[test]
+    fn chain_validation() {
+        let mut up = testbed_uplink(100, LossModel::None);
+        assert!(validate_chain(&up, 296).unwrap_err().contains("smaller than one packet"));
+        up[0] = StageConfig::Rate(RateConfig {
+            bits_per_s: 0,
+            buffer_bytes: 1000,
+            buffer_counts_in_service: true,
+            per_packet_overhead_bytes: 0,
+        });
+        assert!(validate_chain(&up, 296).unwrap_err().contains("positive"));
+        let mut down = testbed_downlink(28_200, LossModel::None);
+        down[0] = StageConfig::Jitter(JitterConfig { min_ms: 10.0, max_ms: 20.0, allow_reordering: true });
+        assert!(validate_chain(&down, 296).unwrap_err().contains("allow_reordering"));
+        let mut up = testbed_uplink(28_200, LossModel::None);
+        up[3] = StageConfig::Jitter(JitterConfig { min_ms: 10.0, max_ms: 20.0, allow_reordering: true });
+        assert!(validate_chain(&up, 296).is_ok());
+        up[3] = StageConfig::Jitter(JitterConfig { min_ms: 30.0, max_ms: 20.0, allow_reordering: false });
+        assert!(validate_chain(&up, 296).is_err());
+        up[3] = StageConfig::Delay(DelayConfig { ms: f64::NAN });
+        assert!(validate_chain(&up, 296).is_err());
+    }
+}

@@ -1,0 +1,330 @@
+//! Rate + byte-limited tail-drop buffer (testbed spec §1.1 stage 1, §1.5).
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use super::Nanos;
+
+const NS_PER_S: u64 = 1_000_000_000;
+
+/// Parameters of a rate stage: a serialiser of `bits_per_s` fed by a byte-limited FIFO.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateConfig {
+    /// Link rate, bit/s (integer). Testbed: 60 000 uplink, 30 000 downlink.
+    pub bits_per_s: u64,
+    /// Buffer limit in bytes (AMBIG-T2: bytes, same size both directions). A packet is
+    /// admitted iff `queued_bytes + size <= buffer_bytes`. Default 28 200.
+    pub buffer_bytes: u64,
+    /// AMBIG-T2: whether the packet being serialised counts in `queued_bytes`. Default
+    /// `true` (netem-like).
+    #[serde(default = "yes")]
+    pub buffer_counts_in_service: bool,
+    /// AMBIG-T4: bytes added to every packet by this stage (link-layer header), counted in
+    /// the buffer and in the serialisation time. Default 0 (the IP packet size).
+    #[serde(default)]
+    pub per_packet_overhead_bytes: u32,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Counters of one rate stage.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RateStats {
+    /// Packets admitted (and therefore serialised).
+    pub admitted_packets: u64,
+    /// Bytes admitted, as offered (IP size, without the stage's overhead).
+    pub admitted_bytes: u64,
+    /// Bytes the stage counted (IP size + overhead) for admitted packets.
+    pub counted_bytes: u64,
+    /// Tail drops.
+    pub dropped_packets: u64,
+    /// Bytes of tail-dropped packets (IP size).
+    pub dropped_bytes: u64,
+    /// Largest buffer occupancy seen right after an admission (stage bytes, in-service
+    /// packet included iff `buffer_counts_in_service`).
+    pub max_queue_bytes: u64,
+}
+
+/// One queued (or in-service) packet: its departure (last bit out, rounded up to the next
+/// whole ns), serialisation start (rounded down), and counted bytes.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    departure: Nanos,
+    start: Nanos,
+    bytes: u64,
+}
+
+/// A serialiser with a byte-limited tail-drop FIFO in front of it.
+///
+/// Time is exact: the end of the backlog is kept as `busy_int + busy_frac / bits_per_s`
+/// nanoseconds, so back-to-back packets accumulate no rounding drift (94 B at 30 kbit/s is
+/// 25 066 666 + 2/3 ns; three of them end at exactly 75 200 000 ns). Times handed to the next
+/// element are rounded *up* to the next whole nanosecond: a packet never leaves before its
+/// last bit.
+///
+/// Packets must be offered in non-decreasing arrival order (every element of a chain is
+/// FIFO, so a chain fed in time order guarantees it). `now` (the time the packet entered the
+/// chain, `<= arrival`) only prunes state that no later packet can observe.
+#[derive(Clone, Debug)]
+pub struct RateStage {
+    cfg: RateConfig,
+    busy_int: Nanos,
+    busy_frac: u64,
+    queue: VecDeque<Pending>,
+    queued_bytes: u64,
+    /// Σ bytes·8·1e9 of admitted packets: busy time = this / bits_per_s, exactly.
+    busy_num: u128,
+    stats: RateStats,
+}
+
+/// What a rate stage did with a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RateOutcome {
+    /// Admitted: its last bit leaves at this time.
+    Departs(Nanos),
+    /// Tail-dropped at arrival.
+    Dropped,
+}
+
+impl RateStage {
+    /// A new, idle stage. `cfg.bits_per_s` must be positive (validated by the configuration).
+    pub fn new(cfg: RateConfig) -> Self {
+        assert!(cfg.bits_per_s > 0, "rate must be positive");
+        RateStage {
+            cfg,
+            busy_int: 0,
+            busy_frac: 0,
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            busy_num: 0,
+            stats: RateStats::default(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RateConfig {
+        &self.cfg
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> RateStats {
+        self.stats
+    }
+
+    /// Exact serialisation time of `bytes` counted bytes, as (whole ns, remainder in units of
+    /// 1/bits_per_s ns).
+    #[inline]
+    pub fn serialisation(bits_per_s: u64, bytes: u64) -> (Nanos, u64) {
+        if bytes < 1 << 30 {
+            // bytes·8·1e9 < 2^63: 64-bit arithmetic is exact (and much cheaper than 128-bit).
+            let num = bytes * 8 * NS_PER_S;
+            (num / bits_per_s, num % bits_per_s)
+        } else {
+            let num = bytes as u128 * 8 * NS_PER_S as u128;
+            ((num / bits_per_s as u128) as u64, (num % bits_per_s as u128) as u64)
+        }
+    }
+
+    /// Buffer occupancy (stage bytes) an arrival at `t` would see, before it is admitted.
+    pub fn occupancy_at(&self, t: Nanos) -> u64 {
+        let mut occ = self.queued_bytes;
+        for p in &self.queue {
+            if p.departure <= t {
+                occ -= p.bytes;
+            } else {
+                if !self.cfg.buffer_counts_in_service {
+                    // The first packet still present at t is being serialised: every packet
+                    // before it has left and it arrived no later than t.
+                    occ -= p.bytes;
+                }
+                break;
+            }
+        }
+        occ
+    }
+
+    /// Offer a packet of `size` bytes (IP size) arriving at `t`; `now <= t` is when it entered
+    /// the chain.
+    pub fn offer(&mut self, now: Nanos, t: Nanos, size: u32) -> RateOutcome {
+        debug_assert!(now <= t);
+        while let Some(p) = self.queue.front() {
+            if p.departure > now {
+                break;
+            }
+            self.queued_bytes -= p.bytes;
+            self.queue.pop_front();
+        }
+        let bytes = size as u64 + self.cfg.per_packet_overhead_bytes as u64;
+        let occ = self.occupancy_at(t);
+        if occ + bytes > self.cfg.buffer_bytes {
+            self.stats.dropped_packets += 1;
+            self.stats.dropped_bytes += size as u64;
+            return RateOutcome::Dropped;
+        }
+        let rate = self.cfg.bits_per_s;
+        // Start now if the serialiser is idle at t (its exact backlog end is <= t).
+        let (s_int, s_frac) = if self.busy_int < t || (self.busy_int == t && self.busy_frac == 0) {
+            (t, 0)
+        } else {
+            (self.busy_int, self.busy_frac)
+        };
+        let (ser_int, ser_frac) = Self::serialisation(rate, bytes);
+        let frac = s_frac + ser_frac;
+        let (d_int, d_frac) = (s_int + ser_int + frac / rate, frac % rate);
+        self.busy_int = d_int;
+        self.busy_frac = d_frac;
+        let departure = d_int + u64::from(d_frac > 0);
+        self.queue.push_back(Pending { departure, start: s_int, bytes });
+        self.queued_bytes += bytes;
+        self.busy_num += bytes as u128 * 8 * NS_PER_S as u128;
+        self.stats.admitted_packets += 1;
+        self.stats.admitted_bytes += size as u64;
+        self.stats.counted_bytes += bytes;
+        self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(occ + bytes);
+        RateOutcome::Departs(departure)
+    }
+
+    /// Total serialisation time of every admitted packet, ns (exact, rounded down).
+    pub fn busy_ns(&self) -> u64 {
+        (self.busy_num / self.cfg.bits_per_s as u128) as u64
+    }
+
+    /// Serialisation time spent before `end`, ns (±1 ns per packet straddling `end`). Valid
+    /// when no packet entered the chain after `end` (call it at `end`).
+    pub fn busy_ns_until(&self, end: Nanos) -> u64 {
+        let mut after = 0u64;
+        for p in self.queue.iter().rev() {
+            if p.departure <= end {
+                break;
+            }
+            after += p.departure - p.start.max(end);
+        }
+        self.busy_ns().saturating_sub(after)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stage(rate: u64, buffer: u64) -> RateStage {
+        RateStage::new(RateConfig {
+            bits_per_s: rate,
+            buffer_bytes: buffer,
+            buffer_counts_in_service: true,
+            per_packet_overhead_bytes: 0,
+        })
+    }
+
+    #[test]
+    fn serialisation_94_bytes_at_30k_is_exact() {
+        // 94 B · 8 / 30 000 bit/s = 25 066 666.67 ns: 25 066 666 ns and 20 000/30 000 ns.
+        assert_eq!(RateStage::serialisation(30_000, 94), (25_066_666, 20_000));
+        let mut s = stage(30_000, 1_000_000);
+        assert_eq!(s.offer(0, 0, 94), RateOutcome::Departs(25_066_667));
+        // Back to back: the remainder is carried, 2 × 25 066 666.67 = 50 133 333.33.
+        assert_eq!(s.offer(0, 0, 94), RateOutcome::Departs(50_133_334));
+        // Third packet ends at exactly 75 200 000 ns: no drift.
+        assert_eq!(s.offer(0, 0, 94), RateOutcome::Departs(75_200_000));
+        assert_eq!(s.busy_ns(), 75_200_000);
+        // 3000 packets queued back to back: exactly 3000 × 752/30 ms = 75.2 s.
+        let mut s = stage(30_000, u64::MAX);
+        let mut last = 0;
+        for _ in 0..3000 {
+            if let RateOutcome::Departs(d) = s.offer(0, 0, 94) {
+                last = d;
+            }
+        }
+        assert_eq!(last, 75_200_000_000);
+    }
+
+    #[test]
+    fn back_to_back_queueing_and_idle_restart() {
+        let mut s = stage(60_000, 10_000);
+        // 39 B at 60 kbit/s = 5.2 ms.
+        assert_eq!(s.offer(0, 0, 39), RateOutcome::Departs(5_200_000));
+        // Arrives while busy: waits.
+        assert_eq!(s.offer(1_000_000, 1_000_000, 39), RateOutcome::Departs(10_400_000));
+        // Arrives after the backlog drained: starts at its own arrival.
+        assert_eq!(s.offer(20_000_000, 20_000_000, 39), RateOutcome::Departs(25_200_000));
+        // Arrives exactly when the previous one leaves: starts then.
+        assert_eq!(s.offer(25_200_000, 25_200_000, 39), RateOutcome::Departs(30_400_000));
+    }
+
+    #[test]
+    fn tail_drop_at_the_byte_limit_in_service_counted() {
+        // Limit 300 B: 3 × 100 B fit (queued + size <= limit), the 4th is dropped.
+        let mut s = stage(8_000, 300); // 100 B = 100 ms
+        assert_eq!(s.offer(0, 0, 100), RateOutcome::Departs(100_000_000));
+        assert_eq!(s.offer(0, 0, 100), RateOutcome::Departs(200_000_000));
+        assert_eq!(s.offer(0, 0, 100), RateOutcome::Departs(300_000_000));
+        assert_eq!(s.offer(0, 0, 1), RateOutcome::Dropped);
+        assert_eq!(s.stats().dropped_packets, 1);
+        assert_eq!(s.stats().dropped_bytes, 1);
+        // At 100 ms the first has left: 200 B queued, 100 B fit, 101 B do not.
+        assert_eq!(s.offer(100_000_000, 100_000_000, 101), RateOutcome::Dropped);
+        assert_eq!(s.offer(100_000_000, 100_000_000, 100), RateOutcome::Departs(400_000_000));
+        assert_eq!(s.stats().max_queue_bytes, 300);
+    }
+
+    #[test]
+    fn in_service_packet_not_counted_when_configured() {
+        let mut s = RateStage::new(RateConfig {
+            bits_per_s: 8_000,
+            buffer_bytes: 200,
+            buffer_counts_in_service: false,
+            per_packet_overhead_bytes: 0,
+        });
+        assert!(matches!(s.offer(0, 0, 100), RateOutcome::Departs(_))); // in service
+        assert!(matches!(s.offer(0, 0, 100), RateOutcome::Departs(_))); // queued 100
+        assert!(matches!(s.offer(0, 0, 100), RateOutcome::Departs(_))); // queued 200
+        assert_eq!(s.offer(0, 0, 1), RateOutcome::Dropped);
+        // With in-service counting the third would have been dropped.
+        let mut s = stage(8_000, 200);
+        s.offer(0, 0, 100);
+        s.offer(0, 0, 100);
+        assert_eq!(s.offer(0, 0, 100), RateOutcome::Dropped);
+    }
+
+    #[test]
+    fn overhead_counts_in_buffer_and_time() {
+        let mut s = RateStage::new(RateConfig {
+            bits_per_s: 8_000,
+            buffer_bytes: 114,
+            buffer_counts_in_service: true,
+            per_packet_overhead_bytes: 14,
+        });
+        assert_eq!(s.offer(0, 0, 100), RateOutcome::Departs(114_000_000));
+        assert_eq!(s.offer(0, 0, 1), RateOutcome::Dropped);
+        assert_eq!(s.stats().counted_bytes, 114);
+        assert_eq!(s.stats().admitted_bytes, 100);
+    }
+
+    #[test]
+    fn future_arrivals_see_departures_before_them() {
+        // Arrival time later than entry time (a stage in front delayed it).
+        let mut s = stage(8_000, 150);
+        assert_eq!(s.offer(0, 0, 100), RateOutcome::Departs(100_000_000));
+        // Entered at 0 but arrives at 100 ms: the first packet has left exactly then.
+        assert_eq!(s.offer(0, 100_000_000, 100), RateOutcome::Departs(200_000_000));
+        // Arrives at 150 ms: 100 B in service, another 100 B does not fit in 150.
+        assert_eq!(s.offer(10, 150_000_000, 100), RateOutcome::Dropped);
+        assert_eq!(s.offer(10, 150_000_000, 50), RateOutcome::Departs(250_000_000));
+    }
+
+    #[test]
+    fn busy_until_clips_the_backlog() {
+        let mut s = stage(8_000, 10_000);
+        s.offer(0, 0, 100); // 0..100 ms
+        s.offer(0, 0, 100); // 100..200 ms
+        s.offer(0, 300_000_000, 100); // 300..400 ms
+        assert_eq!(s.busy_ns(), 300_000_000);
+        assert_eq!(s.busy_ns_until(150_000_000), 150_000_000);
+        assert_eq!(s.busy_ns_until(250_000_000), 200_000_000);
+        assert_eq!(s.busy_ns_until(1_000_000_000), 300_000_000);
+    }
+}

@@ -1,0 +1,232 @@
+//! What a run reports (testbed spec §6), and summary statistics.
+
+use serde::Serialize;
+
+use crate::config::SimConfig;
+use crate::link::LinkCounters;
+
+/// The result of one run. Serialised as one JSON object whose fields appear in this order.
+///
+/// Determinism: the same configuration and seed give a byte-identical serialisation except
+/// for `wall_s` (host wall-clock time of the run).
+#[derive(Clone, Debug, Serialize)]
+pub struct SimReport {
+    /// The configuration, fully resolved: every default filled in, the seed, and each group's
+    /// algorithm in canonical form.
+    pub config: SimConfig,
+    /// One entry per client, in client order.
+    pub flows: Vec<FlowReport>,
+    /// Element k: number of completed exchanges with exactly k retransmissions (pooled over
+    /// all clients; length = largest MAX_RETRANSMIT + 1). Failed exchanges are not counted.
+    pub retransmissions_per_exchange: Vec<u64>,
+    /// Per-direction link counters.
+    pub links: LinksReport,
+    /// Useful share of the downlink: bytes of the response that completed each exchange (one
+    /// per completed exchange) / bytes serialised by the downlink's first rate stage (every
+    /// admitted response, including duplicates and those later lost to link errors). IP
+    /// sizes, over the whole run. 0 if nothing was serialised.
+    pub useful_fraction: f64,
+    /// Simulated time at which the run ended: the last packet delivery or live timer, or
+    /// `max_sim_time_s` if the run was truncated.
+    pub sim_time_s: f64,
+    /// Host wall-clock seconds `simulate()` took (the only non-deterministic field).
+    pub wall_s: f64,
+    /// Events processed: packet deliveries, live timer expiries, exchange starts and delayed
+    /// server sends (cancelled timers are not counted).
+    pub events: u64,
+    /// Whether the run hit `max_sim_time_s` before every flow finished.
+    pub truncated: bool,
+    /// The metrics split by client group.
+    pub groups: Vec<GroupReport>,
+}
+
+/// One client's flow.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowReport {
+    /// Client index (0-based, assigned group by group).
+    pub client: u32,
+    /// Group index.
+    pub group: u32,
+    /// Registry name of the group's algorithm (the full specification is in
+    /// `config.groups[group].cc`).
+    pub cc: &'static str,
+    /// `fct_anrw`: from sending the first request to receiving the response that completes
+    /// the last exchange, seconds; `null` if the flow did not finish.
+    pub fct_s: Option<f64>,
+    /// Request copies sent, retransmissions included.
+    pub transmissions: u64,
+    /// `transmissions` − exchanges started.
+    pub retransmissions: u64,
+    /// Retransmissions that were unnecessary (`metrics.unnecessary_def`; spec §6.2),
+    /// evaluated over everything that arrived until the end of the run.
+    pub unnecessary_retransmissions: u64,
+    /// Exchanges that gave up after MAX_RETRANSMIT.
+    pub failed_exchanges: u64,
+    /// Exchanges that completed.
+    pub completed_exchanges: u64,
+}
+
+/// Both directions.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinksReport {
+    /// Server → client.
+    pub downlink: LinkReport,
+    /// Client → server.
+    pub uplink: LinkReport,
+}
+
+/// One direction's counters (IP sizes).
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkReport {
+    /// Bytes offered to the direction.
+    pub offered_bytes: u64,
+    /// Bytes delivered to the far end.
+    pub delivered_bytes: u64,
+    /// Bytes tail-dropped by the buffer (congestion).
+    pub buffer_drop_bytes: u64,
+    /// Bytes lost to link errors.
+    pub error_loss_bytes: u64,
+    /// Share of the utilisation window during which the first rate stage was serialising
+    /// (`link_utilisation`, spec §6.5; window from the first packet of the run to the
+    /// completion of the last flow, AMBIG-T13). Includes packets later lost to link errors.
+    pub busy_fraction: f64,
+    /// Packets offered.
+    pub offered_packets: u64,
+    /// Packets delivered.
+    pub delivered_packets: u64,
+    /// Packets tail-dropped.
+    pub buffer_drop_packets: u64,
+    /// Packets lost to link errors.
+    pub error_loss_packets: u64,
+    /// Bytes serialised by the first rate stage (admitted packets).
+    pub serialised_bytes: u64,
+    /// Serialisation time within the utilisation window, seconds.
+    pub busy_s: f64,
+    /// Length of the utilisation window, seconds.
+    pub window_s: f64,
+    /// Largest buffer occupancy seen, bytes.
+    pub max_queue_bytes: u64,
+}
+
+impl LinkReport {
+    pub(crate) fn new(c: LinkCounters, serialised: u64, busy_ns: u64, window_ns: u64, max_queue: u64) -> Self {
+        LinkReport {
+            offered_bytes: c.offered_bytes,
+            delivered_bytes: c.delivered_bytes,
+            buffer_drop_bytes: c.buffer_drop_bytes,
+            error_loss_bytes: c.error_loss_bytes,
+            busy_fraction: if window_ns > 0 { busy_ns as f64 / window_ns as f64 } else { 0.0 },
+            offered_packets: c.offered_packets,
+            delivered_packets: c.delivered_packets,
+            buffer_drop_packets: c.buffer_drop_packets,
+            error_loss_packets: c.error_loss_packets,
+            serialised_bytes: serialised,
+            busy_s: secs(busy_ns),
+            window_s: secs(window_ns),
+            max_queue_bytes: max_queue,
+        }
+    }
+}
+
+/// Metrics of one client group.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupReport {
+    /// Group index.
+    pub group: u32,
+    /// Canonical algorithm specification.
+    pub cc: String,
+    /// Clients in the group.
+    pub clients: u32,
+    /// Flows that finished.
+    pub finished_flows: u32,
+    /// FCT summary over the finished flows, seconds (`null` if none finished).
+    pub fct_s: Option<Summary>,
+    /// Completed exchanges.
+    pub completed_exchanges: u64,
+    /// Failed exchanges.
+    pub failed_exchanges: u64,
+    /// Request copies sent.
+    pub transmissions: u64,
+    /// Retransmissions.
+    pub retransmissions: u64,
+    /// Unnecessary retransmissions.
+    pub unnecessary_retransmissions: u64,
+    /// As the run's `retransmissions_per_exchange`, for this group.
+    pub retransmissions_per_exchange: Vec<u64>,
+}
+
+/// Order statistics (AMBIG-T10: linear interpolation between closest ranks).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    /// Smallest value.
+    pub min: f64,
+    /// 10th percentile.
+    pub p10: f64,
+    /// 25th percentile.
+    pub p25: f64,
+    /// Median.
+    pub median: f64,
+    /// 75th percentile.
+    pub p75: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// Largest value.
+    pub max: f64,
+}
+
+impl Summary {
+    /// Summary of `values` (any order); `None` if empty.
+    pub fn of(values: &[f64]) -> Option<Summary> {
+        if values.is_empty() {
+            return None;
+        }
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        let q = |p| percentile_sorted(&v, p);
+        Some(Summary {
+            min: v[0],
+            p10: q(0.10),
+            p25: q(0.25),
+            median: q(0.5),
+            p75: q(0.75),
+            p90: q(0.90),
+            p95: q(0.95),
+            max: v[v.len() - 1],
+        })
+    }
+}
+
+/// Percentile `p` ∈ [0, 1] of sorted, non-empty data by linear interpolation between closest
+/// ranks (rank h = (n − 1)·p; numpy's default, R type 7).
+pub fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
+    let n = sorted.len();
+    assert!(n > 0);
+    let h = (n - 1) as f64 * p.clamp(0.0, 1.0);
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(n - 1);
+    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+}
+
+/// Nanoseconds to seconds.
+pub(crate) fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_interpolate_linearly() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(percentile_sorted(&v, 0.5), 2.5);
+        assert_eq!(percentile_sorted(&v, 0.0), 1.0);
+        assert_eq!(percentile_sorted(&v, 1.0), 4.0);
+        assert!((percentile_sorted(&v, 0.1) - 1.3).abs() < 1e-12);
+        let s = Summary::of(&[5.0, 1.0, 3.0]).unwrap();
+        assert_eq!((s.min, s.median, s.max), (1.0, 3.0, 5.0));
+        assert!(Summary::of(&[]).is_none());
+    }
+}

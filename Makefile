@@ -3,7 +3,7 @@
 
 # Set everything up, then run the main job on its embedded default.
 demo: setup
-	.venv/bin/coapcc algorithms
+	.venv/bin/coapcc simulate
 
 # Every test (Rust + Python); this is what CI runs.
 test:

@@ -74,55 +74,8 @@ pub enum SampleSource {
 pub const SAMPLE_SOURCES: &[(&str, SampleSource)] =
     &[("acked-copy", SampleSource::AckedCopy), ("original", SampleSource::Original)];
 
-/// CoCoA+ variable-backoff-factor tables (§6), thresholds 1 s and 3 s.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VbfTable {
-    /// 2.5 / 2 / 1.5 (Makarem's thesis Eq. 2.6, citing Betzler et al. 2015).
-    Betzler2015,
-    /// 3 / 2 / 1.3 (Ancillotti & Bruno, Eq. 3).
-    Ancillotti,
-    /// 3 / 2 / 1.5 (draft-ietf-core-cocoa-03 values, per exchange).
-    Draft03,
-}
-
-impl VbfTable {
-    /// The factor for an initial RTO `x` (seconds): `< 1 s` low, `> 3 s` (or `≥ 3 s` with
-    /// `high_inclusive`) high, otherwise the middle value.
-    pub fn factor(self, x: f64, high_inclusive: bool) -> f64 {
-        let (lo, mid, hi) = match self {
-            VbfTable::Betzler2015 => (2.5, 2.0, 1.5),
-            VbfTable::Ancillotti => (3.0, 2.0, 1.3),
-            VbfTable::Draft03 => (3.0, 2.0, 1.5),
-        };
-        if x < 1.0 {
-            lo
-        } else if x > 3.0 || (high_inclusive && x >= 3.0) {
-            hi
-        } else {
-            mid
-        }
-    }
-}
-
-/// Names of [`VbfTable`].
-pub const VBF_TABLES: &[(&str, VbfTable)] = &[
-    ("betzler2015", VbfTable::Betzler2015),
-    ("ancillotti", VbfTable::Ancillotti),
-    ("draft03", VbfTable::Draft03),
-];
-
-/// AMBIG-11b: the value the VBF is selected on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VbfSelectOn {
-    /// The undithered RTO_init (Makarem).
-    Undithered,
-    /// The dithered T_0 (Californium 3.x).
-    Dithered,
-}
-
-/// Names of [`VbfSelectOn`].
-pub const VBF_SELECT_ON: &[(&str, VbfSelectOn)] =
-    &[("undithered", VbfSelectOn::Undithered), ("dithered", VbfSelectOn::Dithered)];
+// The VBF table and its selection value are CoCoA+'s (§6): shared with `cocoa`.
+pub use crate::cocoa::{VbfSelect as VbfSelectOn, VbfTable, VBF_SELECTS as VBF_SELECT_ON, VBF_TABLES};
 
 /// Configuration of pCoCoA.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -177,7 +130,7 @@ impl PcocoaConfig {
             k: 4.0,
             k_spurious: 6.0,
             sample: SampleSource::AckedCopy,
-            vbf_table: VbfTable::Betzler2015,
+            vbf_table: VbfTable::BETZLER2015,
             vbf_high_inclusive: true,
             vbf_select_on: VbfSelectOn::Undithered,
             max_rto: Some(60.0),

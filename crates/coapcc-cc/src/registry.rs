@@ -203,6 +203,12 @@ impl AlgorithmConfig {
         each_config!(self, c => c.validate())
     }
 
+    /// The RFC 7252 transmission parameters shared by every algorithm (ACK_TIMEOUT,
+    /// ACK_RANDOM_FACTOR, MAX_RETRANSMIT, ...), e.g. to derive EXCHANGE_LIFETIME.
+    pub fn common(&self) -> crate::common::Common {
+        each_config!(self, c => c.common)
+    }
+
     /// MAX_RETRANSMIT of the configuration.
     pub fn max_retransmit(&self) -> u32 {
         self.build().max_retransmit()

@@ -30,6 +30,10 @@ enum Command {
     Algorithms(algorithms::AlgorithmsArgs),
     /// Simulate N CoAP clients over the constrained-link testbed (deterministic, seeded).
     Simulate(coapcc_sim::cli::SimulateArgs),
+    /// Run the CoAP-over-UDP test server (/hello, /large, /echo, /slow, /.well-known/core).
+    Server(coapcc_net::ServerArgs),
+    /// Send CoAP requests with any congestion-control algorithm; one JSON line per exchange.
+    Client(coapcc_net::ClientArgs),
 }
 
 /// Run the command line with `args` (including the program name). Returns the exit code;
@@ -47,11 +51,18 @@ where
             return code;
         }
     };
+    // The network commands own their runtime, output and error reporting.
+    match &cli.command {
+        Command::Server(a) => return coapcc_net::server_main(a.clone()),
+        Command::Client(a) => return coapcc_net::client_main(a.clone()),
+        _ => {}
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let result = match &cli.command {
         Command::Algorithms(a) => algorithms::run(a, &mut out),
         Command::Simulate(a) => coapcc_sim::cli::run(a, &mut out),
+        Command::Server(_) | Command::Client(_) => unreachable!("handled above"),
     };
     let _ = out.flush();
     match result {

@@ -43,6 +43,7 @@
 
 mod accessors;
 pub mod code;
+pub mod endpoint;
 pub mod error;
 pub mod message;
 pub mod option;

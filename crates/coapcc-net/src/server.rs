@@ -1,0 +1,340 @@
+//! The test server: [`Resources`] behind a [`UdpDriver`].
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::future::Future;
+use std::io::{BufWriter, Write};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::{Parser, ValueEnum};
+use coapcc_cc::{AlgorithmConfig, Instant};
+use coapcc_proto::endpoint::{
+    DuplicateMode, EndpointConfig, Event, LifetimeMode, Response, ServerRequestId, Stats,
+};
+use coapcc_proto::{Block, Code};
+use serde_json::json;
+use tokio::net::UdpSocket;
+
+use crate::driver::{random_seed, UdpDriver};
+use crate::log::{exchange_json, to_line};
+use crate::resources::{Action, Resources};
+
+/// Server handling of duplicate CONs (specification AMBIG-21).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DuplicateArg {
+    /// Answer each copy from the cache with that copy's token (echoes FASOR+token ordinals).
+    AnswerEachCopy,
+    /// Replay the cached response byte for byte.
+    ReplayCached,
+}
+
+/// Lifetime of deduplication state (specification AMBIG-1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LifetimeArg {
+    /// Keep for the whole run, bounded by --dedup-capacity.
+    UntilComplete,
+    /// EXCHANGE_LIFETIME / NON_LIFETIME of RFC 7252 §4.8.2.
+    Formula,
+}
+
+/// `coapcc server`: a CoAP-over-UDP test server.
+///
+/// Resources: /hello (60 bytes), /large?size=N (block-wise), /echo (PUT/POST store and echo,
+/// GET last payload), /slow?ms=N (separate response), /.well-known/core.
+#[derive(Parser, Debug, Clone, PartialEq)]
+#[command(name = "server")]
+pub struct ServerArgs {
+    /// Address to listen on. The default `[::]:5683` is dual-stack; if IPv6 is unavailable
+    /// the server falls back to 0.0.0.0 on the same port and says so.
+    #[arg(long, default_value = "[::]:5683", value_name = "HOST:PORT")]
+    pub bind: String,
+    /// Congestion control for the server's CON separate responses (NAME[:key=value,...]);
+    /// its MAX_RETRANSMIT etc. also set the deduplication lifetimes.
+    #[arg(long, default_value = "default", value_name = "SPEC")]
+    pub cc: String,
+    /// How duplicate CONs are answered.
+    #[arg(long, value_enum, default_value_t = DuplicateArg::AnswerEachCopy)]
+    pub duplicate_mode: DuplicateArg,
+    /// How long deduplication state is kept.
+    #[arg(long, value_enum, default_value_t = LifetimeArg::UntilComplete)]
+    pub lifetime_mode: LifetimeArg,
+    /// Capacity of the deduplication cache (oldest entries are evicted).
+    #[arg(long, default_value_t = 4096, value_name = "N")]
+    pub dedup_capacity: usize,
+    /// Largest Block2 size in bytes (16, 32, ..., 1024); clients may ask for less.
+    #[arg(long, default_value_t = 1024, value_name = "BYTES")]
+    pub block_size: usize,
+    /// Seconds before an unanswered CON request gets an Empty ACK (separate response).
+    #[arg(long, default_value_t = 1.0, value_name = "SECS")]
+    pub piggyback_timeout: f64,
+    /// Seed for Message IDs and dithering (random if absent).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Write JSON lines (separate-response exchanges and a final summary) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+}
+
+impl Default for ServerArgs {
+    fn default() -> Self {
+        ServerArgs::parse_from(["server"])
+    }
+}
+
+/// Most `/slow` answers waiting at once; beyond, requests get 5.03 at once.
+const MAX_DELAYED: usize = 1024;
+
+impl ServerArgs {
+    /// The endpoint configuration these arguments describe.
+    pub fn endpoint_config(&self) -> anyhow::Result<EndpointConfig> {
+        let cc = AlgorithmConfig::parse(&self.cc).map_err(|e| anyhow::anyhow!("--cc: {e}"))?;
+        let szx = Block::szx_for_size(self.block_size).with_context(|| {
+            format!(
+                "--block-size {} is not one of 16, 32, 64, 128, 256, 512, 1024",
+                self.block_size
+            )
+        })?;
+        if !(self.piggyback_timeout.is_finite() && self.piggyback_timeout >= 0.0) {
+            bail!("--piggyback-timeout must be a non-negative number of seconds");
+        }
+        if self.dedup_capacity == 0 {
+            bail!("--dedup-capacity must be at least 1");
+        }
+        let mut c = EndpointConfig::with_cc(cc);
+        c.duplicate_mode = match self.duplicate_mode {
+            DuplicateArg::AnswerEachCopy => DuplicateMode::AnswerEachCopy,
+            DuplicateArg::ReplayCached => DuplicateMode::ReplayCached,
+        };
+        c.lifetime_mode = match self.lifetime_mode {
+            LifetimeArg::UntilComplete => LifetimeMode::UntilComplete,
+            LifetimeArg::Formula => LifetimeMode::Formula,
+        };
+        c.dedup_capacity = self.dedup_capacity;
+        c.block_szx = szx;
+        c.max_unblocked_payload = self.block_size;
+        c.piggyback_timeout = Duration::from_secs_f64(self.piggyback_timeout);
+        c.record_exchanges = self.log.is_some();
+        Ok(c)
+    }
+}
+
+/// Bind a UDP socket to `spec` (`HOST:PORT`). If the address is the IPv6 wildcard and IPv6
+/// is unavailable, fall back to the IPv4 wildcard on the same port (with a notice on stderr).
+pub async fn bind_udp(spec: &str) -> anyhow::Result<UdpSocket> {
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host(spec)
+        .await
+        .with_context(|| {
+            format!("cannot resolve bind address '{spec}' (expected HOST:PORT, e.g. [::]:5683)")
+        })?
+        .collect();
+    let mut last = None;
+    for a in &addrs {
+        match UdpSocket::bind(a).await {
+            Ok(s) => return Ok(s),
+            Err(e) => last = Some((*a, e)),
+        }
+    }
+    let Some((a, e)) = last else {
+        bail!("bind address '{spec}' resolved to nothing")
+    };
+    if a.is_ipv6() && a.ip().is_unspecified() {
+        let v4 = SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), a.port());
+        if let Ok(s) = UdpSocket::bind(v4).await {
+            eprintln!("coapcc server: cannot use IPv6 ({e}); listening on {v4} instead");
+            return Ok(s);
+        }
+    }
+    bail!(
+        "cannot bind {a}: {e}{}",
+        if a.is_ipv6() {
+            " (is IPv6 available? try --bind 0.0.0.0:5683)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// A bound server, ready to [`Server::run_until`].
+pub struct Server {
+    driver: UdpDriver,
+    resources: Resources,
+    /// `/slow` answers due later: (due, request) → response.
+    delayed: BTreeMap<(Instant, ServerRequestId), Response>,
+    log: Option<Box<dyn Write + Send>>,
+    seed: u64,
+}
+
+impl Server {
+    /// Bind the socket and build the endpoint described by `args`.
+    pub async fn bind(args: &ServerArgs) -> anyhow::Result<Server> {
+        let config = args.endpoint_config()?;
+        let socket = bind_udp(&args.bind).await?;
+        let seed = args.seed.unwrap_or_else(random_seed);
+        let log: Option<Box<dyn Write + Send>> = match &args.log {
+            Some(p) => Some(Box::new(BufWriter::new(
+                File::create(p)
+                    .with_context(|| format!("cannot create log file {}", p.display()))?,
+            ))),
+            None => None,
+        };
+        let mut s = Server {
+            driver: UdpDriver::new(socket, config.clone(), seed),
+            resources: Resources::new(),
+            delayed: BTreeMap::new(),
+            log,
+            seed,
+        };
+        let line = json!({"type": "start", "role": "server", "bind": s.local_addr().to_string(), "seed": seed, "cc": config.cc.to_string()});
+        s.write_log(&line);
+        Ok(s)
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.driver
+            .local_addr()
+            .expect("a bound socket has an address")
+    }
+
+    /// The endpoint's counters.
+    pub fn stats(&self) -> Stats {
+        self.driver.endpoint_ref().stats()
+    }
+
+    /// The sans-IO endpoint (for inspection: pending requests, deduplication cache, ...).
+    pub fn endpoint(&self) -> &coapcc_proto::endpoint::Endpoint<SocketAddr> {
+        self.driver.endpoint_ref()
+    }
+
+    /// `/slow` answers waiting (at most 1024).
+    pub fn delayed(&self) -> usize {
+        self.delayed.len()
+    }
+
+    /// The seed in use.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    fn write_log(&mut self, v: &serde_json::Value) {
+        if let Some(w) = &mut self.log {
+            let _ = writeln!(w, "{}", to_line(v));
+        }
+    }
+
+    fn handle_events(&mut self) {
+        let now = self.driver.now();
+        while let Some(ev) = self.driver.endpoint().poll_event() {
+            match ev {
+                Event::Request { id, message, .. } => match self.resources.handle(&message) {
+                    Action::Respond(r) => {
+                        let _ = self.driver.endpoint().respond(now, id, r);
+                    }
+                    Action::Delay(d, r) if self.delayed.len() < MAX_DELAYED => {
+                        self.delayed.insert((now + d, id), r);
+                    }
+                    Action::Delay(..) => {
+                        let busy = Response::new(Code::SERVICE_UNAVAILABLE)
+                            .with_payload(b"too many delayed requests".to_vec());
+                        let _ = self.driver.endpoint().respond(now, id, busy);
+                    }
+                },
+                Event::ResponseFailed { id, peer, reason } => {
+                    let line = json!({"type": "response-failed", "id": id.0, "peer": peer.to_string(), "reason": reason.as_str()});
+                    self.write_log(&line);
+                }
+                Event::Response { .. } | Event::Failed { .. } => {}
+            }
+        }
+        while let Some(r) = self.driver.endpoint().poll_record() {
+            let line = exchange_json(&r);
+            self.write_log(&line);
+        }
+    }
+
+    fn answer_due(&mut self) {
+        let now = self.driver.now();
+        while let Some(entry) = self.delayed.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let ((_, id), r) = entry.remove_entry();
+            let _ = self.driver.endpoint().respond(now, id, r);
+        }
+    }
+
+    /// Serve until `shutdown` completes; returns the endpoint's counters.
+    pub async fn run_until<F: Future>(&mut self, shutdown: F) -> anyhow::Result<Stats> {
+        tokio::pin!(shutdown);
+        loop {
+            self.answer_due();
+            self.handle_events();
+            self.driver.flush().await;
+            let until = self.delayed.keys().next().map(|k| k.0);
+            tokio::select! {
+                r = self.driver.wait(until) => { r.context("receiving")?; }
+                _ = &mut shutdown => break,
+            }
+        }
+        self.driver.flush().await;
+        let stats = self.stats();
+        let line = json!({
+            "type": "summary", "role": "server",
+            "datagrams_in": stats.datagrams_in, "datagrams_out": stats.datagrams_out,
+            "requests": stats.requests_received, "duplicates": stats.duplicates,
+            "malformed": stats.malformed, "rst_sent": stats.rst_sent,
+            "dedup_len": stats.dedup_len, "dedup_evicted": stats.dedup_evicted,
+        });
+        self.write_log(&line);
+        if let Some(w) = &mut self.log {
+            w.flush().context("writing the log")?;
+        }
+        Ok(stats)
+    }
+}
+
+/// Run the server described by `args` until Ctrl-C.
+pub async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
+    let mut server = Server::bind(&args).await?;
+    eprintln!(
+        "coapcc server: listening on {} (cc {}, seed {})",
+        server.local_addr(),
+        args.cc,
+        server.seed()
+    );
+    let stats = server
+        .run_until(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    eprintln!(
+        "coapcc server: stopped after {} requests ({} duplicates, {} malformed, {} RST sent)",
+        stats.requests_received, stats.duplicates, stats.malformed, stats.rst_sent
+    );
+    Ok(())
+}
+
+/// `coapcc server` entry point: builds a tokio runtime, runs [`run_server`], prints a
+/// one-line error. Returns the process exit code.
+pub fn server_main(args: ServerArgs) -> i32 {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("coapcc server: error: cannot start the runtime: {e}");
+            return 1;
+        }
+    };
+    match rt.block_on(run_server(args)) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("coapcc server: error: {e:#}");
+            1
+        }
+    }
+}

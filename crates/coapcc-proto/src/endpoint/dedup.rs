@@ -1,0 +1,138 @@
+//! Bounded message-deduplication cache: received CON/NON by (peer, Message ID).
+
+use std::collections::{BTreeMap, VecDeque};
+
+use coapcc_cc::Instant;
+
+use super::ServerRequestId;
+use crate::Message;
+
+/// What a duplicate of a remembered message gets.
+#[derive(Clone, Debug)]
+pub(crate) enum Cached {
+    /// The request was handed to the application, which has not answered yet.
+    Pending(ServerRequestId),
+    /// Send this reply again (piggybacked response, Empty ACK or RST).
+    Reply(Message),
+    /// Nothing to send (a NON, or a message we did not answer).
+    Silent,
+}
+
+struct Entry {
+    value: Cached,
+    expires: Option<Instant>,
+}
+
+/// A map (peer, MID) → [`Cached`] with a capacity and per-entry expiry. Insertion order is
+/// kept in a queue, so both expiry (entries are inserted with non-decreasing `now`) and
+/// eviction of the oldest entry are O(log n). Keys are never re-inserted while present, so
+/// the queue and the map always hold the same keys.
+pub(crate) struct DedupCache<P> {
+    map: BTreeMap<(P, u16), Entry>,
+    order: VecDeque<(P, u16)>,
+    capacity: usize,
+    pub(crate) evicted: u64,
+    pub(crate) expired: u64,
+}
+
+impl<P: Clone + Ord> DedupCache<P> {
+    pub(crate) fn new(capacity: usize) -> Self {
+        DedupCache {
+            map: BTreeMap::new(),
+            order: VecDeque::new(),
+            capacity: capacity.max(1),
+            evicted: 0,
+            expired: 0,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Drop entries whose lifetime ended at or before `now`. Entries sit in insertion order
+    /// and lifetimes are per message type, so stop at the first live entry of the front
+    /// (a NON entry may outlive a later CON entry; it is then dropped a little late, which
+    /// only errs on the safe side).
+    pub(crate) fn expire(&mut self, now: Instant) {
+        while let Some(key) = self.order.front() {
+            match self.map.get(key).and_then(|e| e.expires) {
+                Some(t) if t <= now => {
+                    let key = self.order.pop_front().expect("front exists");
+                    self.map.remove(&key);
+                    self.expired += 1;
+                }
+                _ => break,
+            }
+        }
+    }
+
+    pub(crate) fn get(&self, peer: &P, mid: u16) -> Option<&Cached> {
+        // Cloning the peer for the lookup key is cheap for addresses and ids.
+        self.map.get(&(peer.clone(), mid)).map(|e| &e.value)
+    }
+
+    /// Remember a new message. Evicts the oldest entry when full.
+    pub(crate) fn insert(&mut self, peer: P, mid: u16, value: Cached, expires: Option<Instant>) {
+        let key = (peer, mid);
+        if let Some(e) = self.map.get_mut(&key) {
+            e.value = value;
+            e.expires = expires;
+            return;
+        }
+        while self.map.len() >= self.capacity {
+            match self.order.pop_front() {
+                Some(old) => {
+                    self.map.remove(&old);
+                    self.evicted += 1;
+                }
+                None => break,
+            }
+        }
+        self.order.push_back(key.clone());
+        self.map.insert(key, Entry { value, expires });
+    }
+
+    /// Replace the value of a remembered message (no-op if it was evicted meanwhile).
+    pub(crate) fn update(&mut self, peer: &P, mid: u16, value: Cached) {
+        if let Some(e) = self.map.get_mut(&(peer.clone(), mid)) {
+            e.value = value;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounded_and_oldest_first() {
+        let mut c = DedupCache::<u32>::new(3);
+        for mid in 0..10u16 {
+            c.insert(1, mid, Cached::Silent, None);
+            assert!(c.len() <= 3);
+        }
+        assert_eq!(c.evicted, 7);
+        assert!(c.get(&1, 6).is_none());
+        assert!(c.get(&1, 7).is_some() && c.get(&1, 9).is_some());
+        assert_eq!(c.order.len(), c.map.len());
+    }
+
+    #[test]
+    fn expiry() {
+        let mut c = DedupCache::<u32>::new(10);
+        c.insert(1, 1, Cached::Silent, Some(Instant::from_millis(10)));
+        c.insert(1, 2, Cached::Silent, Some(Instant::from_millis(20)));
+        c.insert(1, 3, Cached::Silent, None);
+        c.expire(Instant::from_millis(15));
+        assert!(c.get(&1, 1).is_none() && c.get(&1, 2).is_some());
+        c.expire(Instant::from_millis(25));
+        assert_eq!(c.len(), 1);
+        c.expire(Instant::from_millis(1_000_000));
+        assert_eq!(c.len(), 1, "entries without lifetime stay");
+    }
+}

@@ -4,6 +4,12 @@ The heavy lifting is in Rust (``coapcc._native``); this package adds typed confi
 tidy result tables, sweeps, plots and reports. Importing it is cheap: pandas and friends are
 imported only by the functions that need them.
 
+* :func:`simulate` runs one configuration (:class:`SimConfig`) and returns a :class:`SimResult`
+  with pandas tables (``flows``, ``retransmissions_per_exchange``, ``links``);
+* :func:`load_experiment` / :func:`find_experiment` read an experiment file (TOML; the
+  catalogue is ``experiments/``), :func:`sweep` runs it into a Parquet dataset,
+  :func:`load_results` reads one back, :func:`report` writes the HTML report.
+
 >>> import coapcc
 >>> [a["name"] for a in coapcc.algorithms()][:3]
 ['default', 'default-fb1', 'default-fb2']
@@ -39,4 +45,32 @@ def resolve_algorithm(spec: str) -> str:
     return _native.resolve_algorithm(spec)
 
 
-__all__ = ["__version__", "algorithms", "resolve_algorithm"]
+#: Public names imported on first use (PEP 562), so ``import coapcc`` stays cheap.
+_LAZY = {
+    "SimConfig": "config", "Group": "config", "Link": "config", "Coap": "config", "Server": "config",
+    "ConfigError": "config",
+    "SimResult": "result", "simulate": "simulation",
+    "Experiment": "experiment", "load_experiment": "experiment", "find_experiment": "experiment",
+    "catalogue": "experiment", "derive_seed": "experiment",
+    "sweep": "sweeper", "SweepOutcome": "sweeper", "reproduce": "reproduction",
+    "Results": "dataset", "load_results": "dataset",
+    "report": "reporting", "read_trace": "trace", "Trace": "trace",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'coapcc' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
+
+__all__ = ["__version__", "algorithms", "resolve_algorithm", *_LAZY]

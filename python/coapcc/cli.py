@@ -10,7 +10,11 @@ from __future__ import annotations
 import sys
 
 #: Subcommands implemented in Python: name -> (module, one-line help).
-PYTHON_COMMANDS: dict[str, tuple[str, str]] = {}
+PYTHON_COMMANDS: dict[str, tuple[str, str]] = {
+    "sweep": ("coapcc.sweeper", "run every point of an experiment file (or catalogue entry) into a dataset"),
+    "report": ("coapcc.reporting", "figures, tables and a self-contained HTML report from a results dataset"),
+    "reproduce": ("coapcc.reproduction", "sweep + report of a catalogue entry (anrw18, fasor18); --quick for a preview"),
+}
 
 
 def _usage() -> str:
@@ -19,6 +23,9 @@ def _usage() -> str:
         "",
         "Commands:",
         "  algorithms   list every congestion-control algorithm, its parameters and defaults",
+        "  simulate     simulate CoAP clients over the constrained-link testbed (deterministic)",
+        "  server       run the CoAP-over-UDP test server",
+        "  client       send CoAP requests, one JSON line per exchange",
     ]
     for name, (_, help_) in PYTHON_COMMANDS.items():
         lines.append(f"  {name:<12} {help_}")

@@ -1,0 +1,299 @@
+"""Experiments as files: a named base configuration, grids, replications and seeds (TOML).
+
+Format (see docs/sweeps.md for the full description)::
+
+    name = "example"              # default: the file name without .toml
+    title = "One line"            # optional
+    seed = 2018                   # base seed (default 1)
+    replications = 20             # per grid point (default 1); a block may override it
+
+    [base]                        # SimConfig fields shared by every run (dotted keys allowed)
+    preset = "helsinki2018"
+    exchanges = 50
+
+    [[block]]                     # one or more blocks; each is a cartesian product
+    name = "error-free"
+    [block.grid]                  # key -> list of values, any SimConfig field
+    algorithm = ["default", "cocoa"]
+    clients = [10, 200]
+
+    [[block]]
+    name = "errors"
+    replications = 40
+    [block.base]                  # overrides of [base] for this block only
+    clients = 10
+    [block.grid]
+    errors = ["medium", "high"]
+
+    [quick]                       # what `--quick` changes (optional)
+    replications = 2
+    [quick.grid]                  # keep only these values of a key a block sweeps
+    clients = [10]
+
+A file with a top-level ``[grid]`` and no ``[[block]]`` has one block named ``main``.
+
+**Seeds.** The seed of a run is derived from the base seed, the grid point and the
+replication index: the first 8 bytes (big-endian, top bit cleared) of
+``sha256('{"base_seed":S,"point":P,"replication":R}')`` where ``P`` is the run's full
+configuration (every :class:`~coapcc.SimConfig` field except ``seed`` and ``trace``) as
+canonical JSON (sorted keys, no spaces). So a run's seed does not depend on the block name,
+on the order of the grid or on the other points, and the same configuration in two blocks or
+two experiments with the same base seed is the same run. See :func:`derive_seed`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from .config import ConfigError, SimConfig, canonical_json
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["Experiment", "Block", "PlannedRun", "derive_seed", "load_experiment", "catalogue", "find_experiment"]
+
+
+def derive_seed(base_seed: int, config: SimConfig, replication: int) -> int:
+    """Seed of replication ``replication`` of ``config`` (its own seed and trace ignored).
+
+    >>> derive_seed(1, SimConfig(clients=10), 0) == derive_seed(1, SimConfig(clients=10, seed=99), 0)
+    True
+    >>> derive_seed(1, SimConfig(clients=10), 0) != derive_seed(1, SimConfig(clients=10), 1)
+    True
+    """
+    return _seed_from_point(base_seed, _point_dict(config), replication)
+
+
+def _point_dict(config: SimConfig) -> dict:
+    point = config.to_dict()
+    point.pop("seed", None)
+    point.pop("trace", None)
+    return point
+
+
+def _seed_from_point(base_seed: int, point: dict, replication: int) -> int:
+    material = canonical_json({"base_seed": int(base_seed), "point": point, "replication": int(replication)})
+    return int.from_bytes(hashlib.sha256(material.encode()).digest()[:8], "big") & (2**63 - 1)
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One run of an experiment: where it comes from and what it runs."""
+
+    experiment: str
+    block: str
+    point: int  #: index of the grid point within its block
+    replication: int
+    assignment: Mapping[str, Any]  #: the grid values of this point
+    config: SimConfig  #: the full configuration, seed included
+    point_hash: str = ""  #: hash of the configuration without its seed (same for every replication)
+
+
+@dataclass(frozen=True)
+class Block:
+    """A cartesian product over ``grid`` on top of the experiment's base config and ``base``."""
+
+    name: str
+    grid: Mapping[str, list]
+    base: Mapping[str, Any] = field(default_factory=dict)
+    replications: int | None = None
+    description: str = ""
+
+    def points(self) -> Iterator[dict]:
+        """Every assignment of the grid, first key outermost, in file order."""
+        keys = list(self.grid)
+        for values in itertools.product(*(self.grid[k] for k in keys)):
+            yield dict(zip(keys, values))
+
+    def size(self) -> int:
+        n = 1
+        for v in self.grid.values():
+            n *= len(v)
+        return n
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A named experiment: base configuration, blocks of grids, replications, base seed."""
+
+    name: str
+    blocks: tuple[Block, ...]
+    base: Mapping[str, Any] = field(default_factory=dict)
+    seed: int = 1
+    replications: int = 1
+    title: str = ""
+    description: str = ""
+    quick: Mapping[str, Any] = field(default_factory=dict)
+    source: str | None = None  #: the TOML text it was read from
+    path: str | None = None
+
+    # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, name: str | None = None, source: str | None = None,
+                  path: str | None = None) -> "Experiment":
+        """Build from the parsed TOML table. Validates every run's configuration."""
+        data = dict(data)
+        known = {"name", "title", "description", "seed", "replications", "base", "grid", "block", "quick"}
+        for k in data:
+            if k not in known:
+                raise ConfigError(k, "unknown experiment key", sorted(known))
+        exp_name = str(data.get("name") or name or "experiment")
+        blocks_data = data.get("block")
+        if blocks_data is None:
+            blocks_data = [{"name": "main", "grid": data.get("grid", {})}]
+        elif "grid" in data:
+            raise ConfigError("grid", "give either a top-level [grid] or [[block]] tables, not both")
+        blocks = []
+        for i, b in enumerate(blocks_data):
+            bkey = f"block[{i}]"
+            bknown = {"name", "grid", "base", "replications", "description"}
+            for k in b:
+                if k not in bknown:
+                    raise ConfigError(f"{bkey}.{k}", "unknown block key", sorted(bknown))
+            grid = dict(b.get("grid", {}))
+            for k, v in grid.items():
+                if not isinstance(v, list) or not v:
+                    raise ConfigError(f"{bkey}.grid.{k}", f"expected a non-empty list of values, got {v!r}")
+            reps = b.get("replications")
+            if reps is not None and (not isinstance(reps, int) or reps < 1):
+                raise ConfigError(f"{bkey}.replications", f"must be an integer >= 1, got {reps!r}")
+            blocks.append(Block(name=str(b.get("name", f"block{i}")), grid=grid, base=dict(b.get("base", {})),
+                                replications=reps, description=str(b.get("description", ""))))
+        names = [b.name for b in blocks]
+        if len(set(names)) != len(names):
+            raise ConfigError("block.name", f"block names must be unique, got {names}")
+        reps = data.get("replications", 1)
+        if not isinstance(reps, int) or reps < 1:
+            raise ConfigError("replications", f"must be an integer >= 1, got {reps!r}")
+        seed = data.get("seed", 1)
+        if not isinstance(seed, int) or seed < 0:
+            raise ConfigError("seed", f"must be an integer >= 0, got {seed!r}")
+        quick = dict(data.get("quick", {}))
+        for k in quick:
+            if k not in ("replications", "base", "grid"):
+                raise ConfigError(f"quick.{k}", "unknown key", ["replications", "base", "grid"])
+        exp = cls(name=exp_name, blocks=tuple(blocks), base=dict(data.get("base", {})), seed=seed,
+                  replications=reps, title=str(data.get("title", "")),
+                  description=str(data.get("description", "")), quick=quick, source=source, path=path)
+        exp.points()  # validate every configuration now, with the key at fault
+        if quick:
+            exp.quick_variant().points()
+        return exp
+
+    # -- derived ------------------------------------------------------------------------
+
+    def quick_variant(self) -> "Experiment":
+        """The ``--quick`` version: ``[quick]`` replications, base overrides and grid trims.
+
+        ``[quick.grid]`` keeps, in every block that sweeps a key, only the listed values; a
+        block left with an empty grid dimension is dropped.
+        """
+        q = self.quick
+        keep = dict(q.get("grid", {}))
+        blocks = []
+        for b in self.blocks:
+            grid = {}
+            for k, vals in b.grid.items():
+                if k in keep:
+                    vals = [v for v in vals if v in keep[k]]
+                grid[k] = vals
+            if all(grid.values()):
+                blocks.append(Block(name=b.name, grid=grid, base=b.base,
+                                    replications=None if "replications" in q else b.replications,
+                                    description=b.description))
+        return Experiment(name=f"{self.name}-quick", blocks=tuple(blocks),
+                          base={**self.base, **q.get("base", {})}, seed=self.seed,
+                          replications=int(q.get("replications", self.replications)), title=self.title,
+                          description=self.description, quick={}, source=self.source, path=self.path)
+
+    def points(self) -> list[tuple[Block, int, dict, SimConfig]]:
+        """Every grid point: ``(block, index, assignment, configuration)`` (validated; the
+        seed is the default until :meth:`runs` derives it)."""
+        out = []
+        for b in self.blocks:
+            for pi, assignment in enumerate(b.points()):
+                fields = {**self.base, **b.base, **assignment}
+                try:
+                    cfg = SimConfig.from_dict(fields)
+                except ConfigError as e:
+                    where = f"block '{b.name}' point {assignment}"
+                    raise ConfigError(e.key, f"{str(e).split(': ', 1)[1]} [in {where}]") from None
+                out.append((b, pi, dict(assignment), cfg))
+        return out
+
+    def runs(self) -> list[PlannedRun]:
+        """Every run, block by block, point by point, replication by replication."""
+        out = []
+        for b, pi, assignment, cfg in self.points():
+            reps = b.replications or self.replications
+            point = _point_dict(cfg)
+            phash = hashlib.sha256(canonical_json(point).encode()).hexdigest()[:16]
+            for r in range(reps):
+                seeded = cfg.with_seed(_seed_from_point(self.seed, point, r))
+                out.append(PlannedRun(self.name, b.name, pi, r, assignment, seeded, phash))
+        return out
+
+    def summary(self) -> str:
+        lines = [f"{self.name}: {len(self.runs())} runs"]
+        for b in self.blocks:
+            reps = b.replications or self.replications
+            dims = " x ".join(f"{k}[{len(v)}]" for k, v in b.grid.items()) or "1 point"
+            lines.append(f"  {b.name}: {dims} x {reps} replications = {b.size() * reps} runs")
+        return "\n".join(lines)
+
+
+def load_experiment(path: str | os.PathLike) -> Experiment:
+    """Read an experiment file (TOML)."""
+    p = Path(path)
+    text = p.read_text()
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(str(p), f"invalid TOML: {e}") from None
+    return Experiment.from_dict(data, name=p.stem, source=text, path=str(p))
+
+
+def catalogue_dirs() -> list[Path]:
+    """Where catalogue entries are looked up: ``$COAPCC_EXPERIMENTS`` (``:``-separated),
+    ``./experiments``, and the ``experiments/`` folder of the source tree."""
+    dirs = [Path(d) for d in os.environ.get("COAPCC_EXPERIMENTS", "").split(os.pathsep) if d]
+    dirs.append(Path.cwd() / "experiments")
+    dirs.append(Path(__file__).resolve().parents[2] / "experiments")
+    seen, out = set(), []
+    for d in dirs:
+        r = d.resolve()
+        if r not in seen and r.is_dir():
+            seen.add(r)
+            out.append(r)
+    return out
+
+
+def catalogue() -> dict[str, Path]:
+    """Catalogue entries: name -> file."""
+    out: dict[str, Path] = {}
+    for d in catalogue_dirs():
+        for f in sorted(d.glob("*.toml")):
+            out.setdefault(f.stem, f)
+    return out
+
+
+def find_experiment(name_or_path: str) -> Experiment:
+    """Load a file path, or a catalogue entry by name (``anrw18``)."""
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or p.exists():
+        if not p.exists():
+            raise FileNotFoundError(f"no such experiment file: {name_or_path}")
+        return load_experiment(p)
+    entries = catalogue()
+    if name_or_path not in entries:
+        raise ConfigError("experiment", f"no experiment file or catalogue entry {name_or_path!r}", sorted(entries))
+    return load_experiment(entries[name_or_path])

@@ -1,0 +1,196 @@
+"""Typed result of one simulation: tidy pandas tables over the simulator's report.
+
+pandas is imported when a table is first asked for, not when the module is imported.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from functools import cached_property
+from typing import Any
+
+from .config import SimConfig
+
+__all__ = ["SimResult", "FLOW_COLUMNS", "LINK_COLUMNS"]
+
+#: Per-flow columns of the simulator's report, in order.
+FLOW_COLUMNS = (
+    "client", "group", "cc", "fct_s", "transmissions", "retransmissions",
+    "unnecessary_retransmissions", "failed_exchanges",
+)
+#: Per-direction link counters of the simulator's report (packet counts are appended as found).
+LINK_COLUMNS = ("offered_bytes", "delivered_bytes", "buffer_drop_bytes", "error_loss_bytes", "busy_fraction")
+
+
+def _flatten(prefix: str, obj: Any, out: dict) -> None:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            _flatten(f"{prefix}_{k}" if prefix else k, v, out)
+    else:
+        out[prefix] = obj
+
+
+def link_fields(report: dict) -> dict:
+    """``{"downlink_offered_bytes": ..., "uplink_busy_fraction": ..., ...}`` from a report."""
+    out: dict = {}
+    for direction in ("downlink", "uplink"):
+        _flatten(direction, (report.get("links") or {}).get(direction, {}), out)
+    return out
+
+
+class SimResult:
+    """The outcome of one run: typed accessors and tidy tables.
+
+    Attributes:
+        config: the :class:`~coapcc.SimConfig` that ran (with its seed).
+        raw: the simulator's report, as parsed JSON (``coapcc simulate --json``); parsed on
+            first access, so a result costs nothing until it is read.
+
+    Tables (pandas DataFrames, built on first access):
+        flows: one row per flow (client): ``client, group, cc, fct_s, transmissions,
+            retransmissions, unnecessary_retransmissions, failed_exchanges``.
+        retransmissions_per_exchange: the histogram of completed exchanges by number of
+            retransmissions (``retransmissions, exchanges, share``), ANRW Table 2 style.
+        links: one row per direction (index ``downlink``, ``uplink``) with the byte and
+            packet counters and ``busy_fraction``.
+
+    >>> r = coapcc.simulate(clients=2, exchanges=5, seed=3)          # doctest: +SKIP
+    >>> r.flows[["client", "fct_s"]]                                  # doctest: +SKIP
+    >>> r.summary()["fct_median"]                                     # doctest: +SKIP
+    """
+
+    def __init__(self, config: SimConfig, raw: dict | None = None, *, text: str | None = None):
+        if raw is None and text is None:
+            raise TypeError("SimResult needs the report: raw (dict) or text (JSON)")
+        self.config = config
+        self._text = text
+        if raw is not None:
+            self.__dict__["raw"] = raw
+
+    @cached_property
+    def raw(self) -> dict:
+        """The simulator's report (parsed on first access)."""
+        return json.loads(self._text)
+
+    @property
+    def json(self) -> str:
+        """The simulator's report as JSON text."""
+        return self._text if self._text is not None else json.dumps(self.raw)
+
+    # -- scalars ------------------------------------------------------------------------
+
+    @property
+    def seed(self) -> int:
+        return int(self.raw.get("config", {}).get("seed", self.config.seed))
+
+    @property
+    def useful_fraction(self) -> float:
+        return float(self.raw.get("useful_fraction", float("nan")))
+
+    @property
+    def sim_time_s(self) -> float:
+        return float(self.raw.get("sim_time_s", float("nan")))
+
+    @property
+    def wall_s(self) -> float:
+        """Wall-clock seconds the simulator took (the only non-deterministic number)."""
+        return float(self.raw.get("wall_s", float("nan")))
+
+    # -- tables -------------------------------------------------------------------------
+
+    @cached_property
+    def flows(self):
+        import pandas as pd
+
+        rows = self.raw.get("flows", [])
+        df = pd.DataFrame(rows)
+        cols = [c for c in FLOW_COLUMNS if c in df.columns] + [c for c in df.columns if c not in FLOW_COLUMNS]
+        return df[cols] if len(df.columns) else pd.DataFrame(columns=list(FLOW_COLUMNS))
+
+    @cached_property
+    def retransmissions_per_exchange(self):
+        import pandas as pd
+
+        counts = [int(c) for c in self.raw.get("retransmissions_per_exchange", [])]
+        total = sum(counts)
+        return pd.DataFrame({
+            "retransmissions": list(range(len(counts))),
+            "exchanges": counts,
+            "share": [c / total if total else float("nan") for c in counts],
+        })
+
+    @cached_property
+    def links(self):
+        import pandas as pd
+
+        links = self.raw.get("links", {})
+        rows = {}
+        for direction in ("downlink", "uplink"):
+            flat: dict = {}
+            _flatten("", links.get(direction, {}), flat)
+            rows[direction] = flat
+        df = pd.DataFrame.from_dict(rows, orient="index")
+        df.index.name = "direction"
+        return df
+
+    def fct(self):
+        """Flow completion times in seconds (a pandas Series indexed by client)."""
+        return self.flows.set_index("client")["fct_s"]
+
+    def summary(self, by: str | None = None):
+        """Headline numbers of the run (a pandas Series), or one row per value of ``by``
+        (e.g. ``by="cc"`` for a mixed run) as a DataFrame.
+
+        FCT statistics are over flows: median, p10, p25, p75, p90 (linear interpolation).
+        """
+        import pandas as pd
+
+        if by is not None:
+            rows = {key: _flow_summary(g) for key, g in self.flows.groupby(by, sort=False)}
+            return pd.DataFrame.from_dict(rows, orient="index").rename_axis(by)
+        s = _flow_summary(self.flows)
+        s.update({
+            "useful_fraction": self.useful_fraction,
+            "downlink_busy_fraction": self.raw.get("links", {}).get("downlink", {}).get("busy_fraction"),
+            "uplink_busy_fraction": self.raw.get("links", {}).get("uplink", {}).get("busy_fraction"),
+            "sim_time_s": self.sim_time_s,
+            "wall_s": self.wall_s,
+            "seed": self.seed,
+        })
+        return pd.Series(s, name=self.config.label)
+
+    # -- display ------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        flows = self.raw.get("flows", [])
+        fcts = sorted(f["fct_s"] for f in flows if f.get("fct_s") is not None)
+        med = f"{fcts[len(fcts) // 2]:.3f} s" if fcts else "n/a"
+        c = self.config
+        return (f"<SimResult {c.label} clients={c.clients} buffer={c.buffer_bytes} B "
+                f"errors={c.errors} workload={c.workload} seed={self.seed}: "
+                f"{len(flows)} flows, median FCT {med}>")
+
+    def _repr_html_(self) -> str:
+        c = self.config
+        head = (f"<b>SimResult</b> &mdash; {html.escape(c.label)}, {c.clients} clients, "
+                f"buffer {c.buffer_bytes} B, errors {html.escape(c.errors)}, "
+                f"workload {html.escape(c.workload)}, seed {self.seed}")
+        return (f"<div>{head}<br>{self.summary().to_frame().T.to_html(float_format=lambda x: f'{x:.4g}')}"
+                f"<details><summary>configuration</summary><pre>"
+                f"{html.escape(json.dumps(self.raw.get('config', {}), indent=2))}</pre></details></div>")
+
+
+def _flow_summary(flows) -> dict:
+    from .stats import describe
+
+    d = describe(flows["fct_s"]) if "fct_s" in flows else describe([])
+    out = {"flows": int(len(flows))}
+    for k in ("median", "p10", "p25", "p75", "p90"):
+        out[f"fct_{k}"] = d[k]
+    for col in ("transmissions", "retransmissions", "unnecessary_retransmissions", "failed_exchanges"):
+        if col in flows:
+            out[col] = int(flows[col].sum())
+    if "unnecessary_retransmissions" in flows and len(flows):
+        out["unnecessary_retransmissions_median"] = float(flows["unnecessary_retransmissions"].median())
+    return out

@@ -1,0 +1,99 @@
+"""Per-exchange traces of the simulator (``coapcc simulate --trace FILE``).
+
+The trace is JSON lines, one record per finished exchange, in simulated-time order
+(crates/coapcc-sim/src/trace.rs)::
+
+    {"time_s": 12.3, "client": 0, "group": 0, "exchange": 4, "outcome": "ack",
+     "transmissions": [{"sent_s": 9.1, "timer_s": 2.4}, {"sent_s": 11.5, "timer_s": 4.8}],
+     "rtt_s": 3.2, "answered_copy": 1, "echoed_copy": 1,
+     "cc": {"rto_s": 2.0, "strong": {"srtt_s": .., "rttvar_s": .., "rto_s": .., "samples": 3},
+            "weak": null, "slow_rto_s": null, "state": null, "retained_s": null}}
+
+:func:`read_trace` turns it into two tidy tables: exchanges and transmissions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+__all__ = ["Trace", "read_trace"]
+
+
+@dataclass
+class Trace:
+    """A parsed trace.
+
+    ``exchanges``: one row per exchange: ``time_s, client, group, exchange, outcome,
+    n_transmissions, first_sent_s, initial_timer_s, rtt_s, answered_copy, cc_rto_s,
+    strong_srtt_s, strong_rttvar_s, strong_rto_s, weak_srtt_s, weak_rttvar_s, weak_rto_s,
+    slow_rto_s, state, retained_s``.
+
+    ``transmissions``: one row per copy sent: ``client, exchange, copy, sent_s, timer_s,
+    expired`` (``expired``: the timer armed with this copy ran out, i.e. a later copy followed
+    or the exchange gave up).
+    """
+
+    exchanges: Any
+    transmissions: Any
+
+    def flow(self, client: int) -> "Trace":
+        """The trace of one client."""
+        return Trace(self.exchanges[self.exchanges["client"] == client].reset_index(drop=True),
+                     self.transmissions[self.transmissions["client"] == client].reset_index(drop=True))
+
+
+def _records(lines: Iterable[str], clients: set[int] | None):
+    for line in lines:
+        if not line.strip():
+            continue
+        rec = json.loads(line)
+        if clients is None or rec.get("client") in clients:
+            yield rec
+
+
+def read_trace(path: str | os.PathLike, clients: Iterable[int] | None = None) -> Trace:
+    """Read a trace file (optionally only some clients) into a :class:`Trace`.
+
+    >>> t = coapcc.read_trace("trace.jsonl", clients=[0])          # doctest: +SKIP
+    >>> t.exchanges[["time_s", "rtt_s", "cc_rto_s"]]                 # doctest: +SKIP
+    """
+    import pandas as pd
+
+    wanted = set(clients) if clients is not None else None
+    ex_rows, tx_rows = [], []
+    with open(path) as f:
+        for rec in _records(f, wanted):
+            txs = rec.get("transmissions") or []
+            cc = rec.get("cc") or {}
+            row = {
+                "time_s": rec.get("time_s"), "client": rec.get("client"), "group": rec.get("group"),
+                "exchange": rec.get("exchange"), "outcome": rec.get("outcome"), "n_transmissions": len(txs),
+                "first_sent_s": txs[0]["sent_s"] if txs else None,
+                "initial_timer_s": txs[0]["timer_s"] if txs else None,
+                "rtt_s": rec.get("rtt_s"), "answered_copy": rec.get("answered_copy"),
+                "cc_rto_s": cc.get("rto_s"),
+            }
+            for est in ("strong", "weak"):
+                e = cc.get(est) or {}
+                for k in ("srtt_s", "rttvar_s", "rto_s"):
+                    row[f"{est}_{k}"] = e.get(k)
+            for k in ("slow_rto_s", "state", "retained_s"):
+                row[k] = cc.get(k)
+            ex_rows.append(row)
+            last = len(txs) - 1
+            for i, t in enumerate(txs):
+                tx_rows.append({
+                    "client": rec.get("client"), "exchange": rec.get("exchange"), "copy": i,
+                    "sent_s": t.get("sent_s"), "timer_s": t.get("timer_s"),
+                    "expired": i < last or rec.get("outcome") == "give_up",
+                })
+    ex = pd.DataFrame(ex_rows)
+    tx = pd.DataFrame(tx_rows, columns=["client", "exchange", "copy", "sent_s", "timer_s", "expired"])
+    for col in ("rtt_s", "cc_rto_s", "strong_srtt_s", "strong_rttvar_s", "strong_rto_s", "weak_srtt_s",
+                "weak_rttvar_s", "weak_rto_s", "slow_rto_s", "retained_s"):
+        if col in ex:
+            ex[col] = pd.to_numeric(ex[col], errors="coerce")
+    return Trace(ex, tx)

@@ -1,0 +1,65 @@
+"""Shared fixtures of the Python suite."""
+import os
+import sys
+import textwrap
+
+import pytest
+
+from coapcc.runner import have_simulator
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+#: Tests that run the real simulator (coapcc._native.simulate_json).
+needs_sim = pytest.mark.skipif(not have_simulator(),
+                               reason="this build of coapcc._native has no simulate_json (rerun scripts/setup)")
+
+TINY = """
+# A tiny experiment for tests: 2 algorithms x 2 client counts x 2 buffers, 2 replications,
+# plus a mixed block; a few exchanges per flow.
+name = "tiny"
+seed = 11
+replications = 2
+
+[base]
+exchanges = 4
+
+[[block]]
+name = "single"
+[block.grid]
+algorithm = ["default", "cocoa"]
+clients = [1, 6]
+buffer_bytes = [2500, 28200]
+
+[[block]]
+name = "mixed"
+replications = 1
+[block.base]
+clients = 6
+buffer_bytes = 2500
+[block.grid]
+groups = [[{ algorithm = "default", share = 0.5 }, { algorithm = "default-fb1", share = 0.5 }]]
+
+[quick]
+replications = 1
+[quick.grid]
+clients = [6]
+"""
+
+
+@pytest.fixture
+def tiny_file(tmp_path):
+    p = tmp_path / "tiny.toml"
+    p.write_text(textwrap.dedent(TINY))
+    return p
+
+
+def subprocess_env(**extra):
+    """Environment for `python -m coapcc` subprocesses: this test folder importable (fake
+    runners), plus ``extra``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([HERE, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]])
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+COAPCC = [sys.executable, "-m", "coapcc"]

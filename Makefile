@@ -3,7 +3,7 @@
 
 # Set everything up, then run the main job on its embedded default.
 demo: setup
-	.venv/bin/coapcc simulate
+	.venv/bin/coapcc reproduce anrw18 --quick
 
 # Every test (Rust + Python); this is what CI runs.
 test:

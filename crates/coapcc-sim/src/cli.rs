@@ -12,7 +12,8 @@ use clap::Args;
 use serde::de::DeserializeOwned;
 
 use crate::config::{
-    DuplicateMode, GroupConfig, SimConfig, UnnecessaryDef, WorkloadKind, DEFAULT_BUFFER_BYTES, DEFAULT_CC,
+    DuplicateMode, EndpointModel, GroupConfig, SimConfig, UnnecessaryDef, WorkloadKind, DEFAULT_BUFFER_BYTES,
+    DEFAULT_CC,
 };
 use crate::link::{ErrorClock, LossModel, StageConfig};
 use crate::report::SimReport;
@@ -101,6 +102,10 @@ pub struct SimulateArgs {
     /// Bound on simulated time in seconds (default 100000).
     #[arg(long, value_name = "SECONDS")]
     pub max_sim_time_s: Option<f64>,
+    /// Endpoint model: compact (default; the simulator's own, fastest) or full (the real
+    /// coapcc-proto endpoints exchanging encoded datagrams; same results, slower).
+    #[arg(long, value_name = "compact|full", value_parser = parse_enum::<EndpointModel>)]
+    pub endpoint: Option<EndpointModel>,
 }
 
 /// Parse a configuration enum from its JSON name, accepting `-` for `_`.
@@ -206,6 +211,9 @@ pub fn build_config(args: &SimulateArgs) -> anyhow::Result<SimConfig> {
     if let Some(t) = args.max_sim_time_s {
         cfg.max_sim_time_s = t;
     }
+    if let Some(m) = args.endpoint {
+        cfg.endpoint.model = m;
+    }
     cfg.validate().map_err(|e| anyhow::anyhow!("invalid configuration: {e}"))?;
     Ok(cfg)
 }
@@ -293,13 +301,14 @@ pub fn summary(r: &SimReport) -> String {
     };
     let _ = writeln!(
         s,
-        "seed {}: {} clients, {} x {} exchanges, buffer {} B, errors {}{}",
+        "seed {}: {} clients, {} x {} exchanges, buffer {} B, errors {}{}{}",
         c.seed,
         c.total_clients(),
         kind,
         c.workload.exchanges,
         buffer.unwrap_or(DEFAULT_BUFFER_BYTES),
         loss,
+        if c.endpoint.model == EndpointModel::Full { ", full endpoints" } else { "" },
         if r.truncated { " -- TRUNCATED at max_sim_time_s" } else { "" }
     );
     for g in &r.groups {
@@ -359,6 +368,7 @@ mod tests {
     fn enums_parse_with_dashes() {
         assert_eq!(parse_enum::<DuplicateMode>("replay-cached").unwrap(), DuplicateMode::ReplayCached);
         assert_eq!(parse_enum::<WorkloadKind>("random").unwrap(), WorkloadKind::Random);
+        assert_eq!(parse_enum::<EndpointModel>("full").unwrap(), EndpointModel::Full);
         let e = parse_enum::<WorkloadKind>("bursty").unwrap_err();
         assert!(e.contains("continuous") && !e.contains('\n'), "{e}");
     }

@@ -39,6 +39,10 @@ pub struct SimConfig {
     pub server: ServerConfig,
     /// Metric definitions.
     pub metrics: MetricsConfig,
+    /// Which implementation of the clients and the server runs (default `compact`). Left
+    /// out of the serialised form when it is the default, so compact reports are unchanged.
+    #[serde(skip_serializing_if = "EndpointModelConfig::is_default")]
+    pub endpoint: EndpointModelConfig,
     /// Bound on simulated time, seconds (default 100 000 s ≈ 28 h, far beyond any published
     /// workload: 400 clients with the 1.41 MB buffer finish in well under an hour). A run
     /// reaching it stops and reports `truncated: true`; no run can hang.
@@ -55,6 +59,7 @@ impl Default for SimConfig {
             coap: CoapConfig::default(),
             server: ServerConfig::default(),
             metrics: MetricsConfig::default(),
+            endpoint: EndpointModelConfig::default(),
             max_sim_time_s: 100_000.0,
         }
     }
@@ -277,6 +282,35 @@ impl Default for MetricsConfig {
     }
 }
 
+/// The implementation of the clients and the server (`docs/simulator.md`, "Endpoint models").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndpointModel {
+    /// The simulator's own compact model: packets are small structs, sizes come from
+    /// [`crate::coap`]. Default; the fastest.
+    #[default]
+    Compact,
+    /// One real `coapcc_proto::endpoint::Endpoint<u32>` per client and one for the server
+    /// (peers are node ids), exchanging real encoded datagrams; a packet's size is the
+    /// datagram's length + 8 (UDP) + the IP header.
+    Full,
+}
+
+/// Endpoint model selection.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EndpointModelConfig {
+    /// `compact` (default) or `full`.
+    pub model: EndpointModel,
+}
+
+impl EndpointModelConfig {
+    /// Whether this is the default (`compact`).
+    pub fn is_default(&self) -> bool {
+        *self == EndpointModelConfig::default()
+    }
+}
+
 /// Why a configuration cannot run. `Display` is one line.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
@@ -349,6 +383,9 @@ impl SimConfig {
         }
         if c.token_len > 8 {
             return Err(invalid("coap.token_len", format!("{} exceeds the CoAP maximum of 8", c.token_len)));
+        }
+        if c.token_len == 0 && self.endpoint.model == EndpointModel::Full {
+            return Err(invalid("coap.token_len", "the full endpoint model needs a token of 1 to 8 bytes"));
         }
         let mtu = self.link.mtu_bytes;
         let (req, resp) = (c.request_bytes() as u64, c.response_bytes() as u64);

@@ -1,4 +1,5 @@
-//! The discrete-event engine: virtual clock, event queue, endpoints.
+//! The discrete-event engine: virtual clock, event queue, workloads and metrics, and the two
+//! endpoint models that run the clients and the server.
 //!
 //! # Event queue
 //!
@@ -12,22 +13,42 @@
 //! - packets in flight: each direction is a [`Link`], which computes a packet's whole path
 //!   when it is pushed and holds it in a FIFO until delivery (one event per packet);
 //! - responses delayed by the server's constant processing delay: a FIFO;
-//! - retransmission timers: an indexed heap with one slot per client, re-keyed in place when a
-//!   timer is re-armed and emptied when it is cancelled (no stale entries);
-//! - everything else (flow starts, paced or delayed exchange starts): a binary heap.
+//! - retransmission timers: an indexed heap with one timer slot per client (plus one for the
+//!   server in the full model), re-keyed in place when a timer is re-armed and emptied when
+//!   it is cancelled (no stale entries);
+//! - everything else (flow starts, delayed exchange starts): a binary heap.
+//!
+//! # Endpoint models
+//!
+//! The engine ([`Sim`]) owns the clock, the queue, the links, the workloads and every metric;
+//! a [`Model`] is told what happened (an exchange may start, a timer expired, a datagram
+//! arrived) and answers by calling the engine back (send a request copy, send a response,
+//! an exchange completed or failed). [`Compact`] is the simulator's own model (packets are
+//! small structs, sizes from [`crate::coap`]); [`Full`] runs one real
+//! [`coapcc_proto::endpoint::Endpoint`] per client and one for the server. Both consume
+//! `seq` numbers in the same pattern (one per packet sent, one per timer armed with a request
+//! copy or re-armed otherwise, one per delayed start or delayed server answer), so where they
+//! do the same thing they produce the same event order, bit for bit.
 //!
 //! # Random streams
 //!
 //! All streams are `SplitMix64::stream(seed, id)`: uplink element i → id 0x100 + i, downlink
 //! element i → 0x200 + i (loss and rest-of-path delay, per direction), client c's dither →
-//! 2^32 + c, client c's workload (batch sizes, start jitter) → 2·2^32 + c.
+//! 2^32 + c, client c's workload (batch sizes, start jitter) → 2·2^32 + c; full model only:
+//! client c's endpoint (Message IDs, tokens) → 3·2^32 + c, the server endpoint → 0x300.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
-use std::time::Duration;
 
-use coapcc_cc::{AckInfo, Algorithm, CongestionControl, Exchange, GiveUpReason, Instant, SplitMix64, TimeoutAction};
+use coapcc_cc::time::duration_nanos;
+use coapcc_cc::{
+    AckInfo, Algorithm, AlgorithmConfig, CongestionControl, Exchange, GiveUpReason, Instant, Snapshot, SplitMix64,
+    TimeoutAction,
+};
+use coapcc_proto::endpoint::{self as ep, Endpoint, Event, Request, Response, ServerRequestId};
+use coapcc_proto::{option, peek_header, Code, MessageType};
 
+use crate::coap;
 use crate::config::{ConfigError, DuplicateMode, SimConfig, UnnecessaryDef};
 use crate::link::{ms_to_ns, Link, Nanos};
 use crate::report::{secs, FlowReport, GroupReport, LinkReport, LinksReport, SimReport, Summary};
@@ -39,24 +60,33 @@ use crate::workload::{uniform_u64, FlowPlan, Next};
 pub const STREAM_UPLINK: u64 = 0x100;
 /// Stream id base of downlink elements.
 pub const STREAM_DOWNLINK: u64 = 0x200;
+/// Stream id of the server endpoint (full endpoint model).
+pub const STREAM_SERVER: u64 = 0x300;
 /// Stream id base of client dither streams.
 pub const STREAM_DITHER: u64 = 1 << 32;
 /// Stream id base of client workload streams.
 pub const STREAM_WORKLOAD: u64 = 2 << 32;
+/// Stream id base of client endpoints' own randomness (Message IDs, tokens; full model).
+pub const STREAM_ENDPOINT: u64 = 3 << 32;
 
+/// "No copy": a packet that is not a request copy / not a response to one, or a metric
+/// slot not filled yet.
 const NONE: u16 = u16::MAX;
 
-/// A message on the wire (both directions).
-#[derive(Clone, Copy, Debug)]
-struct Packet {
+/// A message on the wire (both directions). `buf` is the model's payload: nothing for the
+/// compact model, the encoded datagram for the full one.
+#[derive(Clone, Debug)]
+pub(crate) struct Packet<B> {
     seq: u64,
     client: u32,
-    /// Exchange index within the client's flow: the Message ID (mod 2^16).
+    /// Exchange index within the client's flow (compact: the Message ID mod 2^16).
     exchange: u32,
-    /// Request: its copy ordinal. Response: the copy whose arrival triggered it.
+    /// Request: its copy ordinal. Response: the copy whose arrival triggered it. `NONE` for
+    /// other messages (Empty ACKs, RSTs, separate responses sent on a timer).
     copy: u16,
     /// Response: the ordinal echoed in it (AMBIG-21).
     echo: u16,
+    buf: B,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -100,19 +130,22 @@ struct ExRec {
     min_req: u16,
     /// Smallest copy whose response reached the client.
     min_resp: u16,
+    /// First copy that reached the server.
+    first_req: u16,
 }
 
+/// A client's workload position and measurements (the protocol state is the model's).
 struct Client {
     group: u32,
-    cc: Algorithm,
-    dither: SplitMix64,
     plan: FlowPlan,
+    /// An exchange is in progress.
     active: bool,
-    ex: Exchange,
+    /// Index of the current (or last) exchange in `recs`.
     cur: u32,
-    copy_id: bool,
+    /// First transmission of the current exchange.
+    started: Nanos,
     /// Transmissions of the active exchange (send time, armed timer): kept only when tracing
-    /// or for copy identification.
+    /// or when the model needs them (compact copy identification).
     log: Vec<(Nanos, Nanos)>,
     keep_log: bool,
     first_sent: Option<Nanos>,
@@ -128,24 +161,51 @@ struct Group {
     hist: Vec<u64>,
 }
 
+/// What a response that completed an exchange carried: (answered copy, echoed copy, IP size).
+type Answer = (u16, u16, u32);
+
+/// An endpoint model: the clients' and the server's protocol logic. Every hook is told the
+/// event and calls the engine back.
+pub(crate) trait Model: Sized {
+    /// Payload of a packet.
+    type Buf;
+    /// The model for `cfg` (`algs`: each group's algorithm).
+    fn new(cfg: &SimConfig, algs: &[AlgorithmConfig]) -> Self;
+    /// Timer slots: one per client, plus any the model needs.
+    fn timer_slots(&self, clients: usize) -> usize;
+    /// Whether client `c`'s transmissions must be logged even without a trace.
+    fn needs_log(&self, c: usize) -> bool;
+    /// Client `c` may start its next exchange now (the model may defer it: pacing).
+    fn begin(sim: &mut Sim<'_, Self>, c: usize);
+    /// Timer slot `slot` expired.
+    fn timer(sim: &mut Sim<'_, Self>, slot: usize);
+    /// A packet reached the server.
+    fn at_server(sim: &mut Sim<'_, Self>, p: Packet<Self::Buf>);
+    /// The server's processing delay for request `sid` (the model's id) ended.
+    fn server_send(sim: &mut Sim<'_, Self>, p: Packet<Self::Buf>, sid: u64);
+    /// A packet reached its client.
+    fn at_client(sim: &mut Sim<'_, Self>, p: Packet<Self::Buf>);
+    /// Reset client `c`'s algorithm (random workload, batch boundary).
+    fn reset(sim: &mut Sim<'_, Self>, c: usize);
+    /// Client `c`'s algorithm state.
+    fn snapshot(&self, c: usize) -> Snapshot;
+}
+
 /// One simulation run.
-pub(crate) struct Sim<'t> {
+pub(crate) struct Sim<'t, M: Model> {
     now: Nanos,
     seq: u64,
     bound: Nanos,
     heap: BinaryHeap<Ev>,
     timers: TimerHeap,
-    server_q: VecDeque<(Nanos, Packet)>,
-    up: Link<Packet>,
-    down: Link<Packet>,
+    /// Delayed server answers: (time, packet, model's request id).
+    server_q: VecDeque<(Nanos, Packet<M::Buf>, u64)>,
+    up: Link<Packet<M::Buf>>,
+    down: Link<Packet<M::Buf>>,
     clients: Vec<Client>,
     groups: Vec<Group>,
-    /// Server's duplicate-detection cache per client: (last Message ID, first copy received).
-    server_cache: Vec<(u32, u16)>,
     duplicate_mode: DuplicateMode,
     server_delay: Nanos,
-    req_size: u32,
-    resp_size: u32,
     hist: Vec<u64>,
     useful_bytes: u64,
     first_packet: Option<Nanos>,
@@ -156,10 +216,19 @@ pub(crate) struct Sim<'t> {
     events: u64,
     trace: Option<&'t mut dyn TraceSink>,
     tx_buf: Vec<TxTrace>,
+    m: M,
 }
 
-impl<'t> Sim<'t> {
-    pub(crate) fn new(cfg: &SimConfig, trace: Option<&'t mut dyn TraceSink>) -> Result<Self, ConfigError> {
+/// Run `cfg` (resolved and validated) with endpoint model `M`.
+pub(crate) fn run<M: Model>(cfg: SimConfig, trace: Option<&mut dyn TraceSink>) -> Result<SimReport, ConfigError> {
+    let def = cfg.metrics.unnecessary_def;
+    let mut sim = Sim::<M>::new(&cfg, trace)?;
+    let truncated = sim.run();
+    Ok(sim.report(cfg, truncated, def))
+}
+
+impl<'t, M: Model> Sim<'t, M> {
+    fn new(cfg: &SimConfig, trace: Option<&'t mut dyn TraceSink>) -> Result<Self, ConfigError> {
         let algs = cfg.algorithms()?;
         let seed = cfg.seed;
         let mtu = cfg.link.mtu_bytes;
@@ -167,6 +236,7 @@ impl<'t> Sim<'t> {
         let up = Link::new(&cfg.link.uplink, mtu, seed, STREAM_UPLINK).map_err(|e| link_err("link.uplink", e))?;
         let down =
             Link::new(&cfg.link.downlink, mtu, seed, STREAM_DOWNLINK).map_err(|e| link_err("link.downlink", e))?;
+        let m = M::new(cfg, &algs);
         let tracing = trace.is_some();
         let n = cfg.total_clients() as usize;
         let max_rtx = algs.iter().map(|a| a.build().max_retransmit()).max().unwrap_or(0);
@@ -181,22 +251,17 @@ impl<'t> Sim<'t> {
             groups.push(Group { name: proto.name(), hist: vec![0; proto.max_retransmit() as usize + 1] });
             for _ in 0..gc.clients {
                 let c = clients.len() as u64;
-                let cc = proto.clone();
-                let copy_id = cc.uses_copy_id();
-                let keep_log = copy_id || tracing;
+                let keep_log = tracing || m.needs_log(c as usize);
                 let mut wl = SplitMix64::stream(seed, STREAM_WORKLOAD + c);
                 let start = if jitter > 0 { uniform_u64(&mut wl, 0, jitter) } else { 0 };
                 seq += 1;
                 heap.push(Ev { time: start, seq, kind: EvKind::FlowStart(c as u32) });
                 clients.push(Client {
                     group: g as u32,
-                    dither: SplitMix64::stream(seed, STREAM_DITHER + c),
                     plan: FlowPlan::new(&cfg.workload, wl),
                     active: false,
-                    ex: placeholder_exchange(&cc),
-                    cc,
                     cur: 0,
-                    copy_id,
+                    started: 0,
                     log: if keep_log { Vec::with_capacity(max_rtx as usize + 1) } else { Vec::new() },
                     keep_log,
                     first_sent: None,
@@ -214,17 +279,14 @@ impl<'t> Sim<'t> {
             seq,
             bound,
             heap,
-            timers: TimerHeap::new(n),
+            timers: TimerHeap::new(m.timer_slots(n)),
             server_q: VecDeque::new(),
             up,
             down,
-            server_cache: vec![(u32::MAX, 0); n],
             clients,
             groups,
             duplicate_mode: cfg.server.duplicate_mode,
             server_delay: ms_to_ns(cfg.server.processing_delay_ms),
-            req_size: cfg.coap.request_bytes(),
-            resp_size: cfg.coap.response_bytes(),
             hist: vec![0; max_rtx as usize + 1],
             useful_bytes: 0,
             first_packet: None,
@@ -235,6 +297,7 @@ impl<'t> Sim<'t> {
             events: 0,
             trace,
             tx_buf: Vec::new(),
+            m,
         })
     }
 
@@ -246,7 +309,7 @@ impl<'t> Sim<'t> {
 
     /// Run to completion (every flow finished and every packet delivered or dropped) or to
     /// the time bound. Returns whether the bound was hit.
-    pub(crate) fn run(&mut self) -> bool {
+    fn run(&mut self) -> bool {
         #[derive(Clone, Copy)]
         enum Src {
             Heap,
@@ -262,7 +325,7 @@ impl<'t> Sim<'t> {
                     best = Some((e.time, e.seq, Src::Heap));
                 }
             }
-            if let Some((t, p)) = self.server_q.front() {
+            if let Some((t, p, _)) = self.server_q.front() {
                 if best.map_or(true, |b| (*t, p.seq) < (b.0, b.1)) {
                     best = Some((*t, p.seq, Src::Server));
                 }
@@ -290,24 +353,24 @@ impl<'t> Sim<'t> {
                     let e = self.heap.pop().expect("peeked");
                     match e.kind {
                         EvKind::FlowStart(c) => self.flow_start(c as usize),
-                        EvKind::Begin(c) => self.begin_exchange(c as usize),
+                        EvKind::Begin(c) => M::begin(self, c as usize),
                     }
                 }
                 Src::Timer => {
-                    let c = self.timers.peek().expect("peeked").client;
-                    self.on_timer(c as usize);
+                    let slot = self.timers.peek().expect("peeked").client;
+                    M::timer(self, slot as usize);
                 }
                 Src::Server => {
-                    let (_, p) = self.server_q.pop_front().expect("peeked");
-                    self.send_response(p);
+                    let (_, p, sid) = self.server_q.pop_front().expect("peeked");
+                    M::server_send(self, p, sid);
                 }
                 Src::Up => {
                     let p = self.up.poll(t).expect("peeked");
-                    self.on_request(p);
+                    M::at_server(self, p);
                 }
                 Src::Down => {
                     let p = self.down.poll(t).expect("peeked");
-                    self.on_response(p);
+                    M::at_client(self, p);
                 }
             }
         }
@@ -331,18 +394,22 @@ impl<'t> Sim<'t> {
             }
             Next::Exchange { delay_ns, reset } => {
                 if reset {
-                    let now = Instant::from_nanos(self.now);
-                    self.clients[c].cc.reset(now);
+                    M::reset(self, c);
                 }
                 if delay_ns > 0 {
-                    self.timers.remove(c as u32);
-                    let seq = self.next_seq();
-                    self.heap.push(Ev { time: self.now + delay_ns, seq, kind: EvKind::Begin(c as u32) });
+                    self.defer_begin(c, self.now + delay_ns);
                 } else {
-                    self.begin_exchange(c);
+                    M::begin(self, c);
                 }
             }
         }
+    }
+
+    /// Client `c` tries to start its next exchange at `time` instead of now.
+    fn defer_begin(&mut self, c: usize, time: Nanos) {
+        self.timers.remove(c as u32);
+        let seq = self.next_seq();
+        self.heap.push(Ev { time, seq, kind: EvKind::Begin(c as u32) });
     }
 
     /// The utilisation window ends (last flow finished, or the time bound).
@@ -353,31 +420,22 @@ impl<'t> Sim<'t> {
         }
     }
 
-    /// Start the next exchange now, unless the algorithm's pacing hook says later.
-    fn begin_exchange(&mut self, c: usize) {
+    /// Client `c` starts an exchange now (its first copy follows with [`Sim::send_copy`]).
+    fn start_exchange(&mut self, c: usize) {
         let now = self.now;
         let cl = &mut self.clients[c];
-        let earliest = cl.cc.earliest_start(Instant::from_nanos(now)).as_nanos();
-        if earliest > now {
-            self.timers.remove(c as u32);
-            let seq = self.next_seq();
-            self.heap.push(Ev { time: earliest, seq, kind: EvKind::Begin(c as u32) });
-            return;
-        }
         cl.cur = cl.recs.len() as u32;
-        cl.recs.push(ExRec { tx: 0, min_req: NONE, min_resp: NONE });
-        cl.ex = cl.cc.start_exchange(Instant::from_nanos(now), 0, &mut cl.dither);
+        cl.recs.push(ExRec { tx: 0, min_req: NONE, min_resp: NONE, first_req: NONE });
         cl.active = true;
+        cl.started = now;
         cl.log.clear();
         cl.first_sent.get_or_insert(now);
-        let timer = cl.ex.timer();
-        self.send_copy(c, timer);
     }
 
-    /// Send the next copy of client `c`'s active exchange and arm `timer` with it.
-    fn send_copy(&mut self, c: usize, timer: Duration) {
+    /// Send the next copy (`size` IP bytes) of client `c`'s active exchange and arm its timer
+    /// for `deadline`.
+    fn send_copy(&mut self, c: usize, size: u32, deadline: Nanos, buf: M::Buf) {
         let now = self.now;
-        let timer_ns = coapcc_cc::time::duration_nanos(timer);
         let seq = self.next_seq();
         let tseq = self.next_seq();
         let cl = &mut self.clients[c];
@@ -386,86 +444,67 @@ impl<'t> Sim<'t> {
         rec.tx = rec.tx.saturating_add(1);
         cl.transmissions += 1;
         if cl.keep_log {
-            cl.log.push((now, timer_ns));
+            cl.log.push((now, deadline - now));
         }
-        let pkt = Packet { seq, client: c as u32, exchange: cl.cur, copy, echo: copy };
+        let pkt = Packet { seq, client: c as u32, exchange: cl.cur, copy, echo: copy, buf };
         self.first_packet.get_or_insert(now);
-        self.up.push(now, self.req_size, pkt);
-        self.timers.set(c as u32, now.saturating_add(timer_ns), tseq);
+        self.up.push(now, size, pkt);
+        self.timers.set(c as u32, deadline, tseq);
     }
 
-    fn on_timer(&mut self, c: usize) {
-        let now = Instant::from_nanos(self.now);
-        let cl = &mut self.clients[c];
-        if !cl.active {
-            // Cannot happen (every path that deactivates a client re-arms or disarms it);
-            // kept so a stray entry can never fire.
-            self.timers.remove(c as u32);
+    /// Send a client message that is not a request copy (full model: Empty ACK, RST).
+    fn send_other(&mut self, c: usize, size: u32, buf: M::Buf) {
+        let seq = self.next_seq();
+        let exchange = self.clients[c].cur;
+        self.first_packet.get_or_insert(self.now);
+        self.up.push(self.now, size, Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf });
+    }
+
+    /// A request copy reached the server (metrics only).
+    fn note_request<B>(&mut self, p: &Packet<B>) {
+        if p.copy == NONE {
             return;
         }
-        match cl.cc.on_timeout(now, &mut cl.ex) {
-            TimeoutAction::Retransmit(t) => self.send_copy(c, t),
-            TimeoutAction::GiveUp => {
-                cl.cc.on_give_up(now, &cl.ex, GiveUpReason::Timeout);
-                cl.active = false;
-                cl.failed += 1;
-                self.emit_trace(c, ExchangeOutcome::GiveUp, None);
-                let next = self.clients[c].plan.after(false);
-                self.follow(c, next);
-            }
+        let rec = &mut self.clients[p.client as usize].recs[p.exchange as usize];
+        rec.min_req = rec.min_req.min(p.copy);
+        if rec.first_req == NONE {
+            rec.first_req = p.copy;
         }
     }
 
-    /// A request copy reaches the server: deduplicate by Message ID, answer.
-    fn on_request(&mut self, p: Packet) {
-        let c = p.client as usize;
-        let rec = &mut self.clients[c].recs[p.exchange as usize];
-        rec.min_req = rec.min_req.min(p.copy);
-        let cache = &mut self.server_cache[c];
-        let echo = if cache.0 == p.exchange {
-            match self.duplicate_mode {
-                DuplicateMode::AnswerEachCopy => p.copy,
-                DuplicateMode::ReplayCached => cache.1,
-            }
-        } else {
-            *cache = (p.exchange, p.copy);
-            p.copy
-        };
-        let resp = Packet { echo, ..p };
+    /// A response to copy `p.copy` reached its client (metrics only).
+    fn note_response<B>(&mut self, p: &Packet<B>) {
+        if p.copy == NONE {
+            return;
+        }
+        let rec = &mut self.clients[p.client as usize].recs[p.exchange as usize];
+        rec.min_resp = rec.min_resp.min(p.copy);
+    }
+
+    /// The server answers `p` now (or after its processing delay; `sid` is the model's
+    /// handle for the delayed answer).
+    fn server_answer(&mut self, p: Packet<M::Buf>, size: u32, sid: u64) {
         if self.server_delay == 0 {
-            self.send_response(resp);
+            self.send_response(p, size);
         } else {
             // A constant delay keeps the server's output in arrival order: a FIFO suffices.
             let seq = self.next_seq();
-            self.server_q.push_back((self.now + self.server_delay, Packet { seq, ..resp }));
+            self.server_q.push_back((self.now + self.server_delay, Packet { seq, ..p }, sid));
         }
     }
 
-    fn send_response(&mut self, mut p: Packet) {
+    fn send_response(&mut self, mut p: Packet<M::Buf>, size: u32) {
         p.seq = self.next_seq(); // the downlink event's own insertion order
-        self.down.push(self.now, self.resp_size, p);
+        self.down.push(self.now, size, p);
     }
 
-    /// A response reaches its client.
-    fn on_response(&mut self, p: Packet) {
-        let c = p.client as usize;
+    /// Client `c`'s active exchange completed with a response (`answer`), after the model
+    /// told the algorithm.
+    fn exchange_done(&mut self, c: usize, answer: Answer) {
         let cl = &mut self.clients[c];
-        let rec = &mut cl.recs[p.exchange as usize];
-        rec.min_resp = rec.min_resp.min(p.copy);
-        if !(cl.active && cl.cur == p.exchange) {
-            return; // a late duplicate, or the response to an exchange that gave up
-        }
-        let now = Instant::from_nanos(self.now);
-        let ack = if cl.copy_id {
-            let sent = cl.log.get(p.echo as usize).map_or(cl.ex.started(), |l| Instant::from_nanos(l.0));
-            AckInfo::with_copy(&cl.ex, now, p.echo as u32, sent)
-        } else {
-            AckInfo::new(&cl.ex, now)
-        };
-        cl.cc.on_ack(now, &cl.ex, &ack);
         cl.active = false;
         cl.completed += 1;
-        let n = cl.ex.retransmissions() as usize;
+        let n = cl.recs[cl.cur as usize].tx.saturating_sub(1) as usize;
         let g = cl.group as usize;
         if let Some(h) = self.hist.get_mut(n) {
             *h += 1;
@@ -473,15 +512,25 @@ impl<'t> Sim<'t> {
         if let Some(h) = self.groups[g].hist.get_mut(n) {
             *h += 1;
         }
-        self.useful_bytes += self.resp_size as u64;
+        self.useful_bytes += answer.2 as u64;
         if self.trace.is_some() {
-            self.emit_trace(c, ExchangeOutcome::Ack, Some(p));
+            self.emit_trace(c, ExchangeOutcome::Ack, Some(answer));
         }
         let next = self.clients[c].plan.after(true);
         self.follow(c, next);
     }
 
-    fn emit_trace(&mut self, c: usize, outcome: ExchangeOutcome, resp: Option<Packet>) {
+    /// Client `c`'s active exchange gave up, after the model told the algorithm.
+    fn exchange_failed(&mut self, c: usize) {
+        let cl = &mut self.clients[c];
+        cl.active = false;
+        cl.failed += 1;
+        self.emit_trace(c, ExchangeOutcome::GiveUp, None);
+        let next = self.clients[c].plan.after(false);
+        self.follow(c, next);
+    }
+
+    fn emit_trace(&mut self, c: usize, outcome: ExchangeOutcome, answer: Option<Answer>) {
         let Some(sink) = self.trace.as_deref_mut() else { return };
         let cl = &self.clients[c];
         self.tx_buf.clear();
@@ -493,16 +542,16 @@ impl<'t> Sim<'t> {
             exchange: cl.cur,
             outcome,
             transmissions: &self.tx_buf,
-            rtt_s: resp.map(|_| secs(self.now - cl.ex.started().as_nanos())),
-            answered_copy: resp.map(|p| p.copy as u32),
-            echoed_copy: resp.map(|p| p.echo as u32),
-            cc: cl.cc.snapshot().into(),
+            rtt_s: answer.map(|_| secs(self.now - cl.started)),
+            answered_copy: answer.map(|a| a.0 as u32),
+            echoed_copy: answer.map(|a| a.1 as u32),
+            cc: self.m.snapshot(c).into(),
         };
         sink.exchange(&rec);
     }
 
     /// Assemble the report (everything but `wall_s`).
-    pub(crate) fn report(mut self, cfg: SimConfig, truncated: bool, def: UnnecessaryDef) -> SimReport {
+    fn report(mut self, cfg: SimConfig, truncated: bool, def: UnnecessaryDef) -> SimReport {
         let end = if truncated { self.bound } else { self.last_event };
         self.close_window(end);
         let start = self.first_packet.unwrap_or(0);
@@ -574,7 +623,7 @@ impl<'t> Sim<'t> {
         for (gr, f) in groups.iter_mut().zip(&fcts) {
             gr.fct_s = Summary::of(f);
         }
-        let link = |l: &Link<Packet>, busy: u64| {
+        let link = |l: &Link<Packet<M::Buf>>, busy: u64| {
             let path = l.path();
             let rs = path.rate_stage().map(|r| r.stats()).unwrap_or_default();
             LinkReport::new(path.counters(), rs.admitted_bytes, busy, window, rs.max_queue_bytes)
@@ -597,6 +646,149 @@ impl<'t> Sim<'t> {
     }
 }
 
+// ------------------------------------------------------------------------------------------
+// The compact model
+// ------------------------------------------------------------------------------------------
+
+/// The simulator's own endpoints: each client is an algorithm instance and a dither stream;
+/// packets are [`Packet<()>`], sized by [`crate::coap`]; the server deduplicates by exchange
+/// and answers each copy.
+pub(crate) struct Compact {
+    cl: Vec<CompactClient>,
+    /// Server's duplicate-detection cache per client: (last exchange, first copy received).
+    server_cache: Vec<(u32, u16)>,
+    req_size: u32,
+    resp_size: u32,
+}
+
+struct CompactClient {
+    cc: Algorithm,
+    dither: SplitMix64,
+    ex: Exchange,
+    copy_id: bool,
+}
+
+impl Model for Compact {
+    type Buf = ();
+
+    fn new(cfg: &SimConfig, algs: &[AlgorithmConfig]) -> Self {
+        let n = cfg.total_clients() as usize;
+        let mut cl = Vec::with_capacity(n);
+        for (gc, alg) in cfg.groups.iter().zip(algs) {
+            let proto = alg.build();
+            for _ in 0..gc.clients {
+                let c = cl.len() as u64;
+                let cc = proto.clone();
+                cl.push(CompactClient {
+                    dither: SplitMix64::stream(cfg.seed, STREAM_DITHER + c),
+                    ex: placeholder_exchange(&cc),
+                    copy_id: cc.uses_copy_id(),
+                    cc,
+                });
+            }
+        }
+        Compact {
+            cl,
+            server_cache: vec![(u32::MAX, 0); n],
+            req_size: cfg.coap.request_bytes(),
+            resp_size: cfg.coap.response_bytes(),
+        }
+    }
+
+    fn timer_slots(&self, clients: usize) -> usize {
+        clients
+    }
+
+    fn needs_log(&self, c: usize) -> bool {
+        self.cl[c].copy_id
+    }
+
+    /// Start the next exchange now, unless the algorithm's pacing hook says later.
+    fn begin(sim: &mut Sim<'_, Self>, c: usize) {
+        let now = sim.now;
+        let earliest = sim.m.cl[c].cc.earliest_start(Instant::from_nanos(now)).as_nanos();
+        if earliest > now {
+            sim.defer_begin(c, earliest);
+            return;
+        }
+        let k = &mut sim.m.cl[c];
+        k.ex = k.cc.start_exchange(Instant::from_nanos(now), 0, &mut k.dither);
+        let deadline = now.saturating_add(duration_nanos(k.ex.timer()));
+        sim.start_exchange(c);
+        sim.send_copy(c, sim.m.req_size, deadline, ());
+    }
+
+    fn timer(sim: &mut Sim<'_, Self>, c: usize) {
+        let now = Instant::from_nanos(sim.now);
+        if !sim.clients[c].active {
+            // Cannot happen (every path that deactivates a client re-arms or disarms it);
+            // kept so a stray entry can never fire.
+            sim.timers.remove(c as u32);
+            return;
+        }
+        let k = &mut sim.m.cl[c];
+        match k.cc.on_timeout(now, &mut k.ex) {
+            TimeoutAction::Retransmit(t) => {
+                let deadline = sim.now.saturating_add(duration_nanos(t));
+                sim.send_copy(c, sim.m.req_size, deadline, ());
+            }
+            TimeoutAction::GiveUp => {
+                let k = &mut sim.m.cl[c];
+                k.cc.on_give_up(now, &k.ex, GiveUpReason::Timeout);
+                sim.exchange_failed(c);
+            }
+        }
+    }
+
+    /// A request copy reaches the server: deduplicate by exchange, answer.
+    fn at_server(sim: &mut Sim<'_, Self>, p: Packet<()>) {
+        sim.note_request(&p);
+        let cache = &mut sim.m.server_cache[p.client as usize];
+        let echo = if cache.0 == p.exchange {
+            match sim.duplicate_mode {
+                DuplicateMode::AnswerEachCopy => p.copy,
+                DuplicateMode::ReplayCached => cache.1,
+            }
+        } else {
+            *cache = (p.exchange, p.copy);
+            p.copy
+        };
+        sim.server_answer(Packet { echo, ..p }, sim.m.resp_size, 0);
+    }
+
+    fn server_send(sim: &mut Sim<'_, Self>, p: Packet<()>, _sid: u64) {
+        sim.send_response(p, sim.m.resp_size);
+    }
+
+    /// A response reaches its client.
+    fn at_client(sim: &mut Sim<'_, Self>, p: Packet<()>) {
+        let c = p.client as usize;
+        sim.note_response(&p);
+        let cl = &sim.clients[c];
+        if !(cl.active && cl.cur == p.exchange) {
+            return; // a late duplicate, or the response to an exchange that gave up
+        }
+        let now = Instant::from_nanos(sim.now);
+        let k = &mut sim.m.cl[c];
+        let ack = if k.copy_id {
+            let sent = cl.log.get(p.echo as usize).map_or(k.ex.started(), |l| Instant::from_nanos(l.0));
+            AckInfo::with_copy(&k.ex, now, p.echo as u32, sent)
+        } else {
+            AckInfo::new(&k.ex, now)
+        };
+        k.cc.on_ack(now, &k.ex, &ack);
+        sim.exchange_done(c, (p.copy, p.echo, sim.m.resp_size));
+    }
+
+    fn reset(sim: &mut Sim<'_, Self>, c: usize) {
+        sim.m.cl[c].cc.reset(Instant::from_nanos(sim.now));
+    }
+
+    fn snapshot(&self, c: usize) -> Snapshot {
+        self.cl[c].cc.snapshot()
+    }
+}
+
 /// An `Exchange` value to fill the slot of a client with no active exchange.
 fn placeholder_exchange(cc: &Algorithm) -> Exchange {
     struct Zero;
@@ -606,4 +798,266 @@ fn placeholder_exchange(cc: &Algorithm) -> Exchange {
         }
     }
     cc.clone().start_exchange(Instant::ZERO, 0, &mut Zero)
+}
+
+// ------------------------------------------------------------------------------------------
+// The full model
+// ------------------------------------------------------------------------------------------
+
+/// Real endpoints: one [`Endpoint<u32>`] per client (node id = client index) and one for the
+/// server (node id = number of clients, which is also its timer slot). Packets carry the
+/// encoded datagrams; the metadata next to them (exchange, copy) is only used for the
+/// metrics and the trace, never by the endpoints.
+pub(crate) struct Full {
+    eps: Vec<Endpoint<u32>>,
+    server: Endpoint<u32>,
+    server_id: u32,
+    copy_id: Vec<bool>,
+    request: Request,
+    response: Response,
+    ip_version: u8,
+}
+
+/// Where a server message comes from: the request copy it answers.
+#[derive(Clone, Copy)]
+struct Origin {
+    client: u32,
+    exchange: u32,
+    copy: u16,
+}
+
+impl Full {
+    fn ip_size(&self, datagram: &[u8]) -> u32 {
+        coap::ip_len(datagram.len(), self.ip_version) as u32
+    }
+
+    /// Collect what client `c`'s endpoint did: datagrams to send, its next wake-up, events.
+    /// `via`: the response delivered by the call, if any.
+    fn client_sync(sim: &mut Sim<'_, Self>, c: usize, via: Option<Answer>) {
+        let now = Instant::from_nanos(sim.now);
+        let mut sent_copy = false;
+        while let Some(t) = sim.m.eps[c].poll_transmit(now) {
+            let size = sim.m.ip_size(&t.bytes);
+            let is_request = peek_header(&t.bytes)
+                .is_ok_and(|h| matches!(h.mtype, MessageType::Con | MessageType::Non) && h.code.is_request());
+            if is_request {
+                if !sim.clients[c].active {
+                    sim.start_exchange(c);
+                }
+                let deadline = sim.m.eps[c].poll_timeout().expect("a CON request arms its timer").as_nanos();
+                sim.send_copy(c, size, deadline, t.bytes);
+                sent_copy = true;
+            } else {
+                sim.send_other(c, size, t.bytes);
+            }
+        }
+        if !sent_copy {
+            match sim.m.eps[c].poll_timeout() {
+                None => sim.timers.remove(c as u32),
+                Some(d) if sim.timers.time_of(c as u32) != Some(d.as_nanos()) => {
+                    let seq = sim.next_seq();
+                    sim.timers.set(c as u32, d.as_nanos(), seq);
+                }
+                Some(_) => {}
+            }
+        }
+        while let Some(ev) = sim.m.eps[c].poll_event() {
+            match ev {
+                Event::Response { .. } => {
+                    let rec = sim.clients[c].recs[sim.clients[c].cur as usize];
+                    let answer = match via {
+                        Some(a) if a.0 != NONE => a,
+                        // A separate response (sent on the server's timer or after an Empty
+                        // ACK) answers the request the server received first.
+                        _ => {
+                            let size = via.map_or(0, |a| a.2);
+                            let cl = &mut sim.clients[c];
+                            let r = &mut cl.recs[cl.cur as usize];
+                            r.min_resp = r.min_resp.min(rec.min_req);
+                            (rec.min_req, rec.first_req, size)
+                        }
+                    };
+                    sim.exchange_done(c, answer);
+                }
+                Event::Failed { .. } => sim.exchange_failed(c),
+                Event::Request { .. } | Event::ResponseFailed { .. } => {}
+            }
+        }
+    }
+
+    /// Collect what the server endpoint did: answer new requests, send its datagrams, re-arm
+    /// its timer. `origin`: the request copy the call handled, if any.
+    fn server_sync(sim: &mut Sim<'_, Self>, origin: Option<Origin>) {
+        let now = Instant::from_nanos(sim.now);
+        while let Some(ev) = sim.m.server.poll_event() {
+            if let Event::Request { id, .. } = ev {
+                if sim.server_delay == 0 {
+                    let r = sim.m.response.clone();
+                    sim.m.server.respond(now, id, r).expect("a new request is pending");
+                } else if let Some(o) = origin {
+                    let p = Packet {
+                        seq: 0,
+                        client: o.client,
+                        exchange: o.exchange,
+                        copy: o.copy,
+                        echo: o.copy,
+                        buf: Vec::new(),
+                    };
+                    sim.server_answer(p, 0, id.0);
+                }
+            }
+        }
+        while let Some(t) = sim.m.server.poll_transmit(now) {
+            let size = sim.m.ip_size(&t.bytes);
+            let peer = t.peer;
+            let is_response = peek_header(&t.bytes).is_ok_and(|h| h.code.is_response());
+            let exchange = sim.clients[peer as usize].cur;
+            let p = match origin {
+                Some(o) if is_response && o.client == peer && o.copy != NONE => {
+                    let echo = if sim.m.copy_id[peer as usize] {
+                        token_last_byte(&t.bytes).map_or(NONE, u16::from)
+                    } else {
+                        match sim.duplicate_mode {
+                            DuplicateMode::AnswerEachCopy => o.copy,
+                            DuplicateMode::ReplayCached => {
+                                sim.clients[peer as usize].recs[o.exchange as usize].first_req
+                            }
+                        }
+                    };
+                    Packet { seq: 0, client: peer, exchange: o.exchange, copy: o.copy, echo, buf: t.bytes }
+                }
+                _ => Packet { seq: 0, client: peer, exchange, copy: NONE, echo: NONE, buf: t.bytes },
+            };
+            sim.send_response(p, size);
+        }
+        let slot = sim.m.server_id;
+        match sim.m.server.poll_timeout() {
+            None => sim.timers.remove(slot),
+            Some(d) if sim.timers.time_of(slot) != Some(d.as_nanos()) => {
+                let seq = sim.next_seq();
+                sim.timers.set(slot, d.as_nanos(), seq);
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+/// The last token byte of a datagram (the copy ordinal under copy identification).
+fn token_last_byte(datagram: &[u8]) -> Option<u8> {
+    let tkl = (*datagram.first()? & 0x0F) as usize;
+    if tkl == 0 {
+        return None;
+    }
+    datagram.get(4 + tkl - 1).copied()
+}
+
+impl Model for Full {
+    type Buf = Vec<u8>;
+
+    fn new(cfg: &SimConfig, algs: &[AlgorithmConfig]) -> Self {
+        let n = cfg.total_clients() as usize;
+        let mut eps = Vec::with_capacity(n);
+        let mut copy_id = Vec::with_capacity(n);
+        for (gc, alg) in cfg.groups.iter().zip(algs) {
+            let uses = alg.build().uses_copy_id();
+            for _ in 0..gc.clients {
+                let c = eps.len() as u64;
+                let ecfg = ep::EndpointConfig { cc: *alg, token_len: cfg.coap.token_len, ..Default::default() };
+                let e = Endpoint::new(ecfg, Box::new(SplitMix64::stream(cfg.seed, STREAM_ENDPOINT + c)))
+                    .with_cc_entropy(Box::new(SplitMix64::stream(cfg.seed, STREAM_DITHER + c)));
+                eps.push(e);
+                copy_id.push(uses);
+            }
+        }
+        let scfg = ep::EndpointConfig {
+            duplicate_mode: match cfg.server.duplicate_mode {
+                DuplicateMode::AnswerEachCopy => ep::DuplicateMode::AnswerEachCopy,
+                DuplicateMode::ReplayCached => ep::DuplicateMode::ReplayCached,
+            },
+            // Fewer entries than Message IDs: a client reuses a Message ID after 65 536
+            // exchanges, and by then its old entry has been evicted unless some of those
+            // exchanges never reached the server at all. Memory stays bounded (≈ 10 MB).
+            dedup_capacity: u16::MAX as usize,
+            // Never slice the response: the compact model sends it whole (the MTU bounds it).
+            max_unblocked_payload: (cfg.coap.response_payload_bytes as usize).max(1024),
+            ..Default::default()
+        };
+        let server = Endpoint::new(scfg, Box::new(SplitMix64::stream(cfg.seed, STREAM_SERVER)));
+        let mut request = Request::new(Code::GET, "");
+        for seg in coap::uri_path_segments(&cfg.coap.uri_path) {
+            request.options.add(option::URI_PATH, seg.as_bytes());
+        }
+        Full {
+            eps,
+            server,
+            server_id: n as u32,
+            copy_id,
+            request,
+            response: Response::content(vec![b'x'; cfg.coap.response_payload_bytes as usize]),
+            ip_version: cfg.coap.ip_version,
+        }
+    }
+
+    fn timer_slots(&self, clients: usize) -> usize {
+        clients + 1
+    }
+
+    fn needs_log(&self, _c: usize) -> bool {
+        false
+    }
+
+    /// Hand the request to the endpoint, which starts it now or when the algorithm's pacing
+    /// allows (its wake-up is the client's timer).
+    fn begin(sim: &mut Sim<'_, Self>, c: usize) {
+        let now = Instant::from_nanos(sim.now);
+        let req = sim.m.request.clone();
+        let server = sim.m.server_id;
+        sim.m.eps[c].request(now, server, req);
+        Full::client_sync(sim, c, None);
+    }
+
+    fn timer(sim: &mut Sim<'_, Self>, slot: usize) {
+        let now = Instant::from_nanos(sim.now);
+        if slot == sim.m.server_id as usize {
+            sim.m.server.handle_timeout(now);
+            Full::server_sync(sim, None);
+        } else {
+            sim.m.eps[slot].handle_timeout(now);
+            Full::client_sync(sim, slot, None);
+        }
+    }
+
+    fn at_server(sim: &mut Sim<'_, Self>, p: Packet<Vec<u8>>) {
+        sim.note_request(&p);
+        sim.m.server.handle_datagram(Instant::from_nanos(sim.now), p.client, &p.buf);
+        let origin = Origin { client: p.client, exchange: p.exchange, copy: p.copy };
+        Full::server_sync(sim, Some(origin));
+    }
+
+    fn server_send(sim: &mut Sim<'_, Self>, p: Packet<Vec<u8>>, sid: u64) {
+        let r = sim.m.response.clone();
+        // The request may have been answered meanwhile only if the endpoint answered it
+        // itself (never: it reports every new request and we answer each once).
+        let _ = sim.m.server.respond(Instant::from_nanos(sim.now), ServerRequestId(sid), r);
+        let origin = Origin { client: p.client, exchange: p.exchange, copy: p.copy };
+        Full::server_sync(sim, Some(origin));
+    }
+
+    fn at_client(sim: &mut Sim<'_, Self>, p: Packet<Vec<u8>>) {
+        let c = p.client as usize;
+        sim.note_response(&p);
+        let size = sim.m.ip_size(&p.buf);
+        let server = sim.m.server_id;
+        sim.m.eps[c].handle_datagram(Instant::from_nanos(sim.now), server, &p.buf);
+        Full::client_sync(sim, c, Some((p.copy, p.echo, size)));
+    }
+
+    fn reset(sim: &mut Sim<'_, Self>, c: usize) {
+        let server = sim.m.server_id;
+        sim.m.eps[c].reset_cc(Instant::from_nanos(sim.now), &server);
+    }
+
+    fn snapshot(&self, c: usize) -> Snapshot {
+        self.eps[c].cc(&self.server_id).map(|a| a.snapshot()).expect("a client that sent has algorithm state")
+    }
 }

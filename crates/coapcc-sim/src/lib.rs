@@ -21,6 +21,9 @@
 //! - [`coap`]: exact message sizes. [`workload`]: continuous and random clients.
 //! - [`report`]: [`SimReport`] and its metrics. [`trace`]: optional per-exchange trace.
 //! - [`cli`]: the `coapcc simulate` arguments and runner.
+//! - Endpoint models ([`EndpointModel`]): the simulator's compact clients and server
+//!   (default), or the real `coapcc_proto::endpoint::Endpoint`s exchanging encoded datagrams
+//!   (`full`), with identical results wherever both model the same thing.
 //!
 //! The model, its exactness arguments and the mapping to the papers are in
 //! `docs/simulator.md`.
@@ -38,10 +41,10 @@ pub mod trace;
 pub mod workload;
 
 pub use config::{
-    CoapConfig, ConfigError, DuplicateMode, FailedPolicy, GroupConfig, LinkConfig, MetricsConfig, ServerConfig,
-    SimConfig, UnnecessaryDef, WorkloadConfig, WorkloadKind,
+    CoapConfig, ConfigError, DuplicateMode, EndpointModel, EndpointModelConfig, FailedPolicy, GroupConfig, LinkConfig,
+    MetricsConfig, ServerConfig, SimConfig, UnnecessaryDef, WorkloadConfig, WorkloadKind,
 };
-pub use engine::{STREAM_DITHER, STREAM_DOWNLINK, STREAM_UPLINK, STREAM_WORKLOAD};
+pub use engine::{STREAM_DITHER, STREAM_DOWNLINK, STREAM_ENDPOINT, STREAM_SERVER, STREAM_UPLINK, STREAM_WORKLOAD};
 pub use report::{FlowReport, GroupReport, LinkReport, LinksReport, SimReport, Summary};
 pub use trace::{ExchangeTrace, JsonLinesTrace, TraceSink};
 
@@ -59,10 +62,10 @@ pub fn simulate_with_trace(cfg: &SimConfig, trace: &mut dyn TraceSink) -> Result
 fn run(cfg: &SimConfig, trace: Option<&mut dyn TraceSink>) -> Result<SimReport, ConfigError> {
     let t0 = std::time::Instant::now();
     let resolved = cfg.resolved()?;
-    let def = resolved.metrics.unnecessary_def;
-    let mut sim = engine::Sim::new(&resolved, trace)?;
-    let truncated = sim.run();
-    let mut report = sim.report(resolved, truncated, def);
+    let mut report = match resolved.endpoint.model {
+        EndpointModel::Compact => engine::run::<engine::Compact>(resolved, trace)?,
+        EndpointModel::Full => engine::run::<engine::Full>(resolved, trace)?,
+    };
     report.wall_s = t0.elapsed().as_secs_f64();
     Ok(report)
 }

@@ -43,6 +43,13 @@ impl TimerHeap {
         self.h.len()
     }
 
+    /// When `client`'s timer is armed for, if it is.
+    #[inline]
+    pub fn time_of(&self, client: u32) -> Option<Nanos> {
+        let p = self.pos[client as usize];
+        (p != 0).then(|| self.h[p as usize - 1].time)
+    }
+
     /// Arm (or re-arm) `client`'s timer.
     #[inline]
     pub fn set(&mut self, client: u32, time: Nanos, seq: u64) {

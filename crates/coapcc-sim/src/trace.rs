@@ -33,7 +33,8 @@ pub struct ExchangeTrace<'a> {
     pub client: u32,
     /// Group index.
     pub group: u32,
-    /// Exchange index within the client's flow (= Message ID, modulo 2^16).
+    /// Exchange index within the client's flow (0, 1, ...; the compact model uses it as the
+    /// Message ID, modulo 2^16).
     pub exchange: u32,
     /// How it ended.
     pub outcome: ExchangeOutcome,

@@ -8,7 +8,8 @@
 //! [`Endpoint::handle_timeout`]; what happened comes out as typed [`Event`]s
 //! ([`Endpoint::poll_event`]) and, optionally, one [`ExchangeRecord`] per finished exchange
 //! ([`Endpoint::poll_record`]). Randomness (first Message ID, tokens, the algorithms'
-//! dithering) comes from the [`Entropy`] source given to [`Endpoint::new`]. The peer address
+//! dithering) comes from the [`Entropy`] source given to [`Endpoint::new`]; the dithering can
+//! have its own source ([`Endpoint::with_cc_entropy`]). The peer address
 //! type is generic: `std::net::SocketAddr` for real I/O, an integer node id in a simulator.
 //!
 //! One endpoint is client and server at once:
@@ -42,6 +43,8 @@
 mod block;
 mod config;
 mod dedup;
+#[cfg(test)]
+mod tests;
 mod types;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -175,6 +178,9 @@ pub struct Endpoint<P> {
     non_lifetime: Option<Duration>,
     response_timeout: Duration,
     rng: Box<dyn Entropy + Send>,
+    /// Separate source for the algorithms' dithering ([`Endpoint::with_cc_entropy`]);
+    /// `None`: `rng`.
+    cc_rng: Option<Box<dyn Entropy + Send>>,
     next_mid: u16,
     next_id: u64,
     use_tick: u64,
@@ -215,6 +221,7 @@ impl<P: Peer> Endpoint<P> {
             non_lifetime,
             response_timeout,
             rng,
+            cc_rng: None,
             next_mid,
             next_id: 1,
             use_tick: 0,
@@ -234,6 +241,14 @@ impl<P: Peer> Endpoint<P> {
     /// A new endpoint with a [`SplitMix64`] generator seeded with `seed`.
     pub fn with_seed(config: EndpointConfig, seed: u64) -> Self {
         Endpoint::new(config, Box::new(SplitMix64::new(seed)))
+    }
+
+    /// Builder: draw the algorithms' dithering (`start_exchange`) from `rng`, and Message
+    /// IDs and tokens only from the endpoint's own source. A simulator uses this to give each
+    /// client's algorithm the same dither stream whatever the protocol layer draws.
+    pub fn with_cc_entropy(mut self, rng: Box<dyn Entropy + Send>) -> Self {
+        self.cc_rng = Some(rng);
+        self
     }
 
     /// The configuration.
@@ -271,11 +286,12 @@ impl<P: Peer> Endpoint<P> {
     }
 
     /// Reset the cross-exchange state of `peer`'s algorithm (e.g. at a random client's batch
-    /// boundary). Exchanges in flight keep their own records.
+    /// boundary). Exchanges in flight keep their own records. A peer without algorithm state
+    /// gets a fresh instance, reset at `now` (so a reset before the first request has the
+    /// same effect as one between requests: algorithms that age their estimators measure
+    /// from `now`).
     pub fn reset_cc(&mut self, now: Instant, peer: &P) {
-        if let Some(p) = self.peers.get_mut(peer) {
-            p.cc.reset(now);
-        }
+        self.peer_state(peer).cc.reset(now);
     }
 
     /// Client requests not finished yet.
@@ -988,7 +1004,11 @@ impl<P: Peer> Endpoint<P> {
         let in_flight = self.peers[&peer].active;
         let ex = if con {
             let PeerState { cc, .. } = self.peers.get_mut(&peer).expect("present");
-            Some(cc.start_exchange(now, in_flight, &mut *self.rng))
+            let rng: &mut dyn Entropy = match &mut self.cc_rng {
+                Some(r) => &mut **r,
+                None => &mut *self.rng,
+            };
+            Some(cc.start_exchange(now, in_flight, rng))
         } else {
             None
         };

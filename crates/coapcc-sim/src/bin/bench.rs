@@ -7,15 +7,16 @@
 //! Prints, as medians of several runs:
 //! 1. the reference scenario (400 continuous `default:preset=helsinki2018` clients, 1 410 000 B
 //!    buffers, 50 exchanges): wall time of `simulate()`, speed-up over simulated time,
-//!    simulated packets/s and events/s, and peak memory (VmHWM of a child process that runs
-//!    only that scenario);
+//!    simulated packets/s and events/s, the same with the real endpoints (`endpoint.model =
+//!    full`, checked identical), and peak memory (VmHWM of a child process that runs only the
+//!    compact scenario);
 //! 2. a scaling curve over clients × exchanges (cost per packet should stay flat);
 //! 3. replications run in parallel on all cores, checked identical to serial runs.
 
 use std::process::Command;
 use std::time::Instant;
 
-use coapcc_sim::{simulate, GroupConfig, SimConfig, SimReport};
+use coapcc_sim::{simulate, EndpointModel, GroupConfig, SimConfig, SimReport};
 
 fn scenario(clients: u32, exchanges: u32, buffer: u64, seed: u64) -> SimConfig {
     let mut c = SimConfig {
@@ -84,6 +85,14 @@ fn without_wall(r: &SimReport) -> String {
     v.to_string()
 }
 
+fn without_wall_and_config(r: &SimReport) -> String {
+    let mut v = serde_json::to_value(r).expect("serialises");
+    let o = v.as_object_mut().expect("object");
+    o.remove("wall_s");
+    o.remove("config");
+    v.to_string()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("--child") {
@@ -113,6 +122,19 @@ fn main() {
     println!("simulated time     {:>10.1} s  (speed-up {:.0}x)", r.sim_time_s, r.sim_time_s / wall);
     println!("packets            {:>10}    ({:.2} M packets/s)", pk, pk as f64 / wall / 1e6);
     println!("events             {:>10}    ({:.2} M events/s)", r.events, r.events as f64 / wall / 1e6);
+    // The same scenario with the real endpoints (`endpoint.model = full`).
+    let mut full_cfg = cfg.clone();
+    full_cfg.endpoint.model = EndpointModel::Full;
+    simulate(&full_cfg).expect("warm-up");
+    let full_reps = if quick { 3 } else { 7 };
+    let (full_wall, fr) = time_runs(&full_cfg, full_reps);
+    let same = without_wall_and_config(&fr) == without_wall_and_config(&r);
+    println!(
+        "full endpoints     {:>10.2} ms  ({:.1}x compact, median of {full_reps}; {:.2} M packets/s; results identical to compact: {same})",
+        full_wall * 1e3,
+        full_wall / wall,
+        packets(&fr) as f64 / full_wall / 1e6
+    );
     let base = child_hwm(0, 0, 0);
     let hwm = child_hwm(400, 50, 1_410_000);
     match (hwm, base) {

@@ -24,7 +24,7 @@ pub struct ParamInfo {
 impl ParamInfo {
     /// Does `key` name this parameter (canonical key or alias)?
     pub fn matches(&self, key: &str) -> bool {
-        self.key == key || self.aliases.iter().any(|a| *a == key)
+        self.key == key || self.aliases.contains(&key)
     }
 }
 

@@ -369,7 +369,12 @@ impl fmt::Display for SpecError<'_> {
 impl std::error::Error for SpecError<'_> {}
 
 /// A configured algorithm instance with static dispatch.
+///
+/// Variants differ in size (CoCoA keeps two estimators and many flags); boxing the large one
+/// would add an allocation per flow and an indirection per event, which this `no_std`,
+/// allocation-free crate avoids on purpose.
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum Algorithm {
     /// Default CoAP family.
     Default(DefaultCoap),

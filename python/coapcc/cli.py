@@ -26,6 +26,7 @@ def _usage() -> str:
         "  simulate     simulate CoAP clients over the constrained-link testbed (deterministic)",
         "  server       run the CoAP-over-UDP test server",
         "  client       send CoAP requests, one JSON line per exchange",
+        "  emulate      run commands across the emulated constrained link (network namespaces, root)",
     ]
     for name, (_, help_) in PYTHON_COMMANDS.items():
         lines.append(f"  {name:<12} {help_}")

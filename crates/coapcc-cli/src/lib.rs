@@ -34,6 +34,8 @@ enum Command {
     Server(coapcc_net::ServerArgs),
     /// Send CoAP requests with any congestion-control algorithm; one JSON line per exchange.
     Client(coapcc_net::ClientArgs),
+    /// Run commands in two network namespaces joined by the emulated constrained link (root).
+    Emulate(coapcc_emu::EmulateArgs),
 }
 
 /// Run the command line with `args` (including the program name). Returns the exit code;
@@ -55,6 +57,7 @@ where
     match &cli.command {
         Command::Server(a) => return coapcc_net::server_main(a.clone()),
         Command::Client(a) => return coapcc_net::client_main(a.clone()),
+        Command::Emulate(a) => return coapcc_emu::emulate_main(a),
         _ => {}
     }
     let stdout = std::io::stdout();
@@ -62,7 +65,7 @@ where
     let result = match &cli.command {
         Command::Algorithms(a) => algorithms::run(a, &mut out),
         Command::Simulate(a) => coapcc_sim::cli::run(a, &mut out),
-        Command::Server(_) | Command::Client(_) => unreachable!("handled above"),
+        Command::Server(_) | Command::Client(_) | Command::Emulate(_) => unreachable!("handled above"),
     };
     let _ = out.flush();
     match result {

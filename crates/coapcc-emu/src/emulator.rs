@@ -1,0 +1,551 @@
+//! The emulator object: two namespaces, two TUN devices, two forwarder threads.
+//!
+//! ```text
+//!  netns coapcc-emu-<pid>-<n>-c                      netns coapcc-emu-<pid>-<n>-s
+//!  ┌──────────────────────────┐                      ┌──────────────────────────┐
+//!  │ clients                  │                      │ server                   │
+//!  │ emu0 198.18.0.1  (TUN) ──┼─ fd ─► uplink  ─ fd ─┼─► emu0 198.18.0.2 (TUN)  │
+//!  │                        ◄─┼─ fd ── downlink ◄ fd ┼──                        │
+//!  └──────────────────────────┘   (this process)     └──────────────────────────┘
+//! ```
+//!
+//! Each TUN device is created in the emulator's namespace, moved into its namespace and
+//! renamed `emu0`; the emulator keeps the descriptors. Closing them destroys the devices, so
+//! even a killed emulator leaves no interface behind (the namespaces themselves are removed
+//! by [`Emulator`]'s drop, or by the stale-namespace cleanup of the next run).
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use coapcc_sim::link::{self, Link, LossModel, StageConfig, TESTBED_MTU};
+use coapcc_sim::{STREAM_DOWNLINK, STREAM_UPLINK};
+use serde::{Deserialize, Serialize};
+
+use crate::forward::{DirOptions, DirState, Direction, Fds, FlowDir, FlowKey, Lateness, TraceRecord};
+use crate::netns::{self, NetnsPair};
+use crate::sys;
+
+/// IPv4 address of the client side.
+pub const CLIENT_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
+/// IPv4 address of the server side.
+pub const SERVER_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
+/// IPv6 address of the client side (configured only when the MTU is at least 1280).
+pub const CLIENT_ADDR6: Ipv6Addr = Ipv6Addr::new(0xfd00, 0x198, 0x18, 0, 0, 0, 0, 1);
+/// IPv6 address of the server side.
+pub const SERVER_ADDR6: Ipv6Addr = Ipv6Addr::new(0xfd00, 0x198, 0x18, 0, 0, 0, 0, 2);
+/// Name of the emulated interface in both namespaces.
+pub const IFNAME: &str = "emu0";
+/// Linux's minimum MTU for IPv6.
+pub const IPV6_MIN_MTU: u32 = 1280;
+
+/// TCP settings applied in both namespaces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TcpProfile {
+    /// The testbed's settings (spec §4): SACK, F-RTO, timestamps, TLP/RACK and Fast Open
+    /// off, no metrics caching, SYN retries 40, SYN/ACK retries 41, route initcwnd 4.
+    Testbed,
+    /// Leave the kernel's defaults (only the congestion control is set).
+    Kernel,
+}
+
+/// Everything that defines an emulator instance.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EmulatorConfig {
+    /// Client → server chain (coapcc-sim link elements).
+    pub uplink: Vec<StageConfig>,
+    /// Server → client chain.
+    pub downlink: Vec<StageConfig>,
+    /// MTU of both interfaces and of the link model, bytes (default 296).
+    pub mtu: u32,
+    /// Seed of the link's random processes. Uplink element i draws from stream
+    /// 0x100 + i and downlink element i from 0x200 + i, as in the simulator.
+    pub seed: u64,
+    /// `net.ipv4.tcp_congestion_control` in both namespaces (default `reno`; the host's
+    /// default may be bbr). `None` leaves it alone.
+    pub tcp_cc: Option<String>,
+    /// Other TCP settings (default [`TcpProfile::Testbed`]).
+    pub tcp_profile: TcpProfile,
+    /// Run the forwarder threads with SCHED_FIFO when permitted (default true).
+    pub realtime: bool,
+    /// Busy-wait this many microseconds before each delivery instead of sleeping
+    /// (default 100; 0 sleeps all the way and adds the timer's wake-up latency).
+    pub spin_us: u64,
+    /// Keep a per-packet record (entry, model delivery, actual write) in each direction's
+    /// report (default false; at most 2^20 per direction).
+    pub trace: bool,
+}
+
+impl Default for EmulatorConfig {
+    fn default() -> Self {
+        EmulatorConfig::testbed(coapcc_sim::config::DEFAULT_BUFFER_BYTES, LossModel::None)
+    }
+}
+
+impl EmulatorConfig {
+    /// The testbed link (spec §1) with `buffer_bytes` in both directions and `loss` on both.
+    pub fn testbed(buffer_bytes: u64, loss: LossModel) -> Self {
+        EmulatorConfig {
+            uplink: link::testbed_uplink(buffer_bytes, loss.clone()),
+            downlink: link::testbed_downlink(buffer_bytes, loss),
+            mtu: TESTBED_MTU,
+            seed: 1,
+            tcp_cc: Some("reno".into()),
+            tcp_profile: TcpProfile::Testbed,
+            realtime: true,
+            spin_us: 100,
+            trace: false,
+        }
+    }
+
+    /// Whether IPv6 is configured (it needs an MTU of at least 1280).
+    pub fn ipv6(&self) -> bool {
+        self.mtu >= IPV6_MIN_MTU
+    }
+
+    /// Check the chains (a buffer must hold one MTU-sized packet) and the MTU.
+    pub fn validate(&self) -> Result<()> {
+        if !(68..=65_535).contains(&self.mtu) {
+            bail!("mtu = {} must be in 68..=65535 (IPv4 minimum 68)", self.mtu);
+        }
+        link::validate_chain(&self.uplink, self.mtu).map_err(|e| anyhow::anyhow!("uplink: {e}"))?;
+        link::validate_chain(&self.downlink, self.mtu).map_err(|e| anyhow::anyhow!("downlink: {e}"))?;
+        Ok(())
+    }
+}
+
+/// Which namespace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The clients' namespace (IoT devices, behind the constrained link).
+    Client,
+    /// The server's namespace (fixed host).
+    Server,
+}
+
+/// Counters and timing of one direction.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DirectionReport {
+    /// Packets offered to the link (entered the model).
+    pub offered_packets: u64,
+    /// Bytes offered (IP sizes).
+    pub offered_bytes: u64,
+    /// Packets delivered or scheduled for delivery (fates are decided on entry).
+    pub delivered_packets: u64,
+    /// Bytes delivered or scheduled.
+    pub delivered_bytes: u64,
+    /// Packets tail-dropped by the buffer (congestion).
+    pub buffer_drop_packets: u64,
+    /// Bytes tail-dropped.
+    pub buffer_drop_bytes: u64,
+    /// Packets lost to link errors.
+    pub error_loss_packets: u64,
+    /// Bytes lost to link errors.
+    pub error_loss_bytes: u64,
+    /// Bytes serialised by the rate stage (including packets later lost to errors).
+    pub serialised_bytes: u64,
+    /// Serialisation time, seconds.
+    pub busy_s: f64,
+    /// busy_s / elapsed.
+    pub utilisation: f64,
+    /// Largest buffer occupancy, bytes.
+    pub max_queue_bytes: u64,
+    /// Packets larger than the MTU, refused (not offered).
+    pub oversized_packets: u64,
+    /// IPv6 ND/MLD packets forwarded outside the model.
+    pub control_packets: u64,
+    /// Packets still held by the link when the report was made.
+    pub in_flight: u64,
+    /// Failed writes to the far side.
+    pub write_errors: u64,
+    /// Whether the forwarder thread runs with SCHED_FIFO.
+    pub realtime: bool,
+    /// Delivery lateness: write time − model delivery time.
+    pub lateness: Lateness,
+    /// The error that stopped the forwarder, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Per-packet records, with `trace` on.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trace: Vec<TraceRecord>,
+}
+
+impl DirectionReport {
+    fn from_state(s: &DirState, elapsed_s: f64) -> Self {
+        let c = s.counters;
+        let busy_s = s.busy_ns as f64 * 1e-9;
+        DirectionReport {
+            offered_packets: c.offered_packets,
+            offered_bytes: c.offered_bytes,
+            delivered_packets: c.delivered_packets,
+            delivered_bytes: c.delivered_bytes,
+            buffer_drop_packets: c.buffer_drop_packets,
+            buffer_drop_bytes: c.buffer_drop_bytes,
+            error_loss_packets: c.error_loss_packets,
+            error_loss_bytes: c.error_loss_bytes,
+            serialised_bytes: s.serialised_bytes,
+            busy_s,
+            utilisation: if elapsed_s > 0.0 { (busy_s / elapsed_s).min(1.0) } else { 0.0 },
+            max_queue_bytes: s.max_queue_bytes,
+            oversized_packets: s.oversized_packets,
+            control_packets: s.control_packets,
+            in_flight: s.in_flight,
+            write_errors: s.write_errors,
+            realtime: s.realtime,
+            lateness: Lateness::of(&s.lateness_ns),
+            error: s.error.clone(),
+            trace: s.trace.clone(),
+        }
+    }
+}
+
+/// One transport flow, oriented client → server, as the link saw it. Times are seconds
+/// since the emulator started.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowReport {
+    /// `udp`, `tcp`, `icmp`, `icmpv6` or the protocol number.
+    pub proto: String,
+    /// Client-side address:port.
+    pub client: String,
+    /// Server-side address:port.
+    pub server: String,
+    /// Uplink packets offered.
+    pub up_packets: u64,
+    /// Uplink bytes offered.
+    pub up_bytes: u64,
+    /// Uplink packets dropped (buffer or error).
+    pub up_dropped: u64,
+    /// Downlink packets offered.
+    pub down_packets: u64,
+    /// Downlink bytes offered.
+    pub down_bytes: u64,
+    /// Downlink packets dropped.
+    pub down_dropped: u64,
+    /// When the flow's first packet entered the uplink.
+    pub first_up_s: Option<f64>,
+    /// When the flow's last packet entered the uplink.
+    pub last_up_s: Option<f64>,
+    /// When the flow's last downlink packet was delivered to the client side.
+    pub last_down_s: Option<f64>,
+    /// `last_down_s − first_up_s`: for a request/response flow, its completion time as the
+    /// link saw it (first request in → last response out).
+    pub link_fct_s: Option<f64>,
+}
+
+/// The emulator's report.
+#[derive(Clone, Debug, Serialize)]
+pub struct EmuReport {
+    /// The configuration.
+    pub config: EmulatorConfig,
+    /// Client namespace.
+    pub client_netns: String,
+    /// Server namespace.
+    pub server_netns: String,
+    /// Client address.
+    pub client_addr: String,
+    /// Server address.
+    pub server_addr: String,
+    /// Seconds since the forwarders started.
+    pub elapsed_s: f64,
+    /// CLOCK_MONOTONIC (ns) of the epoch: report times + this = the machine's monotonic
+    /// clock, which endpoints in any namespace can read too.
+    pub epoch_monotonic_ns: u64,
+    /// Client → server.
+    pub uplink: DirectionReport,
+    /// Server → client.
+    pub downlink: DirectionReport,
+    /// Transport flows, by first appearance.
+    pub flows: Vec<FlowReport>,
+    /// Settings that could not be applied (e.g. a sysctl this kernel lacks).
+    pub warnings: Vec<String>,
+}
+
+/// A running emulator. Dropping it stops the forwarders, destroys the TUN devices and deletes
+/// the namespaces; [`Emulator::stop`] does the same and returns the final report.
+pub struct Emulator {
+    cfg: EmulatorConfig,
+    netns: NetnsPair,
+    tuns: Vec<Arc<OwnedFd>>,
+    stop: Arc<OwnedFd>,
+    dirs: Vec<Direction>,
+    epoch: Instant,
+    epoch_mono: u64,
+    warnings: Vec<String>,
+    stopped: Option<(f64, Vec<DirectionReport>, Vec<FlowReport>)>,
+}
+
+fn proto_name(p: u8) -> String {
+    match p {
+        1 => "icmp".into(),
+        6 => "tcp".into(),
+        17 => "udp".into(),
+        58 => "icmpv6".into(),
+        n => n.to_string(),
+    }
+}
+
+fn endpoint(a: (std::net::IpAddr, u16)) -> String {
+    match a.0 {
+        std::net::IpAddr::V4(v4) => format!("{v4}:{}", a.1),
+        std::net::IpAddr::V6(v6) => format!("[{v6}]:{}", a.1),
+    }
+}
+
+impl Emulator {
+    /// Create the namespaces and devices and start forwarding. Removes stale namespaces of
+    /// dead earlier runs first. Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN) and `ip`.
+    pub fn start(cfg: &EmulatorConfig) -> Result<Emulator> {
+        cfg.validate()?;
+        if sys::euid() != 0 {
+            bail!("the emulator needs root (network namespaces and TUN devices)");
+        }
+        for name in netns::cleanup_stale() {
+            eprintln!("coapcc emulate: removed stale namespace {name}");
+        }
+        let netns = NetnsPair::create()?;
+        let mut warnings = Vec::new();
+        let mut tuns = Vec::new();
+        let sides = [
+            (netns.client.clone(), CLIENT_ADDR, SERVER_ADDR, CLIENT_ADDR6),
+            (netns.server.clone(), SERVER_ADDR, CLIENT_ADDR, SERVER_ADDR6),
+        ];
+        let mtu = cfg.mtu.to_string();
+        for (ns, local, peer, local6) in &sides {
+            let (fd, name) = sys::open_tun("cemu%d").context("cannot create a TUN device (/dev/net/tun)")?;
+            tuns.push(Arc::new(fd));
+            netns::ip(&["link", "set", "dev", &name, "netns", ns])?;
+            netns::ip(&["-n", ns, "link", "set", "dev", &name, "name", IFNAME])?;
+            netns::ip(&["-n", ns, "link", "set", "dev", IFNAME, "mtu", &mtu])?;
+            if cfg.ipv6() {
+                // No link-local address: no router solicitations or DAD on the link.
+                let _ = netns::ip(&["-n", ns, "link", "set", "dev", IFNAME, "addrgenmode", "none"]);
+            }
+            let (l, p) = (format!("{local}/32"), format!("{peer}/32"));
+            netns::ip(&["-n", ns, "addr", "add", &l, "peer", &p, "dev", IFNAME])?;
+            if cfg.ipv6() {
+                let l6 = format!("{local6}/64");
+                netns::ip(&["-n", ns, "-6", "addr", "add", &l6, "dev", IFNAME, "nodad"])?;
+            }
+            netns::ip(&["-n", ns, "link", "set", "dev", IFNAME, "up"])?;
+            warnings.extend(apply_tcp(cfg, ns, &local.to_string(), &peer.to_string()));
+        }
+        let up: Link<_> =
+            Link::new(&cfg.uplink, cfg.mtu, cfg.seed, STREAM_UPLINK).map_err(|e| anyhow::anyhow!("uplink: {e}"))?;
+        let down: Link<_> = Link::new(&cfg.downlink, cfg.mtu, cfg.seed, STREAM_DOWNLINK)
+            .map_err(|e| anyhow::anyhow!("downlink: {e}"))?;
+        let stop = Arc::new(sys::eventfd()?);
+        let epoch = Instant::now();
+        let epoch_mono = sys::monotonic_ns();
+        let opts = DirOptions { epoch, realtime: cfg.realtime, spin_ns: cfg.spin_us * 1000, trace: cfg.trace };
+        let fds = |i: usize, o: usize| Fds { ingress: tuns[i].clone(), egress: tuns[o].clone(), stop: stop.clone() };
+        let d_up = Direction::spawn("emu-uplink", up, fds(0, 1), opts)?;
+        let d_down = Direction::spawn("emu-downlink", down, fds(1, 0), opts)?;
+        Ok(Emulator {
+            cfg: cfg.clone(),
+            netns,
+            tuns,
+            stop,
+            dirs: vec![d_up, d_down],
+            epoch,
+            epoch_mono,
+            warnings,
+            stopped: None,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EmulatorConfig {
+        &self.cfg
+    }
+
+    /// Namespace name of a side.
+    pub fn netns(&self, side: Side) -> &str {
+        match side {
+            Side::Client => &self.netns.client,
+            Side::Server => &self.netns.server,
+        }
+    }
+
+    /// IPv4 address of a side.
+    pub fn addr(&self, side: Side) -> Ipv4Addr {
+        match side {
+            Side::Client => CLIENT_ADDR,
+            Side::Server => SERVER_ADDR,
+        }
+    }
+
+    /// The environment given to commands: `COAPCC_EMU_{CLIENT,SERVER}_{ADDR,NETNS}` (and
+    /// `..._ADDR6` with IPv6).
+    pub fn env(&self) -> Vec<(String, String)> {
+        let mut v = vec![
+            ("COAPCC_EMU_CLIENT_ADDR".to_string(), CLIENT_ADDR.to_string()),
+            ("COAPCC_EMU_SERVER_ADDR".to_string(), SERVER_ADDR.to_string()),
+            ("COAPCC_EMU_CLIENT_NETNS".to_string(), self.netns.client.clone()),
+            ("COAPCC_EMU_SERVER_NETNS".to_string(), self.netns.server.clone()),
+        ];
+        if self.cfg.ipv6() {
+            v.push(("COAPCC_EMU_CLIENT_ADDR6".to_string(), CLIENT_ADDR6.to_string()));
+            v.push(("COAPCC_EMU_SERVER_ADDR6".to_string(), SERVER_ADDR6.to_string()));
+        }
+        v
+    }
+
+    /// `program args...` to run inside a side's namespace (`ip netns exec`), with [`Self::env`].
+    pub fn command(&self, side: Side, program: &str, args: &[&str]) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", self.netns(side), program]).args(args).envs(self.env());
+        c
+    }
+
+    /// A shell command line (`sh -c`) to run inside a side's namespace.
+    pub fn shell(&self, side: Side, cmdline: &str) -> Command {
+        self.command(side, "sh", &["-c", cmdline])
+    }
+
+    /// Nanoseconds since the forwarders' epoch (the link model's time 0).
+    pub fn now_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+
+    fn collect(&self) -> (f64, Vec<DirectionReport>, Vec<FlowReport>) {
+        if let Some(s) = &self.stopped {
+            return s.clone();
+        }
+        let elapsed = self.epoch.elapsed().as_secs_f64();
+        let mut reports = Vec::new();
+        let mut flows: Vec<(FlowKey, FlowDir, FlowDir)> = Vec::new();
+        for (i, d) in self.dirs.iter().enumerate() {
+            let s = d.state.lock().expect("state");
+            reports.push(DirectionReport::from_state(&s, elapsed));
+            for (k, f) in &s.flows {
+                let key = if i == 0 { *k } else { k.reversed() };
+                let entry = match flows.iter_mut().position(|e| e.0 == key) {
+                    Some(p) => &mut flows[p],
+                    None => {
+                        flows.push((key, FlowDir::default(), FlowDir::default()));
+                        flows.last_mut().expect("pushed")
+                    }
+                };
+                if i == 0 {
+                    entry.1 = *f;
+                } else {
+                    entry.2 = *f;
+                }
+            }
+        }
+        let first = |e: &(FlowKey, FlowDir, FlowDir)| e.1.first_in.or(e.2.first_in).unwrap_or(u64::MAX);
+        flows.sort_by_key(|e| (first(e), e.0.src.1));
+        let s = |t: Option<u64>| t.map(|n| n as f64 * 1e-9);
+        let flows = flows
+            .into_iter()
+            .map(|(k, u, d)| FlowReport {
+                proto: proto_name(k.proto),
+                client: endpoint(k.src),
+                server: endpoint(k.dst),
+                up_packets: u.packets,
+                up_bytes: u.bytes,
+                up_dropped: u.dropped,
+                down_packets: d.packets,
+                down_bytes: d.bytes,
+                down_dropped: d.dropped,
+                first_up_s: s(u.first_in),
+                last_up_s: s(u.last_in),
+                last_down_s: s(d.last_out),
+                link_fct_s: match (u.first_in, d.last_out) {
+                    (Some(a), Some(b)) if b >= a => Some((b - a) as f64 * 1e-9),
+                    _ => None,
+                },
+            })
+            .collect();
+        (elapsed, reports, flows)
+    }
+
+    /// The error that stopped a forwarder thread, if one did.
+    pub fn failed(&self) -> Option<String> {
+        self.dirs.iter().find_map(|d| d.state.lock().expect("state").error.clone())
+    }
+
+    /// A snapshot of the counters so far.
+    pub fn report(&self) -> EmuReport {
+        let (elapsed_s, dirs, flows) = self.collect();
+        EmuReport {
+            config: self.cfg.clone(),
+            client_netns: self.netns.client.clone(),
+            server_netns: self.netns.server.clone(),
+            client_addr: CLIENT_ADDR.to_string(),
+            server_addr: SERVER_ADDR.to_string(),
+            elapsed_s,
+            epoch_monotonic_ns: self.epoch_mono,
+            uplink: dirs[0].clone(),
+            downlink: dirs[1].clone(),
+            flows,
+            warnings: self.warnings.clone(),
+        }
+    }
+
+    fn shutdown(&mut self) -> Result<()> {
+        if self.stopped.is_none() {
+            sys::eventfd_signal(self.stop.as_raw_fd());
+            for d in &mut self.dirs {
+                d.join();
+            }
+            self.stopped = Some(self.collect());
+        }
+        // Close the TUN devices before deleting the namespaces: a device still alive in a
+        // deleted namespace would be moved back to the initial one.
+        self.tuns.clear();
+        self.netns.teardown()
+    }
+
+    /// Stop forwarding, tear everything down and return the final report.
+    pub fn stop(mut self) -> Result<EmuReport> {
+        let r = self.shutdown();
+        let report = self.report();
+        r.map(|_| report)
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        if let Err(e) = self.shutdown() {
+            eprintln!("coapcc emulate: warning: teardown: {e:#}");
+        }
+    }
+}
+
+/// Apply the TCP settings in namespace `ns`; returns warnings for settings that failed.
+fn apply_tcp(cfg: &EmulatorConfig, ns: &str, local: &str, peer: &str) -> Vec<String> {
+    let mut warn = Vec::new();
+    let mut set = |k: &str, v: &str| {
+        if let Err(e) = netns::sysctl(ns, k, v) {
+            warn.push(format!("{e:#}"));
+        }
+    };
+    if let Some(cc) = &cfg.tcp_cc {
+        set("net.ipv4.tcp_congestion_control", cc);
+    }
+    if cfg.tcp_profile == TcpProfile::Testbed {
+        for (k, v) in [
+            ("net.ipv4.tcp_sack", "0"),
+            ("net.ipv4.tcp_frto", "0"),
+            ("net.ipv4.tcp_no_metrics_save", "1"),
+            ("net.ipv4.tcp_timestamps", "0"),
+            ("net.ipv4.tcp_early_retrans", "0"),
+            ("net.ipv4.tcp_recovery", "0"),
+            ("net.ipv4.tcp_fastopen", "0"),
+            ("net.ipv4.tcp_syn_retries", "40"),
+            ("net.ipv4.tcp_synack_retries", "41"),
+        ] {
+            set(k, v);
+        }
+        let dst = format!("{peer}/32");
+        if let Err(e) = netns::ip(&["-n", ns, "route", "replace", &dst, "dev", IFNAME, "src", local, "initcwnd", "4"]) {
+            warn.push(format!("{e:#}"));
+        }
+    }
+    warn
+}

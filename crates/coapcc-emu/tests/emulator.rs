@@ -1,0 +1,392 @@
+//! Integration tests of the emulator: they create network namespaces and TUN devices, so they
+//! need root, `ip` (iproute2) and /dev/net/tun; without them every test prints why it is
+//! skipped and passes. Tests run one at a time (a process-wide lock): the forwarder's timing
+//! is what is being measured. All traffic stays inside namespaces the tests create
+//! (198.18.0.0/15, fd00::/8); every load is bounded in packets and time.
+
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use coapcc_emu::cli::ChildGuard;
+use coapcc_emu::netns;
+use coapcc_emu::{EmuReport, Emulator, EmulatorConfig, Side};
+use coapcc_sim::link::{LinkPath, LossModel};
+use coapcc_sim::{STREAM_DOWNLINK, STREAM_UPLINK};
+use serde_json::Value;
+
+const PROBE: &str = env!("CARGO_BIN_EXE_coapcc-emu-probe");
+const EMU: &str = env!("CARGO_BIN_EXE_coapcc-emu");
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+/// The lock, or `None` (with a message) when the machine cannot run namespaces.
+fn setup(test: &str) -> Option<MutexGuard<'static, ()>> {
+    let root = coapcc_emu::sys::euid() == 0;
+    let ip = Command::new("ip").arg("-V").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok();
+    let tun = std::path::Path::new("/dev/net/tun").exists();
+    if !(root && ip && tun) {
+        eprintln!("SKIPPED {test}: needs root, `ip` (iproute2) and /dev/net/tun (root={root}, ip={ip}, tun={tun})");
+        return None;
+    }
+    Some(LOCK.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+fn probe_server(emu: &Emulator, side: Side, args: &[&str]) -> ChildGuard {
+    let mut c = emu.command(side, PROBE, args);
+    c.stdout(Stdio::piped()).stdin(Stdio::null());
+    let g = ChildGuard::spawn(c).expect("spawn probe");
+    std::thread::sleep(Duration::from_millis(300));
+    g
+}
+
+fn probe_json(emu: &Emulator, side: Side, args: &[&str]) -> Value {
+    let out: Output = emu.command(side, PROBE, args).stdin(Stdio::null()).output().expect("run probe");
+    assert!(out.status.success(), "probe {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.lines().last().unwrap_or("")).unwrap_or_else(|e| panic!("probe output {text:?}: {e}"))
+}
+
+fn ours(pid: u32) -> Vec<String> {
+    netns::list().into_iter().filter(|n| netns::owner_pid(n) == Some(pid as i32)).collect()
+}
+
+fn print_timing(name: &str, r: &EmuReport) {
+    for (d, l) in [("uplink", &r.uplink.lateness), ("downlink", &r.downlink.lateness)] {
+        eprintln!(
+            "{name}: {d} lateness over {} deliveries: median {:.1} us, p90 {:.1} us, p99 {:.1} us, max {:.1} us (realtime {})",
+            l.count,
+            l.median_us,
+            l.p90_us,
+            l.p99_us,
+            l.max_us,
+            r.uplink.realtime
+        );
+    }
+}
+
+#[test]
+fn namespaces_are_created_and_torn_down() {
+    let Some(_g) = setup("namespaces_are_created_and_torn_down") else { return };
+    let me = std::process::id();
+    let before = ours(me);
+    let emu = Emulator::start(&EmulatorConfig::default()).unwrap();
+    let (c, s) = (emu.netns(Side::Client).to_string(), emu.netns(Side::Server).to_string());
+    let now = ours(me);
+    assert!(now.contains(&c) && now.contains(&s), "{now:?}");
+    // The interface is there, with the testbed MTU, and TCP uses reno.
+    let out = emu.command(Side::Client, "ip", &["-o", "link", "show", "emu0"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("mtu 296"), "{}", String::from_utf8_lossy(&out.stdout));
+    for side in [Side::Client, Side::Server] {
+        let out = emu.command(side, "cat", &["/proc/sys/net/ipv4/tcp_congestion_control"]).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "reno");
+    }
+    let r = emu.stop().unwrap();
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(ours(me), before);
+    // No TUN device leaks into the initial namespace.
+    let links = Command::new("ip").args(["-o", "link"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&links.stdout).contains("cemu"), "leftover TUN device");
+
+    // A panic while the emulator runs still tears it down (Drop).
+    let res = std::panic::catch_unwind(|| {
+        let _emu = Emulator::start(&EmulatorConfig::default()).unwrap();
+        panic!("boom");
+    });
+    assert!(res.is_err());
+    assert_eq!(ours(me), before);
+}
+
+#[test]
+fn stale_namespaces_of_dead_runs_are_removed() {
+    let Some(_g) = setup("stale_namespaces_of_dead_runs_are_removed") else { return };
+    // 4194305 > PID_MAX_LIMIT: no process can have it.
+    let stale = "coapcc-emu-4194305-0-c";
+    netns::ip(&["netns", "add", stale]).unwrap();
+    let emu = Emulator::start(&EmulatorConfig::default()).unwrap();
+    assert!(!netns::list().contains(&stale.to_string()));
+    emu.stop().unwrap();
+}
+
+#[test]
+fn cli_propagates_the_client_exit_code_and_cleans_up() {
+    let Some(_g) = setup("cli_propagates_the_client_exit_code_and_cleans_up") else { return };
+    let pidfile = std::env::temp_dir().join(format!("coapcc-emu-test-{}.pid", std::process::id()));
+    let _ = std::fs::remove_file(&pidfile);
+    let server = format!("echo $$ > {}; exec sleep 30", pidfile.display());
+    let child = Command::new(EMU)
+        .args(["--quiet", "--server-start-ms", "200", "--server-cmd", &server, "--client-cmd", "exit 3"])
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(ours(pid).is_empty(), "leftover namespaces {:?}", ours(pid));
+    let spid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let _ = std::fs::remove_file(&pidfile);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!std::path::Path::new(&format!("/proc/{spid}")).exists(), "server command still running");
+
+    // Interrupted: SIGINT while the client runs -> 130, everything removed.
+    let child = Command::new(EMU).args(["--quiet", "--client-cmd", "sleep 30"]).spawn().unwrap();
+    let pid = child.id();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(ours(pid).len(), 2, "namespaces exist while running");
+    Command::new("kill").args(["-INT", &pid.to_string()]).status().unwrap();
+    let t0 = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    assert!(ours(pid).is_empty());
+
+    // --timeout bounds a client that never ends: 124.
+    let out = Command::new(EMU).args(["--quiet", "--timeout", "1", "--client-cmd", "sleep 30"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(124));
+
+    // Bad arguments: the emulator's own error code, nothing created.
+    let out = Command::new(EMU).args(["--buffer", "10"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("smaller than one packet"));
+}
+
+/// One-way times of the packets a stop-and-wait ping sends, from the link model alone.
+fn model_rtts(cfg: &EmulatorConfig, n: usize, req: u32, resp: u32) -> Vec<f64> {
+    let mut up = LinkPath::new(&cfg.uplink, cfg.mtu, cfg.seed, STREAM_UPLINK).unwrap();
+    let mut down = LinkPath::new(&cfg.downlink, cfg.mtu, cfg.seed, STREAM_DOWNLINK).unwrap();
+    let mut t = 0u64;
+    (0..n)
+        .map(|_| {
+            let a = up.transmit(t, req).at;
+            let b = down.transmit(a, resp).at;
+            let rtt = (b - t) as f64 * 1e-6;
+            t = b + 1_000_000;
+            rtt
+        })
+        .collect()
+}
+
+#[test]
+fn udp_ping_rtt_matches_the_model() {
+    let Some(_g) = setup("udp_ping_rtt_matches_the_model") else { return };
+    let cfg = EmulatorConfig { seed: 7, trace: true, ..EmulatorConfig::default() };
+    let emu = Emulator::start(&cfg).unwrap();
+    let _echo = probe_server(&emu, Side::Server, &["udp-echo", "--bind", "0.0.0.0:7000", "--max-seconds", "60"]);
+    let v =
+        probe_json(&emu, Side::Client, &["udp-ping", "--server", "198.18.0.2:7000", "--count", "10", "--size", "11"]);
+    let r = emu.stop().unwrap();
+    let rtts: Vec<f64> = v["rtts_ms"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    assert_eq!(rtts.len(), 10);
+    // 39-byte packets both ways: 0.6 s + 5.2 ms + 10.4 ms + two rest-of-path draws.
+    let model = model_rtts(&cfg, 10, 39, 39);
+    let mut err: Vec<f64> = rtts.iter().zip(&model).map(|(m, e)| m - e).collect();
+    eprintln!("ping: measured {rtts:.3?} ms\nping: model    {model:.3?} ms\nping: error    {err:.3?} ms");
+    for e in &model {
+        assert!((630.0..670.0).contains(e));
+    }
+    // Where the difference comes from, per ping (µs): client send -> forwarder read (ingress),
+    // model delivery -> write (lateness), server turnaround, and write -> client receive.
+    let e0 = r.epoch_monotonic_ns as i64;
+    let ns = |k: &str| -> Vec<i64> { v[k].as_array().unwrap().iter().map(|x| x.as_i64().unwrap() - e0).collect() };
+    let (sent, recv) = (ns("sent_monotonic_ns"), ns("recv_monotonic_ns"));
+    for i in 0..10 {
+        let (u, d) = (&r.uplink.trace[i], &r.downlink.trace[i]);
+        let us = |x: i64| x as f64 / 1000.0;
+        eprintln!(
+            "ping {i}: client send -> uplink read {:.0} us, uplink lateness {:.0} us, uplink write -> downlink read (server) {:.0} us, downlink lateness {:.0} us, downlink write -> client receive {:.0} us",
+            us(u.t_in as i64 - sent[i]),
+            us(u.t_out.unwrap() as i64 - u.at as i64),
+            us(d.t_in as i64 - u.t_out.unwrap() as i64),
+            us(d.t_out.unwrap() as i64 - d.at as i64),
+            us(recv[i] - d.t_out.unwrap() as i64)
+        );
+    }
+    // Every RTT within 2 ms of the model, allowing one scheduling hiccup of the (user-space)
+    // endpoints on a loaded machine; the median within 1 ms.
+    let within = err.iter().filter(|e| e.abs() < 2.0).count();
+    assert!(within >= 9, "only {within}/10 RTTs within 2 ms of the model: errors {err:?}");
+    err.sort_by(|a, b| a.total_cmp(b));
+    assert!(err[5].abs() < 1.0, "median error {} ms", err[5]);
+    print_timing("ping", &r);
+    assert_eq!(r.uplink.delivered_packets, 10);
+    assert_eq!(r.flows.len(), 1);
+    assert_eq!(r.flows[0].proto, "udp");
+}
+
+fn rate_of(v: &Value, size: f64) -> (usize, f64) {
+    let arr: Vec<f64> = v["arrivals_s"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    let n = arr.len();
+    (n, (n - 1) as f64 * size * 8.0 / (arr[n - 1] - arr[0]))
+}
+
+#[test]
+fn rates_match_both_directions() {
+    let Some(_g) = setup("rates_match_both_directions") else { return };
+    let cfg = EmulatorConfig::testbed(1_410_000, LossModel::None);
+    let emu = Emulator::start(&cfg).unwrap();
+    // Downlink: 40 full-size packets (268 B of payload = 296 B IP) back to back.
+    let sink = probe_server(&emu, Side::Client, &["udp-sink", "--bind", "0.0.0.0:9000", "--count", "40"]);
+    let st = emu
+        .command(Side::Server, PROBE, &["udp-blast", "--server", "198.18.0.1:9000", "--count", "40", "--size", "268"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = wait_output(sink);
+    let (n, rate) = rate_of(&out, 296.0);
+    eprintln!("downlink: {n} packets, {rate:.1} bit/s");
+    assert_eq!(n, 40);
+    assert!((rate - 30_000.0).abs() / 30_000.0 < 0.01, "downlink rate {rate}");
+    // Uplink: 40 packets at 60 kbit/s.
+    let sink = probe_server(&emu, Side::Server, &["udp-sink", "--bind", "0.0.0.0:9001", "--count", "40"]);
+    let st = emu
+        .command(Side::Client, PROBE, &["udp-blast", "--server", "198.18.0.2:9001", "--count", "40", "--size", "268"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = wait_output(sink);
+    let (n, rate) = rate_of(&out, 296.0);
+    eprintln!("uplink: {n} packets, {rate:.1} bit/s");
+    assert_eq!(n, 40);
+    assert!((rate - 60_000.0).abs() / 60_000.0 < 0.01, "uplink rate {rate}");
+    let r = emu.stop().unwrap();
+    print_timing("rate", &r);
+    for l in [&r.uplink.lateness, &r.downlink.lateness] {
+        assert!(l.median_us < 500.0, "median lateness {} us", l.median_us);
+        assert!(l.p99_us < 5_000.0, "p99 lateness {} us", l.p99_us);
+    }
+    assert_eq!(r.downlink.offered_bytes, 40 * 296);
+}
+
+fn wait_output(mut g: ChildGuard) -> Value {
+    let t0 = Instant::now();
+    loop {
+        if let Some(_s) = g.try_wait().unwrap() {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "sink did not finish");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = g.take_stdout();
+    serde_json::from_str(out.lines().last().unwrap_or("")).unwrap_or_else(|e| panic!("sink output {out:?}: {e}"))
+}
+
+#[test]
+fn small_buffer_tail_drops() {
+    let Some(_g) = setup("small_buffer_tail_drops") else { return };
+    let cfg = EmulatorConfig::testbed(2_500, LossModel::None);
+    let emu = Emulator::start(&cfg).unwrap();
+    let sink =
+        probe_server(&emu, Side::Client, &["udp-sink", "--bind", "0.0.0.0:9000", "--count", "30", "--idle-ms", "1500"]);
+    let st = emu
+        .command(Side::Server, PROBE, &["udp-blast", "--server", "198.18.0.1:9000", "--count", "30", "--size", "268"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = wait_output(sink);
+    let r = emu.stop().unwrap();
+    // 2500 B holds 8 packets of 296 B (the one in service included); the burst arrives within
+    // one serialisation time (78.9 ms), so the other 22 are dropped at the tail.
+    assert_eq!(out["received"], 8);
+    assert_eq!(r.downlink.delivered_packets, 8);
+    assert_eq!(r.downlink.buffer_drop_packets, 22);
+    assert_eq!(r.downlink.buffer_drop_bytes, 22 * 296);
+    assert_eq!(r.downlink.max_queue_bytes, 8 * 296);
+    let seqs: Vec<u64> = out["seqs"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+    assert_eq!(seqs, (0..8).collect::<Vec<_>>(), "the head of the burst gets through");
+}
+
+#[test]
+fn bernoulli_loss_is_the_models() {
+    let Some(_g) = setup("bernoulli_loss_is_the_models") else { return };
+    let mut cfg = EmulatorConfig::testbed(1_410_000, LossModel::Bernoulli { p: 0.2 });
+    cfg.seed = 11;
+    let n = 300u32;
+    let emu = Emulator::start(&cfg).unwrap();
+    let sink = probe_server(
+        &emu,
+        Side::Server,
+        &["udp-sink", "--bind", "0.0.0.0:9000", "--count", "300", "--idle-ms", "1500"],
+    );
+    let st = emu
+        .command(Side::Client, PROBE, &["udp-blast", "--server", "198.18.0.2:9000", "--count", "300", "--size", "12"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = wait_output(sink);
+    let r = emu.stop().unwrap();
+    let lost = r.uplink.error_loss_packets;
+    // The same loss stage with the same seed, offline: Bernoulli draws do not depend on time,
+    // so the emulator must lose exactly as many.
+    let mut path = LinkPath::new(&cfg.uplink, cfg.mtu, cfg.seed, STREAM_UPLINK).unwrap();
+    for i in 0..n as u64 {
+        path.transmit(i * 10_000_000, 40);
+    }
+    assert_eq!(lost, path.counters().error_loss_packets);
+    assert_eq!(r.uplink.offered_packets, n as u64);
+    assert_eq!(out["received"].as_u64().unwrap(), n as u64 - lost);
+    // And within 4.5 sigma of p = 0.2 (sigma = sqrt(p(1-p)/n) = 0.023).
+    let rate = lost as f64 / n as f64;
+    eprintln!("bernoulli: lost {lost}/{n} = {rate:.3}");
+    assert!((rate - 0.2).abs() < 4.5 * (0.2f64 * 0.8 / n as f64).sqrt(), "{rate}");
+}
+
+#[test]
+fn kernel_tcp_reno_transfer() {
+    let Some(_g) = setup("kernel_tcp_reno_transfer") else { return };
+    let cfg = EmulatorConfig::default();
+    let emu = Emulator::start(&cfg).unwrap();
+    let bytes = 20_480usize;
+    let sink = probe_server(&emu, Side::Client, &["tcp-sink", "--bind", "0.0.0.0:9000", "--max-seconds", "60"]);
+    let st = emu
+        .command(
+            Side::Server,
+            PROBE,
+            &["tcp-send", "--server", "198.18.0.1:9000", "--bytes", &bytes.to_string(), "--max-seconds", "60"],
+        )
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = wait_output(sink);
+    let r = emu.stop().unwrap();
+    assert_eq!(out["bytes"].as_u64().unwrap() as usize, bytes);
+    let marks: Vec<(f64, f64)> =
+        out["marks"].as_array().unwrap().iter().map(|m| (m[0].as_f64().unwrap(), m[1].as_f64().unwrap())).collect();
+    // Steady state: from a quarter of the object to the end (slow start is over by then).
+    let q = marks.iter().find(|m| m.0 >= bytes as f64 / 4.0).unwrap();
+    let last = marks.last().unwrap();
+    let goodput = (last.0 - q.0) * 8.0 / (last.1 - q.1);
+    // MSS 256 in 296-byte packets: payload rate = 30 kbit/s * 256/296.
+    let expect = 30_000.0 * 256.0 / 296.0;
+    eprintln!("tcp: {bytes} B in {:.3} s, steady goodput {goodput:.0} bit/s (expected {expect:.0})", last.1);
+    assert!((goodput - expect).abs() / expect < 0.04, "goodput {goodput}");
+    // Every downlink data packet was a full 296-byte segment or smaller; none oversized.
+    assert_eq!(r.downlink.oversized_packets + r.uplink.oversized_packets, 0);
+    assert!(r.downlink.offered_bytes >= (bytes as u64 / 256) * 296);
+    assert_eq!(r.flows.iter().filter(|f| f.proto == "tcp").count(), 1);
+}
+
+#[test]
+fn ipv6_with_a_large_mtu() {
+    let Some(_g) = setup("ipv6_with_a_large_mtu") else { return };
+    if !std::path::Path::new("/proc/sys/net/ipv6").exists() {
+        eprintln!("SKIPPED ipv6_with_a_large_mtu: IPv6 is disabled in this kernel");
+        return;
+    }
+    let cfg = EmulatorConfig { mtu: 1500, seed: 3, ..EmulatorConfig::default() };
+    let emu = Emulator::start(&cfg).unwrap();
+    let _echo = probe_server(&emu, Side::Server, &["udp-echo", "--bind", "[::]:7000", "--max-seconds", "60"]);
+    let v = probe_json(
+        &emu,
+        Side::Client,
+        &["udp-ping", "--server", "[fd00:198:18::2]:7000", "--count", "2", "--size", "11"],
+    );
+    let r = emu.stop().unwrap();
+    let rtts: Vec<f64> = v["rtts_ms"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    assert_eq!(rtts.len(), 2);
+    // 59-byte IPv6 packets both ways; the model sees only the pings (ND/MLD bypass it).
+    let model = model_rtts(&cfg, 2, 59, 59);
+    for (m, e) in rtts.iter().zip(&model) {
+        assert!((m - e).abs() < 2.0, "RTT {m:.3} ms vs model {e:.3} ms");
+    }
+    assert_eq!(r.uplink.offered_packets, 2);
+    assert!(r.flows[0].client.starts_with("[fd00:198:18::1]"));
+}

@@ -1,38 +1,48 @@
 #!/usr/bin/env python3
 """aiocoap client for coapcc's interop tests (tests/interop/main.rs).
 
-Usage: aiocoap_client.py METHOD URI [--payload TEXT] [--out FILE]
-Prints one JSON object: {"code": "2.05", "len": N, "sha256": "...", "payload": "<text if short>"};
-with --out, also writes the response body to FILE. Block-wise transfers are reassembled by
-aiocoap.
+Usage: aiocoap_client.py METHOD URI [--payload TEXT] [--out FILE] [--repeat N] [--timeout S]
+Prints one JSON object: {"code": "2.05", "len": N, "sha256": "...", "payload": "<text if short>",
+"requests": N}; with --out, also writes the response body to FILE. Block-wise transfers are
+reassembled by aiocoap. With --repeat N the request is made N times, one after the other (all
+N responses must have the same code and payload, else the exit code is 1); --timeout bounds
+each request (default 60 s).
 """
 import argparse
 import asyncio
 import hashlib
 import json
+import sys
 
 import aiocoap
 
 
-async def main(method, uri, payload, out_file):
+async def main(method, uri, payload, out_file, repeat, timeout):
     ctx = await aiocoap.Context.create_client_context()
+    responses = []
     try:
         code = getattr(aiocoap, method.upper())
-        req = aiocoap.Message(code=code, uri=uri, payload=payload.encode() if payload else b"")
-        resp = await asyncio.wait_for(ctx.request(req).response, 60)
+        for _ in range(repeat):
+            req = aiocoap.Message(code=code, uri=uri, payload=payload.encode() if payload else b"")
+            responses.append(await asyncio.wait_for(ctx.request(req).response, timeout))
     finally:
         await ctx.shutdown()
-    c = resp.code
+    resp = responses[-1]
+    same = all(r.code == resp.code and r.payload == resp.payload for r in responses)
     out = {
-        "code": c.dotted,
+        "code": resp.code.dotted,
         "len": len(resp.payload),
         "sha256": hashlib.sha256(resp.payload).hexdigest(),
         "payload": resp.payload.decode("utf-8", "replace") if len(resp.payload) <= 200 else None,
+        "requests": len(responses),
     }
     if out_file:
         with open(out_file, "wb") as f:
             f.write(resp.payload)
     print(json.dumps(out), flush=True)
+    if not same:
+        print("responses differ between repetitions", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
@@ -41,5 +51,7 @@ if __name__ == "__main__":
     ap.add_argument("uri")
     ap.add_argument("--payload")
     ap.add_argument("--out")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=60)
     a = ap.parse_args()
-    asyncio.run(main(a.method, a.uri, a.payload, a.out))
+    asyncio.run(main(a.method, a.uri, a.payload, a.out, a.repeat, a.timeout))

@@ -3,15 +3,19 @@
 //!
 //! Built as the `interop` integration test of `crates/coapcc-net`, so `cargo test
 //! --workspace` runs it. Both peers run as processes (ours is the `coapcc-net` binary), each
-//! started through a [`Link`] on its side, so the cases can run over loopback today and
-//! through the link emulator once it adds a `Link` variant. A test whose peer is not
-//! installed prints `SKIPPED <test>: <reason>` and passes; `COAPCC_REQUIRE_INTEROP=1` makes
-//! that a failure. See docs/interop.md.
+//! started through a [`Link`] on its side, so every case runs twice: over loopback (one test
+//! per case) and through the link emulator (`coapcc-emu`: the testbed link with a lossy
+//! profile, every case concurrently in its own emulator, in
+//! `all_cases_through_lossy_emulator`), where retransmissions happen and every exchange must
+//! still complete. A test whose peer (or, for the emulated run, root/`ip`/TUN) is missing
+//! prints `SKIPPED <test>: <reason>` and passes; `COAPCC_REQUIRE_INTEROP=1` makes that a
+//! failure. See docs/interop.md.
 
 mod support;
 
-use std::net::SocketAddr;
-use std::time::Duration;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
 
 use support::*;
 
@@ -26,7 +30,7 @@ async fn client_vs_libcoap_server(link: Link) {
         Err(e) => return skip(test, &e),
     };
     eprintln!("{test} [{}]: {}", link.name(), libcoap_version(&bin).await);
-    let addr = SocketAddr::new(link.server_ip(), free_port(link.server_ip()));
+    let addr = link.server_addr();
     let mut cmd = link.command(Side::Server, &bin);
     cmd.args([
         "-A",
@@ -36,10 +40,11 @@ async fn client_vs_libcoap_server(link: Link) {
         "-v",
         "0",
     ]);
-    let _server = spawn(cmd);
+    let mut server = spawn(cmd);
     assert!(
-        wait_ready(addr, Duration::from_secs(10)).await,
-        "libcoap server did not come up"
+        link.wait_ready(addr, Duration::from_secs(10)).await,
+        "libcoap server did not come up on {addr} ({})",
+        state(&mut server)
     );
 
     // GET / (libcoap's banner), piggybacked.
@@ -52,9 +57,10 @@ async fn client_vs_libcoap_server(link: Link) {
     let r = our_client(&link, &uri(addr, "/.well-known/core"), &[]).await;
     assert!(r.text().contains("</example_data>"), "{r:?}");
 
-    // PUT 1000 bytes, then read them back block-wise in 32-byte blocks (early negotiation:
-    // libcoap honours the smaller size).
-    let body = "z".repeat(999) + "!";
+    // PUT 1000 bytes (200 on the lossy link), then read them back block-wise in 32-byte
+    // blocks (early negotiation: libcoap honours the smaller size).
+    let len = link.pick(1000, 200);
+    let body = "z".repeat(len - 1) + "!";
     let r = our_client(
         &link,
         &uri(addr, "/example_data"),
@@ -65,7 +71,7 @@ async fn client_vs_libcoap_server(link: Link) {
     let r = our_client(&link, &uri(addr, "/example_data"), &["--block-size", "32"]).await;
     assert_eq!(r.text(), body);
     let ex = r.exchanges();
-    assert_eq!(ex.len(), 32, "1000 bytes in 32-byte blocks");
+    assert_eq!(ex.len(), len.div_ceil(32), "{len} bytes in 32-byte blocks");
     for (i, e) in ex.iter().enumerate() {
         assert_eq!(
             (e["block2"]["num"].as_u64(), e["block2"]["szx"].as_u64()),
@@ -73,7 +79,8 @@ async fn client_vs_libcoap_server(link: Link) {
         );
     }
 
-    // Several algorithms, five back-to-back requests each.
+    // Several algorithms, five back-to-back requests each (one on the lossy link).
+    let n = link.pick(5, 1);
     for cc in [
         "default",
         "cocoa",
@@ -83,26 +90,30 @@ async fn client_vs_libcoap_server(link: Link) {
         "pcocoa",
         "linux-rto",
     ] {
-        let r = our_client(&link, &uri(addr, "/"), &["--cc", cc, "-n", "5"]).await;
-        assert_eq!(r.ok_failed(), (5, 0), "{cc}: {r:?}");
+        let r = our_client(&link, &uri(addr, "/"), &["--cc", cc, "-n", &n.to_string()]).await;
+        assert_eq!(r.ok_failed(), (n, 0), "{cc}: {r:?}");
         assert!(r.exchanges().iter().all(|e| e["algorithm"] == cc));
     }
+    link.finish(test, None);
 }
 
 async fn client_vs_lossy_libcoap_server(link: Link) {
     // libcoap's `-l 1` drops the server's first datagram (the piggybacked response to copy
     // 0): our client retransmits, and with fasor-token learns which copy libcoap answered.
+    // Over loopback the ACK timeout is cut to 0.3 s; on the emulated link (0.66 s RTT) the
+    // algorithms keep their own, and the link's losses come on top of libcoap's.
     let test = "our client vs lossy libcoap coap-server";
     let bin = match libcoap("server") {
         Ok(b) => b,
         Err(e) => return skip(test, &e),
     };
+    let at = link.pick(",ack_timeout=0.3", "");
     let cases = [
-        ("default:dither=off,ack_timeout=0.3", None),
-        ("fasor-token:dither=off,ack_timeout=0.3", Some(1)),
+        (format!("default:dither=off{at}"), false),
+        (format!("fasor-token:dither=off{at}"), true),
     ];
-    for (cc, expect_copy) in cases {
-        let addr = SocketAddr::new(link.server_ip(), free_port(link.server_ip()));
+    for (cc, token) in cases {
+        let addr = link.server_addr();
         let mut cmd = link.command(Side::Server, &bin);
         cmd.args([
             "-A",
@@ -114,26 +125,40 @@ async fn client_vs_lossy_libcoap_server(link: Link) {
             "-l",
             "1",
         ]);
-        let _server = spawn(cmd);
+        let mut server = spawn(cmd);
         // No readiness ping here: its RST would be the datagram that -l drops.
-        assert!(wait_bound(addr, Duration::from_secs(10)).await);
+        assert!(
+            link.wait_bound(addr, Duration::from_secs(10)).await,
+            "libcoap server did not bind {addr} ({})",
+            state(&mut server)
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let r = our_client(&link, &uri(addr, "/"), &["--cc", cc]).await;
+        let r = our_client(&link, &uri(addr, "/"), &["--cc", &cc]).await;
         assert_eq!(r.ok_failed(), (1, 0), "{cc}: {r:?}");
         let e = r.exchanges()[0];
-        assert_eq!(
-            e["retransmissions"], 1,
-            "{cc}: the first response was dropped"
-        );
-        // libcoap 4.3.1 answers the retransmitted copy with that copy's token, so
-        // fasor-token learns it answered copy 1 (AMBIG-21 answer-each-copy behaviour).
-        assert_eq!(
-            e["copy"]["ordinal"].as_u64(),
-            expect_copy,
-            "{cc}: copy {}",
-            e["copy"]
-        );
+        let retx = e["retransmissions"].as_u64().unwrap();
+        let copy = e["copy"]["ordinal"].as_u64();
+        if !link.lossy() {
+            assert_eq!(retx, 1, "{cc}: the first response was dropped");
+            // libcoap 4.3.1 answers the retransmitted copy with that copy's token, so
+            // fasor-token learns it answered copy 1 (AMBIG-21 answer-each-copy behaviour).
+            assert_eq!(copy, token.then_some(1), "{cc}: copy {}", e["copy"]);
+        } else {
+            // The first response libcoap sends is dropped whatever the link does, so the
+            // answered copy is never copy 0.
+            assert!(retx >= 1, "{cc}: the first response was dropped");
+            if token {
+                assert!(
+                    copy.is_some_and(|c| (1..=retx).contains(&c)),
+                    "{cc}: copy {} of {retx} retransmissions",
+                    e["copy"]
+                );
+            } else {
+                assert_eq!(copy, None, "{cc}: copy {}", e["copy"]);
+            }
+        }
     }
+    link.finish(test, None);
 }
 
 #[tokio::test]
@@ -157,39 +182,40 @@ async fn client_vs_aiocoap_server(link: Link) {
         Err(e) => return skip(test, &e),
     };
     eprintln!("{test} [{}]: aiocoap {version}", link.name());
-    let addr = SocketAddr::new(link.server_ip(), free_port(link.server_ip()));
+    let addr = link.server_addr();
     let mut cmd = link.command(Side::Server, &py);
     cmd.arg(script("aiocoap_server.py"))
         .args([addr.ip().to_string(), addr.port().to_string()]);
     let mut server = spawn(cmd);
     assert!(
         wait_line(&mut server, "ready", Duration::from_secs(30)).await,
-        "aiocoap server did not start"
+        "aiocoap server did not start ({})",
+        state(&mut server)
     );
-    assert!(wait_ready(addr, Duration::from_secs(10)).await);
+    assert!(link.wait_ready(addr, Duration::from_secs(10)).await);
 
     let r = our_client(&link, &uri(addr, "/hello"), &[]).await;
     assert_eq!(r.body.as_deref(), Some(&coapcc_net::resources::HELLO[..]));
 
-    // aiocoap chooses 1024-byte blocks: 100 exchanges.
-    let r = our_client(&link, &uri(addr, "/large?size=102400"), &[]).await;
-    assert!(
-        r.body.as_deref() == Some(&large(102_400)[..]),
-        "body differs"
-    );
-    assert_eq!(r.exchanges().len(), 100);
-    // We ask for 256-byte blocks: the thesis transfer, 400 exchanges.
-    let r = our_client(
-        &link,
-        &uri(addr, "/large?size=102400"),
-        &["--block-size", "256"],
-    )
-    .await;
-    assert!(
-        r.body.as_deref() == Some(&large(102_400)[..]),
-        "body differs"
-    );
-    assert_eq!(r.exchanges().len(), 400);
+    // 100 kB (2 kB on the lossy link).
+    let size = link.pick(102_400, 2048);
+    let large_uri = uri(addr, &format!("/large?size={size}"));
+    let check = |r: &ClientRun, what: &str| {
+        let what = format!("{what} ({})", r.failures());
+        assert_same(r.body.as_deref().unwrap_or_default(), &large(size), &what);
+    };
+    // aiocoap chooses 1024-byte blocks: 100 exchanges. Loopback only: at the emulated link's
+    // MTU (296) a 1024-byte block is four IP fragments, lost when any one is; with 10 % loss
+    // an attempt fails 41 % of the time, and all 5 transmissions for 1.2 % of the exchanges.
+    if !link.lossy() {
+        let r = our_client(&link, &large_uri, &[]).await;
+        check(&r, "aiocoap's block size");
+        assert_eq!(r.exchanges().len(), size / 1024);
+    }
+    // We ask for 256-byte blocks (one packet each): the thesis transfer, 400 exchanges.
+    let r = our_client(&link, &large_uri, &["--block-size", "256"]).await;
+    check(&r, "--block-size 256");
+    assert_eq!(r.exchanges().len(), size / 256);
 
     let r = our_client(&link, &uri(addr, "/echo"), &["-m", "put", "-p", "interop"]).await;
     assert_eq!(
@@ -198,10 +224,21 @@ async fn client_vs_aiocoap_server(link: Link) {
     );
     let r = our_client(&link, &uri(addr, "/.well-known/core"), &[]).await;
     assert!(r.text().contains("</hello>"));
-    let r = our_client(&link, &uri(addr, "/hello"), &["--non"]).await;
-    assert_eq!(r.body.map(|b| b.len()), Some(60));
-    let r = our_client(&link, &uri(addr, "/hello"), &["--cc", "cocoa", "-n", "10"]).await;
-    assert_eq!(r.ok_failed(), (10, 0));
+    // NON is never retransmitted: a lost NON request or response fails by design, so it is
+    // exercised over loopback only.
+    if !link.lossy() {
+        let r = our_client(&link, &uri(addr, "/hello"), &["--non"]).await;
+        assert_eq!(r.body.map(|b| b.len()), Some(60));
+    }
+    let n = link.pick(10, 5);
+    let r = our_client(
+        &link,
+        &uri(addr, "/hello"),
+        &["--cc", "cocoa", "-n", &n.to_string()],
+    )
+    .await;
+    assert_eq!(r.ok_failed(), (n, 0));
+    link.finish(test, None);
 }
 
 #[tokio::test]
@@ -220,10 +257,16 @@ async fn libcoap_client_vs_server(link: Link) {
         Err(e) => return skip(test, &e),
     };
     eprintln!("{test} [{}]: {}", link.name(), libcoap_version(&bin).await);
-    let (_server, addr) = our_server(&link, &[]).await;
+    // On the lossy link our server's blocks are 128 bytes, so that every datagram fits the
+    // 296-byte MTU (a fragmented datagram is lost when any fragment is).
+    let server = our_server(&link, link.pick(&[], &["--block-size", "128"])).await;
+    let addr = server.addr;
+    // coap-client gives up after -B seconds; one exchange may take up to MAX_TRANSMIT_WAIT
+    // (93 s) on the lossy link.
+    let wait = link.pick("20", "120");
     let coap_client = |method: &str, p: &str, extra: &[&str]| {
         let mut c = link.command(Side::Client, &bin);
-        c.args(["-B", "20", "-m", method])
+        c.args(["-B", wait, "-m", method])
             .args(extra)
             .arg(uri(addr, p));
         c
@@ -241,15 +284,28 @@ async fn libcoap_client_vs_server(link: Link) {
         }
         v
     };
+    let run = |c| link.run(c);
     assert_eq!(
         body(run(coap_client("get", "/hello", &[])).await),
         coapcc_net::resources::HELLO
     );
-    // Block2 with the client's size (256) and with ours (1024).
-    assert!(
-        body(run(coap_client("get", "/large?size=102400", &["-b", "256"])).await) == large(102_400)
-    );
-    assert!(body(run(coap_client("get", "/large?size=5000", &[])).await) == large(5000));
+    // Block2 with the client's size and with ours: over loopback 100 kB in 256-byte blocks
+    // (-b 256) and 5000 B in our 1024-byte blocks; on the lossy link 512 B in 64-byte blocks
+    // and 1024 B in our 128-byte blocks (8 exchanges each).
+    let (big, client_block, small) =
+        link.pick((102_400, &["-b", "256"], 5000), (512, &["-b", "64"], 1024));
+    let get_large = |n: usize, extra: &'static [&'static str]| {
+        let p = format!("/large?size={n}");
+        let cmd = coap_client("get", &p, extra);
+        async move {
+            let o = run(cmd).await;
+            let err = String::from_utf8_lossy(&o.stderr).to_string();
+            let what = format!("coap-client GET {p} {extra:?} (stderr: {err})");
+            assert_same(&body(o), &large(n), &what);
+        }
+    };
+    get_large(big, client_block).await;
+    get_large(small, &[]).await;
     let wkc = body(run(coap_client("get", "/.well-known/core", &[])).await);
     assert!(String::from_utf8_lossy(&wkc).contains("</large>"));
     // Separate response: Empty ACK after 1 s, then a CON 2.05 that coap-client ACKs.
@@ -257,17 +313,21 @@ async fn libcoap_client_vs_server(link: Link) {
         body(run(coap_client("get", "/slow?ms=1500", &[])).await),
         b"slow response after 1500 ms"
     );
-    // NON request, NON response.
-    assert_eq!(
-        body(run(coap_client("get", "/hello", &["-N"])).await),
-        coapcc_net::resources::HELLO
-    );
+    // NON request, NON response (loopback only: NON is not retransmitted).
+    if !link.lossy() {
+        assert_eq!(
+            body(run(coap_client("get", "/hello", &["-N"])).await),
+            coapcc_net::resources::HELLO
+        );
+    }
     let put = run(coap_client("put", "/echo", &["-e", "from libcoap"])).await;
     assert_eq!(body(put), b"from libcoap");
     assert_eq!(
         body(run(coap_client("get", "/echo", &[])).await),
         b"from libcoap"
     );
+    let summary = server.stop().await;
+    link.finish(test, Some(&summary));
 }
 
 #[tokio::test]
@@ -286,15 +346,28 @@ async fn aiocoap_client_vs_server(link: Link) {
         Err(e) => return skip(test, &e),
     };
     eprintln!("{test} [{}]: aiocoap {version}", link.name());
-    let (_server, addr) = our_server(&link, &["--cc", "cocoa"]).await;
+    let server = our_server(
+        &link,
+        link.pick(
+            &["--cc", "cocoa"],
+            &["--cc", "cocoa", "--block-size", "128"],
+        ),
+    )
+    .await;
+    let addr = server.addr;
+    // Per-request limit of the script (one exchange may take up to MAX_TRANSMIT_WAIT, 93 s,
+    // on the lossy link).
+    let per_request = link.pick("60", "120");
     let call = |method: &str, p: &str, extra: &[&str]| {
         let mut c = link.command(Side::Client, &py);
         c.arg(script("aiocoap_client.py"))
             .arg(method)
             .arg(uri(addr, p))
+            .args(["--timeout", per_request])
             .args(extra);
         c
     };
+    let run = |c| link.run(c);
     let json = |o: std::process::Output| -> serde_json::Value {
         assert!(
             o.status.success(),
@@ -303,25 +376,36 @@ async fn aiocoap_client_vs_server(link: Link) {
         );
         serde_json::from_slice(&o.stdout).expect("JSON from aiocoap_client.py")
     };
-    let r = json(run(call("get", "/hello", &[])).await);
+    // Several requests in a row from one aiocoap context.
+    let n = link.pick(3, 5);
+    let r = json(run(call("get", "/hello", &["--repeat", &n.to_string()])).await);
     assert_eq!(
-        (r["code"].as_str(), r["len"].as_u64()),
-        (Some("2.05"), Some(60))
+        (
+            r["code"].as_str(),
+            r["len"].as_u64(),
+            r["requests"].as_u64()
+        ),
+        (Some("2.05"), Some(60), Some(n))
     );
-    let out =
-        std::env::temp_dir().join(format!("coapcc-interop-{}-aiocoap.bin", std::process::id()));
+    // 100 kB over loopback in our 1024-byte blocks; 1 kB in 128-byte blocks on the lossy link.
+    let size = link.pick(102_400, 1024);
+    let out = std::env::temp_dir().join(format!(
+        "coapcc-interop-{}-{}-aiocoap.bin",
+        std::process::id(),
+        link.name().replace(' ', "-")
+    ));
     let r = json(
         run(call(
             "get",
-            "/large?size=102400",
+            &format!("/large?size={size}"),
             &["--out", out.to_str().unwrap()],
         ))
         .await,
     );
-    assert_eq!(r["len"].as_u64(), Some(102_400));
+    assert_eq!(r["len"].as_u64(), Some(size as u64));
     let got = std::fs::read(&out).expect("aiocoap client body");
     let _ = std::fs::remove_file(&out);
-    assert!(got == large(102_400), "reassembled body differs");
+    assert_same(&got, &large(size), "aiocoap client GET /large");
     let r = json(run(call("get", "/slow?ms=1200", &[])).await);
     assert_eq!(r["payload"], "slow response after 1200 ms");
     let r = json(run(call("put", "/echo", &["--payload", "from aiocoap"])).await);
@@ -333,9 +417,103 @@ async fn aiocoap_client_vs_server(link: Link) {
     assert_eq!(r["code"], "4.04");
     let r = json(run(call("get", "/.well-known/core", &[])).await);
     assert!(r["len"].as_u64().unwrap() > 50);
+    let summary = server.stop().await;
+    link.finish(test, Some(&summary));
 }
 
 #[tokio::test]
 async fn aiocoap_client_vs_our_server() {
     aiocoap_client_vs_server(Link::Direct).await;
+}
+
+// ---------------------------------------------------------------------------------------
+// Every case through the link emulator with a lossy profile
+// ---------------------------------------------------------------------------------------
+
+type Case = fn(Link) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// The cases, each with its own emulator seed.
+const EMULATED: [(&str, u64, Case); 5] = [
+    ("our client vs libcoap coap-server", 1, |l| {
+        Box::pin(client_vs_libcoap_server(l))
+    }),
+    ("our client vs lossy libcoap coap-server", 2, |l| {
+        Box::pin(client_vs_lossy_libcoap_server(l))
+    }),
+    ("our client vs aiocoap server", 3, |l| {
+        Box::pin(client_vs_aiocoap_server(l))
+    }),
+    ("libcoap coap-client vs our server", 4, |l| {
+        Box::pin(libcoap_client_vs_server(l))
+    }),
+    ("aiocoap client vs our server", 5, |l| {
+        Box::pin(aiocoap_client_vs_server(l))
+    }),
+];
+
+fn panic_message(e: tokio::task::JoinError) -> String {
+    match e.try_into_panic() {
+        Ok(p) => p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "panic".into()),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Every case above through its own emulator (testbed link, [`LOSSY_PROFILE`] on both
+/// directions), all at once: each case's requests must all complete, and retransmissions must
+/// have happened (see [`Link::finish`]). One test, so that the cases run concurrently whatever
+/// the harness's thread count; a failure names every case that failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn all_cases_through_lossy_emulator() {
+    let test = "interop through the lossy emulator";
+    if let Some(reason) = emulator_unavailable() {
+        return skip(test, &reason);
+    }
+    let profile = lossy_profile();
+    let t0 = Instant::now();
+    let mut tasks = Vec::new();
+    let only = std::env::var("COAPCC_INTEROP_CASES").unwrap_or_default();
+    for (name, seed, case) in EMULATED {
+        if !only.is_empty() && !only.split(',').any(|o| name.contains(o.trim())) {
+            continue;
+        }
+        let profile = profile.clone();
+        let seed = seed + seed_offset();
+        let task = tokio::spawn(async move {
+            let link = tokio::task::spawn_blocking(move || Link::emulated(&profile, seed))
+                .await
+                .expect("emulator start")
+                .unwrap_or_else(|e| panic!("{e}"));
+            let t = Instant::now();
+            case(link.clone()).await;
+            let line = link
+                .summary()
+                .unwrap_or_else(|| format!("{name} [{}]: skipped", link.name()));
+            // Stop the emulator (joins its threads, deletes the namespaces) off the runtime.
+            tokio::task::spawn_blocking(move || drop(link))
+                .await
+                .expect("emulator stop");
+            (t.elapsed(), line)
+        });
+        tasks.push((name, task));
+    }
+    let mut failures = Vec::new();
+    let tasks_run = tasks.len();
+    for (name, task) in tasks {
+        match task.await {
+            Ok((dt, line)) => eprintln!("{line} (case {:.1} s)", dt.as_secs_f64()),
+            Err(e) => failures.push(format!("{name}: {}", panic_message(e))),
+        }
+    }
+    let n = tasks_run;
+    eprintln!("{test}: {n} cases in {:.1} s", t0.elapsed().as_secs_f64());
+    assert!(
+        failures.is_empty(),
+        "{} of {n} cases failed through the emulator ({profile}):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

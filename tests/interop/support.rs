@@ -509,12 +509,12 @@ impl Link {
              {} lost, {} tail-dropped",
             self.name(),
             r.elapsed_s,
-            up.offered_packets,
-            up.error_loss_packets,
-            up.buffer_drop_packets,
-            down.offered_packets,
-            down.error_loss_packets,
-            down.buffer_drop_packets,
+            up.counters.offered_packets,
+            up.counters.error_loss_packets,
+            up.counters.buffer_drop_packets,
+            down.counters.offered_packets,
+            down.counters.error_loss_packets,
+            down.counters.buffer_drop_packets,
         );
         if t.runs > 0 {
             line += &format!(
@@ -552,7 +552,7 @@ impl Link {
         }
         if let Some(d) = dups {
             assert!(
-                d + up.error_loss_packets > 0,
+                d + up.counters.error_loss_packets > 0,
                 "{line}: no retransmitted request reached or left the client {hint}"
             );
         }

@@ -226,7 +226,7 @@ fn run_seed(a: &Args, probe: &str, seed: u64) -> Result<SeedResult> {
         .collect();
     if a.client_cmd.is_some() {
         emu_fct = link_fct.clone();
-        emu_rtx = report.uplink.offered_packets.saturating_sub(a.clients as u64 * a.count as u64);
+        emu_rtx = report.uplink.counters.offered_packets.saturating_sub(a.clients as u64 * a.count as u64);
     }
     // Packet sizes: the simulator is configured with the sizes the link actually carried
     // (token length and payload chosen to reproduce them), so endpoints that encode
@@ -263,8 +263,8 @@ fn run_seed(a: &Args, probe: &str, seed: u64) -> Result<SeedResult> {
         packet_bytes: sizes,
         sim_coap: (sim.coap.token_len, sim.coap.response_payload_bytes),
         emu_error_loss: [
-            frac(report.uplink.error_loss_packets, report.uplink.offered_packets),
-            frac(report.downlink.error_loss_packets, report.downlink.offered_packets),
+            frac(report.uplink.counters.error_loss_packets, report.uplink.counters.offered_packets),
+            frac(report.downlink.counters.error_loss_packets, report.downlink.counters.offered_packets),
         ],
         sim_error_loss: [
             frac(sr.links.uplink.error_loss_packets, sr.links.uplink.offered_packets),

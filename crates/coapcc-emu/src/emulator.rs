@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use coapcc_sim::link::{self, Link, LossModel, StageConfig, TESTBED_MTU};
+use coapcc_sim::link::{self, Link, LinkCounters, LossModel, StageConfig, TESTBED_MTU};
 use coapcc_sim::{STREAM_DOWNLINK, STREAM_UPLINK};
 use serde::{Deserialize, Serialize};
 
@@ -130,22 +130,11 @@ pub enum Side {
 /// Counters and timing of one direction.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct DirectionReport {
-    /// Packets offered to the link (entered the model).
-    pub offered_packets: u64,
-    /// Bytes offered (IP sizes).
-    pub offered_bytes: u64,
-    /// Packets delivered or scheduled for delivery (fates are decided on entry).
-    pub delivered_packets: u64,
-    /// Bytes delivered or scheduled.
-    pub delivered_bytes: u64,
-    /// Packets tail-dropped by the buffer (congestion).
-    pub buffer_drop_packets: u64,
-    /// Bytes tail-dropped.
-    pub buffer_drop_bytes: u64,
-    /// Packets lost to link errors.
-    pub error_loss_packets: u64,
-    /// Bytes lost to link errors.
-    pub error_loss_bytes: u64,
+    /// Packet and byte counters by fate (IP sizes), the link model's own: offered,
+    /// delivered (or scheduled for delivery: fates are decided on entry), tail-dropped by the
+    /// buffer, lost to link errors. Flattened into this object in JSON.
+    #[serde(flatten)]
+    pub counters: LinkCounters,
     /// Bytes serialised by the rate stage (including packets later lost to errors).
     pub serialised_bytes: u64,
     /// Serialisation time, seconds.
@@ -179,14 +168,7 @@ impl DirectionReport {
         let c = s.counters;
         let busy_s = s.busy_ns as f64 * 1e-9;
         DirectionReport {
-            offered_packets: c.offered_packets,
-            offered_bytes: c.offered_bytes,
-            delivered_packets: c.delivered_packets,
-            delivered_bytes: c.delivered_bytes,
-            buffer_drop_packets: c.buffer_drop_packets,
-            buffer_drop_bytes: c.buffer_drop_bytes,
-            error_loss_packets: c.error_loss_packets,
-            error_loss_bytes: c.error_loss_bytes,
+            counters: c,
             serialised_bytes: s.serialised_bytes,
             busy_s,
             utilisation: if elapsed_s > 0.0 { (busy_s / elapsed_s).min(1.0) } else { 0.0 },

@@ -13,7 +13,7 @@
 //! let emu = Emulator::start(&EmulatorConfig::default()).unwrap(); // needs root
 //! let status = emu.shell(Side::Client, "ping -c 1 $COAPCC_EMU_SERVER_ADDR").status().unwrap();
 //! let report = emu.stop().unwrap();
-//! println!("{} packets up", report.uplink.offered_packets);
+//! println!("{} packets up", report.uplink.counters.offered_packets);
 //! # let _ = status;
 //! ```
 //!

@@ -207,7 +207,7 @@ fn udp_ping_rtt_matches_the_model() {
     err.sort_by(|a, b| a.total_cmp(b));
     assert!(err[5].abs() < 1.0, "median error {} ms", err[5]);
     print_timing("ping", &r);
-    assert_eq!(r.uplink.delivered_packets, 10);
+    assert_eq!(r.uplink.counters.delivered_packets, 10);
     assert_eq!(r.flows.len(), 1);
     assert_eq!(r.flows[0].proto, "udp");
 }
@@ -253,7 +253,7 @@ fn rates_match_both_directions() {
         assert!(l.median_us < 500.0, "median lateness {} us", l.median_us);
         assert!(l.p99_us < 5_000.0, "p99 lateness {} us", l.p99_us);
     }
-    assert_eq!(r.downlink.offered_bytes, 40 * 296);
+    assert_eq!(r.downlink.counters.offered_bytes, 40 * 296);
 }
 
 fn wait_output(mut g: ChildGuard) -> Value {
@@ -286,9 +286,9 @@ fn small_buffer_tail_drops() {
     // 2500 B holds 8 packets of 296 B (the one in service included); the burst arrives within
     // one serialisation time (78.9 ms), so the other 22 are dropped at the tail.
     assert_eq!(out["received"], 8);
-    assert_eq!(r.downlink.delivered_packets, 8);
-    assert_eq!(r.downlink.buffer_drop_packets, 22);
-    assert_eq!(r.downlink.buffer_drop_bytes, 22 * 296);
+    assert_eq!(r.downlink.counters.delivered_packets, 8);
+    assert_eq!(r.downlink.counters.buffer_drop_packets, 22);
+    assert_eq!(r.downlink.counters.buffer_drop_bytes, 22 * 296);
     assert_eq!(r.downlink.max_queue_bytes, 8 * 296);
     let seqs: Vec<u64> = out["seqs"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
     assert_eq!(seqs, (0..8).collect::<Vec<_>>(), "the head of the burst gets through");
@@ -313,7 +313,7 @@ fn bernoulli_loss_is_the_models() {
     assert!(st.success());
     let out = wait_output(sink);
     let r = emu.stop().unwrap();
-    let lost = r.uplink.error_loss_packets;
+    let lost = r.uplink.counters.error_loss_packets;
     // The same loss stage with the same seed, offline: Bernoulli draws do not depend on time,
     // so the emulator must lose exactly as many.
     let mut path = LinkPath::new(&cfg.uplink, cfg.mtu, cfg.seed, STREAM_UPLINK).unwrap();
@@ -321,7 +321,7 @@ fn bernoulli_loss_is_the_models() {
         path.transmit(i * 10_000_000, 40);
     }
     assert_eq!(lost, path.counters().error_loss_packets);
-    assert_eq!(r.uplink.offered_packets, n as u64);
+    assert_eq!(r.uplink.counters.offered_packets, n as u64);
     assert_eq!(out["received"].as_u64().unwrap(), n as u64 - lost);
     // And within 4.5 sigma of p = 0.2 (sigma = sqrt(p(1-p)/n) = 0.023).
     let rate = lost as f64 / n as f64;
@@ -360,7 +360,7 @@ fn kernel_tcp_reno_transfer() {
     assert!((goodput - expect).abs() / expect < 0.04, "goodput {goodput}");
     // Every downlink data packet was a full 296-byte segment or smaller; none oversized.
     assert_eq!(r.downlink.oversized_packets + r.uplink.oversized_packets, 0);
-    assert!(r.downlink.offered_bytes >= (bytes as u64 / 256) * 296);
+    assert!(r.downlink.counters.offered_bytes >= (bytes as u64 / 256) * 296);
     assert_eq!(r.flows.iter().filter(|f| f.proto == "tcp").count(), 1);
 }
 
@@ -387,6 +387,6 @@ fn ipv6_with_a_large_mtu() {
     for (m, e) in rtts.iter().zip(&model) {
         assert!((m - e).abs() < 2.0, "RTT {m:.3} ms vs model {e:.3} ms");
     }
-    assert_eq!(r.uplink.offered_packets, 2);
+    assert_eq!(r.uplink.counters.offered_packets, 2);
     assert!(r.flows[0].client.starts_with("[fd00:198:18::1]"));
 }

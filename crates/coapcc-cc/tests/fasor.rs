@@ -1,25 +1,7 @@
 //! Specification §7: FASOR and FASOR with token.
 mod common;
 use common::*;
-use coapcc_cc::{AckInfo, Algorithm, AlgorithmConfig, CongestionControl, GiveUpReason, SplitMix64, TimeoutAction};
-
-/// The first `k + 1` timers the next exchange would arm if it were never acknowledged (run on
-/// a copy, so the driver's state is untouched).
-fn peek(d: &Driver, k: u32) -> Vec<f64> {
-    let mut cc = d.cc.clone();
-    let mut rng = SplitMix64::new(99);
-    let mut now = d.now;
-    let mut ex = cc.start_exchange(now, 0, &mut rng);
-    let mut timers = vec![s(ex.timer())];
-    for _ in 0..k {
-        now = now + ex.timer();
-        match cc.on_timeout(now, &mut ex) {
-            TimeoutAction::Retransmit(t) => timers.push(s(t)),
-            TimeoutAction::GiveUp => break,
-        }
-    }
-    timers
-}
+use coapcc_cc::{Algorithm, AlgorithmConfig, CongestionControl, GiveUpReason, TimeoutAction};
 
 /// (SRTT, RTTVAR, FastRTO) of the FastRTO estimator.
 fn fast(d: &Driver) -> (f64, f64, f64) {
@@ -41,32 +23,11 @@ fn assert_fast(d: &Driver, srtt: f64, rttvar: f64, rto: f64) {
     assert!(close(a, srtt) && close(b, rttvar) && close(c, rto), "got ({a}, {b}, {c})");
 }
 
-/// Run an exchange with `n` retransmissions whose ACK arrives `rtt` after the original and
-/// echoes `ordinal` (sent at the time the driver recorded).
-fn exchange_echo(d: &mut Driver, n: u32, rtt: f64, ordinal: u32) -> Vec<f64> {
-    let start = d.now;
-    let mut ex = d.cc.start_exchange(d.now, 0, &mut d.rng);
-    let mut timers = vec![s(ex.timer())];
-    let mut sends = vec![start];
-    for _ in 0..n {
-        d.now = d.now + ex.timer();
-        match d.cc.on_timeout(d.now, &mut ex) {
-            TimeoutAction::Retransmit(t) => timers.push(s(t)),
-            TimeoutAction::GiveUp => panic!("gave up early"),
-        }
-        sends.push(d.now);
-    }
-    d.now = start + secs(rtt);
-    let ack = AckInfo::with_copy(&ex, d.now, ordinal, sends[ordinal as usize]);
-    d.cc.on_ack(d.now, &ex, &ack);
-    timers
-}
-
 #[test]
 fn fa1_steps_1_to_5() {
     let mut d = Driver::new("fasor:dither=off,max_retransmit=20");
     // Step 1: FAST from the initial 2 s.
-    assert_seq(&peek(&d, 2), &[2.0, 4.0, 8.0]);
+    assert_seq(&d.peek(2), &[2.0, 4.0, 8.0]);
     assert_eq!(state(&d), "FAST");
     assert_seq(&d.exchange(0, 0.66), &[2.0]);
     assert_fast(&d, 0.66, 0.0825, 0.99);
@@ -83,18 +44,18 @@ fn fa1_steps_1_to_5() {
     assert_eq!(state(&d), "FSF");
     assert_fast(&d, 0.66, 0.0825, 0.99);
     // Step 3: FSF 0.99, max(4.5, 1.98) = 4.5, 1.98, 3.96; ACK at 3.1 with n = 1.
-    assert_seq(&peek(&d, 3), &[0.99, 4.5, 1.98, 3.96]);
+    assert_seq(&d.peek(3), &[0.99, 4.5, 1.98, 3.96]);
     assert_seq(&d.exchange(1, 3.1), &[0.99, 4.5]);
     assert_close(slow(&d).unwrap(), 4.65);
     assert_eq!(state(&d), "SF");
     // Step 4: SF 4.65, 0.99, 1.98, 3.96; ACK at 2.8 with n = 0.
-    assert_seq(&peek(&d, 3), &[4.65, 0.99, 1.98, 3.96]);
+    assert_seq(&d.peek(3), &[4.65, 0.99, 1.98, 3.96]);
     assert_seq(&d.exchange(0, 2.8), &[4.65]);
     assert_fast(&d, 0.9275, 0.596875, 3.315);
     assert_eq!(state(&d), "FAST");
     assert_close(slow(&d).unwrap(), 4.65); // SlowRTO is kept
     // Step 5.
-    assert_seq(&peek(&d, 3), &[3.315, 6.63, 13.26, 26.52]);
+    assert_seq(&d.peek(3), &[3.315, 6.63, 13.26, 26.52]);
     assert_close(s(d.cc.snapshot().rto), 3.315);
 }
 
@@ -120,7 +81,7 @@ fn fa2_slow_rto_below_double_fast() {
     assert_seq(&d.exchange(1, 1.8), &[1.5, 3.0]);
     assert_close(slow(&d).unwrap(), 2.7);
     assert_eq!(state(&d), "FSF");
-    assert_seq(&peek(&d, 3), &[1.5, 3.0, 3.0, 6.0]);
+    assert_seq(&d.peek(3), &[1.5, 3.0, 3.0, 6.0]);
 }
 
 #[test]
@@ -130,7 +91,7 @@ fn fa3_slow_rto_capped() {
     assert_close(slow(&d).unwrap(), 60.0);
     assert_eq!(state(&d), "FSF");
     assert_eq!(d.cc.snapshot().strong, None);
-    assert_seq(&peek(&d, 3), &[2.0, 60.0, 4.0, 8.0]);
+    assert_seq(&d.peek(3), &[2.0, 60.0, 4.0, 8.0]);
 }
 
 #[test]
@@ -239,49 +200,49 @@ fn ft1_token_ordinal_0() {
     assert_eq!(d.cc.name(), "fasor-token");
     d.exchange(0, 0.66);
     assert_fast(&d, 0.66, 0.0825, 0.99);
-    let timers = exchange_echo(&mut d, 2, 3.0, 0);
+    let timers = d.exchange_echo(2, 3.0, 0);
     assert_seq(&timers, &[0.99, 1.98, 3.96]);
     assert_fast(&d, 0.9525, 0.646875, 3.54);
     assert_close(slow(&d).unwrap(), 4.5);
     assert_eq!(state(&d), "FSF");
-    assert_seq(&peek(&d, 3), &[3.54, 7.08, 7.08, 14.16]);
+    assert_seq(&d.peek(3), &[3.54, 7.08, 7.08, 14.16]);
     // Plain FASOR keeps F = 0.99 on the same events.
     let mut p = Driver::new("fasor:dither=off");
     p.exchange(0, 0.66);
-    exchange_echo(&mut p, 2, 3.0, 0);
+    p.exchange_echo(2, 3.0, 0);
     assert_fast(&p, 0.66, 0.0825, 0.99);
-    assert_seq(&peek(&p, 3), &[0.99, 4.5, 1.98, 3.96]);
+    assert_seq(&p.peek(3), &[0.99, 4.5, 1.98, 3.96]);
 }
 
 #[test]
 fn ft1_token_ordinal_2() {
     let mut d = Driver::new("fasor-token:dither=off");
     d.exchange(0, 0.66);
-    exchange_echo(&mut d, 2, 3.0, 2); // copy 2 sent at 2.97: R_2 = 0.03
+    d.exchange_echo(2, 3.0, 2); // copy 2 sent at 2.97: R_2 = 0.03
     assert_fast(&d, 0.58125, 0.219375, 1.45875);
     assert_close(slow(&d).unwrap(), 4.5);
     assert_eq!(state(&d), "FSF");
-    assert_seq(&peek(&d, 3), &[1.45875, 4.5, 2.9175, 5.835]);
+    assert_seq(&d.peek(3), &[1.45875, 4.5, 2.9175, 5.835]);
     // AMBIG-3 alternative base: max(FastRTO, previous t_ack − t0 = 3.0).
     let mut d = Driver::new("fasor-token:dither=off,token_series_base=max_fast_prev_total");
     d.exchange(0, 0.66);
-    exchange_echo(&mut d, 2, 3.0, 2);
-    assert_seq(&peek(&d, 3), &[3.0, 6.0, 6.0, 12.0]);
+    d.exchange_echo(2, 3.0, 2);
+    assert_seq(&d.peek(3), &[3.0, 6.0, 6.0, 12.0]);
     let mut d = Driver::new("fasor-token:dither=off,token_series_base=fast-only");
     d.exchange(0, 0.66);
-    exchange_echo(&mut d, 2, 3.0, 2);
-    assert_seq(&peek(&d, 3), &[1.45875, 4.5, 2.9175, 5.835]);
+    d.exchange_echo(2, 3.0, 2);
+    assert_seq(&d.peek(3), &[1.45875, 4.5, 2.9175, 5.835]);
 }
 
 #[test]
 fn token_by_sample_transitions() {
     let mut d = Driver::new("fasor-token:dither=off,token_transitions=by_sample");
     d.exchange(0, 0.66);
-    exchange_echo(&mut d, 2, 3.0, 0);
+    d.exchange_echo(2, 3.0, 0);
     assert_fast(&d, 0.9525, 0.646875, 3.54);
     assert_eq!(slow(&d), None);
     assert_eq!(state(&d), "FAST");
-    assert_seq(&peek(&d, 3), &[3.54, 7.08, 14.16, 28.32]);
+    assert_seq(&d.peek(3), &[3.54, 7.08, 14.16, 28.32]);
 }
 
 #[test]
@@ -291,7 +252,7 @@ fn token_without_echo_is_plain_fasor() {
     d.exchange(2, 3.0); // Empty-ACK-like: no ordinal
     assert_fast(&d, 0.66, 0.0825, 0.99);
     assert_eq!(state(&d), "FSF");
-    assert_seq(&peek(&d, 3), &[0.99, 4.5, 1.98, 3.96]);
+    assert_seq(&d.peek(3), &[0.99, 4.5, 1.98, 3.96]);
 }
 
 #[test]
@@ -361,7 +322,7 @@ fn reset_restores_initial_state() {
     d.cc.reset(d.now);
     let snap = d.cc.snapshot();
     assert_eq!((snap.strong, snap.slow_rto, snap.state), (None, None, Some("FAST")));
-    assert_seq(&peek(&d, 2), &[2.0, 4.0, 8.0]);
+    assert_seq(&d.peek(2), &[2.0, 4.0, 8.0]);
 }
 
 #[test]

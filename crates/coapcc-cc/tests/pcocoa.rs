@@ -1,7 +1,7 @@
 //! Specification §8: pCoCoA (partial; the gaps are parameters).
 mod common;
 use common::*;
-use coapcc_cc::{AckInfo, Algorithm, AlgorithmConfig, CongestionControl, SplitMix64, TimeoutAction};
+use coapcc_cc::{Algorithm, AlgorithmConfig, CongestionControl, TimeoutAction};
 
 /// (SRTT, RTTVAR, SRTO, RTO_init, mdev_max).
 fn st(d: &Driver) -> (f64, f64, f64, f64, f64) {
@@ -15,39 +15,6 @@ fn st(d: &Driver) -> (f64, f64, f64, f64, f64) {
 fn assert_st(d: &Driver, want: (f64, f64, f64, f64, f64)) {
     let got = st(d);
     assert_seq(&[got.0, got.1, got.2, got.3, got.4], &[want.0, want.1, want.2, want.3, want.4]);
-}
-
-fn peek(d: &Driver, k: u32) -> Vec<f64> {
-    let mut cc = d.cc.clone();
-    let mut rng = SplitMix64::new(5);
-    let mut ex = cc.start_exchange(d.now, 0, &mut rng);
-    let mut timers = vec![s(ex.timer())];
-    for _ in 0..k {
-        match cc.on_timeout(d.now, &mut ex) {
-            TimeoutAction::Retransmit(t) => timers.push(s(t)),
-            TimeoutAction::GiveUp => break,
-        }
-    }
-    timers
-}
-
-/// An exchange with `n` retransmissions, ACKed `rtt` after the original, naming copy
-/// `ordinal` (its send time as the driver recorded it).
-fn exchange_copy(d: &mut Driver, n: u32, rtt: f64, ordinal: u32) -> Vec<f64> {
-    let start = d.now;
-    let mut ex = d.cc.start_exchange(d.now, 0, &mut d.rng);
-    let mut timers = vec![s(ex.timer())];
-    let mut sends = vec![start];
-    for _ in 0..n {
-        d.now = d.now + ex.timer();
-        let TimeoutAction::Retransmit(t) = d.cc.on_timeout(d.now, &mut ex) else { panic!("gave up") };
-        timers.push(s(t));
-        sends.push(d.now);
-    }
-    d.now = start + secs(rtt);
-    let ack = AckInfo::with_copy(&ex, d.now, ordinal, sends[ordinal as usize]);
-    d.cc.on_ack(d.now, &ex, &ack);
-    timers
 }
 
 #[test]
@@ -73,13 +40,13 @@ fn second_sample_blocks_1_to_4() {
 fn falling_rtt_uses_gamma_and_delta() {
     let mut d = Driver::new("pcocoa:dither=off");
     d.exchange(0, 0.4);
-    exchange_copy(&mut d, 1, 0.7, 1); // copy 1 sent at 0.65: R_1 = 0.05, not spurious
+    d.exchange_echo(1, 0.7, 1); // copy 1 sent at 0.65: R_1 = 0.05, not spurious
     assert_st(&d, (0.35625, 0.2033203125, 1.16953125, 0.909765625, 0.25));
     let Algorithm::Pcocoa(p) = &d.cc else { unreachable!() };
     assert!(!p.spurious());
     let mut d = Driver::new("pcocoa:dither=off,pcocoa_gamma=0,pcocoa_delta=0");
     d.exchange(0, 0.4);
-    exchange_copy(&mut d, 1, 0.7, 1);
+    d.exchange_echo(1, 0.7, 1);
     assert_st(&d, (0.35625, 0.2, 1.15625, 1.15625, 0.25));
 }
 
@@ -88,14 +55,14 @@ fn spurious_retransmission_gives_k6() {
     let mut d = Driver::new("pcocoa:dither=off");
     d.exchange(0, 0.4);
     // T_0 = 0.65 expires, copy 1 goes out; the ACK answers copy 0 at 0.7: spurious.
-    assert_seq(&exchange_copy(&mut d, 1, 0.7, 0), &[0.65, 1.625]);
+    assert_seq(&d.exchange_echo(1, 0.7, 0), &[0.65, 1.625]);
     assert_st(&d, (0.4375, 0.215625, 1.73125, 1.190625, 0.25));
     let Algorithm::Pcocoa(p) = &d.cc else { unreachable!() };
     assert!(p.spurious());
     // k_spurious is a parameter (Makarem's thesis RTO uses 7).
     let mut d = Driver::new("pcocoa:dither=off,k_spurious=4");
     d.exchange(0, 0.4);
-    exchange_copy(&mut d, 1, 0.7, 0);
+    d.exchange_echo(1, 0.7, 0);
     assert_st(&d, (0.4375, 0.215625, 1.3, 0.975, 0.25));
 }
 
@@ -109,7 +76,7 @@ fn sample_source_and_karn_fallback() {
     // `original`: always t_ack − t0 (still detecting the spurious retransmission: k = 6).
     let mut d = Driver::new("pcocoa:dither=off,sample=original");
     d.exchange(0, 0.4);
-    exchange_copy(&mut d, 1, 0.7, 1);
+    d.exchange_echo(1, 0.7, 1);
     assert_st(&d, (0.4375, 0.215625, 1.3, 0.975, 0.25));
     let mut d = Driver::new("pcocoa:dither=off,sample=original");
     d.exchange(0, 0.4);
@@ -172,17 +139,17 @@ fn block2_counting_every_sample() {
 #[test]
 fn vbf_per_exchange_betzler2015() {
     let mut d = Driver::new("pcocoa:dither=off");
-    assert_seq(&peek(&d, 4), &[2.0, 4.0, 8.0, 16.0, 32.0]);
+    assert_seq(&d.peek(4), &[2.0, 4.0, 8.0, 16.0, 32.0]);
     d.exchange(0, 0.4); // RTO 0.65 < 1 s → 2.5
-    assert_seq(&peek(&d, 4), &[0.65, 1.625, 4.0625, 10.15625, 25.390625]);
+    assert_seq(&d.peek(4), &[0.65, 1.625, 4.0625, 10.15625, 25.390625]);
     let mut d = Driver::new("pcocoa:dither=off,vbf_table=ancillotti");
     d.exchange(0, 0.4);
-    assert_seq(&peek(&d, 2), &[0.65, 1.95, 5.85]);
+    assert_seq(&d.peek(2), &[0.65, 1.95, 5.85]);
     // Exactly 3 s: high factor with the inclusive boundary (Eq. 2.6), middle without.
     let d = Driver::new("pcocoa:dither=off,ack_timeout=3");
-    assert_seq(&peek(&d, 2), &[3.0, 4.5, 6.75]);
+    assert_seq(&d.peek(2), &[3.0, 4.5, 6.75]);
     let d = Driver::new("pcocoa:dither=off,ack_timeout=3,vbf_high_inclusive=off");
-    assert_seq(&peek(&d, 2), &[3.0, 6.0, 12.0]);
+    assert_seq(&d.peek(2), &[3.0, 6.0, 12.0]);
 }
 
 #[test]
@@ -208,11 +175,11 @@ fn caps_as_cocoa_plus() {
     d.exchange(0, 40.0); // RTO = 40 + 20 = 60 (overall cap 60)
     assert_close(s(d.cc.snapshot().rto), 60.0);
     // Initial RTO capped at 32 before dithering; VBF 1.5; backoff capped at 60.
-    assert_seq(&peek(&d, 4), &[32.0, 48.0, 60.0, 60.0, 60.0]);
+    assert_seq(&d.peek(4), &[32.0, 48.0, 60.0, 60.0, 60.0]);
     let mut d = Driver::new("pcocoa:dither=off,max_rto=none,initial_cap=none,backoff_cap=none");
     d.exchange(0, 50.0);
     assert_close(s(d.cc.snapshot().rto), 75.0);
-    assert_seq(&peek(&d, 2), &[75.0, 112.5, 168.75]);
+    assert_seq(&d.peek(2), &[75.0, 112.5, 168.75]);
     // Dithering applies after the initial cap: T_0 in [32, 48].
     let mut d = Driver::new("pcocoa");
     d.exchange(0, 40.0);
@@ -227,7 +194,7 @@ fn aging_is_optional() {
     let mut d = Driver::new("pcocoa:dither=off");
     d.exchange(0, 0.4);
     d.advance(10.5);
-    assert_close(peek(&d, 0)[0], 0.65);
+    assert_close(d.peek(0)[0], 0.65);
     assert_seq(&d.exchange(0, 0.4)[..1], &[0.65]);
     let mut d = Driver::new("pcocoa:dither=off,aging=on");
     d.exchange(0, 0.4);

@@ -97,3 +97,44 @@ impl Driver {
         }
     }
 }
+
+impl Driver {
+    /// The first `k + 1` timers the next exchange would arm if it were never acknowledged,
+    /// computed on a copy so the driver's state is untouched.
+    pub fn peek(&self, k: u32) -> Vec<f64> {
+        let mut cc = self.cc.clone();
+        let mut rng = SplitMix64::new(99);
+        let mut now = self.now;
+        let mut ex = cc.start_exchange(now, 0, &mut rng);
+        let mut timers = vec![s(ex.timer())];
+        for _ in 0..k {
+            now = now + ex.timer();
+            match cc.on_timeout(now, &mut ex) {
+                TimeoutAction::Retransmit(t) => timers.push(s(t)),
+                TimeoutAction::GiveUp => break,
+            }
+        }
+        timers
+    }
+
+    /// An exchange with `n` retransmissions, acknowledged `rtt` after the original by a
+    /// response naming copy `ordinal` (token/counter variants). Returns the timers armed.
+    pub fn exchange_echo(&mut self, n: u32, rtt: f64, ordinal: u32) -> Vec<f64> {
+        let start = self.now;
+        let mut ex = self.cc.start_exchange(self.now, 0, &mut self.rng);
+        let mut timers = vec![s(ex.timer())];
+        let mut sends = vec![start];
+        for _ in 0..n {
+            self.now = self.now + ex.timer();
+            match self.cc.on_timeout(self.now, &mut ex) {
+                TimeoutAction::Retransmit(t) => timers.push(s(t)),
+                TimeoutAction::GiveUp => panic!("gave up early"),
+            }
+            sends.push(self.now);
+        }
+        self.now = start + secs(rtt);
+        let ack = AckInfo::with_copy(&ex, self.now, ordinal, sends[ordinal as usize]);
+        self.cc.on_ack(self.now, &ex, &ack);
+        timers
+    }
+}

@@ -287,7 +287,7 @@ impl Link {
     /// on both directions and `seed`. Blocking (it runs `ip`); needs root.
     pub fn emulated(errors: &str, seed: u64) -> Result<Link, String> {
         let args = EmulateArgs {
-            errors: Some(errors.to_string()),
+            link: coapcc_emu::cli::LinkArgs { errors: Some(errors.to_string()), ..Default::default() },
             seed: Some(seed),
             tcp_cc: "reno".into(),
             tcp_profile: "testbed".into(),

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use coapcc_sim::config::DEFAULT_BUFFER_BYTES;
-use coapcc_sim::link::{ErrorClock, LossModel, StageConfig};
+pub use coapcc_sim::cli::LinkArgs;
+use coapcc_sim::link::{LossModel, StageConfig};
 use coapcc_sim::SimConfig;
 
 use crate::emulator::{DirectionReport, EmuReport, Emulator, EmulatorConfig, Side, TcpProfile};
@@ -41,20 +42,9 @@ pub struct EmulateArgs {
     /// Stop after this many seconds (the client command is killed; exit code 124).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
-    /// Bottleneck buffer in bytes, both directions (spec sizes: 2500, 14100, 28200,
-    /// 1410000). Default 28200.
-    #[arg(long, value_name = "BYTES")]
-    pub buffer: Option<u64>,
-    /// Link errors, both directions (independent processes): none | low | medium | high |
-    /// bernoulli:P | ge:P,R,K,H | ge-time:T_L,T_B,K,H. Default none.
-    #[arg(long, value_name = "MODEL")]
-    pub errors: Option<String>,
-    /// Clock of the medium/high profiles' error chain: time (default) or packet.
-    #[arg(long, value_name = "time|packet")]
-    pub error_clock: Option<String>,
-    /// Mean burst length in packets with --error-clock packet (default 5).
-    #[arg(long, value_name = "PACKETS")]
-    pub burst_packets: Option<f64>,
+    /// Link flags (buffer, errors, rest of path, overhead), shared with `coapcc simulate`.
+    #[command(flatten)]
+    pub link: LinkArgs,
     /// Seed of the link's random processes (default 1; same streams as the simulator).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
@@ -70,12 +60,6 @@ pub struct EmulateArgs {
     /// Downlink one-way propagation delay, ms (default 400).
     #[arg(long, value_name = "MS")]
     pub downlink_delay_ms: Option<f64>,
-    /// Rest-of-path delay bounds MIN,MAX in ms, both directions (default 10,20).
-    #[arg(long, value_name = "MIN,MAX")]
-    pub rest_of_path_ms: Option<String>,
-    /// Bytes added per packet by the rate stages (default 0: IP size).
-    #[arg(long, value_name = "BYTES")]
-    pub overhead_bytes: Option<u32>,
     /// MTU of both interfaces and of the model (default 296; IPv6 needs >= 1280).
     #[arg(long, value_name = "BYTES")]
     pub mtu: Option<u32>,
@@ -142,41 +126,7 @@ pub fn build_config(args: &EmulateArgs) -> Result<EmulatorConfig> {
         None => SimConfig::default(),
     };
     let mut link = sim.link.clone();
-    if let Some(b) = args.buffer {
-        link.set_buffer_bytes(b);
-    }
-    if args.errors.is_none() && (args.error_clock.is_some() || args.burst_packets.is_some()) {
-        bail!("--error-clock and --burst-packets apply to a profile given with --errors");
-    }
-    if let Some(e) = &args.errors {
-        let clock = match args.error_clock.as_deref().map(str::trim) {
-            None | Some("time") => ErrorClock::Time,
-            Some("packet") => ErrorClock::Packet,
-            Some(o) => bail!("--error-clock: '{o}' is not time or packet"),
-        };
-        let burst = args.burst_packets.unwrap_or(5.0);
-        if !(burst.is_finite() && burst >= 1.0) {
-            bail!("--burst-packets must be at least 1 (got {burst})");
-        }
-        let model = LossModel::parse(e, clock, burst).map_err(|m| anyhow::anyhow!("--errors: {m}"))?;
-        if link.set_loss(&model) == 0 {
-            bail!("--errors: the configured link chains have no loss stage");
-        }
-    }
-    if let Some(r) = &args.rest_of_path_ms {
-        let v: Vec<f64> = r
-            .split(',')
-            .map(|x| x.trim().parse::<f64>())
-            .collect::<Result<_, _>>()
-            .map_err(|_| anyhow::anyhow!("--rest-of-path-ms: expected MIN,MAX in ms, got '{r}'"))?;
-        if v.len() != 2 {
-            bail!("--rest-of-path-ms: expected MIN,MAX in ms, got '{r}'");
-        }
-        link.set_rest_of_path_ms(v[0], v[1]);
-    }
-    if let Some(o) = args.overhead_bytes {
-        link.set_overhead_bytes(o);
-    }
+    args.link.apply(&mut link)?;
     if let Some(r) = args.uplink_rate {
         set_rate(&mut link.uplink, r);
     }

@@ -47,14 +47,27 @@ def resolve_algorithm(spec: str) -> str:
 
 #: Public names imported on first use (PEP 562), so ``import coapcc`` stays cheap.
 _LAZY = {
-    "SimConfig": "config", "Group": "config", "Link": "config", "Coap": "config", "Server": "config",
+    "SimConfig": "config",
+    "Group": "config",
+    "Link": "config",
+    "Coap": "config",
+    "Server": "config",
     "ConfigError": "config",
-    "SimResult": "result", "simulate": "simulation",
-    "Experiment": "experiment", "load_experiment": "experiment", "find_experiment": "experiment",
-    "catalogue": "experiment", "derive_seed": "experiment",
-    "sweep": "sweeper", "SweepOutcome": "sweeper", "reproduce": "reproduction",
-    "Results": "dataset", "load_results": "dataset",
-    "report": "reporting", "read_trace": "trace", "Trace": "trace",
+    "SimResult": "result",
+    "simulate": "simulation",
+    "Experiment": "experiment",
+    "load_experiment": "experiment",
+    "find_experiment": "experiment",
+    "catalogue": "experiment",
+    "derive_seed": "experiment",
+    "sweep": "sweeper",
+    "SweepOutcome": "sweeper",
+    "reproduce": "reproduction",
+    "Results": "dataset",
+    "load_results": "dataset",
+    "report": "reporting",
+    "read_trace": "trace",
+    "Trace": "trace",
 }
 
 

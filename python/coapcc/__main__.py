@@ -1,4 +1,5 @@
 """``python -m coapcc`` is the ``coapcc`` command."""
+
 import sys
 
 from .cli import main

@@ -29,8 +29,9 @@ def _median_ms(samples: list[float]) -> float:
     return 1000.0 * statistics.median(samples)
 
 
-def overhead(clients: int = 400, repeat: int = 40, algorithms=("default", "cocoa"),
-             buffers=(2500, 28200)) -> list[dict]:
+def overhead(
+    clients: int = 400, repeat: int = 40, algorithms=("default", "cocoa"), buffers=(2500, 28200)
+) -> list[dict]:
     """Median times (ms) of the direct call and the API for each (algorithm, buffer)."""
     import coapcc
     from coapcc import _native
@@ -47,11 +48,11 @@ def overhead(clients: int = 400, repeat: int = 40, algorithms=("default", "cocoa
                 continue
             cj = json.dumps(to_native(cfg))
             cases = {
-                "direct": lambda: _native.simulate_json(cj),
-                "direct+parse": lambda: json.loads(_native.simulate_json(cj)),
-                "simulate": lambda: coapcc.simulate(cfg),
-                "simulate+raw": lambda: coapcc.simulate(cfg).raw,
-                "simulate+tables": lambda: _tables(coapcc.simulate(cfg)),
+                "direct": lambda cj=cj: _native.simulate_json(cj),
+                "direct+parse": lambda cj=cj: json.loads(_native.simulate_json(cj)),
+                "simulate": lambda cfg=cfg: coapcc.simulate(cfg),
+                "simulate+raw": lambda cfg=cfg: coapcc.simulate(cfg).raw,
+                "simulate+tables": lambda cfg=cfg: _tables(coapcc.simulate(cfg)),
             }
             for f in cases.values():  # warm up (imports, caches)
                 f()
@@ -85,9 +86,19 @@ def sweeps(names=("anrw18", "fasor18"), workers: int = 2, out: str | None = None
             t = time.perf_counter()
             res = coapcc.load_results(dest)
             load = time.perf_counter() - t
-            rows.append({"experiment": name, "runs": o.total, "ran": o.ran, "failed": len(o.failed),
-                         "workers": workers, "wall_s": wall, "simulator_s": float(res.runs["wall_s"].sum()),
-                         "load_s": load, "flows": len(res.flows)})
+            rows.append(
+                {
+                    "experiment": name,
+                    "runs": o.total,
+                    "ran": o.ran,
+                    "failed": len(o.failed),
+                    "workers": workers,
+                    "wall_s": wall,
+                    "simulator_s": float(res.runs["wall_s"].sum()),
+                    "load_s": load,
+                    "flows": len(res.flows),
+                }
+            )
     return rows
 
 
@@ -101,20 +112,26 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
 
     print(f"Python-layer overhead, {a.clients} clients (median of {a.repeat}, ms):")
-    hdr = f"{'algorithm':<10} {'buffer':>8} {'direct':>8} {'+parse':>8} {'simulate':>9} {'+raw':>8} {'+tables':>8}" \
-          f"  {'overhead':>9} {'+raw vs +parse':>15}"
+    hdr = (
+        f"{'algorithm':<10} {'buffer':>8} {'direct':>8} {'+parse':>8} {'simulate':>9} {'+raw':>8} {'+tables':>8}"
+        f"  {'overhead':>9} {'+raw vs +parse':>15}"
+    )
     print(hdr)
     for r in overhead(a.clients, a.repeat):
         ov = 100.0 * (r["simulate"] - r["direct"]) / r["direct"]
         ov_raw = 100.0 * (r["simulate+raw"] - r["direct+parse"]) / r["direct+parse"]
-        print(f"{r['algorithm']:<10} {r['buffer_bytes']:>8} {r['direct']:>8.2f} {r['direct+parse']:>8.2f} "
-              f"{r['simulate']:>9.2f} {r['simulate+raw']:>8.2f} {r['simulate+tables']:>8.2f}  {ov:>8.1f}% "
-              f"{ov_raw:>14.1f}%")
+        print(
+            f"{r['algorithm']:<10} {r['buffer_bytes']:>8} {r['direct']:>8.2f} {r['direct+parse']:>8.2f} "
+            f"{r['simulate']:>9.2f} {r['simulate+raw']:>8.2f} {r['simulate+tables']:>8.2f}  {ov:>8.1f}% "
+            f"{ov_raw:>14.1f}%"
+        )
     if a.sweeps:
         print(f"\nFull sweeps, {a.workers} workers:")
         for r in sweeps(workers=a.workers, out=a.out):
-            print(f"{r['experiment']}: {r['runs']} runs ({r['failed']} failed), {r['flows']} flows: "
-                  f"wall {r['wall_s']:.1f} s (simulator {r['simulator_s']:.1f} s CPU), load {r['load_s']:.1f} s")
+            print(
+                f"{r['experiment']}: {r['runs']} runs ({r['failed']} failed), {r['flows']} flows: "
+                f"wall {r['wall_s']:.1f} s (simulator {r['simulator_s']:.1f} s CPU), load {r['load_s']:.1f} s"
+            )
     return 0
 
 

@@ -13,7 +13,10 @@ import sys
 PYTHON_COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("coapcc.sweeper", "run every point of an experiment file (or catalogue entry) into a dataset"),
     "report": ("coapcc.reporting", "figures, tables and a self-contained HTML report from a results dataset"),
-    "reproduce": ("coapcc.reproduction", "sweep + report of a catalogue entry (anrw18, fasor18); --quick for a preview"),
+    "reproduce": (
+        "coapcc.reproduction",
+        "sweep + report of a catalogue entry (anrw18, fasor18); --quick for a preview",
+    ),
 }
 
 

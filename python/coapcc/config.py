@@ -29,8 +29,9 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 __all__ = [
     "ConfigError",
@@ -134,7 +135,10 @@ def check_errors(value: Any, key: str = "errors") -> str:
     if text.startswith("ge-time:"):
         parts = text.split(":", 1)[1].split(",")
         if len(parts) != 4:
-            raise ConfigError(key, f"'ge-time:' takes T_L,T_B (mean sojourns, s) and K,H (loss probabilities), got {value!r}")
+            raise ConfigError(
+                key,
+                f"'ge-time:' takes T_L,T_B (mean sojourns, s) and K,H (loss probabilities), got {value!r}",
+            )
         for t in parts[:2]:
             try:
                 ok = 0 < float(t) <= 1e9
@@ -196,7 +200,7 @@ class Group:
     share: float | None = None
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], key: str = "groups") -> "Group":
+    def from_dict(cls, data: Mapping[str, Any], key: str = "groups") -> Group:
         if isinstance(data, Group):
             return data
         if isinstance(data, str):
@@ -239,9 +243,8 @@ class _Section:
                 set_(self, f.name, _check_int(key, v, 0))
             elif kind == "float":
                 set_(self, f.name, _check_float(key, v, 0.0))
-            elif kind == "str":
-                if not isinstance(v, str):
-                    raise ConfigError(key, f"expected a string, got {v!r}")
+            elif kind == "str" and not isinstance(v, str):
+                raise ConfigError(key, f"expected a string, got {v!r}")
 
     @classmethod
     def coerce(cls, value: Any):
@@ -295,8 +298,10 @@ class Link(_Section):
             if getattr(self, k) <= 0:
                 raise ConfigError(f"link.{k}", f"must be > 0, got {getattr(self, k)}")
         if self.rest_of_path_min_ms > self.rest_of_path_max_ms:
-            raise ConfigError("link.rest_of_path_min_ms",
-                              f"{self.rest_of_path_min_ms} exceeds rest_of_path_max_ms = {self.rest_of_path_max_ms}")
+            raise ConfigError(
+                "link.rest_of_path_min_ms",
+                f"{self.rest_of_path_min_ms} exceeds rest_of_path_max_ms = {self.rest_of_path_max_ms}",
+            )
 
 
 @dataclass(frozen=True)
@@ -444,7 +449,9 @@ class SimConfig:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         if not isinstance(self.algorithm, str) or not self.algorithm.strip():
-            raise ConfigError("algorithm", f"expected an algorithm spec NAME[:key=value,...], got {self.algorithm!r}")
+            raise ConfigError(
+                "algorithm", f"expected an algorithm spec NAME[:key=value,...], got {self.algorithm!r}"
+            )
         set_(self, "clients", _check_int("clients", self.clients, 1))
         groups = self.groups
         if isinstance(groups, (Group, Mapping, str)):
@@ -509,7 +516,7 @@ class SimConfig:
             set_(self, "trace", str(self.trace))
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "SimConfig":
+    def from_dict(cls, data: Mapping[str, Any]) -> SimConfig:
         """Build from a plain mapping (TOML table, JSON), accepting dotted keys
         (``link.downlink_rate_bps``). Unknown keys raise :class:`ConfigError` listing the
         valid keys."""
@@ -533,7 +540,7 @@ class SimConfig:
             data["groups"] = tuple(data["groups"])
         return cls(**data)
 
-    def with_seed(self, seed: int) -> "SimConfig":
+    def with_seed(self, seed: int) -> SimConfig:
         """A copy with another seed (no revalidation of the other fields)."""
         seed = _check_int("seed", seed, 0)
         if seed >= 2**64:
@@ -542,7 +549,7 @@ class SimConfig:
         object.__setattr__(new, "seed", seed)
         return new
 
-    def replace(self, **changes: Any) -> "SimConfig":
+    def replace(self, **changes: Any) -> SimConfig:
         """A copy with ``changes`` applied (dotted keys such as ``link.downlink_delay_ms``
         go through ``**{...}``)."""
         data = self.to_dict()
@@ -580,7 +587,7 @@ class SimConfig:
         return out
 
     @classmethod
-    def from_flat(cls, row: Mapping[str, Any]) -> "SimConfig":
+    def from_flat(cls, row: Mapping[str, Any]) -> SimConfig:
         """Inverse of :meth:`flat`: rebuild a configuration from a dataset row (extra columns
         are ignored)."""
         data: dict[str, Any] = {}
@@ -616,15 +623,17 @@ class SimConfig:
         ``default:max_retransmit=4``, or ``default+default-fb1`` for a mixed run."""
         return "+".join(a.strip() for a, _ in self.group_counts())
 
-    def validate(self) -> "SimConfig":
+    def validate(self) -> SimConfig:
         """Full validation, including the algorithm specs against the Rust registry."""
         self.resolved_specs()
         return self
 
     def resolved_specs(self) -> list[str]:
         """Fully resolved algorithm spec of every group (validates them)."""
-        return [resolve_spec(spec, f"groups[{i}].algorithm" if self.groups else "algorithm")
-                for i, (spec, _) in enumerate(self.algorithm_specs())]
+        return [
+            resolve_spec(spec, f"groups[{i}].algorithm" if self.groups else "algorithm")
+            for i, (spec, _) in enumerate(self.algorithm_specs())
+        ]
 
 
 def _loss_model(cfg: SimConfig) -> dict:
@@ -639,17 +648,33 @@ def _loss_model(cfg: SimConfig) -> dict:
         low, burst, avg = (0.0, 0.5, 0.10) if e == "medium" else (0.02, 0.8, 0.18)
         pi_b = (avg - low) / (burst - low)
         if cfg.error_clock == "time":
-            return {"model": "gilbert_elliott_time", "low_mean_s": PROFILE_BURST_MEAN_S * (1.0 - pi_b) / pi_b,
-                    "burst_mean_s": PROFILE_BURST_MEAN_S, "loss_low": low, "loss_burst": burst}
+            return {
+                "model": "gilbert_elliott_time",
+                "low_mean_s": PROFILE_BURST_MEAN_S * (1.0 - pi_b) / pi_b,
+                "burst_mean_s": PROFILE_BURST_MEAN_S,
+                "loss_low": low,
+                "loss_burst": burst,
+            }
         r = 1.0 / cfg.error_burst_packets
-        return {"model": "gilbert_elliott", "p": r * pi_b / (1.0 - pi_b), "r": r, "loss_low": low, "loss_burst": burst}
+        return {
+            "model": "gilbert_elliott",
+            "p": r * pi_b / (1.0 - pi_b),
+            "r": r,
+            "loss_low": low,
+            "loss_burst": burst,
+        }
     kind, _, rest = e.partition(":")
     v = [float(x) for x in rest.split(",")]
     if kind == "bernoulli":
         return {"model": "bernoulli", "p": v[0]}
     if kind == "ge-time":
-        return {"model": "gilbert_elliott_time", "low_mean_s": v[0], "burst_mean_s": v[1],
-                "loss_low": v[2], "loss_burst": v[3]}
+        return {
+            "model": "gilbert_elliott_time",
+            "low_mean_s": v[0],
+            "burst_mean_s": v[1],
+            "loss_low": v[2],
+            "loss_burst": v[3],
+        }
     return {"model": "gilbert_elliott", "p": v[0], "r": v[1], "loss_low": v[2], "loss_burst": v[3]}
 
 
@@ -664,22 +689,47 @@ def to_native(cfg: SimConfig) -> dict:
     loss = _loss_model(cfg)
 
     def rate(bps: int) -> dict:
-        return {"rate": {"bits_per_s": bps, "buffer_bytes": cfg.buffer_bytes,
-                         "buffer_counts_in_service": lk.buffer_counts_in_service,
-                         "per_packet_overhead_bytes": lk.per_packet_overhead_bytes}}
+        return {
+            "rate": {
+                "bits_per_s": bps,
+                "buffer_bytes": cfg.buffer_bytes,
+                "buffer_counts_in_service": lk.buffer_counts_in_service,
+                "per_packet_overhead_bytes": lk.per_packet_overhead_bytes,
+            }
+        }
 
-    jitter = {"jitter": {"min_ms": lk.rest_of_path_min_ms, "max_ms": lk.rest_of_path_max_ms,
-                         "allow_reordering": False}}
+    jitter = {
+        "jitter": {
+            "min_ms": lk.rest_of_path_min_ms,
+            "max_ms": lk.rest_of_path_max_ms,
+            "allow_reordering": False,
+        }
+    }
     out: dict[str, Any] = {
         "seed": cfg.seed,
         "groups": [{"cc": spec, "clients": n} for spec, n in cfg.algorithm_specs()],
-        "workload": {"kind": cfg.workload, "exchanges": cfg.exchanges, "batch_min": cfg.batch_min,
-                     "batch_max": cfg.batch_max, "start_jitter_ms": cfg.start_jitter_ms,
-                     "failed_exchanges": cfg.failed_exchange_policy},
+        "workload": {
+            "kind": cfg.workload,
+            "exchanges": cfg.exchanges,
+            "batch_min": cfg.batch_min,
+            "batch_max": cfg.batch_max,
+            "start_jitter_ms": cfg.start_jitter_ms,
+            "failed_exchanges": cfg.failed_exchange_policy,
+        },
         "link": {
             "mtu_bytes": lk.mtu_bytes,
-            "uplink": [rate(lk.uplink_rate_bps), {"delay": {"ms": lk.uplink_delay_ms}}, {"loss": loss}, jitter],
-            "downlink": [jitter, rate(lk.downlink_rate_bps), {"delay": {"ms": lk.downlink_delay_ms}}, {"loss": loss}],
+            "uplink": [
+                rate(lk.uplink_rate_bps),
+                {"delay": {"ms": lk.uplink_delay_ms}},
+                {"loss": loss},
+                jitter,
+            ],
+            "downlink": [
+                jitter,
+                rate(lk.downlink_rate_bps),
+                {"delay": {"ms": lk.downlink_delay_ms}},
+                {"loss": loss},
+            ],
         },
         "coap": cfg.coap.to_dict(),
         "server": cfg.server.to_dict(),

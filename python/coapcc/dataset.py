@@ -45,15 +45,32 @@ from typing import Any
 
 from .config import SimConfig, canonical_json, to_native
 
-__all__ = ["Results", "load_results", "done_hashes", "encode_run", "EncodedRun", "DatasetWriter", "compact",
-           "CASE_COLUMNS"]
+__all__ = [
+    "Results",
+    "load_results",
+    "done_hashes",
+    "encode_run",
+    "EncodedRun",
+    "DatasetWriter",
+    "compact",
+    "CASE_COLUMNS",
+]
 
 #: Configuration columns that identify a case (what the report groups by).
 CASE_COLUMNS = ("algorithm", "clients", "buffer_bytes", "workload", "errors", "exchanges", "preset")
 
 #: Per-flow columns of the simulator's report.
-FLOW_FIELDS = ("client", "group", "cc", "fct_s", "transmissions", "retransmissions", "unnecessary_retransmissions",
-               "failed_exchanges", "completed_exchanges")
+FLOW_FIELDS = (
+    "client",
+    "group",
+    "cc",
+    "fct_s",
+    "transmissions",
+    "retransmissions",
+    "unnecessary_retransmissions",
+    "failed_exchanges",
+    "completed_exchanges",
+)
 
 _PARQUET_OPTIONS = {"compression": "snappy", "write_statistics": False}
 
@@ -79,8 +96,22 @@ def config_columns(cfg: SimConfig) -> dict[str, Any]:
 def _arrow_type(name: str):
     import pyarrow as pa
 
-    if name in ("fct_s", "fct_median", "fct_p10", "fct_p25", "fct_p75", "fct_p90", "useful_fraction",
-                "sim_time_s", "wall_s") or name.endswith("_fraction") or name.endswith("_s"):
+    if (
+        name
+        in (
+            "fct_s",
+            "fct_median",
+            "fct_p10",
+            "fct_p25",
+            "fct_p75",
+            "fct_p90",
+            "useful_fraction",
+            "sim_time_s",
+            "wall_s",
+        )
+        or name.endswith("_fraction")
+        or name.endswith("_s")
+    ):
         return pa.float64()
     if name == "retransmissions_per_exchange":
         return pa.list_(pa.int64())
@@ -173,12 +204,20 @@ def encode_run(ident: dict[str, Any], cfg: SimConfig, report: dict) -> EncodedRu
     hist = [int(x) for x in report.get("retransmissions_per_exchange", [])]
     fcts = [f["fct_s"] for f in flows if f.get("fct_s") is not None]
     fct = describe(fcts)
-    run: dict[str, Any] = {"config_json": canonical_json(report.get("config") or to_native(cfg)), "flows": n,
-                           "finished_flows": len(fcts)}
+    run: dict[str, Any] = {
+        "config_json": canonical_json(report.get("config") or to_native(cfg)),
+        "flows": n,
+        "finished_flows": len(fcts),
+    }
     for k in ("median", "p10", "p25", "p75", "p90"):
         run[f"fct_{k}"] = fct[k]
-    for k in ("transmissions", "retransmissions", "unnecessary_retransmissions", "failed_exchanges",
-              "completed_exchanges"):
+    for k in (
+        "transmissions",
+        "retransmissions",
+        "unnecessary_retransmissions",
+        "failed_exchanges",
+        "completed_exchanges",
+    ):
         run[k] = int(sum(int(f.get(k) or 0) for f in flows))
     run["retransmissions_per_exchange"] = hist
     for k in ("useful_fraction", "sim_time_s", "wall_s", "events", "truncated"):
@@ -236,8 +275,12 @@ class DatasetWriter:
         """Consolidate the runs written since the last flush into one part."""
         if not self._pending:
             return
-        write_part(self.out, [_from_ipc(r) for _, r, _ in self._pending],
-                   [_from_ipc(f) for _, _, f in self._pending], [h for h, _, _ in self._pending])
+        write_part(
+            self.out,
+            [_from_ipc(r) for _, r, _ in self._pending],
+            [_from_ipc(f) for _, _, f in self._pending],
+            [h for h, _, _ in self._pending],
+        )
         self._pending = []
 
     def close(self) -> None:
@@ -346,8 +389,20 @@ class Results:
     def histogram(self):
         import pandas as pd
 
-        keep = [c for c in ("config_hash", "experiment", "block", "point", "replication", "seed", "groups",
-                            *CASE_COLUMNS) if c in self.runs]
+        keep = [
+            c
+            for c in (
+                "config_hash",
+                "experiment",
+                "block",
+                "point",
+                "replication",
+                "seed",
+                "groups",
+                *CASE_COLUMNS,
+            )
+            if c in self.runs
+        ]
         rows = []
         for rec, hist in zip(self.runs[keep].to_dict("records"), self.runs["retransmissions_per_exchange"]):
             for k, n in enumerate(list(hist) if hist is not None else []):

@@ -47,9 +47,10 @@ import hashlib
 import itertools
 import os
 import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from .config import ConfigError, SimConfig, canonical_json
 
@@ -58,7 +59,15 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["Experiment", "Block", "PlannedRun", "derive_seed", "load_experiment", "catalogue", "find_experiment"]
+__all__ = [
+    "Experiment",
+    "Block",
+    "PlannedRun",
+    "derive_seed",
+    "load_experiment",
+    "catalogue",
+    "find_experiment",
+]
 
 
 def derive_seed(base_seed: int, config: SimConfig, replication: int) -> int:
@@ -138,8 +147,14 @@ class Experiment:
     # -- construction -------------------------------------------------------------------
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, name: str | None = None, source: str | None = None,
-                  path: str | None = None) -> "Experiment":
+    def from_dict(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        name: str | None = None,
+        source: str | None = None,
+        path: str | None = None,
+    ) -> Experiment:
         """Build from the parsed TOML table. Validates every run's configuration."""
         data = dict(data)
         known = {"name", "title", "description", "seed", "replications", "base", "grid", "block", "quick"}
@@ -166,8 +181,15 @@ class Experiment:
             reps = b.get("replications")
             if reps is not None and (not isinstance(reps, int) or reps < 1):
                 raise ConfigError(f"{bkey}.replications", f"must be an integer >= 1, got {reps!r}")
-            blocks.append(Block(name=str(b.get("name", f"block{i}")), grid=grid, base=dict(b.get("base", {})),
-                                replications=reps, description=str(b.get("description", ""))))
+            blocks.append(
+                Block(
+                    name=str(b.get("name", f"block{i}")),
+                    grid=grid,
+                    base=dict(b.get("base", {})),
+                    replications=reps,
+                    description=str(b.get("description", "")),
+                )
+            )
         names = [b.name for b in blocks]
         if len(set(names)) != len(names):
             raise ConfigError("block.name", f"block names must be unique, got {names}")
@@ -181,9 +203,18 @@ class Experiment:
         for k in quick:
             if k not in ("replications", "base", "grid"):
                 raise ConfigError(f"quick.{k}", "unknown key", ["replications", "base", "grid"])
-        exp = cls(name=exp_name, blocks=tuple(blocks), base=dict(data.get("base", {})), seed=seed,
-                  replications=reps, title=str(data.get("title", "")),
-                  description=str(data.get("description", "")), quick=quick, source=source, path=path)
+        exp = cls(
+            name=exp_name,
+            blocks=tuple(blocks),
+            base=dict(data.get("base", {})),
+            seed=seed,
+            replications=reps,
+            title=str(data.get("title", "")),
+            description=str(data.get("description", "")),
+            quick=quick,
+            source=source,
+            path=path,
+        )
         exp.points()  # validate every configuration now, with the key at fault
         if quick:
             exp.quick_variant().points()
@@ -191,7 +222,7 @@ class Experiment:
 
     # -- derived ------------------------------------------------------------------------
 
-    def quick_variant(self) -> "Experiment":
+    def quick_variant(self) -> Experiment:
         """The ``--quick`` version: ``[quick]`` replications, base overrides and grid trims.
 
         ``[quick.grid]`` keeps, in every block that sweeps a key, only the listed values; a
@@ -207,13 +238,27 @@ class Experiment:
                     vals = [v for v in vals if v in keep[k]]
                 grid[k] = vals
             if all(grid.values()):
-                blocks.append(Block(name=b.name, grid=grid, base=b.base,
-                                    replications=None if "replications" in q else b.replications,
-                                    description=b.description))
-        return Experiment(name=f"{self.name}-quick", blocks=tuple(blocks),
-                          base={**self.base, **q.get("base", {})}, seed=self.seed,
-                          replications=int(q.get("replications", self.replications)), title=self.title,
-                          description=self.description, quick={}, source=self.source, path=self.path)
+                blocks.append(
+                    Block(
+                        name=b.name,
+                        grid=grid,
+                        base=b.base,
+                        replications=None if "replications" in q else b.replications,
+                        description=b.description,
+                    )
+                )
+        return Experiment(
+            name=f"{self.name}-quick",
+            blocks=tuple(blocks),
+            base={**self.base, **q.get("base", {})},
+            seed=self.seed,
+            replications=int(q.get("replications", self.replications)),
+            title=self.title,
+            description=self.description,
+            quick={},
+            source=self.source,
+            path=self.path,
+        )
 
     def points(self) -> list[tuple[Block, int, dict, SimConfig]]:
         """Every grid point: ``(block, index, assignment, configuration)`` (validated; the
@@ -295,5 +340,7 @@ def find_experiment(name_or_path: str) -> Experiment:
         return load_experiment(p)
     entries = catalogue()
     if name_or_path not in entries:
-        raise ConfigError("experiment", f"no experiment file or catalogue entry {name_or_path!r}", sorted(entries))
+        raise ConfigError(
+            "experiment", f"no experiment file or catalogue entry {name_or_path!r}", sorted(entries)
+        )
     return load_experiment(entries[name_or_path])

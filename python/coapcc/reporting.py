@@ -40,18 +40,18 @@ __all__ = ["report", "main", "FIGURES"]
 #: Figure ids and their captions (the paper mapping is in docs/reports.md).
 FIGURES = {
     "fct": "Flow completion time (FCT) per flow, pooled over replications. Boxes: quartiles; "
-           "line: median; whiskers: 10th and 90th percentiles; no outliers drawn.",
+    "line: median; whiskers: 10th and 90th percentiles; no outliers drawn.",
     "fct-mixed": "Mixed runs: FCT per flow, one box per algorithm sharing the link.",
     "retransmissions": "Retransmissions per flow (all copies after the first, over the flow's exchanges).",
     "unnecessary": "Unnecessary retransmissions per flow (copy k is unnecessary iff an earlier copy reached "
-                   "the server and its response reached the client).",
+    "the server and its response reached the client).",
     "histogram": "Retransmissions per exchange: share of the completed exchanges that needed exactly k "
-                 "retransmissions, pooled over flows and replications, at the largest number of clients "
-                 "of each panel.",
+    "retransmissions, pooled over flows and replications, at the largest number of clients "
+    "of each panel.",
     "trace": "One flow per algorithm over time: the timer armed with each transmission (circles: first "
-             "transmission; crosses: timers that expired and caused a retransmission), the RTT of each "
-             "exchange (from the first transmission to the response) and the RTO the next exchange "
-             "starts from.",
+    "transmission; crosses: timers that expired and caused a retransmission), the RTT of each "
+    "exchange (from the first transmission to the response) and the RTO the next exchange "
+    "starts from.",
 }
 
 _CASE_ORDER = ("errors", "workload", "buffer_bytes")
@@ -100,8 +100,10 @@ def _panels(df, dims: list[str]) -> list[tuple]:
     if not dims:
         return [()]
     orders = [{v: i for i, v in enumerate(_sorted_values(df[c]))} for c in dims]
-    keys = [tuple(v.item() if hasattr(v, "item") else v for v in r)
-            for r in df[dims].drop_duplicates().itertuples(index=False)]
+    keys = [
+        tuple(v.item() if hasattr(v, "item") else v for v in r)
+        for r in df[dims].drop_duplicates().itertuples(index=False)
+    ]
     return sorted(keys, key=lambda k: tuple(o[v] for o, v in zip(orders, k)))
 
 
@@ -151,8 +153,15 @@ def _grid(n_panels: int, n_cols_hint: int) -> tuple[int, int]:
 # -- figures ------------------------------------------------------------------------------------
 
 
-def box_figure(flows, value: str, ylabel: str, dims: list[str], series_col: str = "series",
-               scale: str = "auto", title: str = ""):
+def box_figure(
+    flows,
+    value: str,
+    ylabel: str,
+    dims: list[str],
+    series_col: str = "series",
+    scale: str = "auto",
+    title: str = "",
+):
     """Box plots of ``value`` per flow: one panel per value of ``dims``, x = clients, one box per
     ``series_col``. Boxes at quartiles, whiskers at p10/p90, no fliers."""
     from matplotlib.figure import Figure
@@ -164,9 +173,17 @@ def box_figure(flows, value: str, ylabel: str, dims: list[str], series_col: str 
     keys = [*dims, "clients", series_col]
     grouped = flows.assign(_v=flows[value].astype(float)).groupby(keys, sort=False)["_v"]
     qs = grouped.quantile([0.10, 0.25, 0.50, 0.75, 0.90]).unstack()  # linear interpolation (AMBIG-T10)
-    stats = {k if isinstance(k, tuple) else (k,): {"whislo": r[0.10], "q1": r[0.25], "med": r[0.50],
-                                                     "q3": r[0.75], "whishi": r[0.90], "fliers": []}
-             for k, r in qs.iterrows()}
+    stats = {
+        k if isinstance(k, tuple) else (k,): {
+            "whislo": r[0.10],
+            "q1": r[0.25],
+            "med": r[0.50],
+            "q3": r[0.75],
+            "whishi": r[0.90],
+            "fliers": [],
+        }
+        for k, r in qs.iterrows()
+    }
     colors = _colors(series)
     xs_all = _sorted_values(flows["clients"])
     n_buf = flows["buffer_bytes"].nunique() if "buffer_bytes" in dims else 4
@@ -180,7 +197,7 @@ def box_figure(flows, value: str, ylabel: str, dims: list[str], series_col: str 
         scale = "log" if len(pos) == len(values) and len(pos) and pos.max() / pos.min() > 20 else "linear"
     for i, key in enumerate(panels):
         ax = axes[i // cols][i % cols]
-        xs = sorted({k[len(dims)] for k in stats if k[:len(dims)] == key})
+        xs = sorted({k[len(dims)] for k in stats if k[: len(dims)] == key})
         width = 0.8 / max(1, len(series))
         for xi, x in enumerate(xs):
             for si, s in enumerate(series):
@@ -188,8 +205,15 @@ def box_figure(flows, value: str, ylabel: str, dims: list[str], series_col: str 
                 if st is None:
                     continue
                 pos = xi - 0.4 + width * (si + 0.5)
-                art = ax.bxp([st], positions=[pos], widths=width * 0.85, showfliers=False, patch_artist=True,
-                             manage_ticks=False, medianprops={"color": "black", "linewidth": 1.2})
+                art = ax.bxp(
+                    [st],
+                    positions=[pos],
+                    widths=width * 0.85,
+                    showfliers=False,
+                    patch_artist=True,
+                    manage_ticks=False,
+                    medianprops={"color": "black", "linewidth": 1.2},
+                )
                 for b in art["boxes"]:
                     b.set_facecolor(colors[s])
                     b.set_alpha(0.85)
@@ -211,8 +235,13 @@ def box_figure(flows, value: str, ylabel: str, dims: list[str], series_col: str 
         ax.grid(axis="y", alpha=0.3, which="both")
     for j in range(len(panels), rows * cols):
         axes[j // cols][j % cols].set_visible(False)
-    fig.legend(handles=[Patch(facecolor=colors[s], label=s) for s in series], loc="upper center",
-               ncol=min(len(series), 6), frameon=False, bbox_to_anchor=(0.5, 1.0))
+    fig.legend(
+        handles=[Patch(facecolor=colors[s], label=s) for s in series],
+        loc="upper center",
+        ncol=min(len(series), 6),
+        frameon=False,
+        bbox_to_anchor=(0.5, 1.0),
+    )
     if title:
         fig.suptitle(title, y=1.04)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
@@ -247,8 +276,13 @@ def histogram_figure(hist, dims: list[str]):
                 continue
             share = 100.0 * h / h.sum()
             share = share[share > 0]
-            ax.bar([k - 0.4 + width * (si + 0.5) for k in share.index], share.values, width=width,
-                   color=colors[s], label=s)
+            ax.bar(
+                [k - 0.4 + width * (si + 0.5) for k in share.index],
+                share.values,
+                width=width,
+                color=colors[s],
+                label=s,
+            )
         ax.set_yscale("log")
         _plain_log_axis(ax)
         ax.set_xlim(-0.6, kmax + 0.6)
@@ -261,8 +295,13 @@ def histogram_figure(hist, dims: list[str]):
         axes[j // cols][j % cols].set_visible(False)
     from matplotlib.patches import Patch
 
-    fig.legend(handles=[Patch(facecolor=colors[s], label=s) for s in series], loc="upper center",
-               ncol=min(len(series), 6), frameon=False, bbox_to_anchor=(0.5, 1.0))
+    fig.legend(
+        handles=[Patch(facecolor=colors[s], label=s) for s in series],
+        loc="upper center",
+        ncol=min(len(series), 6),
+        frameon=False,
+        bbox_to_anchor=(0.5, 1.0),
+    )
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     return fig
 
@@ -280,17 +319,39 @@ def trace_figure(traces: list[tuple[str, str, Any]]):
         ax = axes[i // cols][i % cols]
         tx, ex = tr.transmissions, tr.exchanges
         first = tx[tx["copy"] == 0]
-        ax.scatter(first["sent_s"], first["timer_s"], s=12, marker="o", facecolors="none", edgecolors="tab:blue",
-                   label="timer of 1st transmission")
+        ax.scatter(
+            first["sent_s"],
+            first["timer_s"],
+            s=12,
+            marker="o",
+            facecolors="none",
+            edgecolors="tab:blue",
+            label="timer of 1st transmission",
+        )
         exp = tx[(tx["copy"] > 0) | tx["expired"]]
         exp = exp[exp["expired"]]
         if len(exp):
-            ax.scatter(exp["sent_s"], exp["timer_s"], s=14, marker="x", color="tab:red", label="expired timer")
+            ax.scatter(
+                exp["sent_s"], exp["timer_s"], s=14, marker="x", color="tab:red", label="expired timer"
+            )
         ok = ex[ex["rtt_s"].notna()]
-        ax.plot(ok["time_s"], ok["rtt_s"], ".-", color="tab:green", markersize=3, linewidth=0.8,
-                label="RTT (1st transmission to response)")
-        ax.step(ex["time_s"], ex["cc_rto_s"], where="post", color="black", linewidth=1.0,
-                label="RTO for the next exchange")
+        ax.plot(
+            ok["time_s"],
+            ok["rtt_s"],
+            ".-",
+            color="tab:green",
+            markersize=3,
+            linewidth=0.8,
+            label="RTT (1st transmission to response)",
+        )
+        ax.step(
+            ex["time_s"],
+            ex["cc_rto_s"],
+            where="post",
+            color="black",
+            linewidth=1.0,
+            label="RTO for the next exchange",
+        )
         ax.set_xlabel("time (s)")
         ax.set_ylabel("seconds")
         ax.set_yscale("log")
@@ -325,15 +386,22 @@ def summary_table(flows, runs, dims: list[str]):
         hashes = g["config_hash"].unique()
         r = run_info[run_info["config_hash"].isin(hashes)]
         row = dict(zip(keys, key))
-        row.update({
-            "runs": len(hashes), "flows": len(g), "unfinished": int(g["fct_s"].isna().sum()),
-            "fct_median": d["median"], "fct_p10": d["p10"], "fct_p25": d["p25"], "fct_p75": d["p75"],
-            "fct_p90": d["p90"],
-            "retx_median": float(g["retransmissions"].median()),
-            "unnecessary_median": float(g["unnecessary_retransmissions"].median()),
-            "unnecessary_mean": float(g["unnecessary_retransmissions"].mean()),
-            "failed_exchanges": int(g["failed_exchanges"].sum()),
-        })
+        row.update(
+            {
+                "runs": len(hashes),
+                "flows": len(g),
+                "unfinished": int(g["fct_s"].isna().sum()),
+                "fct_median": d["median"],
+                "fct_p10": d["p10"],
+                "fct_p25": d["p25"],
+                "fct_p75": d["p75"],
+                "fct_p90": d["p90"],
+                "retx_median": float(g["retransmissions"].median()),
+                "unnecessary_median": float(g["unnecessary_retransmissions"].median()),
+                "unnecessary_mean": float(g["unnecessary_retransmissions"].mean()),
+                "failed_exchanges": int(g["failed_exchanges"].sum()),
+            }
+        )
         if "useful_fraction" in r:
             row["useful_fraction"] = float(r["useful_fraction"].mean())
         if "downlink_busy_fraction" in r:
@@ -349,7 +417,11 @@ def summary_table(flows, runs, dims: list[str]):
 
 def _html_table(df, floatfmt: str = "{:.4g}", max_rows: int | None = None) -> str:
     cols = list(df.columns)
-    out = ["<div class='scroll'><table><thead><tr>", *[f"<th>{html.escape(str(c))}</th>" for c in cols], "</tr></thead><tbody>"]
+    out = [
+        "<div class='scroll'><table><thead><tr>",
+        *[f"<th>{html.escape(str(c))}</th>" for c in cols],
+        "</tr></thead><tbody>",
+    ]
     for i, rec in enumerate(df.itertuples(index=False)):
         if max_rows is not None and i >= max_rows:
             out.append(f"<tr><td colspan='{len(cols)}'>... {len(df) - max_rows} more rows</td></tr>")
@@ -431,20 +503,31 @@ def _traces(res: Results, rows: list, runner_trace, log) -> tuple[list, list[dic
             os.replace(tmp, path)
             mine = sorted((f["client"], f["fct_s"], f["transmissions"]) for f in rep["flows"])
             theirs = flows[flows["config_hash"] == h].sort_values("client")
-            theirs = sorted(zip(theirs["client"].tolist(), theirs["fct_s"].tolist(),
-                                theirs["transmissions"].tolist()))
+            theirs = sorted(
+                zip(theirs["client"].tolist(), theirs["fct_s"].tolist(), theirs["transmissions"].tolist())
+            )
             reproduced = mine == theirs
         fl = flows[flows["config_hash"] == h]
         # The flow with the most retransmissions (ties: lowest client) shows the timers at work.
         fl = fl.sort_values(["retransmissions", "client"], ascending=[False, True])
         client = int(fl.iloc[0]["client"]) if len(fl) else 0
         tr = read_trace(path, clients=[client])
-        desc = (f"client {client} of {cfg.clients}, buffer {cfg.buffer_bytes} B, {cfg.workload}, "
-                f"errors {cfg.errors}, seed {cfg.seed}")
+        desc = (
+            f"client {client} of {cfg.clients}, buffer {cfg.buffer_bytes} B, {cfg.workload}, "
+            f"errors {cfg.errors}, seed {cfg.seed}"
+        )
         panels.append((cfg.label, desc, tr))
-        notes.append({"algorithm": cfg.label, "config_hash": h, "client": client, "trace": str(path.name),
-                      "reproduces dataset run": "yes" if reproduced else ("(trace reused)" if reproduced is None
-                                                                          else "NO")})
+        notes.append(
+            {
+                "algorithm": cfg.label,
+                "config_hash": h,
+                "client": client,
+                "trace": str(path.name),
+                "reproduces dataset run": "yes"
+                if reproduced
+                else ("(trace reused)" if reproduced is None else "NO"),
+            }
+        )
     return panels, notes
 
 
@@ -480,9 +563,16 @@ _JS = """
 """
 
 
-def report(path: str | os.PathLike, out: str | os.PathLike | None = None, *, trace: bool = True,
-           trace_run: str | None = None, runner: RunnerLike = None, title: str | None = None,
-           log=None) -> Path:
+def report(
+    path: str | os.PathLike,
+    out: str | os.PathLike | None = None,
+    *,
+    trace: bool = True,
+    trace_run: str | None = None,
+    runner: RunnerLike = None,
+    title: str | None = None,
+    log=None,
+) -> Path:
     """Write the HTML report of the dataset at ``path`` (default ``path/report.html``, with the
     figures also saved as ``path/figures/*.png``) and return its path.
 
@@ -528,10 +618,20 @@ def report(path: str | os.PathLike, out: str | os.PathLike | None = None, *, tra
     if len(mixed_flows):
         add("fct-mixed", box_figure(mixed_flows, "fct_s", "FCT (s)", dims))
     if len(single_flows):
-        add("retransmissions", box_figure(single_flows, "retransmissions", "retransmissions per flow", dims,
-                                          scale="symlog"))
-        add("unnecessary", box_figure(single_flows, "unnecessary_retransmissions",
-                                      "unnecessary retransmissions per flow", dims, scale="symlog"))
+        add(
+            "retransmissions",
+            box_figure(single_flows, "retransmissions", "retransmissions per flow", dims, scale="symlog"),
+        )
+        add(
+            "unnecessary",
+            box_figure(
+                single_flows,
+                "unnecessary_retransmissions",
+                "unnecessary retransmissions per flow",
+                dims,
+                scale="symlog",
+            ),
+        )
     hist = res.histogram
     hist = hist[hist["config_hash"].isin(runs.loc[runs["groups"] == "", "config_hash"])]
     if len(hist):
@@ -546,34 +646,48 @@ def report(path: str | os.PathLike, out: str | os.PathLike | None = None, *, tra
             print(f"report: warning: no trace figure: {type(e).__name__}: {e}", file=log)
             trace_notes = [{"error": f"{type(e).__name__}: {e}"}]
 
-    summary = summary_table(flows, runs.assign(
-        downlink_busy_fraction=runs.get("downlink_busy_fraction")), dims)
+    summary = summary_table(
+        flows, runs.assign(downlink_busy_fraction=runs.get("downlink_busy_fraction")), dims
+    )
     summary.to_csv(out.parent / "summary.csv", index=False)
 
     # Retransmissions-per-exchange table (counts), one row per case.
     hist_all = res.histogram
-    kmax = int(hist_all.loc[hist_all["count"] > 0, "retransmissions"].max()) if (hist_all["count"] > 0).any() else 0
+    kmax = (
+        int(hist_all.loc[hist_all["count"] > 0, "retransmissions"].max())
+        if (hist_all["count"] > 0).any()
+        else 0
+    )
     hkeys = ["algorithm", "clients", *dims]
-    htab = (hist_all[hist_all["retransmissions"] <= kmax]
-            .pivot_table(index=hkeys, columns="retransmissions", values="count", aggfunc="sum", sort=False)
-            .reset_index())
+    htab = (
+        hist_all[hist_all["retransmissions"] <= kmax]
+        .pivot_table(index=hkeys, columns="retransmissions", values="count", aggfunc="sum", sort=False)
+        .reset_index()
+    )
     htab.columns = [str(c) for c in htab.columns]
 
     # Points: the exact configuration of each grid point (replication 0's config JSON).
     point_rows = runs.sort_values(["block_index", "point", "replication"]).drop_duplicates(["block", "point"])
     versions = _versions()
-    produced_by = ", ".join(sorted(runs["coapcc_version"].astype(str).unique())) if "coapcc_version" in runs else "?"
+    produced_by = (
+        ", ".join(sorted(runs["coapcc_version"].astype(str).unique())) if "coapcc_version" in runs else "?"
+    )
     reps = runs.groupby("point_hash")["replication"].nunique()
     title = title or meta.get("title") or f"coapcc report: {name}"
 
     h: list[str] = []
-    h.append(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-             f"<style>{_CSS}</style></head><body>")
+    h.append(
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{_CSS}</style></head><body>"
+    )
     h.append(f"<h1>{html.escape(title)}</h1>")
     if meta.get("description"):
         h.append(f"<p>{html.escape(meta['description'])}</p>")
     overview = [
-        ("experiment", name), ("dataset", str(res.path)), ("runs", len(runs)), ("flows", len(flows)),
+        ("experiment", name),
+        ("dataset", str(res.path)),
+        ("runs", len(runs)),
+        ("flows", len(flows)),
         ("grid points", runs["point_hash"].nunique()),
         ("replications per point", f"{reps.min()}–{reps.max()}" if reps.min() != reps.max() else reps.min()),
         ("base seed", meta.get("seed", "?")),
@@ -581,16 +695,25 @@ def report(path: str | os.PathLike, out: str | os.PathLike | None = None, *, tra
         ("runs produced by coapcc", produced_by),
         ("report generated", time.strftime("%Y-%m-%d %H:%M:%S %Z")),
     ]
-    h.append("<table>" + "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
-                                  for k, v in overview) + "</table>")
+    h.append(
+        "<table>"
+        + "".join(
+            f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>" for k, v in overview
+        )
+        + "</table>"
+    )
     if runs.get("truncated") is not None and runs["truncated"].fillna(False).astype(bool).any():
-        h.append(f"<p><b>Warning:</b> {int(runs['truncated'].fillna(False).astype(bool).sum())} runs hit "
-                 f"max_sim_time_s and were truncated.</p>")
+        h.append(
+            f"<p><b>Warning:</b> {int(runs['truncated'].fillna(False).astype(bool).sum())} runs hit "
+            f"max_sim_time_s and were truncated.</p>"
+        )
     h.append("<h2>Figures</h2>")
     for fig_id, caption, png in figures:
         b64 = base64.b64encode(png).decode()
-        h.append(f"<figure id='fig-{fig_id}'><img alt='{fig_id}' src='data:image/png;base64,{b64}'>"
-                 f"<figcaption><b>{fig_id}.</b> {html.escape(caption)}</figcaption></figure>")
+        h.append(
+            f"<figure id='fig-{fig_id}'><img alt='{fig_id}' src='data:image/png;base64,{b64}'>"
+            f"<figcaption><b>{fig_id}.</b> {html.escape(caption)}</figcaption></figure>"
+        )
         if fig_id == "trace" and trace_notes:
             import pandas as pd
 
@@ -598,12 +721,16 @@ def report(path: str | os.PathLike, out: str | os.PathLike | None = None, *, tra
     if trace and not any(f[0] == "trace" for f in figures) and trace_notes:
         h.append(f"<p class='muted'>No trace figure: {html.escape(str(trace_notes[0].get('error')))}</p>")
 
-    h.append("<h2>Summary per case</h2><p class='muted'>FCT in seconds over flows, pooled over "
-             "replications (linear-interpolation percentiles). retx / unnecessary: per flow. useful_fraction: "
-             "useful share of the downlink bytes; downlink_busy: link utilisation. Also in summary.csv.</p>")
+    h.append(
+        "<h2>Summary per case</h2><p class='muted'>FCT in seconds over flows, pooled over "
+        "replications (linear-interpolation percentiles). retx / unnecessary: per flow. useful_fraction: "
+        "useful share of the downlink bytes; downlink_busy: link utilisation. Also in summary.csv.</p>"
+    )
     h.append(_html_table(summary))
-    h.append("<h2>Retransmissions per exchange</h2><p class='muted'>Completed exchanges by number of "
-             "retransmissions (columns), pooled over flows and replications.</p>")
+    h.append(
+        "<h2>Retransmissions per exchange</h2><p class='muted'>Completed exchanges by number of "
+        "retransmissions (columns), pooled over flows and replications.</p>"
+    )
     h.append(f"<details><summary>{len(htab)} cases</summary>{_html_table(htab, '{:.0f}')}</details>")
 
     h.append("<h2>Configuration</h2>")
@@ -611,27 +738,53 @@ def report(path: str | os.PathLike, out: str | os.PathLike | None = None, *, tra
         h.append("<p>Experiment: base seed, blocks and grids as swept.</p>")
     toml_path = res.path / "experiment.toml"
     if toml_path.exists():
-        h.append(f"<details open><summary>experiment.toml</summary><pre>{html.escape(toml_path.read_text())}</pre>"
-                 "</details>")
+        h.append(
+            f"<details open><summary>experiment.toml</summary><pre>{html.escape(toml_path.read_text())}</pre>"
+            "</details>"
+        )
     first = json.loads(runs["config_json"].iloc[0])
-    h.append("<details><summary>Fully resolved simulator configuration of the first run</summary>"
-             f"<pre>{html.escape(json.dumps(first, indent=2))}</pre></details>")
-    h.append(f"<details><summary>All {len(point_rows)} grid points: exact simulator configuration "
-             "(replication 0; the other replications differ only in the seed)</summary>")
+    h.append(
+        "<details><summary>Fully resolved simulator configuration of the first run</summary>"
+        f"<pre>{html.escape(json.dumps(first, indent=2))}</pre></details>"
+    )
+    h.append(
+        f"<details><summary>All {len(point_rows)} grid points: exact simulator configuration "
+        "(replication 0; the other replications differ only in the seed)</summary>"
+    )
     for _, r in point_rows.iterrows():
-        h.append(f"<details><summary>{html.escape(r['block'])} #{r['point']}: {html.escape(r['algorithm'])}, "
-                 f"{r['clients']} clients, buffer {r['buffer_bytes']} B, {html.escape(r['workload'])}, errors "
-                 f"{html.escape(r['errors'])} <span class='muted'>(point {r['point_hash']})</span></summary>"
-                 f"<pre>{html.escape(json.dumps(json.loads(r['config_json']), indent=1))}</pre></details>")
+        h.append(
+            f"<details><summary>{html.escape(r['block'])} #{r['point']}: {html.escape(r['algorithm'])}, "
+            f"{r['clients']} clients, buffer {r['buffer_bytes']} B, {html.escape(r['workload'])}, errors "
+            f"{html.escape(r['errors'])} <span class='muted'>(point {r['point_hash']})</span></summary>"
+            f"<pre>{html.escape(json.dumps(json.loads(r['config_json']), indent=1))}</pre></details>"
+        )
     h.append("</details>")
-    seeds = runs[["block", "point", "replication", "algorithm", "clients", "buffer_bytes", "workload", "errors",
-                  "seed", "config_hash", "wall_s"]]
-    h.append("<h2>Seeds</h2><p class='muted'>Seed of every run (derived from the base seed, the point's "
-             "configuration and the replication index); config_hash names the run's files in the dataset.</p>")
+    seeds = runs[
+        [
+            "block",
+            "point",
+            "replication",
+            "algorithm",
+            "clients",
+            "buffer_bytes",
+            "workload",
+            "errors",
+            "seed",
+            "config_hash",
+            "wall_s",
+        ]
+    ]
+    h.append(
+        "<h2>Seeds</h2><p class='muted'>Seed of every run (derived from the base seed, the point's "
+        "configuration and the replication index); config_hash names the run's files in the dataset.</p>"
+    )
     h.append(f"<details><summary>{len(seeds)} runs</summary>{_html_table(seeds, '{:.3f}')}</details>")
     h.append("<h2>Software</h2>")
-    h.append("<table>" + "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
-                                  for k, v in versions.items()) + "</table>")
+    h.append(
+        "<table>"
+        + "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in versions.items())
+        + "</table>"
+    )
     h.append(f"<p class='muted'>Report built in {time.perf_counter() - t0:.1f} s.</p>")
     h.append(_JS)
     h.append("</body></html>")
@@ -642,13 +795,19 @@ def report(path: str | os.PathLike, out: str | os.PathLike | None = None, *, tra
 
 
 def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="coapcc report",
-                                description="Figures, summary tables and a self-contained HTML report of a "
-                                            "results dataset (from coapcc sweep).")
+    p = argparse.ArgumentParser(
+        prog="coapcc report",
+        description="Figures, summary tables and a self-contained HTML report of a "
+        "results dataset (from coapcc sweep).",
+    )
     p.add_argument("dataset", help="results dataset directory (e.g. results/anrw18)")
-    p.add_argument("--out", "-o", default=None, metavar="FILE", help="HTML file (default: DATASET/report.html)")
+    p.add_argument(
+        "--out", "-o", default=None, metavar="FILE", help="HTML file (default: DATASET/report.html)"
+    )
     p.add_argument("--no-trace", action="store_true", help="skip the traced run and the RTO/RTT figure")
-    p.add_argument("--trace-run", default=None, metavar="HASH", help="config hash (prefix) of the run to trace")
+    p.add_argument(
+        "--trace-run", default=None, metavar="HASH", help="config hash (prefix) of the run to trace"
+    )
     p.add_argument("--title", default=None, help="report title")
     a = p.parse_args(argv)
     try:

@@ -19,9 +19,19 @@ from .runner import RunnerLike
 __all__ = ["reproduce", "main"]
 
 
-def reproduce(name: str, *, quick: bool = False, out: str | None = None, workers: int | None = None,
-              scheduler: str | None = None, dask_local: bool = False, runner: RunnerLike = None,
-              progress: bool = True, trace: bool = True, log=None) -> Path:
+def reproduce(
+    name: str,
+    *,
+    quick: bool = False,
+    out: str | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    dask_local: bool = False,
+    runner: RunnerLike = None,
+    progress: bool = True,
+    trace: bool = True,
+    log=None,
+) -> Path:
     """Sweep + report; returns the report's path.
 
     >>> coapcc.reproduce("anrw18", quick=True)          # doctest: +SKIP
@@ -35,14 +45,26 @@ def reproduce(name: str, *, quick: bool = False, out: str | None = None, workers
     if quick:
         exp = exp.quick_variant()
     t0 = time.perf_counter()
-    outcome = sweep(exp, out, workers=workers, scheduler=scheduler, dask_local=dask_local, runner=runner,
-                    progress=progress, log=log)
+    outcome = sweep(
+        exp,
+        out,
+        workers=workers,
+        scheduler=scheduler,
+        dask_local=dask_local,
+        runner=runner,
+        progress=progress,
+        log=log,
+    )
     if outcome.interrupted:
         raise KeyboardInterrupt
     if outcome.failed:
         print(f"reproduce: {len(outcome.failed)} runs failed; the report covers the others", file=log)
     path = report(outcome.out, trace=trace, log=log)
-    print(f"reproduce {exp.name}: done in {time.perf_counter() - t0:.1f} s; report: {path}", file=log, flush=True)
+    print(
+        f"reproduce {exp.name}: done in {time.perf_counter() - t0:.1f} s; report: {path}",
+        file=log,
+        flush=True,
+    )
     return path
 
 
@@ -50,20 +72,38 @@ def main(argv: list[str]) -> int:
     from .sweeper import add_executor_args
 
     names = ", ".join(sorted(catalogue())) or "none found"
-    p = argparse.ArgumentParser(prog="coapcc reproduce",
-                                description=f"Sweep a catalogue entry and write its report (catalogue: {names}).")
+    p = argparse.ArgumentParser(
+        prog="coapcc reproduce",
+        description=f"Sweep a catalogue entry and write its report (catalogue: {names}).",
+    )
     p.add_argument("name", help="catalogue entry (or an experiment file)")
-    p.add_argument("--quick", action="store_true",
-                   help="the entry's [quick] variant: fewer replications and a trimmed grid (~2 min on 2 cores)")
-    p.add_argument("--out", "-o", default=None, metavar="DIR",
-                   help="results dataset (default: results/NAME/ or results/NAME-quick/)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="the entry's [quick] variant: fewer replications and a trimmed grid (~2 min on 2 cores)",
+    )
+    p.add_argument(
+        "--out",
+        "-o",
+        default=None,
+        metavar="DIR",
+        help="results dataset (default: results/NAME/ or results/NAME-quick/)",
+    )
     p.add_argument("--no-trace", action="store_true", help="skip the traced run and the RTO/RTT figure")
     add_executor_args(p)
     a = p.parse_args(argv)
     try:
-        path = reproduce(a.name, quick=a.quick, out=a.out, workers=a.workers, scheduler=a.scheduler,
-                         dask_local=a.dask == "local", runner=a.runner, progress=not a.no_progress,
-                         trace=not a.no_trace)
+        path = reproduce(
+            a.name,
+            quick=a.quick,
+            out=a.out,
+            workers=a.workers,
+            scheduler=a.scheduler,
+            dask_local=a.dask == "local",
+            runner=a.runner,
+            progress=not a.no_progress,
+            trace=not a.no_trace,
+        )
     except KeyboardInterrupt:
         print("reproduce: interrupted; rerun to continue", file=sys.stderr)
         return 130

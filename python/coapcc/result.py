@@ -16,8 +16,14 @@ __all__ = ["SimResult", "FLOW_COLUMNS", "LINK_COLUMNS"]
 
 #: Per-flow columns of the simulator's report, in order.
 FLOW_COLUMNS = (
-    "client", "group", "cc", "fct_s", "transmissions", "retransmissions",
-    "unnecessary_retransmissions", "failed_exchanges",
+    "client",
+    "group",
+    "cc",
+    "fct_s",
+    "transmissions",
+    "retransmissions",
+    "unnecessary_retransmissions",
+    "failed_exchanges",
 )
 #: Per-direction link counters of the simulator's report (packet counts are appended as found).
 LINK_COLUMNS = ("offered_bytes", "delivered_bytes", "buffer_drop_bytes", "error_loss_bytes", "busy_fraction")
@@ -114,11 +120,13 @@ class SimResult:
 
         counts = [int(c) for c in self.raw.get("retransmissions_per_exchange", [])]
         total = sum(counts)
-        return pd.DataFrame({
-            "retransmissions": list(range(len(counts))),
-            "exchanges": counts,
-            "share": [c / total if total else float("nan") for c in counts],
-        })
+        return pd.DataFrame(
+            {
+                "retransmissions": list(range(len(counts))),
+                "exchanges": counts,
+                "share": [c / total if total else float("nan") for c in counts],
+            }
+        )
 
     @cached_property
     def links(self):
@@ -150,14 +158,16 @@ class SimResult:
             rows = {key: _flow_summary(g) for key, g in self.flows.groupby(by, sort=False)}
             return pd.DataFrame.from_dict(rows, orient="index").rename_axis(by)
         s = _flow_summary(self.flows)
-        s.update({
-            "useful_fraction": self.useful_fraction,
-            "downlink_busy_fraction": self.raw.get("links", {}).get("downlink", {}).get("busy_fraction"),
-            "uplink_busy_fraction": self.raw.get("links", {}).get("uplink", {}).get("busy_fraction"),
-            "sim_time_s": self.sim_time_s,
-            "wall_s": self.wall_s,
-            "seed": self.seed,
-        })
+        s.update(
+            {
+                "useful_fraction": self.useful_fraction,
+                "downlink_busy_fraction": self.raw.get("links", {}).get("downlink", {}).get("busy_fraction"),
+                "uplink_busy_fraction": self.raw.get("links", {}).get("uplink", {}).get("busy_fraction"),
+                "sim_time_s": self.sim_time_s,
+                "wall_s": self.wall_s,
+                "seed": self.seed,
+            }
+        )
         return pd.Series(s, name=self.config.label)
 
     # -- display ------------------------------------------------------------------------
@@ -167,18 +177,24 @@ class SimResult:
         fcts = sorted(f["fct_s"] for f in flows if f.get("fct_s") is not None)
         med = f"{fcts[len(fcts) // 2]:.3f} s" if fcts else "n/a"
         c = self.config
-        return (f"<SimResult {c.label} clients={c.clients} buffer={c.buffer_bytes} B "
-                f"errors={c.errors} workload={c.workload} seed={self.seed}: "
-                f"{len(flows)} flows, median FCT {med}>")
+        return (
+            f"<SimResult {c.label} clients={c.clients} buffer={c.buffer_bytes} B "
+            f"errors={c.errors} workload={c.workload} seed={self.seed}: "
+            f"{len(flows)} flows, median FCT {med}>"
+        )
 
     def _repr_html_(self) -> str:
         c = self.config
-        head = (f"<b>SimResult</b> &mdash; {html.escape(c.label)}, {c.clients} clients, "
-                f"buffer {c.buffer_bytes} B, errors {html.escape(c.errors)}, "
-                f"workload {html.escape(c.workload)}, seed {self.seed}")
-        return (f"<div>{head}<br>{self.summary().to_frame().T.to_html(float_format=lambda x: f'{x:.4g}')}"
-                f"<details><summary>configuration</summary><pre>"
-                f"{html.escape(json.dumps(self.raw.get('config', {}), indent=2))}</pre></details></div>")
+        head = (
+            f"<b>SimResult</b> &mdash; {html.escape(c.label)}, {c.clients} clients, "
+            f"buffer {c.buffer_bytes} B, errors {html.escape(c.errors)}, "
+            f"workload {html.escape(c.workload)}, seed {self.seed}"
+        )
+        return (
+            f"<div>{head}<br>{self.summary().to_frame().T.to_html(float_format=lambda x: f'{x:.4g}')}"
+            f"<details><summary>configuration</summary><pre>"
+            f"{html.escape(json.dumps(self.raw.get('config', {}), indent=2))}</pre></details></div>"
+        )
 
 
 def _flow_summary(flows) -> dict:

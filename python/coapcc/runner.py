@@ -36,8 +36,7 @@ def native_runner(config_json: str, trace_path: str | None = None) -> str:
         fn = _native.simulate_json
     except AttributeError:
         raise RuntimeError(
-            "this build of coapcc._native has no simulator (simulate_json); "
-            "rebuild with scripts/setup"
+            "this build of coapcc._native has no simulator (simulate_json); rebuild with scripts/setup"
         ) from None
     if trace_path is None:
         return fn(config_json)

@@ -17,7 +17,9 @@ def run_config(config: SimConfig, runner: RunnerLike = None) -> dict:
     return json.loads(get_runner(runner)(json.dumps(to_native(config))))
 
 
-def simulate(config: SimConfig | dict | None = None, /, *, runner: RunnerLike = None, **options: Any) -> SimResult:
+def simulate(
+    config: SimConfig | dict | None = None, /, *, runner: RunnerLike = None, **options: Any
+) -> SimResult:
     """Run one simulation and return a :class:`~coapcc.SimResult`.
 
     Give a :class:`~coapcc.SimConfig` (or a dict of its fields), keyword options, or both

@@ -6,7 +6,7 @@ AMBIG-T10), i.e. numpy's default method.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 #: Percentiles reported in summary tables, in order.
 PERCENTILES = (10, 25, 50, 75, 90)

@@ -16,14 +16,15 @@ rerun only does what is missing.
 from __future__ import annotations
 
 import argparse
-import logging
+import contextlib
 import json
+import logging
 import os
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from .config import ConfigError, config_hash, to_native
 from .experiment import Experiment, PlannedRun, find_experiment
@@ -50,8 +51,12 @@ class Task:
     def ident(self) -> dict:
         p = self.planned
         return {
-            "experiment": p.experiment, "block": p.block, "block_index": self.block_index,
-            "point": p.point, "replication": p.replication, "config_hash": self.config_hash,
+            "experiment": p.experiment,
+            "block": p.block,
+            "block_index": self.block_index,
+            "point": p.point,
+            "replication": p.replication,
+            "config_hash": self.config_hash,
             "point_hash": p.point_hash,
         }
 
@@ -88,8 +93,10 @@ def plan(experiment: Experiment) -> list[Task]:
                 try:
                     resolved[spec] = cfg.resolved_specs()[i]
                 except ConfigError as e:
-                    raise ConfigError(e.key, f"{str(e).split(': ', 1)[1]} [in block '{run.block}' point "
-                                             f"{dict(run.assignment)}]") from None
+                    raise ConfigError(
+                        e.key,
+                        f"{str(e).split(': ', 1)[1]} [in block '{run.block}' point {dict(run.assignment)}]",
+                    ) from None
             specs.append(resolved[spec])
         h = config_hash(cfg, specs)
         if h in seen:
@@ -148,19 +155,27 @@ def _dask(tasks, runner, workers: int, scheduler: str | None):
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:  # pragma: no cover
-        raise RuntimeError("the dask executor needs dask.distributed: pip install 'dask[distributed]'") from None
+        raise RuntimeError(
+            "the dask executor needs dask.distributed: pip install 'dask[distributed]'"
+        ) from None
     cluster = None
     if scheduler:
         client = Client(scheduler)
     else:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
         client = Client(cluster)
     try:
         futures = {}
         for t in tasks:
-            f = client.submit(execute, runner, *_args(t), key=f"coapcc-run-{t.config_hash}", pure=False,
-                              retries=2)
+            f = client.submit(
+                execute, runner, *_args(t), key=f"coapcc-run-{t.config_hash}", pure=False, retries=2
+            )
             futures[f] = t
         for f in as_completed(list(futures)):
             t = futures[f]
@@ -169,10 +184,9 @@ def _dask(tasks, runner, workers: int, scheduler: str | None):
             else:
                 yield t, f.result(), None
     finally:
-        try:
-            client.cancel(list(futures)) if "futures" in locals() else None
-        except Exception:  # noqa: BLE001
-            pass
+        if "futures" in locals():
+            with contextlib.suppress(Exception):
+                client.cancel(list(futures))
         client.close()
         if cluster is not None:
             cluster.close()
@@ -194,20 +208,42 @@ def _write_meta(out: Path, experiment: Experiment, tasks: list[Task]) -> None:
         tmp.write_text(experiment.source)
         os.replace(tmp, out / "experiment.toml")
     meta = {
-        "name": experiment.name, "title": experiment.title, "description": experiment.description,
-        "seed": experiment.seed, "replications": experiment.replications, "base": dict(experiment.base),
-        "blocks": [{"name": b.name, "grid": dict(b.grid), "base": dict(b.base),
-                    "replications": b.replications or experiment.replications} for b in experiment.blocks],
-        "runs": len(tasks), "coapcc_version": __version__, "source_path": experiment.path,
+        "name": experiment.name,
+        "title": experiment.title,
+        "description": experiment.description,
+        "seed": experiment.seed,
+        "replications": experiment.replications,
+        "base": dict(experiment.base),
+        "blocks": [
+            {
+                "name": b.name,
+                "grid": dict(b.grid),
+                "base": dict(b.base),
+                "replications": b.replications or experiment.replications,
+            }
+            for b in experiment.blocks
+        ],
+        "runs": len(tasks),
+        "coapcc_version": __version__,
+        "source_path": experiment.path,
     }
     tmp = out / ".experiment.json.tmp"
     tmp.write_text(json.dumps(meta, indent=2, default=str))
     os.replace(tmp, out / "experiment.json")
 
 
-def sweep(experiment: Experiment | str, out: str | os.PathLike | None = None, *, workers: int | None = None,
-          scheduler: str | None = None, dask_local: bool = False, runner: RunnerLike = None,
-          quick: bool = False, progress: bool = True, log=None) -> SweepOutcome:
+def sweep(
+    experiment: Experiment | str,
+    out: str | os.PathLike | None = None,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    dask_local: bool = False,
+    runner: RunnerLike = None,
+    quick: bool = False,
+    progress: bool = True,
+    log=None,
+) -> SweepOutcome:
     """Run every missing run of ``experiment`` into the dataset ``out`` (default
     ``results/NAME``) and return a :class:`SweepOutcome`.
 
@@ -239,8 +275,12 @@ def sweep(experiment: Experiment | str, out: str | os.PathLike | None = None, *,
         mode = "serial"
     else:
         mode = f"process pool, {min(workers, len(todo))} workers"
-    print(f"sweep {experiment.name} -> {out}: {len(tasks)} runs, {outcome.done_before} done, "
-          f"{len(todo)} to run ({mode})", file=log, flush=True)
+    print(
+        f"sweep {experiment.name} -> {out}: {len(tasks)} runs, {outcome.done_before} done, "
+        f"{len(todo)} to run ({mode})",
+        file=log,
+        flush=True,
+    )
     if not todo:
         outcome.wall_s = time.perf_counter() - t0
         return outcome
@@ -260,22 +300,32 @@ def sweep(experiment: Experiment | str, out: str | os.PathLike | None = None, *,
 
         # Progress is weighted by each run's estimated cost, so the ETA is meaningful although
         # runs differ in size by orders of magnitude; the description counts runs.
-        bar = tqdm(total=sum(t.cost for t in todo), file=sys.stderr,
-                   bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
-                   desc=f"{experiment.name} 0/{len(todo)} runs", dynamic_ncols=True, mininterval=0.5)
+        bar = tqdm(
+            total=sum(t.cost for t in todo),
+            file=sys.stderr,
+            bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
+            desc=f"{experiment.name} 0/{len(todo)} runs",
+            dynamic_ncols=True,
+            mininterval=0.5,
+        )
     try:
         for task, encoded, error in results:
             if error is not None:
                 outcome.failed.append((task.config_hash, f"{type(error).__name__}: {error}"))
-                print(f"sweep: run {task.config_hash} ({task.planned.block} {dict(task.planned.assignment)} "
-                      f"rep {task.planned.replication}) failed: {error}", file=log, flush=True)
+                print(
+                    f"sweep: run {task.config_hash} ({task.planned.block} {dict(task.planned.assignment)} "
+                    f"rep {task.planned.replication}) failed: {error}",
+                    file=log,
+                    flush=True,
+                )
             else:
                 writer.add(encoded)
                 outcome.ran += 1
             if bar is not None:
                 bar.update(task.cost)
-                bar.set_description_str(f"{experiment.name} {outcome.ran + len(outcome.failed)}/{len(todo)} runs",
-                                        refresh=False)
+                bar.set_description_str(
+                    f"{experiment.name} {outcome.ran + len(outcome.failed)}/{len(todo)} runs", refresh=False
+                )
     except KeyboardInterrupt:
         outcome.interrupted = True
     finally:
@@ -287,22 +337,43 @@ def sweep(experiment: Experiment | str, out: str | os.PathLike | None = None, *,
             bar.close()
     outcome.wall_s = time.perf_counter() - t0
     if outcome.interrupted:
-        print(f"sweep {experiment.name}: interrupted; {outcome.done_before + outcome.ran} of {outcome.total} "
-              f"runs are in {out} (rerun to do the rest)", file=log, flush=True)
+        print(
+            f"sweep {experiment.name}: interrupted; {outcome.done_before + outcome.ran} of {outcome.total} "
+            f"runs are in {out} (rerun to do the rest)",
+            file=log,
+            flush=True,
+        )
     else:
-        print(f"sweep {experiment.name}: {outcome.ran} runs in {outcome.wall_s:.1f} s, "
-              f"{len(outcome.failed)} failed; {outcome.done_before + outcome.ran}/{outcome.total} in {out}",
-              file=log, flush=True)
+        print(
+            f"sweep {experiment.name}: {outcome.ran} runs in {outcome.wall_s:.1f} s, "
+            f"{len(outcome.failed)} failed; {outcome.done_before + outcome.ran}/{outcome.total} in {out}",
+            file=log,
+            flush=True,
+        )
     return outcome
 
 
 def add_executor_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", "-j", type=int, default=None, metavar="N",
-                   help="parallel simulations (default: CPU cores; 1 = serial, in this process)")
-    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="run on a Dask cluster: scheduler address (e.g. tcp://host:8786)")
-    p.add_argument("--dask", choices=["local"], default=None,
-                   help="'local': start a Dask LocalCluster of --workers processes")
+    p.add_argument(
+        "--workers",
+        "-j",
+        type=int,
+        default=None,
+        metavar="N",
+        help="parallel simulations (default: CPU cores; 1 = serial, in this process)",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="run on a Dask cluster: scheduler address (e.g. tcp://host:8786)",
+    )
+    p.add_argument(
+        "--dask",
+        choices=["local"],
+        default=None,
+        help="'local': start a Dask LocalCluster of --workers processes",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--runner", default=None, help=argparse.SUPPRESS)  # module:function, for tests
 
@@ -311,10 +382,15 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(
         prog="coapcc sweep",
         description="Run every point of an experiment (a TOML file, or a catalogue name such as anrw18) "
-                    "into a Parquet dataset. Finished runs are kept; a rerun does only what is missing.")
+        "into a Parquet dataset. Finished runs are kept; a rerun does only what is missing.",
+    )
     p.add_argument("experiment", help="experiment file (.toml) or catalogue name")
-    p.add_argument("--out", "-o", default=None, metavar="DIR", help="results dataset (default: results/NAME/)")
-    p.add_argument("--quick", action="store_true", help="the experiment's [quick] variant (fewer replications)")
+    p.add_argument(
+        "--out", "-o", default=None, metavar="DIR", help="results dataset (default: results/NAME/)"
+    )
+    p.add_argument(
+        "--quick", action="store_true", help="the experiment's [quick] variant (fewer replications)"
+    )
     p.add_argument("--list", action="store_true", help="print the plan (blocks, runs) and exit")
     add_executor_args(p)
     a = p.parse_args(argv)
@@ -325,8 +401,15 @@ def main(argv: list[str]) -> int:
         if a.list:
             print(exp.summary())
             return 0
-        outcome = sweep(exp, a.out, workers=a.workers, scheduler=a.scheduler, dask_local=a.dask == "local",
-                        runner=a.runner, progress=not a.no_progress)
+        outcome = sweep(
+            exp,
+            a.out,
+            workers=a.workers,
+            scheduler=a.scheduler,
+            dask_local=a.dask == "local",
+            runner=a.runner,
+            progress=not a.no_progress,
+        )
     except (ConfigError, FileNotFoundError, RuntimeError) as e:
         print(f"coapcc sweep: error: {e}", file=sys.stderr)
         return 2

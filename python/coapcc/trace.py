@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 __all__ = ["Trace", "read_trace"]
 
@@ -39,10 +40,12 @@ class Trace:
     exchanges: Any
     transmissions: Any
 
-    def flow(self, client: int) -> "Trace":
+    def flow(self, client: int) -> Trace:
         """The trace of one client."""
-        return Trace(self.exchanges[self.exchanges["client"] == client].reset_index(drop=True),
-                     self.transmissions[self.transmissions["client"] == client].reset_index(drop=True))
+        return Trace(
+            self.exchanges[self.exchanges["client"] == client].reset_index(drop=True),
+            self.transmissions[self.transmissions["client"] == client].reset_index(drop=True),
+        )
 
 
 def _records(lines: Iterable[str], clients: set[int] | None):
@@ -69,11 +72,16 @@ def read_trace(path: str | os.PathLike, clients: Iterable[int] | None = None) ->
             txs = rec.get("transmissions") or []
             cc = rec.get("cc") or {}
             row = {
-                "time_s": rec.get("time_s"), "client": rec.get("client"), "group": rec.get("group"),
-                "exchange": rec.get("exchange"), "outcome": rec.get("outcome"), "n_transmissions": len(txs),
+                "time_s": rec.get("time_s"),
+                "client": rec.get("client"),
+                "group": rec.get("group"),
+                "exchange": rec.get("exchange"),
+                "outcome": rec.get("outcome"),
+                "n_transmissions": len(txs),
                 "first_sent_s": txs[0]["sent_s"] if txs else None,
                 "initial_timer_s": txs[0]["timer_s"] if txs else None,
-                "rtt_s": rec.get("rtt_s"), "answered_copy": rec.get("answered_copy"),
+                "rtt_s": rec.get("rtt_s"),
+                "answered_copy": rec.get("answered_copy"),
                 "cc_rto_s": cc.get("rto_s"),
             }
             for est in ("strong", "weak"):
@@ -85,15 +93,30 @@ def read_trace(path: str | os.PathLike, clients: Iterable[int] | None = None) ->
             ex_rows.append(row)
             last = len(txs) - 1
             for i, t in enumerate(txs):
-                tx_rows.append({
-                    "client": rec.get("client"), "exchange": rec.get("exchange"), "copy": i,
-                    "sent_s": t.get("sent_s"), "timer_s": t.get("timer_s"),
-                    "expired": i < last or rec.get("outcome") == "give_up",
-                })
+                tx_rows.append(
+                    {
+                        "client": rec.get("client"),
+                        "exchange": rec.get("exchange"),
+                        "copy": i,
+                        "sent_s": t.get("sent_s"),
+                        "timer_s": t.get("timer_s"),
+                        "expired": i < last or rec.get("outcome") == "give_up",
+                    }
+                )
     ex = pd.DataFrame(ex_rows)
     tx = pd.DataFrame(tx_rows, columns=["client", "exchange", "copy", "sent_s", "timer_s", "expired"])
-    for col in ("rtt_s", "cc_rto_s", "strong_srtt_s", "strong_rttvar_s", "strong_rto_s", "weak_srtt_s",
-                "weak_rttvar_s", "weak_rto_s", "slow_rto_s", "retained_s"):
+    for col in (
+        "rtt_s",
+        "cc_rto_s",
+        "strong_srtt_s",
+        "strong_rttvar_s",
+        "strong_rto_s",
+        "weak_srtt_s",
+        "weak_rttvar_s",
+        "weak_rto_s",
+        "slow_rto_s",
+        "retained_s",
+    ):
         if col in ex:
             ex[col] = pd.to_numeric(ex[col], errors="coerce")
     return Trace(ex, tx)

@@ -8,6 +8,7 @@ reassembled by aiocoap. With --repeat N the request is made N times, one after t
 N responses must have the same code and payload, else the exit code is 1); --timeout bounds
 each request (default 60 s).
 """
+
 import argparse
 import asyncio
 import hashlib

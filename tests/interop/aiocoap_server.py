@@ -9,7 +9,9 @@ Serves the same resources as `coapcc server` where the test needs them:
 
 Usage: aiocoap_server.py HOST PORT. Prints "ready" on stdout once listening.
 """
+
 import asyncio
+import contextlib
 import sys
 
 import aiocoap
@@ -65,7 +67,5 @@ async def main(host, port):
 
 
 if __name__ == "__main__":
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(main(sys.argv[1], int(sys.argv[2])))
-    except KeyboardInterrupt:
-        pass

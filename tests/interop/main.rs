@@ -32,14 +32,7 @@ async fn client_vs_libcoap_server(link: Link) {
     eprintln!("{test} [{}]: {}", link.name(), libcoap_version(&bin).await);
     let addr = link.server_addr();
     let mut cmd = link.command(Side::Server, &bin);
-    cmd.args([
-        "-A",
-        &addr.ip().to_string(),
-        "-p",
-        &addr.port().to_string(),
-        "-v",
-        "0",
-    ]);
+    cmd.args(["-A", &addr.ip().to_string(), "-p", &addr.port().to_string(), "-v", "0"]);
     let mut server = spawn(cmd);
     assert!(
         link.wait_ready(addr, Duration::from_secs(10)).await,
@@ -61,35 +54,19 @@ async fn client_vs_libcoap_server(link: Link) {
     // blocks (early negotiation: libcoap honours the smaller size).
     let len = link.pick(1000, 200);
     let body = "z".repeat(len - 1) + "!";
-    let r = our_client(
-        &link,
-        &uri(addr, "/example_data"),
-        &["-m", "put", "-p", &body],
-    )
-    .await;
+    let r = our_client(&link, &uri(addr, "/example_data"), &["-m", "put", "-p", &body]).await;
     assert_eq!(r.ok_failed(), (1, 0), "PUT /example_data: {r:?}");
     let r = our_client(&link, &uri(addr, "/example_data"), &["--block-size", "32"]).await;
     assert_eq!(r.text(), body);
     let ex = r.exchanges();
     assert_eq!(ex.len(), len.div_ceil(32), "{len} bytes in 32-byte blocks");
     for (i, e) in ex.iter().enumerate() {
-        assert_eq!(
-            (e["block2"]["num"].as_u64(), e["block2"]["szx"].as_u64()),
-            (Some(i as u64), Some(1))
-        );
+        assert_eq!((e["block2"]["num"].as_u64(), e["block2"]["szx"].as_u64()), (Some(i as u64), Some(1)));
     }
 
     // Several algorithms, five back-to-back requests each (one on the lossy link).
     let n = link.pick(5, 1);
-    for cc in [
-        "default",
-        "cocoa",
-        "cocoa-plus",
-        "fasor",
-        "fasor-token",
-        "pcocoa",
-        "linux-rto",
-    ] {
+    for cc in ["default", "cocoa", "cocoa-plus", "fasor", "fasor-token", "pcocoa", "linux-rto"] {
         let r = our_client(&link, &uri(addr, "/"), &["--cc", cc, "-n", &n.to_string()]).await;
         assert_eq!(r.ok_failed(), (n, 0), "{cc}: {r:?}");
         assert!(r.exchanges().iter().all(|e| e["algorithm"] == cc));
@@ -108,23 +85,11 @@ async fn client_vs_lossy_libcoap_server(link: Link) {
         Err(e) => return skip(test, &e),
     };
     let at = link.pick(",ack_timeout=0.3", "");
-    let cases = [
-        (format!("default:dither=off{at}"), false),
-        (format!("fasor-token:dither=off{at}"), true),
-    ];
+    let cases = [(format!("default:dither=off{at}"), false), (format!("fasor-token:dither=off{at}"), true)];
     for (cc, token) in cases {
         let addr = link.server_addr();
         let mut cmd = link.command(Side::Server, &bin);
-        cmd.args([
-            "-A",
-            &addr.ip().to_string(),
-            "-p",
-            &addr.port().to_string(),
-            "-v",
-            "0",
-            "-l",
-            "1",
-        ]);
+        cmd.args(["-A", &addr.ip().to_string(), "-p", &addr.port().to_string(), "-v", "0", "-l", "1"]);
         let mut server = spawn(cmd);
         // No readiness ping here: its RST would be the datagram that -l drops.
         assert!(
@@ -184,8 +149,7 @@ async fn client_vs_aiocoap_server(link: Link) {
     eprintln!("{test} [{}]: aiocoap {version}", link.name());
     let addr = link.server_addr();
     let mut cmd = link.command(Side::Server, &py);
-    cmd.arg(script("aiocoap_server.py"))
-        .args([addr.ip().to_string(), addr.port().to_string()]);
+    cmd.arg(script("aiocoap_server.py")).args([addr.ip().to_string(), addr.port().to_string()]);
     let mut server = spawn(cmd);
     assert!(
         wait_line(&mut server, "ready", Duration::from_secs(30)).await,
@@ -218,10 +182,7 @@ async fn client_vs_aiocoap_server(link: Link) {
     assert_eq!(r.exchanges().len(), size / 256);
 
     let r = our_client(&link, &uri(addr, "/echo"), &["-m", "put", "-p", "interop"]).await;
-    assert_eq!(
-        (r.last_code().as_deref(), r.text().as_str()),
-        (Some("2.04"), "interop")
-    );
+    assert_eq!((r.last_code().as_deref(), r.text().as_str()), (Some("2.04"), "interop"));
     let r = our_client(&link, &uri(addr, "/.well-known/core"), &[]).await;
     assert!(r.text().contains("</hello>"));
     // NON is never retransmitted: a lost NON request or response fails by design, so it is
@@ -231,12 +192,7 @@ async fn client_vs_aiocoap_server(link: Link) {
         assert_eq!(r.body.map(|b| b.len()), Some(60));
     }
     let n = link.pick(10, 5);
-    let r = our_client(
-        &link,
-        &uri(addr, "/hello"),
-        &["--cc", "cocoa", "-n", &n.to_string()],
-    )
-    .await;
+    let r = our_client(&link, &uri(addr, "/hello"), &["--cc", "cocoa", "-n", &n.to_string()]).await;
     assert_eq!(r.ok_failed(), (n, 0));
     link.finish(test, None);
 }
@@ -266,18 +222,12 @@ async fn libcoap_client_vs_server(link: Link) {
     let wait = link.pick("20", "120");
     let coap_client = |method: &str, p: &str, extra: &[&str]| {
         let mut c = link.command(Side::Client, &bin);
-        c.args(["-B", wait, "-m", method])
-            .args(extra)
-            .arg(uri(addr, p));
+        c.args(["-B", wait, "-m", method]).args(extra).arg(uri(addr, p));
         c
     };
     // coap-client prints the payload followed by a newline.
     let body = |o: std::process::Output| {
-        assert!(
-            o.status.success(),
-            "coap-client failed: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        assert!(o.status.success(), "coap-client failed: {}", String::from_utf8_lossy(&o.stderr));
         let mut v = o.stdout;
         if v.last() == Some(&b'\n') {
             v.pop();
@@ -285,15 +235,11 @@ async fn libcoap_client_vs_server(link: Link) {
         v
     };
     let run = |c| link.run(c);
-    assert_eq!(
-        body(run(coap_client("get", "/hello", &[])).await),
-        coapcc_net::resources::HELLO
-    );
+    assert_eq!(body(run(coap_client("get", "/hello", &[])).await), coapcc_net::resources::HELLO);
     // Block2 with the client's size and with ours: over loopback 100 kB in 256-byte blocks
     // (-b 256) and 5000 B in our 1024-byte blocks; on the lossy link 512 B in 64-byte blocks
     // and 1024 B in our 128-byte blocks (8 exchanges each).
-    let (big, client_block, small) =
-        link.pick((102_400, &["-b", "256"], 5000), (512, &["-b", "64"], 1024));
+    let (big, client_block, small) = link.pick((102_400, &["-b", "256"], 5000), (512, &["-b", "64"], 1024));
     let get_large = |n: usize, extra: &'static [&'static str]| {
         let p = format!("/large?size={n}");
         let cmd = coap_client("get", &p, extra);
@@ -309,23 +255,14 @@ async fn libcoap_client_vs_server(link: Link) {
     let wkc = body(run(coap_client("get", "/.well-known/core", &[])).await);
     assert!(String::from_utf8_lossy(&wkc).contains("</large>"));
     // Separate response: Empty ACK after 1 s, then a CON 2.05 that coap-client ACKs.
-    assert_eq!(
-        body(run(coap_client("get", "/slow?ms=1500", &[])).await),
-        b"slow response after 1500 ms"
-    );
+    assert_eq!(body(run(coap_client("get", "/slow?ms=1500", &[])).await), b"slow response after 1500 ms");
     // NON request, NON response (loopback only: NON is not retransmitted).
     if !link.lossy() {
-        assert_eq!(
-            body(run(coap_client("get", "/hello", &["-N"])).await),
-            coapcc_net::resources::HELLO
-        );
+        assert_eq!(body(run(coap_client("get", "/hello", &["-N"])).await), coapcc_net::resources::HELLO);
     }
     let put = run(coap_client("put", "/echo", &["-e", "from libcoap"])).await;
     assert_eq!(body(put), b"from libcoap");
-    assert_eq!(
-        body(run(coap_client("get", "/echo", &[])).await),
-        b"from libcoap"
-    );
+    assert_eq!(body(run(coap_client("get", "/echo", &[])).await), b"from libcoap");
     let summary = server.stop().await;
     link.finish(test, Some(&summary));
 }
@@ -346,47 +283,25 @@ async fn aiocoap_client_vs_server(link: Link) {
         Err(e) => return skip(test, &e),
     };
     eprintln!("{test} [{}]: aiocoap {version}", link.name());
-    let server = our_server(
-        &link,
-        link.pick(
-            &["--cc", "cocoa"],
-            &["--cc", "cocoa", "--block-size", "128"],
-        ),
-    )
-    .await;
+    let server = our_server(&link, link.pick(&["--cc", "cocoa"], &["--cc", "cocoa", "--block-size", "128"])).await;
     let addr = server.addr;
     // Per-request limit of the script (one exchange may take up to MAX_TRANSMIT_WAIT, 93 s,
     // on the lossy link).
     let per_request = link.pick("60", "120");
     let call = |method: &str, p: &str, extra: &[&str]| {
         let mut c = link.command(Side::Client, &py);
-        c.arg(script("aiocoap_client.py"))
-            .arg(method)
-            .arg(uri(addr, p))
-            .args(["--timeout", per_request])
-            .args(extra);
+        c.arg(script("aiocoap_client.py")).arg(method).arg(uri(addr, p)).args(["--timeout", per_request]).args(extra);
         c
     };
     let run = |c| link.run(c);
     let json = |o: std::process::Output| -> serde_json::Value {
-        assert!(
-            o.status.success(),
-            "aiocoap client failed: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        assert!(o.status.success(), "aiocoap client failed: {}", String::from_utf8_lossy(&o.stderr));
         serde_json::from_slice(&o.stdout).expect("JSON from aiocoap_client.py")
     };
     // Several requests in a row from one aiocoap context.
     let n = link.pick(3, 5);
     let r = json(run(call("get", "/hello", &["--repeat", &n.to_string()])).await);
-    assert_eq!(
-        (
-            r["code"].as_str(),
-            r["len"].as_u64(),
-            r["requests"].as_u64()
-        ),
-        (Some("2.05"), Some(60), Some(n))
-    );
+    assert_eq!((r["code"].as_str(), r["len"].as_u64(), r["requests"].as_u64()), (Some("2.05"), Some(60), Some(n)));
     // 100 kB over loopback in our 1024-byte blocks; 1 kB in 128-byte blocks on the lossy link.
     let size = link.pick(102_400, 1024);
     let out = std::env::temp_dir().join(format!(
@@ -394,14 +309,7 @@ async fn aiocoap_client_vs_server(link: Link) {
         std::process::id(),
         link.name().replace(' ', "-")
     ));
-    let r = json(
-        run(call(
-            "get",
-            &format!("/large?size={size}"),
-            &["--out", out.to_str().unwrap()],
-        ))
-        .await,
-    );
+    let r = json(run(call("get", &format!("/large?size={size}"), &["--out", out.to_str().unwrap()])).await);
     assert_eq!(r["len"].as_u64(), Some(size as u64));
     let got = std::fs::read(&out).expect("aiocoap client body");
     let _ = std::fs::remove_file(&out);
@@ -409,10 +317,7 @@ async fn aiocoap_client_vs_server(link: Link) {
     let r = json(run(call("get", "/slow?ms=1200", &[])).await);
     assert_eq!(r["payload"], "slow response after 1200 ms");
     let r = json(run(call("put", "/echo", &["--payload", "from aiocoap"])).await);
-    assert_eq!(
-        (r["code"].as_str(), r["payload"].as_str()),
-        (Some("2.04"), Some("from aiocoap"))
-    );
+    assert_eq!((r["code"].as_str(), r["payload"].as_str()), (Some("2.04"), Some("from aiocoap")));
     let r = json(run(call("get", "/nope", &[])).await);
     assert_eq!(r["code"], "4.04");
     let r = json(run(call("get", "/.well-known/core", &[])).await);
@@ -434,21 +339,11 @@ type Case = fn(Link) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// The cases, each with its own emulator seed.
 const EMULATED: [(&str, u64, Case); 5] = [
-    ("our client vs libcoap coap-server", 1, |l| {
-        Box::pin(client_vs_libcoap_server(l))
-    }),
-    ("our client vs lossy libcoap coap-server", 2, |l| {
-        Box::pin(client_vs_lossy_libcoap_server(l))
-    }),
-    ("our client vs aiocoap server", 3, |l| {
-        Box::pin(client_vs_aiocoap_server(l))
-    }),
-    ("libcoap coap-client vs our server", 4, |l| {
-        Box::pin(libcoap_client_vs_server(l))
-    }),
-    ("aiocoap client vs our server", 5, |l| {
-        Box::pin(aiocoap_client_vs_server(l))
-    }),
+    ("our client vs libcoap coap-server", 1, |l| Box::pin(client_vs_libcoap_server(l))),
+    ("our client vs lossy libcoap coap-server", 2, |l| Box::pin(client_vs_lossy_libcoap_server(l))),
+    ("our client vs aiocoap server", 3, |l| Box::pin(client_vs_aiocoap_server(l))),
+    ("libcoap coap-client vs our server", 4, |l| Box::pin(libcoap_client_vs_server(l))),
+    ("aiocoap client vs our server", 5, |l| Box::pin(aiocoap_client_vs_server(l))),
 ];
 
 fn panic_message(e: tokio::task::JoinError) -> String {
@@ -489,13 +384,9 @@ async fn all_cases_through_lossy_emulator() {
                 .unwrap_or_else(|e| panic!("{e}"));
             let t = Instant::now();
             case(link.clone()).await;
-            let line = link
-                .summary()
-                .unwrap_or_else(|| format!("{name} [{}]: skipped", link.name()));
+            let line = link.summary().unwrap_or_else(|| format!("{name} [{}]: skipped", link.name()));
             // Stop the emulator (joins its threads, deletes the namespaces) off the runtime.
-            tokio::task::spawn_blocking(move || drop(link))
-                .await
-                .expect("emulator stop");
+            tokio::task::spawn_blocking(move || drop(link)).await.expect("emulator stop");
             (t.elapsed(), line)
         });
         tasks.push((name, task));

@@ -28,10 +28,7 @@ pub const EMU_CMD_TIMEOUT: Duration = Duration::from_secs(150);
 
 /// The repository root (the tests live in `tests/interop/`, the crate in `crates/coapcc-net`).
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repository root")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repository root")
 }
 
 /// A helper script of `tests/interop/`.
@@ -57,9 +54,7 @@ pub fn skip(test: &str, reason: &str) {
 
 fn on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
 /// libcoap's example `coap-server`/`coap-client` (`kind` = "server" or "client"). Debian's
@@ -71,28 +66,16 @@ pub fn libcoap(kind: &str) -> Result<PathBuf, String> {
             return Ok(p);
         }
     }
-    Err(format!(
-        "libcoap's coap-{kind} not found on PATH (Debian: apt-get install libcoap3-bin)"
-    ))
+    Err(format!("libcoap's coap-{kind} not found on PATH (Debian: apt-get install libcoap3-bin)"))
 }
 
 /// libcoap's version line (`coap-client-notls v4.3.1 -- ...`).
 pub async fn libcoap_version(bin: &Path) -> String {
-    let out = Command::new(bin)
-        .arg("-h")
-        .stdin(Stdio::null())
-        .output()
-        .await;
+    let out = Command::new(bin).arg("-h").stdin(Stdio::null()).output().await;
     let text = out
-        .map(|o| {
-            String::from_utf8_lossy(&o.stderr).to_string() + &String::from_utf8_lossy(&o.stdout)
-        })
+        .map(|o| String::from_utf8_lossy(&o.stderr).to_string() + &String::from_utf8_lossy(&o.stdout))
         .unwrap_or_default();
-    text.lines()
-        .find(|l| l.contains(" v4.") || l.contains(" v3."))
-        .unwrap_or("unknown")
-        .trim()
-        .to_string()
+    text.lines().find(|l| l.contains(" v4.") || l.contains(" v3.")).unwrap_or("unknown").trim().to_string()
 }
 
 /// A Python interpreter that can `import aiocoap` (`$COAPCC_PYTHON`, the project's
@@ -111,10 +94,7 @@ pub async fn aiocoap_python() -> Result<(PathBuf, String), String> {
             continue;
         }
         let out = Command::new(&py)
-            .args([
-                "-c",
-                "import aiocoap, aiocoap.meta; print(aiocoap.meta.version)",
-            ])
+            .args(["-c", "import aiocoap, aiocoap.meta; print(aiocoap.meta.version)"])
             .stdin(Stdio::null())
             .output()
             .await;
@@ -124,10 +104,7 @@ pub async fn aiocoap_python() -> Result<(PathBuf, String), String> {
             }
         }
     }
-    Err(
-        "no Python with aiocoap found (pip install aiocoap into .venv, or set COAPCC_PYTHON)"
-            .into(),
-    )
+    Err("no Python with aiocoap found (pip install aiocoap into .venv, or set COAPCC_PYTHON)".into())
 }
 
 /// Start a long-running peer (killed when dropped).
@@ -213,10 +190,7 @@ pub fn lossy_profile() -> String {
 /// Added to every emulated case's seed: `$COAPCC_INTEROP_SEED` (default 0), to try other loss
 /// patterns.
 pub fn seed_offset() -> u64 {
-    std::env::var("COAPCC_INTEROP_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
+    std::env::var("COAPCC_INTEROP_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
 /// Why this machine cannot run the link emulator (it needs root, `ip` and /dev/net/tun).
@@ -387,11 +361,7 @@ impl Link {
     /// Wait until a CoAP server answers a ping (Empty CON → RST) at `addr`, pinging from the
     /// server's side.
     pub async fn wait_ready(&self, addr: SocketAddr, within: Duration) -> bool {
-        let local: SocketAddr = if addr.is_ipv4() {
-            "0.0.0.0:0".parse().unwrap()
-        } else {
-            "[::]:0".parse().unwrap()
-        };
+        let local: SocketAddr = if addr.is_ipv4() { "0.0.0.0:0".parse().unwrap() } else { "[::]:0".parse().unwrap() };
         let Ok(sock) = self.on_server_side(move || {
             let s = StdUdpSocket::bind(local)?;
             s.set_nonblocking(true)?;
@@ -407,8 +377,7 @@ impl Link {
         let mut buf = [0u8; 1500];
         while tokio::time::Instant::now() < deadline {
             let _ = sock.send_to(&ping, addr).await;
-            let reply =
-                tokio::time::timeout(Duration::from_millis(100), sock.recv_from(&mut buf)).await;
+            let reply = tokio::time::timeout(Duration::from_millis(100), sock.recv_from(&mut buf)).await;
             if let Ok(Ok((n, _))) = reply {
                 if n >= 4 {
                     return true;
@@ -529,11 +498,7 @@ impl Link {
             );
         }
         *e.summary.lock().unwrap() = Some(line.clone());
-        assert!(
-            e.emu.failed().is_none(),
-            "{line}: emulator failed: {:?}",
-            e.emu.failed()
-        );
+        assert!(e.emu.failed().is_none(), "{line}: emulator failed: {:?}", e.emu.failed());
         if !self.lossy() {
             return;
         }
@@ -541,14 +506,8 @@ impl Link {
         // transmission is lost; the fixed seeds avoid both (docs/interop.md).
         let hint = "(with this seed's loss pattern: see docs/interop.md)";
         if t.runs > 0 {
-            assert_eq!(
-                t.failed, 0,
-                "{line}: our client's requests must all complete {hint}"
-            );
-            assert!(
-                t.retransmissions > 0,
-                "{line}: our client retransmitted nothing {hint}"
-            );
+            assert_eq!(t.failed, 0, "{line}: our client's requests must all complete {hint}");
+            assert!(t.retransmissions > 0, "{line}: our client retransmitted nothing {hint}");
         }
         if let Some(d) = dups {
             assert!(
@@ -590,28 +549,18 @@ pub struct ClientRun {
 impl ClientRun {
     /// The summary line.
     pub fn summary(&self) -> &Value {
-        self.lines
-            .iter()
-            .rev()
-            .find(|l| l["type"] == "summary")
-            .expect("a summary line")
+        self.lines.iter().rev().find(|l| l["type"] == "summary").expect("a summary line")
     }
 
     /// `(success, failed)` counts of the summary.
     pub fn ok_failed(&self) -> (u64, u64) {
         let s = self.summary();
-        (
-            s["success"].as_u64().unwrap(),
-            s["failed"].as_u64().unwrap(),
-        )
+        (s["success"].as_u64().unwrap(), s["failed"].as_u64().unwrap())
     }
 
     /// The exchange lines.
     pub fn exchanges(&self) -> Vec<&Value> {
-        self.lines
-            .iter()
-            .filter(|l| l["type"] == "exchange")
-            .collect()
+        self.lines.iter().filter(|l| l["type"] == "exchange").collect()
     }
 
     /// Code of the last finished request (`"2.05"`, ...).
@@ -625,18 +574,10 @@ impl ClientRun {
         let bad = self.lines.iter().filter(|l| {
             (l["type"] == "request" && l["outcome"] != "ok")
                 || (l["type"] == "exchange"
-                    && !matches!(
-                        l["outcome"].as_str(),
-                        Some("piggybacked" | "separate" | "non-response")
-                    ))
+                    && !matches!(l["outcome"].as_str(), Some("piggybacked" | "separate" | "non-response")))
         });
         let mut v: Vec<String> = bad.map(|l| l.to_string()).collect();
-        v.extend(
-            self.lines
-                .iter()
-                .filter(|l| l["type"] == "summary")
-                .map(|l| l.to_string()),
-        );
+        v.extend(self.lines.iter().filter(|l| l["type"] == "summary").map(|l| l.to_string()));
         if !self.stderr.is_empty() {
             v.push(format!("stderr: {}", self.stderr.trim()));
         }
@@ -655,17 +596,10 @@ pub async fn our_client(link: &Link, uri: &str, extra: &[&str]) -> ClientRun {
     let out = temp_file("body");
     let mut cmd = link.command(Side::Client, &coapcc_net());
     let timeout = (link.cmd_timeout().as_secs() - 10).to_string();
-    cmd.args(["client", uri, "--timeout", &timeout, "--log"])
-        .arg(&log)
-        .arg("--output")
-        .arg(&out)
-        .args(extra);
+    cmd.args(["client", uri, "--timeout", &timeout, "--log"]).arg(&log).arg("--output").arg(&out).args(extra);
     let o = link.run(cmd).await;
     let text = std::fs::read_to_string(&log).unwrap_or_default();
-    let lines = text
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("JSON line"))
-        .collect();
+    let lines = text.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
     let body = std::fs::read(&out).ok();
     let _ = std::fs::remove_file(&log);
     let _ = std::fs::remove_file(&out);
@@ -695,27 +629,15 @@ impl OurServer {
     /// separate responses, from its exchange lines.
     pub async fn stop(mut self) -> Value {
         if let Some(pid) = self.child.id() {
-            let _ = Command::new("kill")
-                .args(["-INT", &pid.to_string()])
-                .status()
-                .await;
+            let _ = Command::new("kill").args(["-INT", &pid.to_string()]).status().await;
         }
         let exited = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await;
-        assert!(
-            matches!(exited, Ok(Ok(_))),
-            "our server did not stop on SIGINT"
-        );
+        assert!(matches!(exited, Ok(Ok(_))), "our server did not stop on SIGINT");
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         let _ = std::fs::remove_file(&self.log);
-        let lines: Vec<Value> = text
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("JSON line"))
-            .collect();
-        let retx: u64 = lines
-            .iter()
-            .filter(|l| l["type"] == "exchange")
-            .map(|l| l["retransmissions"].as_u64().unwrap_or(0))
-            .sum();
+        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+        let retx: u64 =
+            lines.iter().filter(|l| l["type"] == "exchange").map(|l| l["retransmissions"].as_u64().unwrap_or(0)).sum();
         let mut summary = lines
             .into_iter()
             .rev()
@@ -732,9 +654,7 @@ pub async fn our_server(link: &Link, extra: &[&str]) -> OurServer {
     let addr = link.server_addr();
     let log = temp_file("server.jsonl");
     let mut cmd = link.command(Side::Server, &coapcc_net());
-    cmd.args(["server", "--bind", &addr.to_string(), "--log"])
-        .arg(&log)
-        .args(extra);
+    cmd.args(["server", "--bind", &addr.to_string(), "--log"]).arg(&log).args(extra);
     let mut child = spawn(cmd);
     assert!(
         link.wait_ready(addr, Duration::from_secs(20)).await,

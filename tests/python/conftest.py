@@ -1,4 +1,5 @@
 """Shared fixtures of the Python suite."""
+
 import os
 import sys
 import textwrap
@@ -10,8 +11,9 @@ from coapcc.runner import have_simulator
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 #: Tests that run the real simulator (coapcc._native.simulate_json).
-needs_sim = pytest.mark.skipif(not have_simulator(),
-                               reason="this build of coapcc._native has no simulate_json (rerun scripts/setup)")
+needs_sim = pytest.mark.skipif(
+    not have_simulator(), reason="this build of coapcc._native has no simulate_json (rerun scripts/setup)"
+)
 
 TINY = """
 # A tiny experiment for tests: 2 algorithms x 2 client counts x 2 buffers, 2 replications,
@@ -57,7 +59,9 @@ def subprocess_env(**extra):
     """Environment for `python -m coapcc` subprocesses: this test folder importable (fake
     runners), plus ``extra``."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([HERE, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [HERE, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    )
     env.update({k: str(v) for k, v in extra.items()})
     return env
 

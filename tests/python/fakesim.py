@@ -1,6 +1,7 @@
 """Runners for tests of the sweep machinery: a fake simulator (deterministic in the
 configuration, same report shape as the real one) and a wrapper around the real simulator
 that counts its runs, can fail after k runs, and can be slowed down."""
+
 import json
 import os
 import random
@@ -18,23 +19,44 @@ def fake_runner(config_json: str) -> str:
             retrans = [min(5, int(rng.expovariate(4.0 / max(1, n_total / 10)))) for _ in range(exchanges)]
             for r in retrans:
                 hist[r] += 1
-            flows.append({
-                "client": client, "group": gi, "cc": g["cc"].split(":")[0],
-                "fct_s": exchanges * 0.66 + sum(retrans) * 2.0 + rng.random(),
-                "transmissions": exchanges + sum(retrans), "retransmissions": sum(retrans),
-                "unnecessary_retransmissions": sum(1 for r in retrans if r and rng.random() < 0.3),
-                "failed_exchanges": 0, "completed_exchanges": exchanges,
-            })
+            flows.append(
+                {
+                    "client": client,
+                    "group": gi,
+                    "cc": g["cc"].split(":")[0],
+                    "fct_s": exchanges * 0.66 + sum(retrans) * 2.0 + rng.random(),
+                    "transmissions": exchanges + sum(retrans),
+                    "retransmissions": sum(retrans),
+                    "unnecessary_retransmissions": sum(1 for r in retrans if r and rng.random() < 0.3),
+                    "failed_exchanges": 0,
+                    "completed_exchanges": exchanges,
+                }
+            )
             client += 1
-    link = {"offered_bytes": 1000 * n_total, "delivered_bytes": 900 * n_total, "buffer_drop_bytes": 50 * n_total,
-            "error_loss_bytes": 50 * n_total, "busy_fraction": 0.5, "offered_packets": 10 * n_total,
-            "delivered_packets": 9 * n_total, "buffer_drop_packets": 1, "error_loss_packets": 0}
-    return json.dumps({
-        "config": cfg, "flows": flows, "retransmissions_per_exchange": hist,
-        "links": {"downlink": link, "uplink": link}, "useful_fraction": 0.9,
-        "sim_time_s": max(f["fct_s"] for f in flows), "wall_s": rng.random() * 1e-3, "events": 1234,
-        "truncated": False,
-    })
+    link = {
+        "offered_bytes": 1000 * n_total,
+        "delivered_bytes": 900 * n_total,
+        "buffer_drop_bytes": 50 * n_total,
+        "error_loss_bytes": 50 * n_total,
+        "busy_fraction": 0.5,
+        "offered_packets": 10 * n_total,
+        "delivered_packets": 9 * n_total,
+        "buffer_drop_packets": 1,
+        "error_loss_packets": 0,
+    }
+    return json.dumps(
+        {
+            "config": cfg,
+            "flows": flows,
+            "retransmissions_per_exchange": hist,
+            "links": {"downlink": link, "uplink": link},
+            "useful_fraction": 0.9,
+            "sim_time_s": max(f["fct_s"] for f in flows),
+            "wall_s": rng.random() * 1e-3,
+            "events": 1234,
+            "truncated": False,
+        }
+    )
 
 
 def counting_runner(config_json: str) -> str:

@@ -1,4 +1,5 @@
 """The Python API: typed configuration, validation, the native mapping, results as tables."""
+
 import json
 import subprocess
 import sys
@@ -12,8 +13,10 @@ from conftest import COAPCC, needs_sim
 
 
 def test_import_is_light():
-    code = "import sys, coapcc; coapcc.SimConfig(); print(sorted(m for m in ('pandas', 'numpy', 'pyarrow', " \
-           "'matplotlib', 'dask') if m in sys.modules))"
+    code = (
+        "import sys, coapcc; coapcc.SimConfig(); print(sorted(m for m in ('pandas', 'numpy', 'pyarrow', "
+        "'matplotlib', 'dask') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -21,31 +24,51 @@ def test_import_is_light():
 def test_defaults_are_the_testbed():
     c = SimConfig()
     assert (c.algorithm, c.preset, c.clients, c.buffer_bytes, c.errors, c.workload, c.exchanges) == (
-        "default", "helsinki2018", 1, 28200, "none", "continuous", 50)
-    assert (c.link.downlink_rate_bps, c.link.uplink_rate_bps, c.link.downlink_delay_ms) == (30000, 60000, 400.0)
+        "default",
+        "helsinki2018",
+        1,
+        28200,
+        "none",
+        "continuous",
+        50,
+    )
+    assert (c.link.downlink_rate_bps, c.link.uplink_rate_bps, c.link.downlink_delay_ms) == (
+        30000,
+        60000,
+        400.0,
+    )
     assert c.algorithm_specs() == [("default:preset=helsinki2018", 1)]
 
 
-@pytest.mark.parametrize("fields, key, needle", [
-    ({"clients": 0}, "clients", "must be >= 1"),
-    ({"clients": -3}, "clients", "must be >= 1"),
-    ({"clients": 2.5}, "clients", "expected an integer"),
-    ({"errors": "sometimes"}, "errors", "valid: none, low, medium, high, bernoulli:P"),
-    ({"errors": "bernoulli:1.5"}, "errors", "probability"),
-    ({"errors": "ge:0.1,0.2"}, "errors", "four probabilities"),
-    ({"workload": "bursty"}, "workload", "valid: continuous, random"),
-    ({"buffer_bytes": 0}, "buffer_bytes", ">= 1"),
-    ({"error_clock": "wall"}, "error_clock", "valid: time, packet"),
-    ({"batch_min": 5, "batch_max": 2}, "batch_min", "exceeds batch_max"),
-    ({"nonsense": 1}, "nonsense", "valid: algorithm, clients"),
-    ({"link.nope": 1}, "link.nope", "valid: uplink_rate_bps"),
-    ({"link": {"downlink_rate_bps": 0}}, "link.downlink_rate_bps", "> 0"),
-    ({"coap.ip_version": 5}, "coap.ip_version", "valid: 4, 6"),
-    ({"server.duplicate_mode": "x"}, "server.duplicate_mode", "answer_each_copy"),
-    ({"groups": [{"algorithm": "default"}]}, "groups[0]", "exactly one of clients or share"),
-    ({"groups": [{"algorithm": "default", "share": 0.5}, {"algorithm": "cocoa", "share": 0.5}], "clients": 1},
-     "groups[1].share", "no client"),
-])
+@pytest.mark.parametrize(
+    "fields, key, needle",
+    [
+        ({"clients": 0}, "clients", "must be >= 1"),
+        ({"clients": -3}, "clients", "must be >= 1"),
+        ({"clients": 2.5}, "clients", "expected an integer"),
+        ({"errors": "sometimes"}, "errors", "valid: none, low, medium, high, bernoulli:P"),
+        ({"errors": "bernoulli:1.5"}, "errors", "probability"),
+        ({"errors": "ge:0.1,0.2"}, "errors", "four probabilities"),
+        ({"workload": "bursty"}, "workload", "valid: continuous, random"),
+        ({"buffer_bytes": 0}, "buffer_bytes", ">= 1"),
+        ({"error_clock": "wall"}, "error_clock", "valid: time, packet"),
+        ({"batch_min": 5, "batch_max": 2}, "batch_min", "exceeds batch_max"),
+        ({"nonsense": 1}, "nonsense", "valid: algorithm, clients"),
+        ({"link.nope": 1}, "link.nope", "valid: uplink_rate_bps"),
+        ({"link": {"downlink_rate_bps": 0}}, "link.downlink_rate_bps", "> 0"),
+        ({"coap.ip_version": 5}, "coap.ip_version", "valid: 4, 6"),
+        ({"server.duplicate_mode": "x"}, "server.duplicate_mode", "answer_each_copy"),
+        ({"groups": [{"algorithm": "default"}]}, "groups[0]", "exactly one of clients or share"),
+        (
+            {
+                "groups": [{"algorithm": "default", "share": 0.5}, {"algorithm": "cocoa", "share": 0.5}],
+                "clients": 1,
+            },
+            "groups[1].share",
+            "no client",
+        ),
+    ],
+)
 def test_invalid_configs_name_the_key(fields, key, needle):
     with pytest.raises(ConfigError) as e:
         SimConfig.from_dict(fields)
@@ -64,8 +87,15 @@ def test_unknown_algorithm_lists_valid_choices():
 
 
 def test_round_trips_and_dotted_keys():
-    c = SimConfig.from_dict({"algorithm": "cocoa", "clients": 7, "link.downlink_delay_ms": 300,
-                             "coap": {"token_len": 2}, "groups": []})
+    c = SimConfig.from_dict(
+        {
+            "algorithm": "cocoa",
+            "clients": 7,
+            "link.downlink_delay_ms": 300,
+            "coap": {"token_len": 2},
+            "groups": [],
+        }
+    )
     assert c.link.downlink_delay_ms == 300.0 and c.coap.token_len == 2
     assert SimConfig.from_dict(c.to_dict()) == c
     assert SimConfig.from_flat(c.flat()) == c
@@ -87,20 +117,68 @@ def test_config_hash_ignores_trace_and_tracks_seed():
     assert len(config_hash(a)) == 16
 
 
-@pytest.mark.parametrize("fields, flags", [
-    ({}, []),
-    ({"buffer_bytes": 2500, "clients": 3, "errors": "medium"}, ["--buffer", "2500", "--clients", "3", "--errors", "medium"]),
-    ({"errors": "high", "error_clock": "packet", "error_burst_packets": 8},
-     ["--errors", "high", "--error-clock", "packet", "--burst-packets", "8"]),
-    ({"errors": "low", "workload": "random", "exchanges": 7}, ["--errors", "low", "--workload", "random", "--exchanges", "7"]),
-    ({"errors": "ge:0.1,0.5,0.01,0.9", "link.rest_of_path_min_ms": 5, "link.rest_of_path_max_ms": 6,
-      "link.per_packet_overhead_bytes": 14},
-     ["--errors", "ge:0.1,0.5,0.01,0.9", "--rest-of-path-ms", "5,6", "--overhead-bytes", "14"]),
-    ({"groups": [{"algorithm": "default", "share": 0.5}, {"algorithm": "default-fb2", "share": 0.5}], "clients": 5},
-     ["--cc", "default:preset=helsinki2018", "--cc", "default-fb2:preset=helsinki2018", "--clients", "5"]),
-    ({"coap.token_len": 4, "server.processing_delay_ms": 3, "unnecessary_def": "request_delivered", "seed": 9},
-     ["--token-len", "4", "--server-delay-ms", "3", "--unnecessary-def", "request-delivered", "--seed", "9"]),
-])
+@pytest.mark.parametrize(
+    "fields, flags",
+    [
+        ({}, []),
+        (
+            {"buffer_bytes": 2500, "clients": 3, "errors": "medium"},
+            ["--buffer", "2500", "--clients", "3", "--errors", "medium"],
+        ),
+        (
+            {"errors": "high", "error_clock": "packet", "error_burst_packets": 8},
+            ["--errors", "high", "--error-clock", "packet", "--burst-packets", "8"],
+        ),
+        (
+            {"errors": "low", "workload": "random", "exchanges": 7},
+            ["--errors", "low", "--workload", "random", "--exchanges", "7"],
+        ),
+        (
+            {
+                "errors": "ge:0.1,0.5,0.01,0.9",
+                "link.rest_of_path_min_ms": 5,
+                "link.rest_of_path_max_ms": 6,
+                "link.per_packet_overhead_bytes": 14,
+            },
+            ["--errors", "ge:0.1,0.5,0.01,0.9", "--rest-of-path-ms", "5,6", "--overhead-bytes", "14"],
+        ),
+        (
+            {
+                "groups": [
+                    {"algorithm": "default", "share": 0.5},
+                    {"algorithm": "default-fb2", "share": 0.5},
+                ],
+                "clients": 5,
+            },
+            [
+                "--cc",
+                "default:preset=helsinki2018",
+                "--cc",
+                "default-fb2:preset=helsinki2018",
+                "--clients",
+                "5",
+            ],
+        ),
+        (
+            {
+                "coap.token_len": 4,
+                "server.processing_delay_ms": 3,
+                "unnecessary_def": "request_delivered",
+                "seed": 9,
+            },
+            [
+                "--token-len",
+                "4",
+                "--server-delay-ms",
+                "3",
+                "--unnecessary-def",
+                "request-delivered",
+                "--seed",
+                "9",
+            ],
+        ),
+    ],
+)
 def test_native_mapping_matches_the_rust_command_line(fields, flags, tmp_path):
     """to_native() (the one place that knows the Rust schema) builds the same configuration
     as `coapcc simulate` with the equivalent flags."""
@@ -111,7 +189,9 @@ def test_native_mapping_matches_the_rust_command_line(fields, flags, tmp_path):
     rust = json.loads(r.stdout)
     cfg = SimConfig.from_dict(fields)
     mine = to_native(cfg)
-    mine["groups"] = [{"cc": s, "clients": g["clients"]} for s, g in zip(cfg.resolved_specs(), mine["groups"])]
+    mine["groups"] = [
+        {"cc": s, "clients": g["clients"]} for s, g in zip(cfg.resolved_specs(), mine["groups"])
+    ]
     assert mine == rust
 
 
@@ -121,15 +201,28 @@ def test_simulate_returns_tables():
     assert isinstance(r, coapcc.SimResult)
     assert r.seed == 5 and r.config.clients == 4
     f = r.flows
-    assert list(f.columns[:8]) == ["client", "group", "cc", "fct_s", "transmissions", "retransmissions",
-                                   "unnecessary_retransmissions", "failed_exchanges"]
+    assert list(f.columns[:8]) == [
+        "client",
+        "group",
+        "cc",
+        "fct_s",
+        "transmissions",
+        "retransmissions",
+        "unnecessary_retransmissions",
+        "failed_exchanges",
+    ]
     assert len(f) == 4 and (f["cc"] == "default").all() and (f["fct_s"] > 6 * 0.6).all()
     h = r.retransmissions_per_exchange
     assert list(h.columns) == ["retransmissions", "exchanges", "share"]
     assert h["exchanges"].sum() == 4 * 6 and h["share"].sum() == pytest.approx(1.0)
     assert list(r.links.index) == ["downlink", "uplink"]
-    assert {"offered_bytes", "delivered_bytes", "buffer_drop_bytes", "error_loss_bytes",
-            "busy_fraction"} <= set(r.links.columns)
+    assert {
+        "offered_bytes",
+        "delivered_bytes",
+        "buffer_drop_bytes",
+        "error_loss_bytes",
+        "busy_fraction",
+    } <= set(r.links.columns)
     s = r.summary()
     assert s["flows"] == 4 and s["fct_p10"] <= s["fct_median"] <= s["fct_p90"]
     assert "<table" in r._repr_html_() and "SimResult default" in repr(r)
@@ -147,8 +240,11 @@ def test_simulate_is_deterministic_and_config_object_works():
 
 @needs_sim
 def test_simulate_mixed_groups_and_summary_by_cc():
-    r = coapcc.simulate(clients=6, exchanges=4, groups=[{"algorithm": "default", "share": 0.5},
-                                                        {"algorithm": "default-fb1", "share": 0.5}])
+    r = coapcc.simulate(
+        clients=6,
+        exchanges=4,
+        groups=[{"algorithm": "default", "share": 0.5}, {"algorithm": "default-fb1", "share": 0.5}],
+    )
     assert r.flows.groupby("cc").size().to_dict() == {"default": 3, "default-fb1": 3}
     assert set(r.summary(by="cc").index) == {"default", "default-fb1"}
 

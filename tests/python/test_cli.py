@@ -1,4 +1,5 @@
 """The ``coapcc`` command and the top-level API."""
+
 import json
 import subprocess
 import sys
@@ -10,9 +11,21 @@ import coapcc
 COAPCC = [sys.executable, "-m", "coapcc"]
 
 EXPECTED = {
-    "default", "default-fb1", "default-fb2", "cocoa", "cocoa-strong", "cocoa-fb1", "cocoa-fb2",
-    "cocoa-plus", "fasor", "fasor-token", "pcocoa", "californium-cocoa", "basic-rto",
-    "linux-rto", "peakhopper-rto",
+    "default",
+    "default-fb1",
+    "default-fb2",
+    "cocoa",
+    "cocoa-strong",
+    "cocoa-fb1",
+    "cocoa-fb2",
+    "cocoa-plus",
+    "fasor",
+    "fasor-token",
+    "pcocoa",
+    "californium-cocoa",
+    "basic-rto",
+    "linux-rto",
+    "peakhopper-rto",
 }
 
 

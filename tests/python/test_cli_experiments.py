@@ -1,4 +1,5 @@
 """The experiment-level commands: coapcc sweep, report, reproduce."""
+
 import subprocess
 
 import coapcc
@@ -6,8 +7,14 @@ from conftest import COAPCC, needs_sim, subprocess_env
 
 
 def run(*args, env=None, check=True, cwd=None):
-    r = subprocess.run([*COAPCC, *map(str, args)], capture_output=True, text=True, env=env or subprocess_env(),
-                       cwd=cwd, timeout=300)
+    r = subprocess.run(
+        [*COAPCC, *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env or subprocess_env(),
+        cwd=cwd,
+        timeout=300,
+    )
     if check:
         assert r.returncode == 0, r.stderr
     return r

@@ -1,4 +1,5 @@
 """Experiment files, sweeps, the results dataset, resume and executor equivalence."""
+
 import hashlib
 import json
 import os
@@ -28,7 +29,11 @@ def test_experiment_file_grid_blocks_replications(tiny_file):
     single = [r for r in runs if r.block == "single"]
     # Cartesian product, first key outermost, in file order.
     assert [(r.config.algorithm, r.config.clients, r.config.buffer_bytes) for r in single[:4]] == [
-        ("default", 1, 2500), ("default", 1, 2500), ("default", 1, 28200), ("default", 1, 28200)]
+        ("default", 1, 2500),
+        ("default", 1, 2500),
+        ("default", 1, 28200),
+        ("default", 1, 28200),
+    ]
     assert all(r.config.exchanges == 4 for r in runs)
     mixed = [r for r in runs if r.block == "mixed"][0].config
     assert mixed.label == "default+default-fb1" and mixed.algorithm_specs()[1][1] == 3
@@ -50,17 +55,22 @@ def test_seed_derivation_is_documented_and_order_free(tiny_file):
     expected = int.from_bytes(hashlib.sha256(material.encode()).digest()[:8], "big") & (2**63 - 1)
     assert r.config.seed == expected == derive_seed(11, r.config, r.replication)
     # Reordering the grid or renaming the block does not change any seed.
-    text = tiny_file.read_text().replace('clients = [1, 6]', 'clients = [6, 1]').replace('"single"', '"renamed"')
+    text = (
+        tiny_file.read_text().replace("clients = [1, 6]", "clients = [6, 1]").replace('"single"', '"renamed"')
+    )
     other = Experiment.from_dict(__import__("tomllib").loads(text))
     assert sorted(seeds) == sorted(x.config.seed for x in other.runs())
 
 
-@pytest.mark.parametrize("patch, key, needle", [
-    (("clients = [1, 6]", "clients = [1, 0]"), "clients", "block 'single'"),
-    (("exchanges = 4", "exchanges = 4\nbogus = 1"), "bogus", "unknown configuration key"),
-    (("clients = [1, 6]", "clients = []"), "block[0].grid.clients", "non-empty list"),
-    (('name = "tiny"', 'name = "tiny"\ncolour = "red"'), "colour", "unknown experiment key"),
-])
+@pytest.mark.parametrize(
+    "patch, key, needle",
+    [
+        (("clients = [1, 6]", "clients = [1, 0]"), "clients", "block 'single'"),
+        (("exchanges = 4", "exchanges = 4\nbogus = 1"), "bogus", "unknown configuration key"),
+        (("clients = [1, 6]", "clients = []"), "block[0].grid.clients", "non-empty list"),
+        (('name = "tiny"', 'name = "tiny"\ncolour = "red"'), "colour", "unknown experiment key"),
+    ],
+)
 def test_experiment_errors_name_the_key(tiny_file, patch, key, needle):
     tiny_file.write_text(tiny_file.read_text().replace(*patch))
     with pytest.raises(ConfigError) as e:
@@ -81,8 +91,16 @@ def test_catalogue_entries_plan():
     tasks = plan(anrw)  # resolves every algorithm spec with the helsinki2018 preset
     assert len(tasks) == 6 * 6 * 4 * 2 * 20 + 2 * 5 * 4 * 2 * 20
     algs = {t.planned.config.label for t in tasks}
-    assert algs == {"default", "cocoa", "default-fb1", "default-fb2", "cocoa-fb1", "cocoa-fb2",
-                    "default+default-fb1", "default+default-fb2"}
+    assert algs == {
+        "default",
+        "cocoa",
+        "default-fb1",
+        "default-fb2",
+        "cocoa-fb1",
+        "cocoa-fb2",
+        "default+default-fb1",
+        "default+default-fb2",
+    }
     assert all(t.planned.config.preset == "helsinki2018" and t.planned.config.exchanges == 50 for t in tasks)
     fasor = coapcc.find_experiment("fasor18")
     ft = plan(fasor)
@@ -121,9 +139,23 @@ def test_sweep_writes_a_tidy_dataset(tiny_file, tmp_path, capsys):
     assert len(runs) == 17 and runs["config_hash"].is_unique
     assert len(flows) == 2 * 2 * 2 * (1 + 6) + 6
     for t in (runs, flows):
-        for col in ("config_hash", "seed", "point_hash", "algorithm", "clients", "buffer_bytes", "errors",
-                    "workload", "exchanges", "preset", "link_downlink_rate_bps", "coap_token_len",
-                    "server_duplicate_mode", "block", "replication"):
+        for col in (
+            "config_hash",
+            "seed",
+            "point_hash",
+            "algorithm",
+            "clients",
+            "buffer_bytes",
+            "errors",
+            "workload",
+            "exchanges",
+            "preset",
+            "link_downlink_rate_bps",
+            "coap_token_len",
+            "server_duplicate_mode",
+            "block",
+            "replication",
+        ):
             assert col in t.columns, col
             assert t[col].notna().all(), col
     # A run row's configuration is the exact configuration that ran.
@@ -184,10 +216,21 @@ def test_interrupted_sweep_subprocess_resumes(tiny_file, tmp_path, sig):
     the rerun reports what is done and does the rest; totals equal an uninterrupted sweep."""
     out = tmp_path / "res"
     env = subprocess_env(COAPCC_COUNT_FILE=tmp_path / "count.txt", COAPCC_SLEEP="0.15")
-    cmd = [*COAPCC, "sweep", str(tiny_file), "--out", str(out), "--workers", "2", "--runner",
-           "fakesim:counting_runner", "--no-progress"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    cmd = [
+        *COAPCC,
+        "sweep",
+        str(tiny_file),
+        "--out",
+        str(out),
+        "--workers",
+        "2",
+        "--runner",
+        "fakesim:counting_runner",
+        "--no-progress",
+    ]
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     _wait_for_runs(out, 3, proc)
     os.killpg(proc.pid, sig) if sig == signal.SIGKILL else proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)

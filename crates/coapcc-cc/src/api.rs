@@ -45,15 +45,7 @@ pub struct Exchange {
 
 impl Exchange {
     pub(crate) fn new(now: Instant, t0: f64, rto_start: f64) -> Self {
-        Exchange {
-            started: now,
-            retransmissions: 0,
-            timer: t0,
-            dither: 1.0,
-            factor: 0.0,
-            series: 0.0,
-            rto_start,
-        }
+        Exchange { started: now, retransmissions: 0, timer: t0, dither: 1.0, factor: 0.0, series: 0.0, rto_start }
     }
 
     /// When the original transmission was sent (`t0` of the specification).

@@ -53,8 +53,7 @@ pub enum VbfMode {
 }
 
 /// Names of [`VbfMode`] values.
-pub const VBF_MODES: &[(&str, VbfMode)] =
-    &[("per-step", VbfMode::PerStep), ("per-exchange", VbfMode::PerExchange)];
+pub const VBF_MODES: &[(&str, VbfMode)] = &[("per-step", VbfMode::PerStep), ("per-exchange", VbfMode::PerExchange)];
 
 /// AMBIG-11b: the value a per-exchange VBF is chosen from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,11 +111,8 @@ impl VbfTable {
 }
 
 /// Named VBF tables (`vbf_table`); `custom` is any other combination of `vbf_low/mid/high`.
-pub const VBF_TABLES: &[(&str, VbfTable)] = &[
-    ("ancillotti", VbfTable::ANCILLOTTI),
-    ("betzler2015", VbfTable::BETZLER2015),
-    ("draft03", VbfTable::DRAFT03),
-];
+pub const VBF_TABLES: &[(&str, VbfTable)] =
+    &[("ancillotti", VbfTable::ANCILLOTTI), ("betzler2015", VbfTable::BETZLER2015), ("draft03", VbfTable::DRAFT03)];
 
 /// AMBIG-22: what CoCoA's cap bounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -186,10 +182,8 @@ pub enum Fb2Rule {
 }
 
 /// Names of [`Fb2Rule`] values.
-pub const FB2_RULES: &[(&str, Fb2Rule)] = &[
-    ("rebackoff-from-max", Fb2Rule::RebackoffFromMax),
-    ("max-timer-and-estimate", Fb2Rule::MaxTimerAndEstimate),
-];
+pub const FB2_RULES: &[(&str, Fb2Rule)] =
+    &[("rebackoff-from-max", Fb2Rule::RebackoffFromMax), ("max-timer-and-estimate", Fb2Rule::MaxTimerAndEstimate)];
 
 /// Names of the FullBackoff retained value (AMBIG-4). For CoCoA "next-doubled" is the next
 /// VBF step, so `next-step` is accepted as a synonym.
@@ -604,7 +598,8 @@ const P_AGING_LOW: ParamInfo = ParamInfo {
     aliases: &[],
     default: "double",
     values: "double | set-to-1s",
-    doc: "Ageing of an RTO below 1 s: doubled (draft, Ancillotti & Bruno) or set to 1 s (Betzler's Contiki code, §9.2).",
+    doc:
+        "Ageing of an RTO below 1 s: doubled (draft, Ancillotti & Bruno) or set to 1 s (Betzler's Contiki code, §9.2).",
 };
 
 const P_BLEND_INVERTED: ParamInfo = ParamInfo {
@@ -683,17 +678,8 @@ const COCOA_INFO: &[ParamInfo] = &[
     P_WEAK_MAX_N,
 ];
 
-const STRONG_INFO: &[ParamInfo] = &[
-    P_VBF_STEP,
-    P_SELECT_CORE,
-    P_CAP,
-    P_CAP_SCOPE,
-    P_AGING,
-    P_AGING_TARGET,
-    P_AGING_RESIDUAL,
-    P_LITERAL,
-    P_S_WEIGHT,
-];
+const STRONG_INFO: &[ParamInfo] =
+    &[P_VBF_STEP, P_SELECT_CORE, P_CAP, P_CAP_SCOPE, P_AGING, P_AGING_TARGET, P_AGING_RESIDUAL, P_LITERAL, P_S_WEIGHT];
 
 const FB1_INFO: &[ParamInfo] = &[
     P_VBF_STEP,
@@ -761,16 +747,11 @@ impl Params for CocoaConfig {
         };
         match p.key {
             "vbf" => self.vbf = params::parse_choice(value, VBF_MODES, "per-step or per-exchange")?,
-            "vbf_select_on" => {
-                self.vbf_select_on = params::parse_choice(value, VBF_SELECTS, "undithered or dithered")?
-            }
+            "vbf_select_on" => self.vbf_select_on = params::parse_choice(value, VBF_SELECTS, "undithered or dithered")?,
             "vbf_table" => {
                 if !params::eq_choice("custom", value) {
-                    self.vbf_table = params::parse_choice(
-                        value,
-                        VBF_TABLES,
-                        "ancillotti, betzler2015, draft03 or custom",
-                    )?;
+                    self.vbf_table =
+                        params::parse_choice(value, VBF_TABLES, "ancillotti, betzler2015, draft03 or custom")?;
                 }
             }
             "vbf_low" => self.vbf_table.low = parse_factor(value)?,
@@ -779,19 +760,12 @@ impl Params for CocoaConfig {
             "vbf_high_inclusive" => self.vbf_high_inclusive = params::parse_bool(value)?,
             "cap" => self.cap = params::parse_opt_secs(value)?,
             "cap_scope" => {
-                self.cap_scope = params::parse_choice(
-                    value,
-                    CAP_SCOPES,
-                    "all-timers, backoff-only or backoff-no-shrink",
-                )?
+                self.cap_scope =
+                    params::parse_choice(value, CAP_SCOPES, "all-timers, backoff-only or backoff-no-shrink")?
             }
             "aging" => self.aging = params::parse_bool(value)?,
-            "aging_target" => {
-                self.aging_target = params::parse_choice(value, AGING_TARGETS, "overall or estimators")?
-            }
-            "aging_residual" => {
-                self.aging_residual = params::parse_choice(value, AGING_RESIDUALS, "discard or keep")?
-            }
+            "aging_target" => self.aging_target = params::parse_choice(value, AGING_TARGETS, "overall or estimators")?,
+            "aging_residual" => self.aging_residual = params::parse_choice(value, AGING_RESIDUALS, "discard or keep")?,
             "aging_low_rule" => {
                 self.aging_low_rule = params::parse_choice(value, AGING_LOW_RULES, "double or set-to-1s")?
             }
@@ -811,16 +785,11 @@ impl Params for CocoaConfig {
                 self.s_weight = w;
             }
             "fb_retained" => {
-                self.fb_retained =
-                    params::parse_choice(value, FB_RETAINED_NAMES, "last-armed or next-doubled")?
+                self.fb_retained = params::parse_choice(value, FB_RETAINED_NAMES, "last-armed or next-doubled")?
             }
             "fb_redither" => self.fb_redither = params::parse_bool(value)?,
             "fb2_rule" => {
-                self.fb2_rule = params::parse_choice(
-                    value,
-                    FB2_RULES,
-                    "rebackoff-from-max or max-timer-and-estimate",
-                )?
+                self.fb2_rule = params::parse_choice(value, FB2_RULES, "rebackoff-from-max or max-timer-and-estimate")?
             }
             "gains" => self.gains = params::parse_choice(value, GAINS, "rfc6298 or californium")?,
             "overall_cap" => self.overall_cap = params::parse_opt_secs(value)?,
@@ -829,18 +798,14 @@ impl Params for CocoaConfig {
             "blend_inverted" => self.blend_inverted = params::parse_bool(value)?,
             "strong_reset_after_3" => self.strong_reset_after_3 = params::parse_bool(value)?,
             "first_sample" => {
-                self.first_sample =
-                    params::parse_choice(value, FIRST_SAMPLES, "count or rto-equals-initial")?
+                self.first_sample = params::parse_choice(value, FIRST_SAMPLES, "count or rto-equals-initial")?
             }
             "blind_rule" => {
-                self.blind_rule =
-                    params::parse_choice(value, BLIND_RULES, "multiply or double-per-exchange")?
+                self.blind_rule = params::parse_choice(value, BLIND_RULES, "multiply or double-per-exchange")?
             }
             "strong_only" => self.strong_only = params::parse_bool(value)?,
             "max_ack_timeout" => self.max_ack_timeout = params::parse_secs(value, false)?,
-            "californium2_backoff_persists" => {
-                self.californium2_backoff_persists = params::parse_bool(value)?
-            }
+            "californium2_backoff_persists" => self.californium2_backoff_persists = params::parse_bool(value)?,
             _ => return Err(SetError::UnknownKey),
         }
         Ok(())
@@ -1010,12 +975,9 @@ fn literal_sample(e: &mut Estimator, p: &EstimatorParams, r: f64) -> f64 {
 
 fn estimator_from(s: Option<EstimatorSnapshot>) -> Estimator {
     match s {
-        Some(s) if s.samples > 0 => Estimator {
-            srtt: secs_of(s.srtt),
-            rttvar: secs_of(s.rttvar),
-            rto: secs_of(s.rto),
-            samples: s.samples,
-        },
+        Some(s) if s.samples > 0 => {
+            Estimator { srtt: secs_of(s.srtt), rttvar: secs_of(s.rttvar), rto: secs_of(s.rto), samples: s.samples }
+        }
         _ => Estimator::new(),
     }
 }
@@ -1364,11 +1326,8 @@ impl Cocoa {
         if n > 0 && self.cfg.strong_only {
             return;
         }
-        let (e, w) = if n == 0 {
-            (self.strong.sample(&self.sp, r), 0.5)
-        } else {
-            (self.weak.sample(&self.wp, r), 0.25)
-        };
+        let (e, w) =
+            if n == 0 { (self.strong.sample(&self.sp, r), 0.5) } else { (self.weak.sample(&self.wp, r), 0.25) };
         self.rto = jround(w * to_ms(e) + (1.0 - w) * to_ms(self.rto)) / 1e3;
         self.t_upd = now;
     }

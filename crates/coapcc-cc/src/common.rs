@@ -105,18 +105,10 @@ impl Common {
         let k = COMMON_INFO.iter().find(|p| p.matches(key)).ok_or(SetError::UnknownKey)?.key;
         match k {
             "ack_timeout" => self.ack_timeout = params::parse_secs(value, false)?,
-            "ack_random_factor" => {
-                self.ack_random_factor = params::parse_f64(value, 1.0, 100.0, "a number >= 1")?
-            }
-            "max_retransmit" => {
-                self.max_retransmit = params::parse_u32(value, 0, 255, "an integer 0..=255")?
-            }
+            "ack_random_factor" => self.ack_random_factor = params::parse_f64(value, 1.0, 100.0, "a number >= 1")?,
+            "max_retransmit" => self.max_retransmit = params::parse_u32(value, 0, 255, "an integer 0..=255")?,
             "dither" => {
-                self.dither = params::parse_choice(
-                    value,
-                    DITHER_MODES,
-                    "uniform, libcoap-8bit, contiki-ticks or off",
-                )?
+                self.dither = params::parse_choice(value, DITHER_MODES, "uniform, libcoap-8bit, contiki-ticks or off")?
             }
             "wait_after_last" => self.wait_after_last = params::parse_bool(value)?,
             _ => return Err(SetError::UnknownKey),

@@ -140,15 +140,9 @@ impl Params for DefaultConfig {
         };
         match p.key {
             "backoff_cap" => self.backoff_cap = params::parse_opt_secs(value)?,
-            "fb_retained" => {
-                self.fb_retained =
-                    params::parse_choice(value, FB_RETAINED, "last-armed or next-doubled")?
-            }
+            "fb_retained" => self.fb_retained = params::parse_choice(value, FB_RETAINED, "last-armed or next-doubled")?,
             "fb_redither" => self.fb_redither = params::parse_bool(value)?,
-            "fb2_floor" => {
-                self.fb2_floor =
-                    params::parse_choice(value, FB2_FLOORS, "ack-timeout or initial-dithered")?
-            }
+            "fb2_floor" => self.fb2_floor = params::parse_choice(value, FB2_FLOORS, "ack-timeout or initial-dithered")?,
             "fb2_use_floor_once" => self.fb2_use_floor_once = params::parse_bool(value)?,
             _ => return Err(SetError::UnknownKey),
         }

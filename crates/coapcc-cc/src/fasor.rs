@@ -103,10 +103,8 @@ pub enum TokenTransitions {
 }
 
 /// Names of [`TokenTransitions`].
-pub const TOKEN_TRANSITIONS: &[(&str, TokenTransitions)] = &[
-    ("by-retransmissions", TokenTransitions::ByRetransmissions),
-    ("by-sample", TokenTransitions::BySample),
-];
+pub const TOKEN_TRANSITIONS: &[(&str, TokenTransitions)] =
+    &[("by-retransmissions", TokenTransitions::ByRetransmissions), ("by-sample", TokenTransitions::BySample)];
 
 /// AMBIG-3: the base F of the series under the token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,11 +196,7 @@ impl FasorConfig {
     /// The FastRTO estimator's parameters: RFC 6298 gains, K = 4, G = 0, no lower bound,
     /// upper bound `cap`.
     pub fn estimator_params(&self) -> EstimatorParams {
-        EstimatorParams {
-            first_rttvar: self.first_rttvar,
-            max_rto: self.cap,
-            ..EstimatorParams::rfc6298(4.0)
-        }
+        EstimatorParams { first_rttvar: self.first_rttvar, max_rto: self.cap, ..EstimatorParams::rfc6298(4.0) }
     }
 }
 
@@ -289,25 +283,16 @@ impl Params for FasorConfig {
                 self.slow_factor = v;
             }
             "cap" => self.cap = params::parse_opt_secs(value)?,
-            "first_rttvar" => {
-                self.first_rttvar = params::parse_choice(value, FIRST_RTTVARS, "r-over-2k or r-over-2")?
-            }
+            "first_rttvar" => self.first_rttvar = params::parse_choice(value, FIRST_RTTVARS, "r-over-2k or r-over-2")?,
             "dither_scope" => {
                 self.dither_scope = params::parse_choice(value, DITHER_SCOPES, "per-exchange or per-timer")?
             }
             "give_up" => {
-                self.give_up = params::parse_choice(
-                    value,
-                    GIVE_UP_POLICIES,
-                    "downgrade, ambiguous-ack or unchanged",
-                )?
+                self.give_up = params::parse_choice(value, GIVE_UP_POLICIES, "downgrade, ambiguous-ack or unchanged")?
             }
             "token_transitions" => {
-                self.token_transitions = params::parse_choice(
-                    value,
-                    TOKEN_TRANSITIONS,
-                    "by-retransmissions or by-sample",
-                )?
+                self.token_transitions =
+                    params::parse_choice(value, TOKEN_TRANSITIONS, "by-retransmissions or by-sample")?
             }
             "token_series_base" => {
                 self.token_series_base = params::parse_choice(

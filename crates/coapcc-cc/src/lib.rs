@@ -52,9 +52,11 @@ pub mod registry;
 pub mod rng;
 pub mod time;
 
-pub use api::{AckInfo, CongestionControl, CopyAck, EstimatorSnapshot, Exchange, GiveUpReason, Snapshot, TimeoutAction};
+pub use api::{
+    AckInfo, CongestionControl, CopyAck, EstimatorSnapshot, Exchange, GiveUpReason, Snapshot, TimeoutAction,
+};
+pub use common::COMMON_INFO;
 pub use params::{ParamInfo, Preset};
 pub use registry::{lookup, Algorithm, AlgorithmConfig, AlgorithmInfo, SpecError, ALGORITHMS};
 pub use rng::{Entropy, SplitMix64};
 pub use time::Instant;
-pub use common::COMMON_INFO;

@@ -103,16 +103,8 @@ pub fn eq_choice(canonical: &str, input: &str) -> bool {
 }
 
 /// Parse a choice from a table.
-pub fn parse_choice<T: Copy>(
-    value: &str,
-    table: &[(&'static str, T)],
-    expected: &'static str,
-) -> Result<T, SetError> {
-    table
-        .iter()
-        .find(|(n, _)| eq_choice(n, value))
-        .map(|(_, v)| *v)
-        .ok_or(SetError::BadValue { expected })
+pub fn parse_choice<T: Copy>(value: &str, table: &[(&'static str, T)], expected: &'static str) -> Result<T, SetError> {
+    table.iter().find(|(n, _)| eq_choice(n, value)).map(|(_, v)| *v).ok_or(SetError::BadValue { expected })
 }
 
 /// Name of `v` in a choice table.
@@ -145,11 +137,7 @@ pub fn parse_f64(value: &str, min: f64, max: f64, expected: &'static str) -> Res
 
 /// Parse a duration in seconds (finite, `> 0` unless `allow_zero`, at most 10^6 s).
 pub fn parse_secs(value: &str, allow_zero: bool) -> Result<f64, SetError> {
-    let expected = if allow_zero {
-        "a duration in seconds, >= 0"
-    } else {
-        "a duration in seconds, > 0"
-    };
+    let expected = if allow_zero { "a duration in seconds, >= 0" } else { "a duration in seconds, > 0" };
     let v = parse_f64(value, 0.0, 1e6, expected)?;
     if !allow_zero && v == 0.0 {
         return Err(SetError::BadValue { expected });

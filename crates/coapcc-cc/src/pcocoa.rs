@@ -255,12 +255,9 @@ impl Params for PcocoaConfig {
         match p.key {
             "gamma" => self.gamma = params::parse_f64(value, 0.0, 1.0, "a number in 0..=1")?,
             "delta" => self.delta = params::parse_f64(value, 0.0, 1.0, "a number in 0..=1")?,
-            "block2" => {
-                self.block2 = params::parse_choice(value, BLOCK2_MODES, "decay-on-8-below or literal")?
-            }
+            "block2" => self.block2 = params::parse_choice(value, BLOCK2_MODES, "decay-on-8-below or literal")?,
             "block2_counting" => {
-                self.block2_counting =
-                    params::parse_choice(value, BLOCK2_COUNTINGS, "block2-only or every-sample")?
+                self.block2_counting = params::parse_choice(value, BLOCK2_COUNTINGS, "block2-only or every-sample")?
             }
             "k" => self.k = params::parse_f64(value, 0.0, 100.0, "a number in 0..=100")?,
             "k_spurious" => self.k_spurious = params::parse_f64(value, 0.0, 100.0, "a number in 0..=100")?,

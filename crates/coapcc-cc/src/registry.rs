@@ -230,10 +230,8 @@ impl AlgorithmConfig {
             let (k, v) = split_pair(pair)?;
             if crate::params::eq_choice("preset", k) {
                 let preset = Preset::parse(v).ok_or(SpecError::UnknownPreset { preset: v })?;
-                cfg.apply_preset(preset).map_err(|_| SpecError::PresetNotApplicable {
-                    preset: v,
-                    algorithm: info.name,
-                })?;
+                cfg.apply_preset(preset)
+                    .map_err(|_| SpecError::PresetNotApplicable { preset: v, algorithm: info.name })?;
             }
         }
         for pair in pairs() {
@@ -242,11 +240,7 @@ impl AlgorithmConfig {
                 continue;
             }
             cfg.set(k, v).map_err(|e| match e {
-                SetError::UnknownKey => SpecError::UnknownKey {
-                    algorithm: info.name,
-                    key: k,
-                    valid: cfg.params(),
-                },
+                SetError::UnknownKey => SpecError::UnknownKey { algorithm: info.name, key: k, valid: cfg.params() },
                 SetError::BadValue { expected } => SpecError::BadValue { key: k, value: v, expected },
             })?;
         }

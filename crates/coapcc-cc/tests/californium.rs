@@ -1,7 +1,7 @@
 //! Specification §9.1: Eclipse Californium's BasicRto, LinuxRto and PeakhopperRto.
 mod common;
-use common::*;
 use coapcc_cc::{Algorithm, AlgorithmConfig, CongestionControl};
+use common::*;
 
 fn rto_ms(d: &Driver) -> f64 {
     s(d.cc.snapshot().rto) * 1e3
@@ -76,7 +76,12 @@ fn basic_rto_takes_weak_samples_up_to_two_retransmissions() {
 #[test]
 fn lr1_linux_rto() {
     let mut d = Driver::new("linux-rto");
-    let want = [(1000.0, 500.0, 500.0, 3000.0), (975.0, 419.0, 500.0, 2975.0), (953.0, 352.0, 463.0, 2805.0), (1084.0, 493.0, 493.0, 3056.0)];
+    let want = [
+        (1000.0, 500.0, 500.0, 3000.0),
+        (975.0, 419.0, 500.0, 2975.0),
+        (953.0, 352.0, 463.0, 2805.0),
+        (1084.0, 493.0, 493.0, 3056.0),
+    ];
     for (r, (srtt, mdev, rttvar, rto)) in [1.0, 0.8, 0.8, 2.0].into_iter().zip(want) {
         d.exchange(0, r);
         let e = d.cc.snapshot().strong.unwrap();

@@ -692,8 +692,7 @@ fn californium_vbf_from_dithered_clamped_timer() {
     // RTO 2.5 s dithered to 3.749 s (d pinned near 1.5): 3.x selects x1.5 from the dithered
     // timer, 2.x (undithered) selects x2.
     for (sel, f) in [("dithered", 1.5), ("undithered", 2.0)] {
-        let cfg =
-            AlgorithmConfig::parse(&format!("californium-cocoa:ack_timeout=2.5,vbf_select_on={sel}")).unwrap();
+        let cfg = AlgorithmConfig::parse(&format!("californium-cocoa:ack_timeout=2.5,vbf_select_on={sel}")).unwrap();
         let mut cc = cfg.build();
         let mut ex = cc.start_exchange(Instant::ZERO, 0, &mut Constant(u64::MAX));
         let t0_ms = (s(ex.timer()) * 1e3).round();
@@ -761,7 +760,8 @@ fn names_and_defaults_written() {
 fn user_facing_examples_parse() {
     let cfg = AlgorithmConfig::parse("cocoa:vbf=per-exchange,aging=on").unwrap();
     assert!(cfg.to_string().contains("vbf=per-exchange"));
-    let cfg = AlgorithmConfig::parse("cocoa:vbf_mode=per_exchange,cocoa_aging=off,cocoa_cap_scope=backoff_only").unwrap();
+    let cfg =
+        AlgorithmConfig::parse("cocoa:vbf_mode=per_exchange,cocoa_aging=off,cocoa_cap_scope=backoff_only").unwrap();
     let text = cfg.to_string();
     assert!(text.contains("vbf=per-exchange") && text.contains("aging=off") && text.contains("cap_scope=backoff-only"));
     for bad in [

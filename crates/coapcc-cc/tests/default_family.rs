@@ -1,7 +1,7 @@
 //! Specification §2 and §4: RFC 7252 rule, Default CoAP and its FullBackoff variants.
 mod common;
-use common::*;
 use coapcc_cc::CongestionControl;
+use common::*;
 
 #[test]
 fn d1a_rfc_defaults_t0_2() {

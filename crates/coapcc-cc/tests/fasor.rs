@@ -1,7 +1,7 @@
 //! Specification §7: FASOR and FASOR with token.
 mod common;
-use common::*;
 use coapcc_cc::{Algorithm, AlgorithmConfig, CongestionControl, GiveUpReason, TimeoutAction};
+use common::*;
 
 /// (SRTT, RTTVAR, FastRTO) of the FastRTO estimator.
 fn fast(d: &Driver) -> (f64, f64, f64) {
@@ -54,7 +54,7 @@ fn fa1_steps_1_to_5() {
     assert_fast(&d, 0.9275, 0.596875, 3.315);
     assert_eq!(state(&d), "FAST");
     assert_close(slow(&d).unwrap(), 4.65); // SlowRTO is kept
-    // Step 5.
+                                           // Step 5.
     assert_seq(&d.peek(3), &[3.315, 6.63, 13.26, 26.52]);
     assert_close(s(d.cc.snapshot().rto), 3.315);
 }
@@ -257,7 +257,9 @@ fn token_without_echo_is_plain_fasor() {
 
 #[test]
 fn give_up_after_exactly_max_retransmit() {
-    for (spec, n) in [("fasor:dither=off", 4usize), ("fasor-token:dither=off,max_retransmit=20", 20), ("fasor:max_retransmit=0", 0)] {
+    for (spec, n) in
+        [("fasor:dither=off", 4usize), ("fasor-token:dither=off,max_retransmit=20", 20), ("fasor:max_retransmit=0", 0)]
+    {
         let mut d = Driver::new(spec);
         let (timers, sends, _) = d.unanswered();
         assert_eq!(timers.len(), n + 1, "{spec}");
@@ -330,7 +332,9 @@ fn helsinki_preset_and_textual_form() {
     let cfg = AlgorithmConfig::parse("fasor-token:preset=helsinki2018").unwrap();
     assert_eq!(cfg.max_retransmit(), 20);
     let text = cfg.to_string();
-    for kv in ["max_retransmit=20", "dither=uniform", "cap=60", "slow_factor=1.5", "token_transitions=by-retransmissions"] {
+    for kv in
+        ["max_retransmit=20", "dither=uniform", "cap=60", "slow_factor=1.5", "token_transitions=by-retransmissions"]
+    {
         assert!(text.contains(kv), "{text}");
     }
     assert!(AlgorithmConfig::parse("fasor:preset=rfc7252").is_err());

@@ -1,7 +1,7 @@
 //! Specification §8: pCoCoA (partial; the gaps are parameters).
 mod common;
-use common::*;
 use coapcc_cc::{Algorithm, AlgorithmConfig, CongestionControl, TimeoutAction};
+use common::*;
 
 /// (SRTT, RTTVAR, SRTO, RTO_init, mdev_max).
 fn st(d: &Driver) -> (f64, f64, f64, f64, f64) {

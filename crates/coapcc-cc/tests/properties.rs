@@ -8,8 +8,8 @@
 use core::time::Duration;
 
 use coapcc_cc::{
-    AckInfo, Algorithm, AlgorithmConfig, CongestionControl, GiveUpReason, Instant, Preset, SplitMix64,
-    TimeoutAction, ALGORITHMS, COMMON_INFO,
+    AckInfo, Algorithm, AlgorithmConfig, CongestionControl, GiveUpReason, Instant, Preset, SplitMix64, TimeoutAction,
+    ALGORITHMS, COMMON_INFO,
 };
 use proptest::prelude::*;
 
@@ -37,11 +37,17 @@ fn configurations() -> Vec<(String, Option<f64>)> {
 enum Op {
     /// An exchange acknowledged after `n` retransmissions (clamped to MAX_RETRANSMIT), the ACK
     /// arriving `frac` of the way through the timer then armed; `in_flight` other exchanges.
-    Exchange { n: u32, frac: f64, in_flight: u32 },
+    Exchange {
+        n: u32,
+        frac: f64,
+        in_flight: u32,
+    },
     /// An exchange that is never acknowledged.
     Unanswered,
     /// An exchange ended by RST after `n` retransmissions.
-    Rst { n: u32 },
+    Rst {
+        n: u32,
+    },
     /// Idle time, milliseconds.
     Idle(u64),
     Reset,

@@ -27,11 +27,8 @@ pub fn registry_json() -> Value {
             .iter()
             .map(|a| {
                 let cfg = a.default_config();
-                let applicable: Vec<&str> = Preset::ALL
-                    .iter()
-                    .filter(|(_, p)| cfg.clone().apply_preset(*p).is_ok())
-                    .map(|(n, _)| *n)
-                    .collect();
+                let applicable: Vec<&str> =
+                    Preset::ALL.iter().filter(|(_, p)| cfg.clone().apply_preset(*p).is_ok()).map(|(n, _)| *n).collect();
                 json!({
                     "name": a.name,
                     "summary": a.summary,
@@ -61,13 +58,8 @@ pub fn run(args: &AlgorithmsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     };
     if args.json {
         let all = registry_json();
-        let items: Vec<Value> = all
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|v| selected.iter().any(|a| v["name"] == a.name))
-            .cloned()
-            .collect();
+        let items: Vec<Value> =
+            all.as_array().unwrap().iter().filter(|v| selected.iter().any(|a| v["name"] == a.name)).cloned().collect();
         writeln!(out, "{}", serde_json::to_string_pretty(&items)?)?;
         return Ok(());
     }
@@ -76,11 +68,8 @@ pub fn run(args: &AlgorithmsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         let cfg = a.default_config();
         writeln!(out, "{:<18} {}", a.name, a.summary)?;
         writeln!(out, "{:<18} source: {}", "", a.source)?;
-        let presets: Vec<&str> = Preset::ALL
-            .iter()
-            .filter(|(_, p)| cfg.clone().apply_preset(*p).is_ok())
-            .map(|(n, _)| *n)
-            .collect();
+        let presets: Vec<&str> =
+            Preset::ALL.iter().filter(|(_, p)| cfg.clone().apply_preset(*p).is_ok()).map(|(n, _)| *n).collect();
         if !presets.is_empty() {
             writeln!(out, "{:<18} presets: {}", "", presets.join(", "))?;
         }
@@ -93,6 +82,10 @@ pub fn run(args: &AlgorithmsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     for p in COMMON_INFO {
         writeln!(out, "  {:<22} = {:<14} [{}] {}", p.key, p.default, p.values, p.doc)?;
     }
-    writeln!(out, "\nPresets (key preset=NAME, applied before the other keys): {}", Preset::ALL.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "))?;
+    writeln!(
+        out,
+        "\nPresets (key preset=NAME, applied before the other keys): {}",
+        Preset::ALL.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+    )?;
     Ok(())
 }

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use coapcc_sim::config::DEFAULT_BUFFER_BYTES;
 pub use coapcc_sim::cli::LinkArgs;
+use coapcc_sim::config::DEFAULT_BUFFER_BYTES;
 use coapcc_sim::link::{LossModel, StageConfig};
 use coapcc_sim::SimConfig;
 

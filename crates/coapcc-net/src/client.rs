@@ -151,8 +151,8 @@ fn request_from(args: &ClientArgs, uri: &CoapUri) -> anyhow::Result<Request> {
     }
     r.confirmable = !args.non;
     if let Some(bs) = args.block_size {
-        let szx = Block::szx_for_size(bs)
-            .with_context(|| format!("--block-size {bs} is not one of 16, 32, ..., 1024"))?;
+        let szx =
+            Block::szx_for_size(bs).with_context(|| format!("--block-size {bs} is not one of 16, 32, ..., 1024"))?;
         r.block2_szx = Some(szx);
     }
     Ok(r)
@@ -171,14 +171,8 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         .with_context(|| format!("cannot resolve host '{}'", uri.host))?
         .next()
         .with_context(|| format!("host '{}' has no address", uri.host))?;
-    let local: SocketAddr = if peer.is_ipv4() {
-        "0.0.0.0:0".parse()?
-    } else {
-        "[::]:0".parse()?
-    };
-    let socket = UdpSocket::bind(local)
-        .await
-        .with_context(|| format!("cannot bind a UDP socket on {local}"))?;
+    let local: SocketAddr = if peer.is_ipv4() { "0.0.0.0:0".parse()? } else { "[::]:0".parse()? };
+    let socket = UdpSocket::bind(local).await.with_context(|| format!("cannot bind a UDP socket on {local}"))?;
     let seed = args.seed.unwrap_or_else(random_seed);
     let mut config = EndpointConfig::with_cc(cc);
     config.nstart = args.nstart.max(1);
@@ -199,10 +193,8 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
     writeln!(
         log,
         "{}",
-        to_line(
-            &json!({"type": "start", "role": "client", "uri": args.uri, "peer": peer.to_string(), "seed": seed,
-               "cc": cc.to_string(), "count": args.count, "con": !args.non, "nstart": args.nstart.max(1)})
-        )
+        to_line(&json!({"type": "start", "role": "client", "uri": args.uri, "peer": peer.to_string(), "seed": seed,
+               "cc": cc.to_string(), "count": args.count, "con": !args.non, "nstart": args.nstart.max(1)}))
     )?;
     let now = driver.now();
     for _ in 0..args.count {
@@ -295,10 +287,7 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
 /// `--output FILE`), and prints one-line
 /// errors. Exit code 0 when every request got a response, 1 otherwise.
 pub fn client_main(args: ClientArgs) -> i32 {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("coapcc client: error: cannot start the runtime: {e}");
@@ -311,10 +300,7 @@ pub fn client_main(args: ClientArgs) -> i32 {
         Some(p) => match File::create(p) {
             Ok(f) => Box::new(BufWriter::new(f)),
             Err(e) => {
-                eprintln!(
-                    "coapcc client: error: cannot create log file {}: {e}",
-                    p.display()
-                );
+                eprintln!("coapcc client: error: cannot create log file {}: {e}", p.display());
                 return 1;
             }
         },
@@ -336,10 +322,7 @@ pub fn client_main(args: ClientArgs) -> i32 {
                 let _ = out.flush();
             }
             if let Some(c) = s.last_code.filter(|c| !c.is_success()) {
-                eprintln!(
-                    "coapcc client: last response {c}{}",
-                    c.name().map(|n| format!(" {n}")).unwrap_or_default()
-                );
+                eprintln!("coapcc client: last response {c}{}", c.name().map(|n| format!(" {n}")).unwrap_or_default());
             }
             if s.failed > 0 {
                 eprintln!(

@@ -121,12 +121,7 @@ impl UdpDriver {
                 self.endpoint.handle_datagram(now, peer, &self.buf[..n]);
                 Ok(Wake::Datagram)
             }
-            Some(Err(e))
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionReset
-                ) =>
-            {
+            Some(Err(e)) if matches!(e.kind(), io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionReset) => {
                 Ok(Wake::Datagram)
             }
             Some(Err(e)) => Err(e),

@@ -40,11 +40,7 @@ pub fn to_line(v: &Value) -> String {
     let mut out = String::from("{");
     let mut first = true;
     let ty = map.get("type").into_iter().map(|t| ("type", t));
-    for (k, val) in ty.chain(
-        map.iter()
-            .filter(|(k, _)| k.as_str() != "type")
-            .map(|(k, v)| (k.as_str(), v)),
-    ) {
+    for (k, val) in ty.chain(map.iter().filter(|(k, _)| k.as_str() != "type").map(|(k, v)| (k.as_str(), v))) {
         if !first {
             out.push(',');
         }

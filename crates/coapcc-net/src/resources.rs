@@ -67,15 +67,11 @@ pub struct Resources {
 }
 
 fn text(code: Code, s: &str) -> Response {
-    Response::new(code)
-        .with_payload(s.as_bytes().to_vec())
-        .with_content_format(TEXT_PLAIN)
+    Response::new(code).with_payload(s.as_bytes().to_vec()).with_content_format(TEXT_PLAIN)
 }
 
 fn query<'a>(queries: &'a [String], key: &str) -> Option<&'a str> {
-    queries
-        .iter()
-        .find_map(|q| q.strip_prefix(key)?.strip_prefix('='))
+    queries.iter().find_map(|q| q.strip_prefix(key)?.strip_prefix('='))
 }
 
 impl Resources {
@@ -91,20 +87,13 @@ impl Resources {
         let get = req.code == Code::GET;
         let not_allowed = || Action::Respond(text(Code::METHOD_NOT_ALLOWED, "method not allowed"));
         match path.as_str() {
-            "hello" if get => {
-                Action::Respond(Response::content(HELLO.to_vec()).with_content_format(TEXT_PLAIN))
-            }
+            "hello" if get => Action::Respond(Response::content(HELLO.to_vec()).with_content_format(TEXT_PLAIN)),
             "large" if get => {
                 let size = match query(&queries, "size") {
                     None => DEFAULT_LARGE,
                     Some(s) => match s.parse::<usize>() {
                         Ok(n) if n <= MAX_LARGE => n,
-                        _ => {
-                            return Action::Respond(text(
-                                Code::BAD_REQUEST,
-                                "size must be an integer 0..=1048576",
-                            ))
-                        }
+                        _ => return Action::Respond(text(Code::BAD_REQUEST, "size must be an integer 0..=1048576")),
                     },
                 };
                 Action::Respond(Response::content(large_body(size)).with_content_format(TEXT_PLAIN))
@@ -122,19 +111,13 @@ impl Resources {
                 let ms = match query(&queries, "ms").map(str::parse::<u64>) {
                     None => 3000,
                     Some(Ok(ms)) => ms.min(MAX_SLOW_MS),
-                    Some(Err(_)) => {
-                        return Action::Respond(text(Code::BAD_REQUEST, "ms must be an integer"))
-                    }
+                    Some(Err(_)) => return Action::Respond(text(Code::BAD_REQUEST, "ms must be an integer")),
                 };
-                Action::Delay(
-                    Duration::from_millis(ms),
-                    text(Code::CONTENT, &format!("slow response after {ms} ms")),
-                )
+                Action::Delay(Duration::from_millis(ms), text(Code::CONTENT, &format!("slow response after {ms} ms")))
             }
-            ".well-known/core" if get => Action::Respond(
-                Response::content(WELL_KNOWN_CORE.as_bytes().to_vec())
-                    .with_content_format(LINK_FORMAT),
-            ),
+            ".well-known/core" if get => {
+                Action::Respond(Response::content(WELL_KNOWN_CORE.as_bytes().to_vec()).with_content_format(LINK_FORMAT))
+            }
             "hello" | "large" | "slow" | ".well-known/core" | "echo" => not_allowed(),
             _ => Action::Respond(text(Code::NOT_FOUND, "not found")),
         }
@@ -166,34 +149,13 @@ mod tests {
     #[test]
     fn resources() {
         let mut r = Resources::new();
-        assert_eq!(
-            respond(r.handle(&req(Code::GET, "/hello"))).payload.len(),
-            60
-        );
-        assert_eq!(
-            respond(r.handle(&req(Code::GET, "/large"))).payload.len(),
-            102_400
-        );
-        assert_eq!(
-            respond(r.handle(&req(Code::GET, "/large?size=5"))).payload,
-            b"01234"
-        );
-        assert_eq!(
-            respond(r.handle(&req(Code::GET, "/large?size=x"))).code,
-            Code::BAD_REQUEST
-        );
-        assert_eq!(
-            respond(r.handle(&req(Code::GET, "/large?size=99999999"))).code,
-            Code::BAD_REQUEST
-        );
-        assert_eq!(
-            respond(r.handle(&req(Code::GET, "/nope"))).code,
-            Code::NOT_FOUND
-        );
-        assert_eq!(
-            respond(r.handle(&req(Code::DELETE, "/hello"))).code,
-            Code::METHOD_NOT_ALLOWED
-        );
+        assert_eq!(respond(r.handle(&req(Code::GET, "/hello"))).payload.len(), 60);
+        assert_eq!(respond(r.handle(&req(Code::GET, "/large"))).payload.len(), 102_400);
+        assert_eq!(respond(r.handle(&req(Code::GET, "/large?size=5"))).payload, b"01234");
+        assert_eq!(respond(r.handle(&req(Code::GET, "/large?size=x"))).code, Code::BAD_REQUEST);
+        assert_eq!(respond(r.handle(&req(Code::GET, "/large?size=99999999"))).code, Code::BAD_REQUEST);
+        assert_eq!(respond(r.handle(&req(Code::GET, "/nope"))).code, Code::NOT_FOUND);
+        assert_eq!(respond(r.handle(&req(Code::DELETE, "/hello"))).code, Code::METHOD_NOT_ALLOWED);
         let mut put = req(Code::PUT, "/echo");
         put.payload = b"abc".to_vec();
         let a = respond(r.handle(&put));

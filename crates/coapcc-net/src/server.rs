@@ -11,9 +11,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::{Parser, ValueEnum};
 use coapcc_cc::{AlgorithmConfig, Instant};
-use coapcc_proto::endpoint::{
-    DuplicateMode, EndpointConfig, Event, LifetimeMode, Response, ServerRequestId, Stats,
-};
+use coapcc_proto::endpoint::{DuplicateMode, EndpointConfig, Event, LifetimeMode, Response, ServerRequestId, Stats};
 use coapcc_proto::{Block, Code};
 use serde_json::json;
 use tokio::net::UdpSocket;
@@ -92,10 +90,7 @@ impl ServerArgs {
     pub fn endpoint_config(&self) -> anyhow::Result<EndpointConfig> {
         let cc = AlgorithmConfig::parse(&self.cc).map_err(|e| anyhow::anyhow!("--cc: {e}"))?;
         let szx = Block::szx_for_size(self.block_size).with_context(|| {
-            format!(
-                "--block-size {} is not one of 16, 32, 64, 128, 256, 512, 1024",
-                self.block_size
-            )
+            format!("--block-size {} is not one of 16, 32, 64, 128, 256, 512, 1024", self.block_size)
         })?;
         if !(self.piggyback_timeout.is_finite() && self.piggyback_timeout >= 0.0) {
             bail!("--piggyback-timeout must be a non-negative number of seconds");
@@ -126,9 +121,7 @@ impl ServerArgs {
 pub async fn bind_udp(spec: &str) -> anyhow::Result<UdpSocket> {
     let addrs: Vec<SocketAddr> = tokio::net::lookup_host(spec)
         .await
-        .with_context(|| {
-            format!("cannot resolve bind address '{spec}' (expected HOST:PORT, e.g. [::]:5683)")
-        })?
+        .with_context(|| format!("cannot resolve bind address '{spec}' (expected HOST:PORT, e.g. [::]:5683)"))?
         .collect();
     let mut last = None;
     for a in &addrs {
@@ -137,9 +130,7 @@ pub async fn bind_udp(spec: &str) -> anyhow::Result<UdpSocket> {
             Err(e) => last = Some((*a, e)),
         }
     }
-    let Some((a, e)) = last else {
-        bail!("bind address '{spec}' resolved to nothing")
-    };
+    let Some((a, e)) = last else { bail!("bind address '{spec}' resolved to nothing") };
     if a.is_ipv6() && a.ip().is_unspecified() {
         let v4 = SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), a.port());
         if let Ok(s) = UdpSocket::bind(v4).await {
@@ -147,14 +138,7 @@ pub async fn bind_udp(spec: &str) -> anyhow::Result<UdpSocket> {
             return Ok(s);
         }
     }
-    bail!(
-        "cannot bind {a}: {e}{}",
-        if a.is_ipv6() {
-            " (is IPv6 available? try --bind 0.0.0.0:5683)"
-        } else {
-            ""
-        }
-    )
+    bail!("cannot bind {a}: {e}{}", if a.is_ipv6() { " (is IPv6 available? try --bind 0.0.0.0:5683)" } else { "" })
 }
 
 /// A bound server, ready to [`Server::run_until`].
@@ -175,8 +159,7 @@ impl Server {
         let seed = args.seed.unwrap_or_else(random_seed);
         let log: Option<Box<dyn Write + Send>> = match &args.log {
             Some(p) => Some(Box::new(BufWriter::new(
-                File::create(p)
-                    .with_context(|| format!("cannot create log file {}", p.display()))?,
+                File::create(p).with_context(|| format!("cannot create log file {}", p.display()))?,
             ))),
             None => None,
         };
@@ -194,9 +177,7 @@ impl Server {
 
     /// The address the server listens on.
     pub fn local_addr(&self) -> SocketAddr {
-        self.driver
-            .local_addr()
-            .expect("a bound socket has an address")
+        self.driver.local_addr().expect("a bound socket has an address")
     }
 
     /// The endpoint's counters.
@@ -299,12 +280,7 @@ impl Server {
 /// Run the server described by `args` until Ctrl-C.
 pub async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
     let mut server = Server::bind(&args).await?;
-    eprintln!(
-        "coapcc server: listening on {} (cc {}, seed {})",
-        server.local_addr(),
-        args.cc,
-        server.seed()
-    );
+    eprintln!("coapcc server: listening on {} (cc {}, seed {})", server.local_addr(), args.cc, server.seed());
     let stats = server
         .run_until(async {
             let _ = tokio::signal::ctrl_c().await;
@@ -320,10 +296,7 @@ pub async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
 /// `coapcc server` entry point: builds a tokio runtime, runs [`run_server`], prints a
 /// one-line error. Returns the process exit code.
 pub fn server_main(args: ServerArgs) -> i32 {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("coapcc server: error: cannot start the runtime: {e}");

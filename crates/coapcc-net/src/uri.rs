@@ -22,10 +22,7 @@ fn percent_decode(s: &str) -> anyhow::Result<String> {
     while i < b.len() {
         if b[i] == b'%' {
             let hex = s.get(i + 1..i + 3).context("truncated percent-escape")?;
-            out.push(
-                u8::from_str_radix(hex, 16)
-                    .with_context(|| format!("bad percent-escape %{hex}"))?,
-            );
+            out.push(u8::from_str_radix(hex, 16).with_context(|| format!("bad percent-escape %{hex}"))?);
             i += 3;
         } else {
             out.push(b[i]);
@@ -40,9 +37,7 @@ impl CoapUri {
     pub fn parse(uri: &str) -> anyhow::Result<CoapUri> {
         let rest = match uri.split_once("://") {
             Some((scheme, rest)) if scheme.eq_ignore_ascii_case("coap") => rest,
-            Some((scheme, _)) => bail!(
-                "unsupported URI scheme '{scheme}': only coap:// (CoAP over UDP) is supported"
-            ),
+            Some((scheme, _)) => bail!("unsupported URI scheme '{scheme}': only coap:// (CoAP over UDP) is supported"),
             None => bail!("'{uri}' is not a coap:// URI"),
         };
         let rest = rest.split('#').next().unwrap_or("");
@@ -54,9 +49,7 @@ impl CoapUri {
             },
         };
         let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-            let (h, after) = v6
-                .split_once(']')
-                .context("unterminated IPv6 literal in URI")?;
+            let (h, after) = v6.split_once(']').context("unterminated IPv6 literal in URI")?;
             let port = match after.strip_prefix(':') {
                 Some(p) => Some(p),
                 None if after.is_empty() => None,
@@ -73,9 +66,7 @@ impl CoapUri {
             bail!("URI '{uri}' has no host");
         }
         let port = match port {
-            Some(p) => p
-                .parse::<u16>()
-                .with_context(|| format!("bad port '{p}' in URI"))?,
+            Some(p) => p.parse::<u16>().with_context(|| format!("bad port '{p}' in URI"))?,
             None => 5683,
         };
         let (path, query) = match path_query.split_once('?') {
@@ -83,24 +74,10 @@ impl CoapUri {
             None => (path_query, ""),
         };
         let path = path.strip_prefix('/').unwrap_or(path);
-        let path = if path.is_empty() {
-            Vec::new()
-        } else {
-            path.split('/')
-                .map(percent_decode)
-                .collect::<Result<_, _>>()?
-        };
-        let query = query
-            .split('&')
-            .filter(|q| !q.is_empty())
-            .map(percent_decode)
-            .collect::<Result<_, _>>()?;
-        Ok(CoapUri {
-            host,
-            port,
-            path,
-            query,
-        })
+        let path =
+            if path.is_empty() { Vec::new() } else { path.split('/').map(percent_decode).collect::<Result<_, _>>()? };
+        let query = query.split('&').filter(|q| !q.is_empty()).map(percent_decode).collect::<Result<_, _>>()?;
+        Ok(CoapUri { host, port, path, query })
     }
 }
 

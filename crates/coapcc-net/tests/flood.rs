@@ -17,14 +17,7 @@ const FLOOD_SOCKETS: usize = 4;
 
 fn rss_kib() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    s.lines().find_map(|l| {
-        l.strip_prefix("VmRSS:")?
-            .trim()
-            .strip_suffix("kB")?
-            .trim()
-            .parse()
-            .ok()
-    })
+    s.lines().find_map(|l| l.strip_prefix("VmRSS:")?.trim().strip_suffix("kB")?.trim().parse().ok())
 }
 
 /// One flood datagram; returns it and, for a malformed CON, its Message ID.
@@ -45,30 +38,18 @@ fn datagram(rng: &mut SplitMix64) -> (Vec<u8>, Option<u16>) {
             (b, Some(mid))
         }
         // Malformed CON: a truncated option.
-        2 => (
-            vec![0x40, 0x01, (mid >> 8) as u8, mid as u8, 0xB5, b'h', b'e'],
-            Some(mid),
-        ),
+        2 => (vec![0x40, 0x01, (mid >> 8) as u8, mid as u8, 0xB5, b'h', b'e'], Some(mid)),
         // A valid new CON request (fills the deduplication cache).
         3 => {
-            let mut m =
-                Message::new(MessageType::Con, Code::GET, mid).with_token(Token::from_u64(r >> 32));
+            let mut m = Message::new(MessageType::Con, Code::GET, mid).with_token(Token::from_u64(r >> 32));
             m.add_uri_path(if r & 1 == 0 { "hello" } else { "nothing" });
             (m.to_bytes(), None)
         }
         // Valid but stray NON / ACK / RST / responses.
         _ => {
             let t = MessageType::from_bits(((r >> 8) as u8 % 3) + 1);
-            let code = if t == MessageType::Rst {
-                Code::EMPTY
-            } else {
-                Code::CONTENT
-            };
-            let tok = if code.is_empty() {
-                Token::EMPTY
-            } else {
-                Token::from_u64(r >> 40)
-            };
+            let code = if t == MessageType::Rst { Code::EMPTY } else { Code::CONTENT };
+            let tok = if code.is_empty() { Token::EMPTY } else { Token::from_u64(r >> 40) };
             (Message::new(t, code, mid).with_token(tok).to_bytes(), None)
         }
     }
@@ -77,13 +58,7 @@ fn datagram(rng: &mut SplitMix64) -> (Vec<u8>, Option<u16>) {
 #[tokio::test]
 async fn flood_keeps_serving_with_bounded_state() {
     let cap = CAPACITY.to_string();
-    let args = <ServerArgs as clap::Parser>::parse_from([
-        "server",
-        "--bind",
-        "127.0.0.1:0",
-        "--dedup-capacity",
-        &cap,
-    ]);
+    let args = <ServerArgs as clap::Parser>::parse_from(["server", "--bind", "127.0.0.1:0", "--dedup-capacity", &cap]);
     let mut server = Server::bind(&args).await.unwrap();
     let addr: SocketAddr = server.local_addr();
     let rss_before = rss_kib();
@@ -148,16 +123,8 @@ async fn flood_keeps_serving_with_bounded_state() {
             let uri = format!("coap://{addr}/hello");
             let mut total = 0;
             for round in 0..10 {
-                let argv = [
-                    "client",
-                    &uri,
-                    "-n",
-                    "5",
-                    "--cc",
-                    "cocoa:ack_timeout=0.25,max_retransmit=8",
-                    "--timeout",
-                    "60",
-                ];
+                let argv =
+                    ["client", &uri, "-n", "5", "--cc", "cocoa:ack_timeout=0.25,max_retransmit=8", "--timeout", "60"];
                 let args = <ClientArgs as clap::Parser>::parse_from(argv);
                 let s = run_client(args, &mut std::io::sink()).await.unwrap();
                 assert_eq!((s.success, s.failed), (5, 0), "round {round}");
@@ -169,8 +136,7 @@ async fn flood_keeps_serving_with_bounded_state() {
         let _ = tx.send(());
         (flood_result, served)
     };
-    let (stats, ((sent, malformed_sent, rsts, matched), served)) =
-        tokio::join!(server.run_until(rx), work);
+    let (stats, ((sent, malformed_sent, rsts, matched), served)) = tokio::join!(server.run_until(rx), work);
     let stats = stats.unwrap();
     eprintln!(
         "flood: sent {sent}, server got {} ({} malformed, {} requests, {} RST sent, dedup {} / evicted {}), \
@@ -179,29 +145,17 @@ async fn flood_keeps_serving_with_bounded_state() {
     );
     assert_eq!(sent, FLOOD);
     assert_eq!(served, 50, "the client was served throughout");
-    assert!(
-        stats.datagrams_in >= FLOOD as u64 / 2,
-        "the server processed the flood"
-    );
-    assert!(
-        stats.dedup_len as usize <= CAPACITY,
-        "deduplication state bounded"
-    );
+    assert!(stats.datagrams_in >= FLOOD as u64 / 2, "the server processed the flood");
+    assert!(stats.dedup_len as usize <= CAPACITY, "deduplication state bounded");
     assert!(stats.dedup_evicted > 0, "the cache filled and evicted");
     assert!(stats.malformed > 0 && stats.rst_sent > 0);
     // Nearly every malformed CON got its RST back (a few may be lost in socket buffers, and a
     // random MID may repeat).
-    assert!(
-        matched * 10 >= malformed_sent * 8,
-        "malformed CONs get RST: {matched} of {malformed_sent}"
-    );
+    assert!(matched * 10 >= malformed_sent * 8, "malformed CONs get RST: {matched} of {malformed_sent}");
     let ep = server.endpoint();
     assert_eq!(ep.pending_server_requests(), 0);
     assert!(ep.dedup_len() <= CAPACITY);
     if let (Some(before), Some(after)) = (rss_before, rss_kib()) {
-        assert!(
-            after.saturating_sub(before) < 64 * 1024,
-            "RSS grew from {before} to {after} KiB"
-        );
+        assert!(after.saturating_sub(before) < 64 * 1024, "RSS grew from {before} to {after} KiB");
     }
 }

@@ -14,10 +14,7 @@ async fn client(uri: &str, extra: &[&str]) -> anyhow::Result<(ClientSummary, Vec
     let args = <ClientArgs as clap::Parser>::parse_from(argv);
     let mut log = Vec::new();
     let s = run_client(args, &mut log).await?;
-    let lines = String::from_utf8(log)?
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = String::from_utf8(log)?.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     Ok((s, lines))
 }
 
@@ -40,9 +37,7 @@ where
 {
     let mut argv = vec!["server", "--bind", bind];
     argv.extend_from_slice(extra);
-    let mut server = Server::bind(&<ServerArgs as clap::Parser>::parse_from(argv))
-        .await
-        .unwrap();
+    let mut server = Server::bind(&<ServerArgs as clap::Parser>::parse_from(argv)).await.unwrap();
     let addr = server.local_addr();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let (stats, ()) = tokio::join!(server.run_until(rx), async move {
@@ -62,11 +57,7 @@ async fn resources_over_loopback() {
         assert_eq!(lines.last().unwrap()["type"], "summary");
         let e = exchanges(&lines)[0];
         assert_eq!(
-            (
-                e["outcome"].as_str(),
-                e["con"].as_bool(),
-                e["code"].as_str()
-            ),
+            (e["outcome"].as_str(), e["con"].as_bool(), e["code"].as_str()),
             (Some("piggybacked"), Some(true), Some("2.05"))
         );
         assert!(e["rtt_s"].as_f64().unwrap() > 0.0);
@@ -75,34 +66,19 @@ async fn resources_over_loopback() {
         assert_eq!(e["cc"]["rto_s"], 2.0);
 
         // The thesis transfer: 400 blocks of 256 bytes, one exchange line each.
-        let (s, lines) = client(
-            &uri(addr, "/large?size=102400"),
-            &["--block-size", "256", "--cc", "cocoa"],
-        )
-        .await
-        .unwrap();
+        let (s, lines) =
+            client(&uri(addr, "/large?size=102400"), &["--block-size", "256", "--cc", "cocoa"]).await.unwrap();
         assert!(s.last_payload.as_deref() == Some(&large_body(102_400)[..]));
         let ex = exchanges(&lines);
         assert_eq!(ex.len(), 400);
-        assert!(ex
-            .iter()
-            .enumerate()
-            .all(|(i, e)| e["block2"]["num"] == i as u64 && e["block2"]["szx"] == 4));
-        assert!(
-            ex.last().unwrap()["cc"]["strong"]["samples"]
-                .as_u64()
-                .unwrap()
-                > 0,
-            "CoCoA sampled the RTT"
-        );
+        assert!(ex.iter().enumerate().all(|(i, e)| e["block2"]["num"] == i as u64 && e["block2"]["szx"] == 4));
+        assert!(ex.last().unwrap()["cc"]["strong"]["samples"].as_u64().unwrap() > 0, "CoCoA sampled the RTT");
         // Server-chosen 1024-byte blocks.
         let (s, lines) = client(&uri(addr, "/large?size=3000"), &[]).await.unwrap();
         assert_eq!(s.last_payload.map(|p| p.len()), Some(3000));
         assert_eq!(exchanges(&lines).len(), 3);
 
-        let (s, _) = client(&uri(addr, "/echo"), &["-m", "post", "-p", "posted"])
-            .await
-            .unwrap();
+        let (s, _) = client(&uri(addr, "/echo"), &["-m", "post", "-p", "posted"]).await.unwrap();
         assert_eq!(
             (s.last_code.unwrap().to_string(), s.last_payload.as_deref()),
             ("2.04".to_string(), Some(&b"posted"[..]))
@@ -111,37 +87,24 @@ async fn resources_over_loopback() {
         assert_eq!(s.last_payload.as_deref(), Some(&b"posted"[..]));
 
         // Separate response: Empty ACK after the 1 s piggyback timeout, then CON 2.05.
-        let (s, lines) = client(&uri(addr, "/slow?ms=1300"), &["--cc", "fasor-token"])
-            .await
-            .unwrap();
-        assert_eq!(
-            s.last_payload.as_deref(),
-            Some(&b"slow response after 1300 ms"[..])
-        );
+        let (s, lines) = client(&uri(addr, "/slow?ms=1300"), &["--cc", "fasor-token"]).await.unwrap();
+        assert_eq!(s.last_payload.as_deref(), Some(&b"slow response after 1300 ms"[..]));
         let e = exchanges(&lines)[0];
         assert_eq!(e["outcome"], "separate");
         assert!(e["acked_s"].as_f64().unwrap() < e["response_s"].as_f64().unwrap());
 
-        let (s, lines) = client(&uri(addr, "/hello"), &["--non", "-n", "3"])
-            .await
-            .unwrap();
+        let (s, lines) = client(&uri(addr, "/hello"), &["--non", "-n", "3"]).await.unwrap();
         assert_eq!((s.success, s.failed), (3, 0));
-        assert!(exchanges(&lines)
-            .iter()
-            .all(|e| e["outcome"] == "non-response" && e["con"] == false));
+        assert!(exchanges(&lines).iter().all(|e| e["outcome"] == "non-response" && e["con"] == false));
 
         let (s, _) = client(&uri(addr, "/nope"), &[]).await.unwrap();
         assert_eq!(s.last_code.unwrap().to_string(), "4.04");
 
         // Back-to-back requests with every algorithm of the registry.
         for info in coapcc_cc::ALGORITHMS {
-            let (s, lines) = client(&uri(addr, "/hello"), &["--cc", info.name, "-n", "4"])
-                .await
-                .unwrap();
+            let (s, lines) = client(&uri(addr, "/hello"), &["--cc", info.name, "-n", "4"]).await.unwrap();
             assert_eq!((s.success, s.failed), (4, 0), "{}", info.name);
-            assert!(exchanges(&lines)
-                .iter()
-                .all(|e| e["algorithm"] == info.name));
+            assert!(exchanges(&lines).iter().all(|e| e["algorithm"] == info.name));
         }
     })
     .await;
@@ -151,14 +114,10 @@ async fn resources_over_loopback() {
 #[tokio::test]
 async fn nstart_two_runs_requests_in_parallel() {
     with_server("127.0.0.1:0", &[], |addr| async move {
-        let (s, lines) = client(&uri(addr, "/slow?ms=300"), &["-n", "4", "--nstart", "2"])
-            .await
-            .unwrap();
+        let (s, lines) = client(&uri(addr, "/slow?ms=300"), &["-n", "4", "--nstart", "2"]).await.unwrap();
         assert_eq!(s.success, 4);
-        let firsts: Vec<f64> = exchanges(&lines)
-            .iter()
-            .map(|e| e["transmissions"][0]["t_s"].as_f64().unwrap())
-            .collect();
+        let firsts: Vec<f64> =
+            exchanges(&lines).iter().map(|e| e["transmissions"][0]["t_s"].as_f64().unwrap()).collect();
         let mut sorted = firsts.clone();
         sorted.sort_by(f64::total_cmp);
         assert!(sorted[1] - sorted[0] < 0.1, "two start at once: {sorted:?}");
@@ -191,79 +150,34 @@ async fn ipv6_loopback_and_dual_stack_default() {
 
 #[tokio::test]
 async fn errors_are_reported_not_panicked() {
-    let err =
-        |r: anyhow::Result<(ClientSummary, Vec<Value>)>| format!("{:#}", r.expect_err("an error"));
+    let err = |r: anyhow::Result<(ClientSummary, Vec<Value>)>| format!("{:#}", r.expect_err("an error"));
     assert!(err(client("coaps://127.0.0.1/x", &[]).await).contains("only coap://"));
-    assert!(
-        err(client("coap://127.0.0.1/x", &["--cc", "nope"]).await).contains("unknown algorithm")
-    );
-    assert!(
-        err(client("coap://127.0.0.1/x", &["--block-size", "100"]).await).contains("--block-size")
-    );
+    assert!(err(client("coap://127.0.0.1/x", &["--cc", "nope"]).await).contains("unknown algorithm"));
+    assert!(err(client("coap://127.0.0.1/x", &["--block-size", "100"]).await).contains("--block-size"));
     assert!(bind_udp("not an address").await.is_err());
-    let bad = <ServerArgs as clap::Parser>::parse_from([
-        "server",
-        "--bind",
-        "127.0.0.1:0",
-        "--block-size",
-        "1000",
-    ]);
+    let bad = <ServerArgs as clap::Parser>::parse_from(["server", "--bind", "127.0.0.1:0", "--block-size", "1000"]);
     assert!(Server::bind(&bad).await.is_err());
     // Nobody listens: the exchange fails after MAX_RETRANSMIT (shortened here).
-    let port = std::net::UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let (s, lines) = client(
         &format!("coap://127.0.0.1:{port}/x"),
-        &[
-            "--cc",
-            "default:ack_timeout=0.05,max_retransmit=2,dither=off",
-        ],
+        &["--cc", "default:ack_timeout=0.05,max_retransmit=2,dither=off"],
     )
     .await
     .unwrap();
-    assert_eq!(
-        (s.failed, s.first_failure.map(|f| f.as_str())),
-        (1, Some("timeout"))
-    );
+    assert_eq!((s.failed, s.first_failure.map(|f| f.as_str())), (1, Some("timeout")));
     let e = exchanges(&lines)[0];
-    assert_eq!(
-        (e["outcome"].as_str(), e["retransmissions"].as_u64()),
-        (Some("timeout"), Some(2))
-    );
-    let timers: Vec<f64> = e["transmissions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["timeout_s"].as_f64().unwrap())
-        .collect();
+    assert_eq!((e["outcome"].as_str(), e["retransmissions"].as_u64()), (Some("timeout"), Some(2)));
+    let timers: Vec<f64> =
+        e["transmissions"].as_array().unwrap().iter().map(|t| t["timeout_s"].as_f64().unwrap()).collect();
     assert_eq!(timers, [0.05, 0.1, 0.2]);
 }
 
 #[test]
 fn default_args() {
     let a = ServerArgs::default();
-    assert_eq!(
-        (
-            a.bind.as_str(),
-            a.cc.as_str(),
-            a.dedup_capacity,
-            a.block_size
-        ),
-        ("[::]:5683", "default", 4096, 1024)
-    );
+    assert_eq!((a.bind.as_str(), a.cc.as_str(), a.dedup_capacity, a.block_size), ("[::]:5683", "default", 4096, 1024));
     let c = ClientArgs::get("coap://h/x");
-    assert_eq!(
-        (c.count, c.non, c.nstart, c.cc.as_str()),
-        (1, false, 1, "default")
-    );
-    assert!(<ClientArgs as clap::Parser>::try_parse_from([
-        "client",
-        "coap://h/",
-        "--con",
-        "--non"
-    ])
-    .is_err());
+    assert_eq!((c.count, c.non, c.nstart, c.cc.as_str()), (1, false, 1, "default"));
+    assert!(<ClientArgs as clap::Parser>::try_parse_from(["client", "coap://h/", "--con", "--non"]).is_err());
 }

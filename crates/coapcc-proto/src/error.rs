@@ -105,20 +105,13 @@ impl fmt::Display for DecodeError {
             DecodeError::TokenTruncated { tkl, available } => {
                 write!(f, "token truncated: {available} of {tkl} bytes")
             }
-            DecodeError::ReservedOptionDelta => {
-                f.write_str("option delta 15 outside payload marker")
-            }
+            DecodeError::ReservedOptionDelta => f.write_str("option delta 15 outside payload marker"),
             DecodeError::ReservedOptionLength => f.write_str("option length 15 is reserved"),
             DecodeError::ExtendedDeltaTruncated => f.write_str("extended option delta truncated"),
             DecodeError::ExtendedLengthTruncated => f.write_str("extended option length truncated"),
-            DecodeError::OptionValueTruncated {
-                number,
-                len,
-                available,
-            } => write!(
-                f,
-                "option {number} value truncated: {available} of {len} bytes"
-            ),
+            DecodeError::OptionValueTruncated { number, len, available } => {
+                write!(f, "option {number} value truncated: {available} of {len} bytes")
+            }
             DecodeError::OptionNumberOverflow { number } => {
                 write!(f, "option number {number} exceeds 65535")
             }

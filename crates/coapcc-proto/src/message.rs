@@ -85,14 +85,7 @@ option_accessors!(Message);
 impl Message {
     /// A message with no token, options or payload.
     pub fn new(mtype: MessageType, code: Code, message_id: u16) -> Message {
-        Message {
-            mtype,
-            code,
-            message_id,
-            token: Token::EMPTY,
-            options: Options::new(),
-            payload: Vec::new(),
-        }
+        Message { mtype, code, message_id, token: Token::EMPTY, options: Options::new(), payload: Vec::new() }
     }
 
     /// An Empty message (code 0.00) of the given type.
@@ -124,12 +117,7 @@ impl Message {
 
     /// The fixed header of this message.
     pub fn header(&self) -> Header {
-        Header {
-            mtype: self.mtype,
-            tkl: self.token.len() as u8,
-            code: self.code,
-            message_id: self.message_id,
-        }
+        Header { mtype: self.mtype, tkl: self.token.len() as u8, code: self.code, message_id: self.message_id }
     }
 
     /// Exact number of bytes [`Message::encode`] appends, computed without
@@ -138,11 +126,7 @@ impl Message {
         HEADER_LEN
             + self.token.len()
             + self.options.encoded_len()
-            + if self.payload.is_empty() {
-                0
-            } else {
-                1 + self.payload.len()
-            }
+            + if self.payload.is_empty() { 0 } else { 1 + self.payload.len() }
     }
 
     /// Appends the datagram to `out`. The payload marker is written only for
@@ -192,30 +176,17 @@ impl Message {
                 return Err(DecodeError::EmptyMessageWithToken { tkl: h.tkl });
             }
             if buf.len() > HEADER_LEN {
-                return Err(DecodeError::EmptyMessageNotEmpty {
-                    extra: buf.len() - HEADER_LEN,
-                });
+                return Err(DecodeError::EmptyMessageNotEmpty { extra: buf.len() - HEADER_LEN });
             }
         }
         let rest = &buf[HEADER_LEN..];
         let tkl = usize::from(h.tkl);
         if rest.len() < tkl {
-            return Err(DecodeError::TokenTruncated {
-                tkl: h.tkl,
-                available: rest.len(),
-            });
+            return Err(DecodeError::TokenTruncated { tkl: h.tkl, available: rest.len() });
         }
-        let token =
-            Token::new(&rest[..tkl]).map_err(|_| DecodeError::InvalidTokenLength { tkl: h.tkl })?;
+        let token = Token::new(&rest[..tkl]).map_err(|_| DecodeError::InvalidTokenLength { tkl: h.tkl })?;
         let (options, payload) = decode_options_and_payload(&rest[tkl..])?;
-        Ok(Message {
-            mtype: h.mtype,
-            code: h.code,
-            message_id: h.message_id,
-            token,
-            options,
-            payload,
-        })
+        Ok(Message { mtype: h.mtype, code: h.code, message_id: h.message_id, token, options, payload })
     }
 
     /// Checks the rules that [`Message::decode`] enforces but the type does
@@ -224,9 +195,7 @@ impl Message {
     pub fn validate(&self) -> Result<(), DecodeError> {
         if self.code.is_empty() {
             if !self.token.is_empty() {
-                return Err(DecodeError::EmptyMessageWithToken {
-                    tkl: self.token.len() as u8,
-                });
+                return Err(DecodeError::EmptyMessageWithToken { tkl: self.token.len() as u8 });
             }
             let extra = self.encoded_len() - HEADER_LEN;
             if extra > 0 {

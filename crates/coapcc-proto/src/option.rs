@@ -164,11 +164,7 @@ impl Block {
             return Err(BlockError::ValueTooLong { len: value.len() });
         }
         let raw = value.iter().fold(0u32, |acc, &b| (acc << 8) | u32::from(b));
-        let b = Block {
-            num: raw >> 4,
-            more: raw & 0x8 != 0,
-            szx: (raw & 0x7) as u8,
-        };
+        let b = Block { num: raw >> 4, more: raw & 0x8 != 0, szx: (raw & 0x7) as u8 };
         b.validate()?;
         Ok(b)
     }
@@ -257,10 +253,7 @@ impl Options {
     /// Values of all instances of `number`, in order.
     pub fn get_all(&self, number: u16) -> impl Iterator<Item = &[u8]> + '_ {
         let start = self.list.partition_point(|o| o.number < number);
-        self.list[start..]
-            .iter()
-            .take_while(move |o| o.number == number)
-            .map(|o| o.value.as_slice())
+        self.list[start..].iter().take_while(move |o| o.number == number).map(|o| o.value.as_slice())
     }
 
     /// First instance of `number` decoded as a uint; `None` if absent or
@@ -277,10 +270,7 @@ impl Options {
     /// The first critical option for which `known` returns `false`, if any:
     /// RFC 7252 §5.4.1 says such a message must be rejected.
     pub fn first_unknown_critical(&self, known: impl Fn(u16) -> bool) -> Option<u16> {
-        self.list
-            .iter()
-            .map(|o| o.number)
-            .find(|&n| is_critical(n) && !known(n))
+        self.list.iter().map(|o| o.number).find(|&n| is_critical(n) && !known(n))
     }
 
     /// Uri-Path segments joined with `/` (no leading slash; lossy UTF-8).
@@ -305,9 +295,7 @@ impl Options {
 
     /// Uri-Query values in order (lossy UTF-8).
     pub fn uri_queries(&self) -> Vec<String> {
-        self.get_all(URI_QUERY)
-            .map(|v| String::from_utf8_lossy(v).into_owned())
-            .collect()
+        self.get_all(URI_QUERY).map(|v| String::from_utf8_lossy(v).into_owned()).collect()
     }
 
     /// Appends one Uri-Query option (e.g. `"k=v"`).
@@ -317,8 +305,7 @@ impl Options {
 
     /// Content-Format, if present and ≤ 65535.
     pub fn content_format(&self) -> Option<u16> {
-        self.get_uint(CONTENT_FORMAT)
-            .and_then(|v| u16::try_from(v).ok())
+        self.get_uint(CONTENT_FORMAT).and_then(|v| u16::try_from(v).ok())
     }
 
     /// Sets Content-Format.
@@ -490,16 +477,9 @@ pub(crate) fn decode_options_and_payload(buf: &[u8]) -> Result<(Options, Vec<u8>
         }
         let available = buf.len() - pos;
         if len > available {
-            return Err(DecodeError::OptionValueTruncated {
-                number: number as u16,
-                len,
-                available,
-            });
+            return Err(DecodeError::OptionValueTruncated { number: number as u16, len, available });
         }
-        list.push(CoapOption {
-            number: number as u16,
-            value: buf[pos..pos + len].to_vec(),
-        });
+        list.push(CoapOption { number: number as u16, value: buf[pos..pos + len].to_vec() });
         pos += len;
     }
     Ok((Options { list }, Vec::new()))
@@ -537,14 +517,7 @@ mod tests {
 
     #[test]
     fn nibble_boundaries() {
-        for (v, n, e) in [
-            (0, 0, 0),
-            (12, 12, 0),
-            (13, 13, 1),
-            (268, 13, 1),
-            (269, 14, 2),
-            (65804, 14, 2),
-        ] {
+        for (v, n, e) in [(0, 0, 0), (12, 12, 0), (13, 13, 1), (268, 13, 1), (269, 14, 2), (65804, 14, 2)] {
             assert_eq!(nibble(v), n);
             assert_eq!(ext_len(v), e);
             let mut out = Vec::new();

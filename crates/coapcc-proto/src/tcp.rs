@@ -62,10 +62,7 @@ option_accessors!(TcpMessage);
 impl TcpMessage {
     /// A message with no token, options or payload.
     pub fn new(code: Code) -> TcpMessage {
-        TcpMessage {
-            code,
-            ..TcpMessage::default()
-        }
+        TcpMessage { code, ..TcpMessage::default() }
     }
 
     /// Builder: sets the token.
@@ -84,8 +81,7 @@ impl TcpMessage {
     pub fn csm(max_message_size: Option<u32>, block_wise_transfer: bool) -> TcpMessage {
         let mut m = TcpMessage::new(Code::CSM);
         if let Some(size) = max_message_size {
-            m.options
-                .add(signal::CSM_MAX_MESSAGE_SIZE, encode_uint(u64::from(size)));
+            m.options.add(signal::CSM_MAX_MESSAGE_SIZE, encode_uint(u64::from(size)));
         }
         if block_wise_transfer {
             m.options.add(signal::CSM_BLOCK_WISE_TRANSFER, Vec::new());
@@ -118,19 +114,12 @@ impl TcpMessage {
         if self.code != Code::CSM {
             return None;
         }
-        self.options
-            .get_uint(signal::CSM_MAX_MESSAGE_SIZE)
-            .and_then(|v| u32::try_from(v).ok())
+        self.options.get_uint(signal::CSM_MAX_MESSAGE_SIZE).and_then(|v| u32::try_from(v).ok())
     }
 
     /// The value of the Len field: options + payload marker + payload.
     pub fn body_len(&self) -> usize {
-        self.options.encoded_len()
-            + if self.payload.is_empty() {
-                0
-            } else {
-                1 + self.payload.len()
-            }
+        self.options.encoded_len() + if self.payload.is_empty() { 0 } else { 1 + self.payload.len() }
     }
 
     /// Exact frame size [`TcpMessage::encode`] produces.
@@ -172,24 +161,12 @@ impl TcpMessage {
 
     /// Drops type and Message ID of a UDP message.
     pub fn from_message(m: Message) -> TcpMessage {
-        TcpMessage {
-            code: m.code,
-            token: m.token,
-            options: m.options,
-            payload: m.payload,
-        }
+        TcpMessage { code: m.code, token: m.token, options: m.options, payload: m.payload }
     }
 
     /// Turns this into a UDP message with the given type and Message ID.
     pub fn into_message(self, mtype: MessageType, message_id: u16) -> Message {
-        Message {
-            mtype,
-            code: self.code,
-            message_id,
-            token: self.token,
-            options: self.options,
-            payload: self.payload,
-        }
+        Message { mtype, code: self.code, message_id, token: self.token, options: self.options, payload: self.payload }
     }
 }
 
@@ -264,9 +241,7 @@ pub fn frame_len(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
         return Ok(None);
     };
     let total = body + (code_at + 1 + tkl) as u64;
-    usize::try_from(total)
-        .map(Some)
-        .map_err(|_| DecodeError::FrameTooLarge { len: total })
+    usize::try_from(total).map(Some).map_err(|_| DecodeError::FrameTooLarge { len: total })
 }
 
 /// Decodes the frame at the start of `buf`.
@@ -287,18 +262,10 @@ pub fn decode_frame(buf: &[u8]) -> Result<Option<(TcpMessage, usize)>, DecodeErr
     }
     let code = Code(buf[code_at]);
     let tok_at = code_at + 1;
-    let token = Token::new(&buf[tok_at..tok_at + tkl])
-        .map_err(|_| DecodeError::InvalidTokenLength { tkl: tkl as u8 })?;
+    let token =
+        Token::new(&buf[tok_at..tok_at + tkl]).map_err(|_| DecodeError::InvalidTokenLength { tkl: tkl as u8 })?;
     let (options, payload) = decode_options_and_payload(&buf[tok_at + tkl..total])?;
-    Ok(Some((
-        TcpMessage {
-            code,
-            token,
-            options,
-            payload,
-        },
-        total,
-    )))
+    Ok(Some((TcpMessage { code, token, options, payload }, total)))
 }
 
 /// Appends the frame for `msg` to `out`; same as [`TcpMessage::encode`].
@@ -331,10 +298,7 @@ impl FrameDecoder {
     /// header announces a frame longer than `max` bytes (e.g. a
     /// Max-Message-Size learnt from a CSM).
     pub fn with_max_frame_len(max: usize) -> FrameDecoder {
-        FrameDecoder {
-            max_frame_len: Some(max),
-            ..FrameDecoder::default()
-        }
+        FrameDecoder { max_frame_len: Some(max), ..FrameDecoder::default() }
     }
 
     /// Appends received bytes.

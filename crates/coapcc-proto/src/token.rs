@@ -20,10 +20,7 @@ impl Token {
     pub const MAX_LEN: usize = 8;
 
     /// The zero-length token.
-    pub const EMPTY: Token = Token {
-        len: 0,
-        bytes: [0; 8],
-    };
+    pub const EMPTY: Token = Token { len: 0, bytes: [0; 8] };
 
     /// Builds a token from up to 8 bytes.
     pub fn new(bytes: &[u8]) -> Result<Token, TokenTooLong> {

@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use coapcc_cc::{AlgorithmConfig, Instant};
 use coapcc_proto::endpoint::{
-    DuplicateMode, Endpoint, EndpointConfig, Event, FailReason, LifetimeMode, Outcome, RecordKind,
-    Request, Response,
+    DuplicateMode, Endpoint, EndpointConfig, Event, FailReason, LifetimeMode, Outcome, RecordKind, Request, Response,
 };
 use coapcc_proto::{Block, Code, Message, MessageType, Token};
 use support::*;
@@ -32,21 +31,14 @@ fn piggybacked_get() {
     let id = p.client.request(p.now, SERVER, Request::get("/hello"));
     p.drive();
     assert_eq!(kinds(&p, Dir::ToServer), [(MessageType::Con, Code::GET)]);
-    assert_eq!(
-        kinds(&p, Dir::ToClient),
-        [(MessageType::Ack, Code::CONTENT)]
-    );
+    assert_eq!(kinds(&p, Dir::ToClient), [(MessageType::Ack, Code::CONTENT)]);
     let req = p.sent(Dir::ToServer)[0].msg.clone().unwrap();
     let ack = p.sent(Dir::ToClient)[0].msg.clone().unwrap();
     assert_eq!(req.uri_path(), "hello");
     assert_eq!(req.token.len(), 4);
     assert_eq!((ack.message_id, ack.token), (req.message_id, req.token));
     match &p.client_events[..] {
-        [Event::Response {
-            id: rid,
-            peer,
-            response,
-        }] => {
+        [Event::Response { id: rid, peer, response }] => {
             assert_eq!((*rid, *peer), (id, SERVER));
             assert_eq!(response.payload.len(), 60);
             assert_eq!(response.code, Code::CONTENT);
@@ -66,49 +58,23 @@ fn piggybacked_get() {
 #[test]
 fn separate_response_after_piggyback_timeout() {
     let mut p = Pair::default_pair();
-    p.app = App::Delayed(
-        secs(1.5),
-        Box::new(|_m: &Message| Response::content("late")),
-    );
+    p.app = App::Delayed(secs(1.5), Box::new(|_m: &Message| Response::content("late")));
     p.client.request(p.now, SERVER, Request::get("/slow"));
     p.drive();
-    assert_eq!(
-        kinds(&p, Dir::ToServer),
-        [
-            (MessageType::Con, Code::GET),
-            (MessageType::Ack, Code::EMPTY)
-        ]
-    );
-    assert_eq!(
-        kinds(&p, Dir::ToClient),
-        [
-            (MessageType::Ack, Code::EMPTY),
-            (MessageType::Con, Code::CONTENT)
-        ]
-    );
+    assert_eq!(kinds(&p, Dir::ToServer), [(MessageType::Con, Code::GET), (MessageType::Ack, Code::EMPTY)]);
+    assert_eq!(kinds(&p, Dir::ToClient), [(MessageType::Ack, Code::EMPTY), (MessageType::Con, Code::CONTENT)]);
     let to_client = p.sent(Dir::ToClient);
-    assert_eq!(
-        to_client[0].at,
-        at(1.01),
-        "Empty ACK at the piggyback timeout"
-    );
+    assert_eq!(to_client[0].at, at(1.01), "Empty ACK at the piggyback timeout");
     assert_eq!(to_client[1].at, at(1.51));
     let sep = to_client[1].msg.as_ref().unwrap();
     let req = p.sent(Dir::ToServer)[0].msg.clone().unwrap();
     assert_eq!(sep.token, req.token);
     assert_ne!(sep.message_id, req.message_id);
     // The client ACKs the CON response with its Message ID.
-    assert_eq!(
-        p.sent(Dir::ToServer)[1].msg.as_ref().unwrap().message_id,
-        sep.message_id
-    );
+    assert_eq!(p.sent(Dir::ToServer)[1].msg.as_ref().unwrap().message_id, sep.message_id);
     assert_eq!(p.responses().len(), 1);
     assert_eq!(p.responses()[0].payload, b"late");
-    let client_rec = p
-        .records
-        .iter()
-        .find(|r| matches!(r.kind, RecordKind::Request(_)))
-        .unwrap();
+    let client_rec = p.records.iter().find(|r| matches!(r.kind, RecordKind::Request(_))).unwrap();
     assert_eq!(client_rec.outcome, Outcome::Separate);
     assert_eq!(client_rec.acked_at, Some(at(1.02)));
     assert_eq!(client_rec.response_at, Some(at(1.52)));
@@ -130,19 +96,13 @@ fn separate_response_by_defer_with_lost_empty_ack() {
     p.drop = Box::new(|dir, _, m| dir == Dir::ToClient && m.is_some_and(|m| m.code.is_empty()));
     p.client.request(p.now, SERVER, Request::get("/x"));
     p.drive_until(at(0.5));
-    let Some(Event::Request { id, .. }) = p.server_events.first().cloned() else {
-        panic!()
-    };
+    let Some(Event::Request { id, .. }) = p.server_events.first().cloned() else { panic!() };
     p.server.defer(id).unwrap();
     p.server.respond(p.now, id, Response::content("v")).unwrap();
     p.drive();
     assert_eq!(p.responses().len(), 1);
     assert_eq!(p.records[0].outcome, Outcome::Separate);
-    assert_eq!(
-        p.records[0].transmissions.len(),
-        1,
-        "no retransmission needed"
-    );
+    assert_eq!(p.records[0].transmissions.len(), 1, "no retransmission needed");
     assert!(p.client.is_idle() && p.server.is_idle());
 }
 
@@ -164,10 +124,7 @@ fn lost_ack_retransmission_answered_from_cache_once() {
     assert_eq!(to_server[0].bytes, to_server[1].bytes, "same MID and token");
     let to_client = p.sent(Dir::ToClient);
     assert_eq!(to_client.len(), 2);
-    assert_eq!(
-        to_client[0].bytes, to_client[1].bytes,
-        "the cached ACK is replayed"
-    );
+    assert_eq!(to_client[0].bytes, to_client[1].bytes, "the cached ACK is replayed");
     assert_eq!(p.requests_seen_by_app(), 1);
     assert_eq!(p.server.stats().duplicates, 1);
     assert_eq!(p.responses().len(), 1);
@@ -200,20 +157,9 @@ fn rst_fails_the_exchange() {
     let mid = p.sent(Dir::ToServer)[0].msg.as_ref().unwrap().message_id;
     p.inject_to_client(&Message::reset(mid).to_bytes());
     p.drive();
-    assert_eq!(
-        p.client_events,
-        [Event::Failed {
-            id,
-            peer: SERVER,
-            reason: FailReason::Reset
-        }]
-    );
+    assert_eq!(p.client_events, [Event::Failed { id, peer: SERVER, reason: FailReason::Reset }]);
     assert_eq!(p.records[0].outcome, Outcome::Failed(FailReason::Reset));
-    assert_eq!(
-        p.sent(Dir::ToServer).len(),
-        1,
-        "no retransmission after RST"
-    );
+    assert_eq!(p.sent(Dir::ToServer).len(), 1, "no retransmission after RST");
     assert_eq!(p.client.stats().rst_received, 1);
     // A stray RST is ignored.
     p.inject_to_client(&Message::reset(mid.wrapping_add(7)).to_bytes());
@@ -225,42 +171,22 @@ fn nstart_queues_requests_per_peer() {
     let mut p = Pair::default_pair();
     p.latency = secs(0.1);
     for i in 0..3 {
-        p.client
-            .request(p.now, SERVER, Request::get(&format!("/r{i}")));
+        p.client.request(p.now, SERVER, Request::get(&format!("/r{i}")));
     }
     p.drive();
-    let sends: Vec<_> = p
-        .sent(Dir::ToServer)
-        .iter()
-        .map(|w| (w.at, w.msg.as_ref().unwrap().uri_path()))
-        .collect();
-    assert_eq!(
-        sends,
-        [
-            (at(0.0), "r0".into()),
-            (at(0.2), "r1".into()),
-            (at(0.4), "r2".into())
-        ]
-    );
+    let sends: Vec<_> = p.sent(Dir::ToServer).iter().map(|w| (w.at, w.msg.as_ref().unwrap().uri_path())).collect();
+    assert_eq!(sends, [(at(0.0), "r0".into()), (at(0.2), "r1".into()), (at(0.4), "r2".into())]);
     assert_eq!(p.responses().len(), 3);
     // Message IDs are sequential.
-    let mids: Vec<u16> = p
-        .sent(Dir::ToServer)
-        .iter()
-        .map(|w| w.msg.as_ref().unwrap().message_id)
-        .collect();
+    let mids: Vec<u16> = p.sent(Dir::ToServer).iter().map(|w| w.msg.as_ref().unwrap().message_id).collect();
     assert_eq!(mids[1], mids[0].wrapping_add(1));
     assert_eq!(mids[2], mids[0].wrapping_add(2));
 
-    let c = EndpointConfig {
-        nstart: 2,
-        ..EndpointConfig::default()
-    };
+    let c = EndpointConfig { nstart: 2, ..EndpointConfig::default() };
     let mut p = Pair::new(c, EndpointConfig::default());
     p.latency = secs(0.1);
     for i in 0..3 {
-        p.client
-            .request(p.now, SERVER, Request::get(&format!("/r{i}")));
+        p.client.request(p.now, SERVER, Request::get(&format!("/r{i}")));
     }
     p.drive();
     let times: Vec<_> = p.sent(Dir::ToServer).iter().map(|w| w.at).collect();
@@ -274,60 +200,29 @@ fn give_up_after_max_retransmit_with_rfc_timer_sequence() {
     let id = p.client.request(p.now, SERVER, Request::get("/hello"));
     p.drive();
     let times: Vec<_> = p.sent(Dir::ToServer).iter().map(|w| w.at).collect();
-    assert_eq!(
-        times,
-        [at(0.0), at(2.0), at(6.0), at(14.0), at(30.0)],
-        "MAX_RETRANSMIT = 4 retransmissions"
-    );
-    assert_eq!(
-        p.client_events,
-        [Event::Failed {
-            id,
-            peer: SERVER,
-            reason: FailReason::Timeout
-        }]
-    );
+    assert_eq!(times, [at(0.0), at(2.0), at(6.0), at(14.0), at(30.0)], "MAX_RETRANSMIT = 4 retransmissions");
+    assert_eq!(p.client_events, [Event::Failed { id, peer: SERVER, reason: FailReason::Timeout }]);
     let r = &p.records[0];
     let timers: Vec<_> = r.transmissions.iter().map(|t| t.timeout.unwrap()).collect();
-    assert_eq!(
-        timers,
-        [secs(2.0), secs(4.0), secs(8.0), secs(16.0), secs(32.0)]
-    );
-    assert_eq!(
-        r.finished_at,
-        at(62.0),
-        "a full timer after the last retransmission"
-    );
+    assert_eq!(timers, [secs(2.0), secs(4.0), secs(8.0), secs(16.0), secs(32.0)]);
+    assert_eq!(r.finished_at, at(62.0), "a full timer after the last retransmission");
     assert_eq!(r.outcome, Outcome::Failed(FailReason::Timeout));
     assert_eq!(p.client.stats().retransmissions, 4);
 }
 
 #[test]
 fn give_up_helsinki_preset_20_retransmissions() {
-    let mut p = Pair::new(
-        cfg("default:preset=helsinki2018,dither=off"),
-        EndpointConfig::default(),
-    );
+    let mut p = Pair::new(cfg("default:preset=helsinki2018,dither=off"), EndpointConfig::default());
     p.drop = Box::new(|dir, _, _| dir == Dir::ToServer);
     p.client.request(p.now, SERVER, Request::get("/hello"));
     p.drive();
     assert_eq!(p.sent(Dir::ToServer).len(), 21);
-    assert!(matches!(
-        p.client_events[..],
-        [Event::Failed {
-            reason: FailReason::Timeout,
-            ..
-        }]
-    ));
+    assert!(matches!(p.client_events[..], [Event::Failed { reason: FailReason::Timeout, .. }]));
 }
 
 fn large_app() -> App {
     App::Immediate(Box::new(|m: &Message| {
-        let n: usize = m
-            .uri_queries()
-            .iter()
-            .find_map(|q| q.strip_prefix("size=")?.parse().ok())
-            .unwrap_or(0);
+        let n: usize = m.uri_queries().iter().find_map(|q| q.strip_prefix("size=")?.parse().ok()).unwrap_or(0);
         Response::content((0..n).map(|i| (i % 251) as u8).collect::<Vec<u8>>())
     }))
 }
@@ -338,9 +233,7 @@ fn check_block_transfer(p: &mut Pair, request: Request) {
     p.drive();
     let body: Vec<u8> = (0..102_400).map(|i| (i % 251) as u8).collect();
     match &p.client_events[..] {
-        [Event::Response {
-            id: rid, response, ..
-        }] => {
+        [Event::Response { id: rid, response, .. }] => {
             assert_eq!(*rid, id);
             assert!(response.payload == body, "reassembled body differs");
             assert!(response.block2().unwrap().is_none());
@@ -352,10 +245,7 @@ fn check_block_transfer(p: &mut Pair, request: Request) {
     for (i, w) in acks.iter().enumerate() {
         let m = w.msg.as_ref().unwrap();
         let b = m.block2().unwrap().unwrap();
-        assert_eq!(
-            (b.num, b.more, b.szx, m.payload.len()),
-            (i as u32, i < 399, 4, 256)
-        );
+        assert_eq!((b.num, b.more, b.szx, m.payload.len()), (i as u32, i < 399, 4, 256));
     }
     let reqs = p.sent(Dir::ToServer);
     assert_eq!(reqs.len(), 400);
@@ -370,47 +260,30 @@ fn check_block_transfer(p: &mut Pair, request: Request) {
 
 #[test]
 fn block2_client_follows_server_szx() {
-    let s = EndpointConfig {
-        block_szx: 4,
-        ..EndpointConfig::default()
-    };
+    let s = EndpointConfig { block_szx: 4, ..EndpointConfig::default() };
     let mut p = Pair::new(EndpointConfig::default(), s);
     check_block_transfer(&mut p, Request::get("/large?size=102400"));
     // Thesis wire vector W2: block 0 of the 256-byte transfer, 1-byte Block2 value 0x0C.
     let first = p.sent(Dir::ToClient)[0].msg.clone().unwrap();
-    assert_eq!(
-        first.option(coapcc_proto::option::BLOCK2),
-        Some(&[0x0C][..])
-    );
+    assert_eq!(first.option(coapcc_proto::option::BLOCK2), Some(&[0x0C][..]));
 }
 
 #[test]
 fn block2_server_honours_requested_smaller_szx() {
     let mut p = Pair::default_pair();
-    check_block_transfer(
-        &mut p,
-        Request::get("/large?size=102400").with_block2_szx(4),
-    );
+    check_block_transfer(&mut p, Request::get("/large?size=102400").with_block2_szx(4));
 }
 
 #[test]
 fn block2_default_sizes_and_out_of_range() {
     let mut p = Pair::default_pair();
     p.app = large_app();
-    p.client
-        .request(p.now, SERVER, Request::get("/large?size=2500"));
+    p.client.request(p.now, SERVER, Request::get("/large?size=2500"));
     p.drive();
     assert_eq!(p.responses()[0].payload.len(), 2500);
-    let sizes: Vec<usize> = p
-        .sent(Dir::ToClient)
-        .iter()
-        .map(|w| w.msg.as_ref().unwrap().payload.len())
-        .collect();
+    let sizes: Vec<usize> = p.sent(Dir::ToClient).iter().map(|w| w.msg.as_ref().unwrap().payload.len()).collect();
     assert_eq!(sizes, [1024, 1024, 452]);
-    assert_eq!(
-        p.sent(Dir::ToClient)[0].msg.as_ref().unwrap().size2(),
-        Some(2500)
-    );
+    assert_eq!(p.sent(Dir::ToClient)[0].msg.as_ref().unwrap().size2(), Some(2500));
 
     // A block beyond the end: 4.02.
     let mut server = Endpoint::<u8>::with_seed(EndpointConfig::default(), 5);
@@ -418,12 +291,8 @@ fn block2_default_sizes_and_out_of_range() {
     m.add_uri_path("large");
     m.set_block2(Block::new(5, false, 2).unwrap()).unwrap();
     server.handle_datagram(Instant::ZERO, 1, &m.to_bytes());
-    let Some(Event::Request { id, .. }) = server.poll_event() else {
-        panic!()
-    };
-    server
-        .respond(Instant::ZERO, id, Response::content(vec![0u8; 100]))
-        .unwrap();
+    let Some(Event::Request { id, .. }) = server.poll_event() else { panic!() };
+    server.respond(Instant::ZERO, id, Response::content(vec![0u8; 100])).unwrap();
     let ack = Message::decode(&server.poll_transmit(Instant::ZERO).unwrap().bytes).unwrap();
     assert_eq!(ack.code, Code::BAD_OPTION);
 }
@@ -437,43 +306,25 @@ fn fasor_token_copy_identification() {
     p.drive();
     let reqs = p.sent(Dir::ToServer);
     assert_eq!(reqs.len(), 2);
-    let (t0, t1) = (
-        reqs[0].msg.as_ref().unwrap().token,
-        reqs[1].msg.as_ref().unwrap().token,
-    );
-    assert_eq!(
-        reqs[0].msg.as_ref().unwrap().message_id,
-        reqs[1].msg.as_ref().unwrap().message_id
-    );
+    let (t0, t1) = (reqs[0].msg.as_ref().unwrap().token, reqs[1].msg.as_ref().unwrap().token);
+    assert_eq!(reqs[0].msg.as_ref().unwrap().message_id, reqs[1].msg.as_ref().unwrap().message_id);
     assert_eq!(t0.as_bytes()[..3], t1.as_bytes()[..3]);
-    assert_eq!(
-        (t0.as_bytes()[3], t1.as_bytes()[3]),
-        (0, 1),
-        "the last token byte is the ordinal"
-    );
+    assert_eq!((t0.as_bytes()[3], t1.as_bytes()[3]), (0, 1), "the last token byte is the ordinal");
     let ack = p.sent(Dir::ToClient)[0].msg.clone().unwrap();
     assert_eq!(ack.token, t1, "the server echoes the copy it answers");
     let r = &p.records[0];
     let copy = r.copy.expect("copy identified");
     assert_eq!(copy.ordinal, 1);
     assert_eq!(copy.rtt, Duration::from_millis(20), "RTT of copy 1 itself");
-    assert_eq!(
-        r.rtt,
-        Some(r.transmissions[1].at - r.transmissions[0].at + Duration::from_millis(20))
-    );
+    assert_eq!(r.rtt, Some(r.transmissions[1].at - r.transmissions[0].at + Duration::from_millis(20)));
     // The unambiguous 20 ms sample reached FASOR's FastRTO.
     let snap = p.client.cc(&SERVER).unwrap();
-    let strong = coapcc_cc::CongestionControl::snapshot(snap)
-        .strong
-        .expect("FastRTO sampled");
+    let strong = coapcc_cc::CongestionControl::snapshot(snap).strong.expect("FastRTO sampled");
     assert_eq!(strong.srtt, Duration::from_millis(20));
 }
 
 fn ack_loss_ordinal(mode: DuplicateMode) -> u32 {
-    let s = EndpointConfig {
-        duplicate_mode: mode,
-        ..EndpointConfig::default()
-    };
+    let s = EndpointConfig { duplicate_mode: mode, ..EndpointConfig::default() };
     let mut p = Pair::new(cfg("fasor-token:dither=off"), s);
     p.drop = Box::new(|dir, n, _| dir == Dir::ToClient && n == 0);
     p.client.request(p.now, SERVER, Request::get("/hello"));
@@ -502,15 +353,11 @@ fn plain_algorithms_do_not_vary_the_token() {
 
 #[test]
 fn dedup_cache_is_bounded() {
-    let s = EndpointConfig {
-        dedup_capacity: 16,
-        ..EndpointConfig::default()
-    };
+    let s = EndpointConfig { dedup_capacity: 16, ..EndpointConfig::default() };
     let mut server = Endpoint::<u16>::with_seed(s, 5);
     let now = Instant::ZERO;
     for i in 0..200u16 {
-        let mut m =
-            Message::new(MessageType::Con, Code::GET, i).with_token(Token::from_u64(i as u64));
+        let mut m = Message::new(MessageType::Con, Code::GET, i).with_token(Token::from_u64(i as u64));
         m.add_uri_path("hello");
         server.handle_datagram(now, i % 7, &m.to_bytes());
         while let Some(Event::Request { id, .. }) = server.poll_event() {
@@ -519,10 +366,7 @@ fn dedup_cache_is_bounded() {
         assert!(server.dedup_len() <= 16);
     }
     let st = server.stats();
-    assert_eq!(
-        (st.dedup_len, st.dedup_evicted, st.requests_received),
-        (16, 184, 200)
-    );
+    assert_eq!((st.dedup_len, st.dedup_evicted, st.requests_received), (16, 184, 200));
     // The newest entries are still answered from the cache.
     let mut m = Message::new(MessageType::Con, Code::GET, 199).with_token(Token::from_u64(199));
     m.add_uri_path("hello");
@@ -535,10 +379,7 @@ fn dedup_cache_is_bounded() {
 
 #[test]
 fn lifetime_formula_expires_dedup_entries() {
-    let s = EndpointConfig {
-        lifetime_mode: LifetimeMode::Formula,
-        ..EndpointConfig::default()
-    };
+    let s = EndpointConfig { lifetime_mode: LifetimeMode::Formula, ..EndpointConfig::default() };
     let mut server = Endpoint::<u8>::with_seed(s, 5);
     let mut m = Message::new(MessageType::Con, Code::GET, 9).with_token(Token::from_u64(1));
     m.add_uri_path("a");
@@ -550,17 +391,9 @@ fn lifetime_formula_expires_dedup_entries() {
     server.handle_datagram(Instant::ZERO, 1, &m.to_bytes());
     answer(&mut server, Instant::ZERO);
     server.handle_datagram(at(246.0), 1, &m.to_bytes());
-    assert_eq!(
-        server.stats().duplicates,
-        1,
-        "within EXCHANGE_LIFETIME = 247 s"
-    );
+    assert_eq!(server.stats().duplicates, 1, "within EXCHANGE_LIFETIME = 247 s");
     server.handle_datagram(at(247.0), 1, &m.to_bytes());
-    assert_eq!(
-        server.stats().requests_received,
-        2,
-        "a new message after EXCHANGE_LIFETIME"
-    );
+    assert_eq!(server.stats().requests_received, 2, "a new message after EXCHANGE_LIFETIME");
 
     // until-complete: never expires by time.
     let mut server = Endpoint::<u8>::with_seed(EndpointConfig::default(), 5);
@@ -580,16 +413,10 @@ fn malformed_con_gets_rst_others_are_dropped() {
     assert_eq!(t.bytes, [0x70, 0x00, 0x12, 0x34]);
     // CON with a truncated option.
     server.handle_datagram(now, 1, &[0x40, 0x01, 0x00, 0x07, 0xB5, b'h']);
-    assert_eq!(
-        server.poll_transmit(now).unwrap().bytes,
-        Message::reset(7).to_bytes()
-    );
+    assert_eq!(server.poll_transmit(now).unwrap().bytes, Message::reset(7).to_bytes());
     // CON with a reserved code class (1.xx).
     server.handle_datagram(now, 1, &[0x40, 0x21, 0x00, 0x08]);
-    assert_eq!(
-        server.poll_transmit(now).unwrap().bytes,
-        Message::reset(8).to_bytes()
-    );
+    assert_eq!(server.poll_transmit(now).unwrap().bytes, Message::reset(8).to_bytes());
     // NON with TKL = 9, a too short datagram, a bad version: silently dropped.
     server.handle_datagram(now, 1, &[0x59, 0x01, 0x12, 0x35]);
     server.handle_datagram(now, 1, &[0x40, 0x01]);
@@ -597,10 +424,7 @@ fn malformed_con_gets_rst_others_are_dropped() {
     assert!(server.poll_transmit(now).is_none());
     // A CoAP ping (Empty CON) gets RST.
     server.handle_datagram(now, 1, &Message::empty(MessageType::Con, 99).to_bytes());
-    assert_eq!(
-        server.poll_transmit(now).unwrap().bytes,
-        Message::reset(99).to_bytes()
-    );
+    assert_eq!(server.poll_transmit(now).unwrap().bytes, Message::reset(99).to_bytes());
     let st = server.stats();
     assert_eq!((st.malformed, st.rst_sent), (6, 4));
     assert!(server.poll_event().is_none());
@@ -609,11 +433,7 @@ fn malformed_con_gets_rst_others_are_dropped() {
 #[test]
 fn unknown_critical_option_is_rejected_with_4_02() {
     let mut p = Pair::default_pair();
-    p.client.request(
-        p.now,
-        SERVER,
-        Request::get("/hello").with_option(9, vec![1u8]),
-    );
+    p.client.request(p.now, SERVER, Request::get("/hello").with_option(9, vec![1u8]));
     p.drive();
     assert_eq!(p.responses()[0].code, Code::BAD_OPTION);
     assert_eq!(p.requests_seen_by_app(), 0);
@@ -622,36 +442,20 @@ fn unknown_critical_option_is_rejected_with_4_02() {
 #[test]
 fn non_request_gets_non_response() {
     let mut p = Pair::default_pair();
-    p.client
-        .request(p.now, SERVER, Request::get("/hello").confirmable(false));
+    p.client.request(p.now, SERVER, Request::get("/hello").confirmable(false));
     p.drive();
     assert_eq!(kinds(&p, Dir::ToServer), [(MessageType::Non, Code::GET)]);
-    assert_eq!(
-        kinds(&p, Dir::ToClient),
-        [(MessageType::Non, Code::CONTENT)]
-    );
+    assert_eq!(kinds(&p, Dir::ToClient), [(MessageType::Non, Code::CONTENT)]);
     assert_eq!(p.records[0].outcome, Outcome::NonResponse);
     assert_eq!(p.responses().len(), 1);
 
     // A lost NON response fails after the response timeout.
-    let c = EndpointConfig {
-        response_timeout: Some(secs(5.0)),
-        ..EndpointConfig::default()
-    };
+    let c = EndpointConfig { response_timeout: Some(secs(5.0)), ..EndpointConfig::default() };
     let mut p = Pair::new(c, EndpointConfig::default());
     p.drop = Box::new(|dir, _, _| dir == Dir::ToClient);
-    let id = p
-        .client
-        .request(p.now, SERVER, Request::get("/hello").confirmable(false));
+    let id = p.client.request(p.now, SERVER, Request::get("/hello").confirmable(false));
     p.drive();
-    assert_eq!(
-        p.client_events,
-        [Event::Failed {
-            id,
-            peer: SERVER,
-            reason: FailReason::ResponseTimeout
-        }]
-    );
+    assert_eq!(p.client_events, [Event::Failed { id, peer: SERVER, reason: FailReason::ResponseTimeout }]);
     assert_eq!(p.now, at(5.0));
 }
 
@@ -660,10 +464,7 @@ fn unexpected_con_response_gets_rst() {
     let mut p = Pair::default_pair();
     let m = Message::new(MessageType::Con, Code::CONTENT, 77).with_token(Token::from_u64(0xdead));
     p.inject_to_client(&m.to_bytes());
-    assert_eq!(
-        p.client.poll_transmit(p.now).unwrap().bytes,
-        Message::reset(77).to_bytes()
-    );
+    assert_eq!(p.client.poll_transmit(p.now).unwrap().bytes, Message::reset(77).to_bytes());
 }
 
 #[test]
@@ -673,9 +474,7 @@ fn requests_to_two_peers_run_in_parallel() {
     c.request(now, 7, Request::get("/a"));
     c.request(now, 8, Request::get("/a"));
     c.request(now, 7, Request::get("/b"));
-    let peers: Vec<u8> = std::iter::from_fn(|| c.poll_transmit(now))
-        .map(|t| t.peer)
-        .collect();
+    let peers: Vec<u8> = std::iter::from_fn(|| c.poll_transmit(now)).map(|t| t.peer).collect();
     assert_eq!(peers, [7, 8]);
     assert_eq!(c.pending_requests(), 3);
 }
@@ -683,14 +482,10 @@ fn requests_to_two_peers_run_in_parallel() {
 #[test]
 fn every_registry_algorithm_drives_a_lossy_exchange() {
     for info in coapcc_cc::ALGORITHMS {
-        let mut p = Pair::new(
-            EndpointConfig::with_cc(info.default_config()),
-            EndpointConfig::default(),
-        );
+        let mut p = Pair::new(EndpointConfig::with_cc(info.default_config()), EndpointConfig::default());
         p.drop = Box::new(|_, n, _| n % 3 == 1);
         for i in 0..5 {
-            p.client
-                .request(p.now, SERVER, Request::get(&format!("/r{i}")));
+            p.client.request(p.now, SERVER, Request::get(&format!("/r{i}")));
         }
         p.drive();
         let done = p.client_events.len();

@@ -18,20 +18,18 @@ fn datagram() -> impl Strategy<Value = Vec<u8>> {
         any::<bool>(),
     )
         .prop_map(|(t, code, mid, tok, payload, path)| {
-            let mut m = Message::new(MessageType::from_bits(t), Code(code), mid)
-                .with_token(Token::new(&tok).unwrap());
+            let mut m = Message::new(MessageType::from_bits(t), Code(code), mid).with_token(Token::new(&tok).unwrap());
             if path {
                 m.add_uri_path("hello");
             }
             m.payload = payload;
             m.to_bytes()
         });
-    let mutated =
-        (valid.clone(), any::<prop::sample::Index>(), any::<u8>()).prop_map(|(mut b, i, v)| {
-            let i = i.index(b.len());
-            b[i] = v;
-            b
-        });
+    let mutated = (valid.clone(), any::<prop::sample::Index>(), any::<u8>()).prop_map(|(mut b, i, v)| {
+        let i = i.index(b.len());
+        b[i] = v;
+        b
+    });
     prop_oneof![
         3 => valid,
         2 => mutated,

@@ -35,30 +35,24 @@ fn payload() -> impl Strategy<Value = Vec<u8>> {
 
 /// Any message that `Message::decode` accepts.
 fn valid_message() -> impl Strategy<Value = Message> {
-    let code = any::<u8>()
-        .prop_map(Code)
-        .prop_filter("reserved class", |c| !c.is_reserved_class());
-    (0u8..4, code, any::<u16>(), token(), options(), payload()).prop_map(
-        |(t, code, mid, token, options, payload)| {
-            let mut m = Message::new(MessageType::from_bits(t), code, mid);
-            if !code.is_empty() {
-                m.token = token;
-                m.options = options;
-                m.payload = payload;
-            }
-            m
-        },
-    )
+    let code = any::<u8>().prop_map(Code).prop_filter("reserved class", |c| !c.is_reserved_class());
+    (0u8..4, code, any::<u16>(), token(), options(), payload()).prop_map(|(t, code, mid, token, options, payload)| {
+        let mut m = Message::new(MessageType::from_bits(t), code, mid);
+        if !code.is_empty() {
+            m.token = token;
+            m.options = options;
+            m.payload = payload;
+        }
+        m
+    })
 }
 
 fn tcp_message() -> impl Strategy<Value = TcpMessage> {
-    (any::<u8>(), token(), options(), payload()).prop_map(|(code, token, options, payload)| {
-        TcpMessage {
-            code: Code(code),
-            token,
-            options,
-            payload,
-        }
+    (any::<u8>(), token(), options(), payload()).prop_map(|(code, token, options, payload)| TcpMessage {
+        code: Code(code),
+        token,
+        options,
+        payload,
     })
 }
 

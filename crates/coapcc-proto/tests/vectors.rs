@@ -19,9 +19,7 @@ fn check_udp(m: &Message, expected: &[u8]) {
 fn w1_con_get_hello() {
     let mut m = Message::new(MessageType::Con, Code::GET, 0x0001).with_token(tok());
     m.add_uri_path("/hello");
-    let expected = [
-        0x41, 0x01, 0x00, 0x01, 0xA5, 0xB5, 0x68, 0x65, 0x6C, 0x6C, 0x6F,
-    ];
+    let expected = [0x41, 0x01, 0x00, 0x01, 0xA5, 0xB5, 0x68, 0x65, 0x6C, 0x6C, 0x6F];
     check_udp(&m, &expected);
     assert_eq!(expected.len(), 11);
     let d = Message::decode(&expected).unwrap();
@@ -33,23 +31,14 @@ fn w1_con_get_hello() {
 #[test]
 fn w2_ack_content_block2() {
     let payload: Vec<u8> = (0..=255u8).collect();
-    let mut m = Message::new(MessageType::Ack, Code::CONTENT, 0x0001)
-        .with_token(tok())
-        .with_payload(payload.clone());
+    let mut m = Message::new(MessageType::Ack, Code::CONTENT, 0x0001).with_token(tok()).with_payload(payload.clone());
     m.set_block2(Block::new(0, true, 4).unwrap()).unwrap();
     let mut expected = vec![0x61, 0x45, 0x00, 0x01, 0xA5, 0xD1, 0x0A, 0x0C, 0xFF];
     expected.extend_from_slice(&payload);
     assert_eq!(expected.len(), 265);
     check_udp(&m, &expected);
     let d = Message::decode(&expected).unwrap();
-    assert_eq!(
-        d.block2(),
-        Ok(Some(Block {
-            num: 0,
-            more: true,
-            szx: 4
-        }))
-    );
+    assert_eq!(d.block2(), Ok(Some(Block { num: 0, more: true, szx: 4 })));
     assert_eq!(d.block2().unwrap().unwrap().block_size(), 256);
     // + 8 B UDP + 20 B IPv4 = 293 ≤ 296-byte MTU
     assert_eq!(m.encoded_len() + 28, 293);
@@ -60,9 +49,7 @@ fn w3_con_get_hello_block2() {
     let mut m = Message::new(MessageType::Con, Code::GET, 0x0002).with_token(tok());
     m.add_uri_path("hello");
     m.set_block2(Block::new(1, false, 4).unwrap()).unwrap();
-    let expected = [
-        0x41, 0x01, 0x00, 0x02, 0xA5, 0xB5, 0x68, 0x65, 0x6C, 0x6C, 0x6F, 0xC1, 0x14,
-    ];
+    let expected = [0x41, 0x01, 0x00, 0x02, 0xA5, 0xB5, 0x68, 0x65, 0x6C, 0x6C, 0x6F, 0xC1, 0x14];
     check_udp(&m, &expected);
     // insertion order must not matter: Block2 first, Uri-Path second
     let mut m2 = Message::new(MessageType::Con, Code::GET, 0x0002).with_token(tok());
@@ -124,9 +111,7 @@ fn f1_tcp_length_nibbles() {
 #[test]
 fn f2_experiment_response() {
     let payload = vec![0x42u8; 102_400];
-    let m = TcpMessage::new(Code::CONTENT)
-        .with_token(tok())
-        .with_payload(payload.clone());
+    let m = TcpMessage::new(Code::CONTENT).with_token(tok()).with_payload(payload.clone());
     assert_eq!(m.body_len(), 102_401);
     let mut f = Vec::new();
     tcp::encode_frame(&m, &mut f);
@@ -145,10 +130,7 @@ fn f3_empty_signals() {
     for (m, bytes) in [
         (TcpMessage::csm(None, false), [0x00, 0xE1]),
         (TcpMessage::ping(Token::EMPTY), [0x00, 0xE2]),
-        (
-            TcpMessage::pong(&TcpMessage::ping(Token::EMPTY)),
-            [0x00, 0xE3],
-        ),
+        (TcpMessage::pong(&TcpMessage::ping(Token::EMPTY)), [0x00, 0xE3]),
     ] {
         assert_eq!(m.to_bytes(), bytes);
         assert_eq!(tcp::decode_frame(&bytes), Ok(Some((m, 2))));
@@ -209,14 +191,9 @@ fn code_display_and_predicates() {
 
 #[test]
 fn peek_header_and_reset() {
-    let w1 = [
-        0x41, 0x01, 0x00, 0x01, 0xA5, 0xB5, 0x68, 0x65, 0x6C, 0x6C, 0x6F,
-    ];
+    let w1 = [0x41, 0x01, 0x00, 0x01, 0xA5, 0xB5, 0x68, 0x65, 0x6C, 0x6C, 0x6F];
     let h = peek_header(&w1).unwrap();
-    assert_eq!(
-        (h.mtype, h.tkl, h.code, h.message_id),
-        (MessageType::Con, 1, Code::GET, 1)
-    );
+    assert_eq!((h.mtype, h.tkl, h.code, h.message_id), (MessageType::Con, 1, Code::GET, 1));
     // malformed CON (TKL 9) still has a readable header → RST with same MID
     let bad = [0x49, 0x01, 0x12, 0x34];
     assert!(Message::decode(&bad).is_err());
@@ -250,8 +227,7 @@ fn uri_path_and_query_helpers() {
 
 #[test]
 fn repeated_and_large_options_roundtrip() {
-    let mut m = Message::new(MessageType::Non, Code::POST, 0xBEEF)
-        .with_token(Token::from_u64(0x0102030405060708));
+    let mut m = Message::new(MessageType::Non, Code::POST, 0xBEEF).with_token(Token::from_u64(0x0102030405060708));
     m.add_option(4, vec![1, 2]);
     m.add_option(4, vec![3]);
     m.add_option(1, vec![]);
@@ -265,10 +241,7 @@ fn repeated_and_large_options_roundtrip() {
     assert_eq!(b.len(), m.encoded_len());
     let d = Message::decode(&b).unwrap();
     assert_eq!(d, m);
-    assert_eq!(
-        d.option_values(4).collect::<Vec<_>>(),
-        [&[1u8, 2][..], &[3][..]]
-    );
+    assert_eq!(d.option_values(4).collect::<Vec<_>>(), [&[1u8, 2][..], &[3][..]]);
     assert_eq!(d.content_format(), Some(50));
     assert_eq!(d.size2(), Some(102_400));
     assert_eq!(d.token.len(), 8);
@@ -281,9 +254,6 @@ fn udp_tcp_conversion() {
     let mut m = Message::new(MessageType::Con, Code::GET, 9).with_token(tok());
     m.add_uri_path("hello");
     let t = TcpMessage::from(m.clone());
-    assert_eq!(
-        t.to_bytes(),
-        [0x61, 0x01, 0xA5, 0xB5, 0x68, 0x65, 0x6C, 0x6C, 0x6F]
-    );
+    assert_eq!(t.to_bytes(), [0x61, 0x01, 0xA5, 0xB5, 0x68, 0x65, 0x6C, 0x6C, 0x6F]);
     assert_eq!(t.into_message(MessageType::Con, 9), m);
 }

@@ -29,9 +29,7 @@ fn algorithms_json() -> String {
 /// form; raises ValueError with a message that lists the valid choices.
 #[pyfunction]
 fn resolve_algorithm(spec: &str) -> PyResult<String> {
-    coapcc_cc::AlgorithmConfig::parse(spec)
-        .map(|c| c.to_string())
-        .map_err(|e| PyValueError::new_err(e.to_string()))
+    coapcc_cc::AlgorithmConfig::parse(spec).map(|c| c.to_string()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// Run one simulation. `config_json` is a `SimConfig` as JSON (unknown keys are errors);

@@ -1,7 +1,9 @@
 //! Helpers shared by the integration tests: drive one exchange with explicit timestamps.
 #![allow(dead_code)]
 
-use coapcc_cc::{AckInfo, Algorithm, AlgorithmConfig, CongestionControl, Exchange, GiveUpReason, Instant, SplitMix64, TimeoutAction};
+use coapcc_cc::{
+    AckInfo, Algorithm, AlgorithmConfig, CongestionControl, Exchange, GiveUpReason, Instant, SplitMix64, TimeoutAction,
+};
 use core::time::Duration;
 
 pub fn secs(s: f64) -> Duration {

@@ -6,11 +6,7 @@ use clap::{Parser, Subcommand};
 use coapcc_net::{client_main, server_main, ClientArgs, ServerArgs};
 
 #[derive(Parser)]
-#[command(
-    name = "coapcc-net",
-    version,
-    about = "coapcc CoAP-over-UDP server and client"
-)]
+#[command(name = "coapcc-net", version, about = "coapcc CoAP-over-UDP server and client")]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -27,12 +27,7 @@ pub(crate) fn size(szx: u8) -> usize {
 ///   block number is then rescaled, RFC 7959 §2.4).
 /// - A request without Block2 gets the whole representation if it is at most
 ///   `max_unblocked` bytes, else block 0 of size `max_szx`.
-pub(crate) fn slice(
-    len: usize,
-    requested: Option<Block>,
-    max_szx: u8,
-    max_unblocked: usize,
-) -> Slice {
+pub(crate) fn slice(len: usize, requested: Option<Block>, max_szx: u8, max_unblocked: usize) -> Slice {
     let max_szx = max_szx.min(6);
     match requested {
         Some(b) => {
@@ -47,25 +42,11 @@ pub(crate) fn slice(
                 return Slice::OutOfRange;
             }
             let end = (offset + bs).min(len);
-            Slice::Block(
-                Block {
-                    num,
-                    more: end < len,
-                    szx,
-                },
-                offset..end,
-            )
+            Slice::Block(Block { num, more: end < len, szx }, offset..end)
         }
         None if len > max_unblocked => {
             let bs = size(max_szx);
-            Slice::Block(
-                Block {
-                    num: 0,
-                    more: len > bs,
-                    szx: max_szx,
-                },
-                0..bs.min(len),
-            )
+            Slice::Block(Block { num: 0, more: len > bs, szx: max_szx }, 0..bs.min(len))
         }
         None => Slice::Whole,
     }
@@ -76,74 +57,23 @@ mod tests {
     use super::*;
 
     fn blk(num: u32, szx: u8) -> Option<Block> {
-        Some(Block {
-            num,
-            more: false,
-            szx,
-        })
+        Some(Block { num, more: false, szx })
     }
 
     #[test]
     fn slicing() {
         assert_eq!(slice(60, None, 6, 1024), Slice::Whole);
-        assert_eq!(
-            slice(2000, None, 6, 1024),
-            Slice::Block(
-                Block {
-                    num: 0,
-                    more: true,
-                    szx: 6
-                },
-                0..1024
-            )
-        );
+        assert_eq!(slice(2000, None, 6, 1024), Slice::Block(Block { num: 0, more: true, szx: 6 }, 0..1024));
         assert_eq!(
             slice(102_400, blk(399, 4), 6, 1024),
-            Slice::Block(
-                Block {
-                    num: 399,
-                    more: false,
-                    szx: 4
-                },
-                102_144..102_400
-            )
+            Slice::Block(Block { num: 399, more: false, szx: 4 }, 102_144..102_400)
         );
         assert_eq!(slice(102_400, blk(400, 4), 6, 1024), Slice::OutOfRange);
         // Client asks for 1024-byte blocks, server allows 256: block 1 of 1024 = block 4 of 256.
-        assert_eq!(
-            slice(3000, blk(1, 6), 4, 1024),
-            Slice::Block(
-                Block {
-                    num: 4,
-                    more: true,
-                    szx: 4
-                },
-                1024..1280
-            )
-        );
+        assert_eq!(slice(3000, blk(1, 6), 4, 1024), Slice::Block(Block { num: 4, more: true, szx: 4 }, 1024..1280));
         // Empty representation, block 0.
-        assert_eq!(
-            slice(0, blk(0, 2), 6, 1024),
-            Slice::Block(
-                Block {
-                    num: 0,
-                    more: false,
-                    szx: 2
-                },
-                0..0
-            )
-        );
+        assert_eq!(slice(0, blk(0, 2), 6, 1024), Slice::Block(Block { num: 0, more: false, szx: 2 }, 0..0));
         // A small representation asked block-wise: block 0 with M=0.
-        assert_eq!(
-            slice(10, blk(0, 4), 6, 1024),
-            Slice::Block(
-                Block {
-                    num: 0,
-                    more: false,
-                    szx: 4
-                },
-                0..10
-            )
-        );
+        assert_eq!(slice(10, blk(0, 4), 6, 1024), Slice::Block(Block { num: 0, more: false, szx: 4 }, 0..10));
     }
 }

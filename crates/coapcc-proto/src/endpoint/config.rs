@@ -130,10 +130,7 @@ impl Default for EndpointConfig {
 impl EndpointConfig {
     /// The default configuration with algorithm `cc`.
     pub fn with_cc(cc: AlgorithmConfig) -> Self {
-        EndpointConfig {
-            cc,
-            ..EndpointConfig::default()
-        }
+        EndpointConfig { cc, ..EndpointConfig::default() }
     }
 
     /// The RFC 7252 transmission parameters of this configuration.
@@ -173,12 +170,7 @@ impl TransmissionParams {
 
     /// The RFC defaults (2 s, 1.5, 4, 100 s).
     pub fn rfc7252() -> Self {
-        TransmissionParams {
-            ack_timeout: 2.0,
-            ack_random_factor: 1.5,
-            max_retransmit: 4,
-            max_latency: 100.0,
-        }
+        TransmissionParams { ack_timeout: 2.0, ack_random_factor: 1.5, max_retransmit: 4, max_latency: 100.0 }
     }
 
     fn pow2m1(&self, extra: u32) -> f64 {
@@ -207,11 +199,7 @@ impl TransmissionParams {
 
     /// EXCHANGE_LIFETIME = MAX_TRANSMIT_SPAN + 2 · MAX_LATENCY + PROCESSING_DELAY.
     pub fn exchange_lifetime(&self) -> Duration {
-        secs_sat(
-            self.ack_timeout * self.pow2m1(0) * self.ack_random_factor
-                + 2.0 * self.max_latency
-                + self.ack_timeout,
-        )
+        secs_sat(self.ack_timeout * self.pow2m1(0) * self.ack_random_factor + 2.0 * self.max_latency + self.ack_timeout)
     }
 
     /// NON_LIFETIME = MAX_TRANSMIT_SPAN + MAX_LATENCY.
@@ -264,14 +252,9 @@ mod tests {
 
     #[test]
     fn reads_common_parameters_of_any_algorithm() {
-        let cc =
-            AlgorithmConfig::parse("fasor:ack_timeout=3,ack_random_factor=1.25,max_retransmit=2")
-                .unwrap();
+        let cc = AlgorithmConfig::parse("fasor:ack_timeout=3,ack_random_factor=1.25,max_retransmit=2").unwrap();
         let p = TransmissionParams::from_algorithm(&cc, Duration::from_secs(100));
-        assert_eq!(
-            (p.ack_timeout, p.ack_random_factor, p.max_retransmit),
-            (3.0, 1.25, 2)
-        );
+        assert_eq!((p.ack_timeout, p.ack_random_factor, p.max_retransmit), (3.0, 1.25, 2));
         let huge = AlgorithmConfig::parse("default:max_retransmit=255").unwrap();
         let p = TransmissionParams::from_algorithm(&huge, Duration::from_secs(100));
         assert!(p.exchange_lifetime() > Duration::from_secs(1_000_000));
@@ -279,19 +262,10 @@ mod tests {
 
     #[test]
     fn parse_modes() {
-        assert_eq!(
-            LifetimeMode::parse("until_complete"),
-            Some(LifetimeMode::UntilComplete)
-        );
+        assert_eq!(LifetimeMode::parse("until_complete"), Some(LifetimeMode::UntilComplete));
         assert_eq!(LifetimeMode::parse("formula"), Some(LifetimeMode::Formula));
-        assert_eq!(
-            DuplicateMode::parse("replay_cached"),
-            Some(DuplicateMode::ReplayCached)
-        );
-        assert_eq!(
-            DuplicateMode::parse("answer-each-copy"),
-            Some(DuplicateMode::AnswerEachCopy)
-        );
+        assert_eq!(DuplicateMode::parse("replay_cached"), Some(DuplicateMode::ReplayCached));
+        assert_eq!(DuplicateMode::parse("answer-each-copy"), Some(DuplicateMode::AnswerEachCopy));
         assert_eq!(DuplicateMode::parse("x"), None);
     }
 }

@@ -37,13 +37,7 @@ pub(crate) struct DedupCache<P> {
 
 impl<P: Clone + Ord> DedupCache<P> {
     pub(crate) fn new(capacity: usize) -> Self {
-        DedupCache {
-            map: BTreeMap::new(),
-            order: VecDeque::new(),
-            capacity: capacity.max(1),
-            evicted: 0,
-            expired: 0,
-        }
+        DedupCache { map: BTreeMap::new(), order: VecDeque::new(), capacity: capacity.max(1), evicted: 0, expired: 0 }
     }
 
     pub(crate) fn len(&self) -> usize {

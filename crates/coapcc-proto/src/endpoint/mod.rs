@@ -51,15 +51,14 @@ use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Debug;
 
 use coapcc_cc::{
-    AckInfo, Algorithm, CongestionControl, Entropy, Exchange, GiveUpReason, Instant, SplitMix64,
-    TimeoutAction,
+    AckInfo, Algorithm, CongestionControl, Entropy, Exchange, GiveUpReason, Instant, SplitMix64, TimeoutAction,
 };
 use core::time::Duration;
 
 pub use config::{DuplicateMode, EndpointConfig, LifetimeMode, TransmissionParams};
 pub use types::{
-    Event, ExchangeRecord, FailReason, Outcome, RecordKind, Request, RequestId, Response,
-    ServerRequestId, Stats, TransmissionRecord, Transmit,
+    Event, ExchangeRecord, FailReason, Outcome, RecordKind, Request, RequestId, Response, ServerRequestId, Stats,
+    TransmissionRecord, Transmit,
 };
 
 use block::Slice;
@@ -203,15 +202,10 @@ impl<P: Peer> Endpoint<P> {
     pub fn new(config: EndpointConfig, mut rng: Box<dyn Entropy + Send>) -> Self {
         let params = config.params();
         let (con_lifetime, non_lifetime) = match config.lifetime_mode {
-            LifetimeMode::Formula => (
-                Some(params.exchange_lifetime()),
-                Some(params.non_lifetime()),
-            ),
+            LifetimeMode::Formula => (Some(params.exchange_lifetime()), Some(params.non_lifetime())),
             LifetimeMode::UntilComplete => (None, None),
         };
-        let response_timeout = config
-            .response_timeout
-            .unwrap_or_else(|| params.max_transmit_wait());
+        let response_timeout = config.response_timeout.unwrap_or_else(|| params.max_transmit_wait());
         let next_mid = rng.next_u64() as u16;
         Endpoint {
             dedup: DedupCache::new(config.dedup_capacity),
@@ -322,21 +316,10 @@ impl<P: Peer> Endpoint<P> {
     /// outcome arrives as [`Event::Response`] or [`Event::Failed`].
     pub fn request(&mut self, now: Instant, peer: P, request: Request) -> RequestId {
         let id = RequestId(self.fresh_id());
-        let block = request.block2_szx.map(|szx| Block {
-            num: 0,
-            more: false,
-            szx: szx.min(6),
-        });
+        let block = request.block2_szx.map(|szx| Block { num: 0, more: false, szx: szx.min(6) });
         let msg = build_request(&request, block);
         let con = request.confirmable;
-        self.requests.insert(
-            id,
-            ClientReq {
-                template: request,
-                body: Vec::new(),
-                blockwise: false,
-            },
-        );
+        self.requests.insert(id, ClientReq { template: request, body: Vec::new(), blockwise: false });
         self.enqueue(now, peer, RecordKind::Request(id), msg, con, false);
         self.pump(now);
         id
@@ -347,12 +330,7 @@ impl<P: Peer> Endpoint<P> {
     /// sent as a separate CON (retransmitted under congestion control). NON requests get a
     /// NON response. Large payloads are sliced per the request's Block2 option and
     /// [`EndpointConfig::block_szx`].
-    pub fn respond(
-        &mut self,
-        now: Instant,
-        id: ServerRequestId,
-        response: Response,
-    ) -> Result<(), UnknownRequest> {
+    pub fn respond(&mut self, now: Instant, id: ServerRequestId, response: Response) -> Result<(), UnknownRequest> {
         let s = self.served.remove(&id).ok_or(UnknownRequest(id))?;
         let msg = self.build_response(&s, response);
         if s.con && !s.acked {
@@ -364,14 +342,7 @@ impl<P: Peer> Endpoint<P> {
         } else if s.con {
             let mut m = msg;
             m.mtype = MessageType::Con;
-            self.enqueue(
-                now,
-                s.peer,
-                RecordKind::SeparateResponse(id),
-                m,
-                true,
-                false,
-            );
+            self.enqueue(now, s.peer, RecordKind::SeparateResponse(id), m, true, false);
         } else {
             let mut m = msg;
             m.mtype = MessageType::Non;
@@ -458,9 +429,7 @@ impl<P: Peer> Endpoint<P> {
             .outs
             .iter()
             .filter(|(_, o)| match o.state {
-                OutState::WaitAck { deadline } | OutState::WaitResponse { deadline } => {
-                    deadline <= now
-                }
+                OutState::WaitAck { deadline } | OutState::WaitResponse { deadline } => deadline <= now,
                 OutState::Queued => false,
             })
             .map(|(x, _)| *x)
@@ -468,12 +437,8 @@ impl<P: Peer> Endpoint<P> {
         for xid in due {
             self.on_out_timer(now, xid);
         }
-        let slow: Vec<ServerRequestId> = self
-            .served
-            .iter()
-            .filter(|(_, s)| s.deadline.is_some_and(|d| d <= now))
-            .map(|(id, _)| *id)
-            .collect();
+        let slow: Vec<ServerRequestId> =
+            self.served.iter().filter(|(_, s)| s.deadline.is_some_and(|d| d <= now)).map(|(id, _)| *id).collect();
         for id in slow {
             self.send_empty_ack(id);
         }
@@ -496,11 +461,7 @@ impl<P: Peer> Endpoint<P> {
     // ----------------------------------------------------------------------------------
 
     fn lifetime(&self, now: Instant, con: bool) -> Option<Instant> {
-        let d = if con {
-            self.con_lifetime
-        } else {
-            self.non_lifetime
-        };
+        let d = if con { self.con_lifetime } else { self.non_lifetime };
         d.map(|d| now + d)
     }
 
@@ -519,9 +480,7 @@ impl<P: Peer> Endpoint<P> {
                 }
             }
             Cached::Reply(mut reply) => {
-                if self.config.duplicate_mode == DuplicateMode::AnswerEachCopy
-                    && !reply.code.is_empty()
-                {
+                if self.config.duplicate_mode == DuplicateMode::AnswerEachCopy && !reply.code.is_empty() {
                     reply.token = msg.token;
                 }
                 self.send(peer, &reply);
@@ -548,26 +507,17 @@ impl<P: Peer> Endpoint<P> {
             block2: block2.ok().flatten(),
             size2: msg.options.contains(option::SIZE2),
             acked: false,
-            deadline: if con {
-                Some(now + self.config.piggyback_timeout)
-            } else {
-                None
-            },
+            deadline: if con { Some(now + self.config.piggyback_timeout) } else { None },
         };
         self.served.insert(id, s);
-        self.dedup
-            .insert(peer.clone(), msg.message_id, Cached::Pending(id), expires);
+        self.dedup.insert(peer.clone(), msg.message_id, Cached::Pending(id), expires);
         if let Some(text) = bad {
             self.stats.requests_rejected += 1;
             let _ = self.respond(now, id, Response::new(Code::BAD_OPTION).with_payload(text));
             return;
         }
         self.stats.requests_received += 1;
-        self.events.push_back(Event::Request {
-            id,
-            peer,
-            message: msg,
-        });
+        self.events.push_back(Event::Request { id, peer, message: msg });
     }
 
     fn send_empty_ack(&mut self, id: ServerRequestId) {
@@ -587,12 +537,7 @@ impl<P: Peer> Endpoint<P> {
         m.options.remove(option::BLOCK2);
         let len = r.payload.len();
         let slice = if r.code.is_success() {
-            block::slice(
-                len,
-                s.block2,
-                self.config.block_szx,
-                self.config.max_unblocked_payload,
-            )
+            block::slice(len, s.block2, self.config.block_szx, self.config.max_unblocked_payload)
         } else {
             Slice::Whole
         };
@@ -634,9 +579,7 @@ impl<P: Peer> Endpoint<P> {
             self.by_mid.remove(&(peer, msg.message_id));
             match out.kind {
                 RecordKind::Request(_) => {
-                    out.state = OutState::WaitResponse {
-                        deadline: now + self.response_timeout,
-                    };
+                    out.state = OutState::WaitResponse { deadline: now + self.response_timeout };
                 }
                 RecordKind::SeparateResponse(_) => {
                     self.finish(now, xid, Outcome::Acknowledged, None);
@@ -682,34 +625,22 @@ impl<P: Peer> Endpoint<P> {
             self.stats.unmatched += 1;
             if con {
                 let rst = Message::reset(msg.message_id);
-                self.dedup
-                    .insert(peer.clone(), msg.message_id, Cached::Reply(rst), expires);
+                self.dedup.insert(peer.clone(), msg.message_id, Cached::Reply(rst), expires);
                 self.send_rst(peer, msg.message_id);
             } else {
-                self.dedup
-                    .insert(peer, msg.message_id, Cached::Silent, expires);
+                self.dedup.insert(peer, msg.message_id, Cached::Silent, expires);
             }
             return;
         };
         if con {
             let ack = Message::empty_ack(msg.message_id);
-            self.dedup.insert(
-                peer.clone(),
-                msg.message_id,
-                Cached::Reply(ack.clone()),
-                expires,
-            );
+            self.dedup.insert(peer.clone(), msg.message_id, Cached::Reply(ack.clone()), expires);
             self.send(peer, &ack);
         } else {
-            self.dedup
-                .insert(peer, msg.message_id, Cached::Silent, expires);
+            self.dedup.insert(peer, msg.message_id, Cached::Silent, expires);
         }
         let out = &self.outs[&xid];
-        let outcome = if out.con {
-            Outcome::Separate
-        } else {
-            Outcome::NonResponse
-        };
+        let outcome = if out.con { Outcome::Separate } else { Outcome::NonResponse };
         if matches!(out.state, OutState::WaitAck { .. }) || !out.con {
             // The response overtook (or replaced) the ACK: it acknowledges the request too.
             // (For a NON request this only records the RTT and frees the NSTART slot.)
@@ -748,9 +679,7 @@ impl<P: Peer> Endpoint<P> {
         out.acked_at = Some(now);
         if let Some(ex) = out.cc_ex {
             let info = match ordinal {
-                Some(k) if (k as usize) < out.tx.len() => {
-                    AckInfo::with_copy(&ex, now, k, out.tx[k as usize].at)
-                }
+                Some(k) if (k as usize) < out.tx.len() => AckInfo::with_copy(&ex, now, k, out.tx[k as usize].at),
                 _ => AckInfo::new(&ex, now),
             };
             out.rtt = Some(info.rtt);
@@ -774,19 +703,12 @@ impl<P: Peer> Endpoint<P> {
         let Some(req) = self.requests.get_mut(&id) else {
             return;
         };
-        let block = if msg.code.is_success() {
-            msg.block2()
-        } else {
-            Ok(None)
-        };
+        let block = if msg.code.is_success() { msg.block2() } else { Ok(None) };
         match block {
             Ok(Some(b)) => {
                 let size = b.block_size();
                 let offset = b.num as usize * size;
-                if offset != req.body.len()
-                    || (b.more && msg.payload.len() != size)
-                    || msg.payload.len() > size
-                {
+                if offset != req.body.len() || (b.more && msg.payload.len() != size) || msg.payload.len() > size {
                     self.fail(RecordKind::Request(id), peer, FailReason::BadBlock);
                     return;
                 }
@@ -801,11 +723,7 @@ impl<P: Peer> Endpoint<P> {
                         self.fail(RecordKind::Request(id), peer, FailReason::BadBlock);
                         return;
                     }
-                    let next = Block {
-                        num: b.num + 1,
-                        more: false,
-                        szx: b.szx,
-                    };
+                    let next = Block { num: b.num + 1, more: false, szx: b.szx };
                     let m = build_request(&req.template, Some(next));
                     let con = req.template.confirmable;
                     // The follow-up continues the same interaction: it goes first.
@@ -815,22 +733,14 @@ impl<P: Peer> Endpoint<P> {
                 let req = self.requests.remove(&id).expect("present");
                 msg.payload = req.body;
                 msg.options.remove(option::BLOCK2);
-                self.events.push_back(Event::Response {
-                    id,
-                    peer,
-                    response: msg,
-                });
+                self.events.push_back(Event::Response { id, peer, response: msg });
             }
             Ok(None) if req.blockwise && msg.code.is_success() => {
                 self.fail(RecordKind::Request(id), peer, FailReason::BadBlock);
             }
             Ok(None) => {
                 self.requests.remove(&id);
-                self.events.push_back(Event::Response {
-                    id,
-                    peer,
-                    response: msg,
-                });
+                self.events.push_back(Event::Response { id, peer, response: msg });
             }
             Err(_) => self.fail(RecordKind::Request(id), peer, FailReason::BadBlock),
         }
@@ -843,10 +753,7 @@ impl<P: Peer> Endpoint<P> {
                     self.events.push_back(Event::Failed { id, peer, reason });
                 }
             }
-            RecordKind::SeparateResponse(id) => {
-                self.events
-                    .push_back(Event::ResponseFailed { id, peer, reason })
-            }
+            RecordKind::SeparateResponse(id) => self.events.push_back(Event::ResponseFailed { id, peer, reason }),
         }
     }
 
@@ -876,31 +783,15 @@ impl<P: Peer> Endpoint<P> {
                 }
             }
             let cc = self.config.cc.build();
-            self.peers.insert(
-                peer.clone(),
-                PeerState {
-                    cc,
-                    active: 0,
-                    queue: VecDeque::new(),
-                    wake: None,
-                    last_used: tick,
-                },
-            );
+            self.peers
+                .insert(peer.clone(), PeerState { cc, active: 0, queue: VecDeque::new(), wake: None, last_used: tick });
         }
         let p = self.peers.get_mut(peer).expect("just inserted");
         p.last_used = tick;
         p
     }
 
-    fn enqueue(
-        &mut self,
-        now: Instant,
-        peer: P,
-        kind: RecordKind,
-        msg: Message,
-        con: bool,
-        front: bool,
-    ) {
+    fn enqueue(&mut self, now: Instant, peer: P, kind: RecordKind, msg: Message, con: bool, front: bool) {
         let xid = self.fresh_id();
         let p = self.peer_state(&peer);
         if front {
@@ -1017,11 +908,7 @@ impl<P: Peer> Endpoint<P> {
         let response_timeout = self.response_timeout;
         let out = self.outs.get_mut(&xid).expect("present");
         out.msg.message_id = mid;
-        out.msg.mtype = if con {
-            MessageType::Con
-        } else {
-            MessageType::Non
-        };
+        out.msg.mtype = if con { MessageType::Con } else { MessageType::Non };
         out.copy_id = copy_id;
         out.holds_slot = true;
         if let Some((key, indexed)) = token_key {
@@ -1032,15 +919,9 @@ impl<P: Peer> Endpoint<P> {
         let timeout = ex.map(|e| e.timer());
         out.state = match timeout {
             Some(t) => OutState::WaitAck { deadline: now + t },
-            None => OutState::WaitResponse {
-                deadline: now + response_timeout,
-            },
+            None => OutState::WaitResponse { deadline: now + response_timeout },
         };
-        out.tx.push(TransmissionRecord {
-            ordinal: 0,
-            at: now,
-            timeout,
-        });
+        out.tx.push(TransmissionRecord { ordinal: 0, at: now, timeout });
         let msg = out.msg.clone();
         self.send(peer, &msg);
     }
@@ -1052,10 +933,7 @@ impl<P: Peer> Endpoint<P> {
         match out.state {
             OutState::WaitAck { .. } => {
                 let Some(mut ex) = out.cc_ex else { return };
-                let p = self
-                    .peers
-                    .get_mut(&out.peer)
-                    .expect("peer of an active exchange");
+                let p = self.peers.get_mut(&out.peer).expect("peer of an active exchange");
                 match p.cc.on_timeout(now, &mut ex) {
                     TimeoutAction::Retransmit(t) => {
                         out.cc_ex = Some(ex);
@@ -1064,11 +942,7 @@ impl<P: Peer> Endpoint<P> {
                         if out.copy_id {
                             copy.token = wire_token(base_of(&out.msg.token), true, k);
                         }
-                        out.tx.push(TransmissionRecord {
-                            ordinal: k,
-                            at: now,
-                            timeout: Some(t),
-                        });
+                        out.tx.push(TransmissionRecord { ordinal: k, at: now, timeout: Some(t) });
                         out.state = OutState::WaitAck { deadline: now + t };
                         let peer = out.peer.clone();
                         self.stats.retransmissions += 1;
@@ -1090,13 +964,7 @@ impl<P: Peer> Endpoint<P> {
     }
 
     /// Remove a finished exchange, free its slot and indexes, and record it.
-    fn finish(
-        &mut self,
-        now: Instant,
-        xid: u64,
-        outcome: Outcome,
-        response: Option<(Instant, Code)>,
-    ) -> Out<P> {
+    fn finish(&mut self, now: Instant, xid: u64, outcome: Outcome, response: Option<(Instant, Code)>) -> Out<P> {
         let out = self.outs.remove(&xid).expect("finishing a known exchange");
         if self.by_mid.get(&(out.peer.clone(), out.msg.message_id)) == Some(&xid) {
             self.by_mid.remove(&(out.peer.clone(), out.msg.message_id));
@@ -1146,10 +1014,7 @@ impl<P: Peer> Endpoint<P> {
 
     fn send(&mut self, peer: P, msg: &Message) {
         self.stats.datagrams_out += 1;
-        self.transmits.push_back(Transmit {
-            peer,
-            bytes: msg.to_bytes(),
-        });
+        self.transmits.push_back(Transmit { peer, bytes: msg.to_bytes() });
     }
 
     fn send_rst(&mut self, peer: P, mid: u16) {
@@ -1161,11 +1026,7 @@ impl<P: Peer> Endpoint<P> {
 /// The request message for `template`, with Block2 `block` if any (Message ID and token are
 /// set when the exchange starts).
 fn build_request(template: &Request, block: Option<Block>) -> Message {
-    let mtype = if template.confirmable {
-        MessageType::Con
-    } else {
-        MessageType::Non
-    };
+    let mtype = if template.confirmable { MessageType::Con } else { MessageType::Non };
     let mut m = Message::new(mtype, template.method, 0);
     m.options = template.options.clone();
     m.options.remove(option::BLOCK2);

@@ -6,10 +6,7 @@ use coapcc_cc::AlgorithmConfig;
 fn get(e: &mut Endpoint<u32>, now: Instant) -> (Message, Instant) {
     e.request(now, 2, Request::get("/hello"));
     let t = e.poll_transmit(now).expect("the request goes out at once");
-    (
-        Message::decode(&t.bytes).unwrap(),
-        e.poll_timeout().unwrap(),
-    )
+    (Message::decode(&t.bytes).unwrap(), e.poll_timeout().unwrap())
 }
 
 #[test]
@@ -17,10 +14,8 @@ fn cc_entropy_is_separate_from_ids_and_tokens() {
     let cc = AlgorithmConfig::parse("cocoa").unwrap();
     let cfg = EndpointConfig::with_cc(cc);
     let now = Instant::from_millis(5);
-    let mut a =
-        Endpoint::<u32>::with_seed(cfg.clone(), 7).with_cc_entropy(Box::new(SplitMix64::new(100)));
-    let mut b =
-        Endpoint::<u32>::with_seed(cfg.clone(), 7).with_cc_entropy(Box::new(SplitMix64::new(200)));
+    let mut a = Endpoint::<u32>::with_seed(cfg.clone(), 7).with_cc_entropy(Box::new(SplitMix64::new(100)));
+    let mut b = Endpoint::<u32>::with_seed(cfg.clone(), 7).with_cc_entropy(Box::new(SplitMix64::new(200)));
     let (ma, ta) = get(&mut a, now);
     let (mb, tb) = get(&mut b, now);
     // Same protocol stream: same Message ID and token; different dither: different timer.

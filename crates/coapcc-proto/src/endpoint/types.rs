@@ -55,20 +55,10 @@ impl Request {
             None => (path, None),
         };
         options.add_uri_path(path);
-        for q in query
-            .into_iter()
-            .flat_map(|q| q.split('&'))
-            .filter(|q| !q.is_empty())
-        {
+        for q in query.into_iter().flat_map(|q| q.split('&')).filter(|q| !q.is_empty()) {
             options.add_uri_query(q);
         }
-        Request {
-            method,
-            options,
-            payload: Vec::new(),
-            confirmable: true,
-            block2_szx: None,
-        }
+        Request { method, options, payload: Vec::new(), confirmable: true, block2_szx: None }
     }
 
     /// A confirmable GET.
@@ -127,11 +117,7 @@ pub struct Response {
 impl Response {
     /// A response with `code`, no options and no payload.
     pub fn new(code: Code) -> Response {
-        Response {
-            code,
-            options: Options::new(),
-            payload: Vec::new(),
-        }
+        Response { code, options: Options::new(), payload: Vec::new() }
     }
 
     /// 2.05 Content with `payload`.

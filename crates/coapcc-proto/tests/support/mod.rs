@@ -7,9 +7,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use coapcc_cc::Instant;
-use coapcc_proto::endpoint::{
-    Endpoint, EndpointConfig, Event, ExchangeRecord, Response, ServerRequestId,
-};
+use coapcc_proto::endpoint::{Endpoint, EndpointConfig, Event, ExchangeRecord, Response, ServerRequestId};
 use coapcc_proto::Message;
 
 pub const CLIENT: u8 = 1;
@@ -123,13 +121,7 @@ impl Pair {
             self.sent[i] += 1;
             let msg = Message::decode(&bytes).ok();
             let dropped = (self.drop)(dir, n, msg.as_ref());
-            self.wire.push(Wire {
-                at: now,
-                dir,
-                bytes: bytes.clone(),
-                msg,
-                dropped,
-            });
+            self.wire.push(Wire { at: now, dir, bytes: bytes.clone(), msg, dropped });
             if !dropped {
                 let (dst, src) = match dir {
                     Dir::ToServer => (SERVER, CLIENT),
@@ -205,10 +197,7 @@ impl Pair {
                 self.server.respond(now, id, r).unwrap();
             }
         }
-        panic!(
-            "drive() did not settle after {} steps: livelock",
-            self.max_steps
-        );
+        panic!("drive() did not settle after {} steps: livelock", self.max_steps);
     }
 
     /// Run until quiescent (bounded by one virtual day).
@@ -237,9 +226,6 @@ impl Pair {
     }
 
     pub fn requests_seen_by_app(&self) -> usize {
-        self.server_events
-            .iter()
-            .filter(|e| matches!(e, Event::Request { .. }))
-            .count()
+        self.server_events.iter().filter(|e| matches!(e, Event::Request { .. })).count()
     }
 }

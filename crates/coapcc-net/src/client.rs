@@ -14,6 +14,7 @@ use coapcc_proto::{option, Block, Code, Options};
 use serde_json::json;
 use tokio::net::UdpSocket;
 
+use crate::args::{shutdown_signal, Shutdown};
 use crate::driver::{random_seed, to_instant, UdpDriver};
 use crate::log::{exchange_json, secs, to_line};
 use crate::uri::CoapUri;
@@ -178,16 +179,9 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
     config.nstart = args.nstart.max(1);
     config.record_exchanges = true;
     if let Some(s) = args.response_timeout {
-        if !(s.is_finite() && s > 0.0) {
-            bail!("--response-timeout must be a positive number of seconds");
-        }
-        config.response_timeout = Some(Duration::from_secs_f64(s));
+        config.response_timeout = Some(crate::args::secs("--response-timeout", s, false)?);
     }
-    let deadline = match args.timeout {
-        Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
-        Some(_) => bail!("--timeout must be a positive number of seconds"),
-        None => None,
-    };
+    let deadline = args.timeout.map(|s| crate::args::secs("--timeout", s, false)).transpose()?;
     let mut driver = UdpDriver::new(socket, config, seed);
     let start = std::time::Instant::now();
     writeln!(
@@ -196,10 +190,11 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         to_line(&json!({"type": "start", "role": "client", "uri": args.uri, "peer": peer.to_string(), "seed": seed,
                "cc": cc.to_string(), "count": args.count, "con": !args.non, "nstart": args.nstart.max(1)}))
     )?;
-    let now = driver.now();
-    for _ in 0..args.count {
-        driver.endpoint().request(now, peer, request.clone());
-    }
+    // Requests are submitted as earlier ones finish, keeping NSTART + 1 submitted so the
+    // endpoint starts the next one the moment one completes (back to back, as if all had been
+    // queued at once), while memory and per-packet work stay independent of --count.
+    let window = u64::from(args.nstart.max(1)) + 1;
+    let mut submitted: u32 = 0;
     let mut s = ClientSummary {
         seed,
         peer,
@@ -214,9 +209,16 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         last_payload: None,
         elapsed: Duration::ZERO,
     };
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
+    let signal = shutdown_signal();
+    tokio::pin!(signal);
+    let mut interrupted = None;
     loop {
+        let done = u64::from(s.responses + s.failed);
+        while submitted < args.count && u64::from(submitted) < done + window {
+            let now = driver.now();
+            driver.endpoint().request(now, peer, request.clone());
+            submitted += 1;
+        }
         driver.flush().await;
         if s.exchanges == 0 && s.responses == 0 {
             if let Some(e) = driver.take_send_error() {
@@ -265,7 +267,7 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         }
         tokio::select! {
             r = driver.wait(until) => { r.context("receiving")?; }
-            _ = &mut ctrl_c => bail!("interrupted"),
+            sig = &mut signal => { interrupted = Some(sig); break; }
         }
     }
     s.elapsed = start.elapsed();
@@ -275,10 +277,13 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         to_line(
             &json!({"type": "summary", "role": "client", "requests": s.requests, "responses": s.responses, "success": s.success,
                "failed": s.failed, "exchanges": s.exchanges, "retransmissions": s.retransmissions,
-               "elapsed_s": s.elapsed.as_secs_f64()})
+               "elapsed_s": s.elapsed.as_secs_f64(), "interrupted": interrupted.map(|i| i.name())})
         )
     )?;
     log.flush()?;
+    if let Some(sig) = interrupted {
+        return Err(sig.into());
+    }
     Ok(s)
 }
 
@@ -338,7 +343,7 @@ pub fn client_main(args: ClientArgs) -> i32 {
         }
         Err(e) => {
             eprintln!("coapcc client: error: {e:#}");
-            1
+            e.downcast_ref::<Shutdown>().map_or(1, |sig| sig.exit_code())
         }
     }
 }

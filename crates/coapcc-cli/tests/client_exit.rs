@@ -9,6 +9,8 @@ fn coapcc() -> Command {
 }
 
 /// Start `coapcc server` on a free loopback port; returns it and its address.
+// The caller kills and waits for the returned child.
+#[allow(clippy::zombie_processes)]
 fn server() -> (Child, String) {
     let mut child = coapcc()
         .args(["server", "--bind", "127.0.0.1:0"])

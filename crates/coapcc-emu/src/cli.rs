@@ -8,10 +8,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-pub use coapcc_sim::cli::LinkArgs;
-use coapcc_sim::config::DEFAULT_BUFFER_BYTES;
-use coapcc_sim::link::{LossModel, StageConfig};
-use coapcc_sim::SimConfig;
+use coapcc_link::{LinkConfig, LossModel, StageConfig, DEFAULT_BUFFER_BYTES};
+use serde::Deserialize;
 
 use crate::emulator::{DirectionReport, EmuReport, Emulator, EmulatorConfig, Side, TcpProfile};
 use crate::sys;
@@ -22,6 +20,28 @@ pub const EXIT_EMULATOR_ERROR: i32 = 125;
 pub const EXIT_TIMEOUT: i32 = 124;
 /// Exit code after SIGINT/SIGTERM/SIGHUP (128 + SIGINT).
 pub const EXIT_INTERRUPTED: i32 = 130;
+
+coapcc_link::link_args!(
+    /// Link flags shared by `coapcc simulate` and `coapcc emulate`, declared once by the link
+    /// crate's `link_args!` (their meaning and errors are `coapcc_link::LinkOverrides`'s).
+    pub struct LinkArgs
+);
+
+/// The parts of a simulator configuration file the emulator uses: the seed and the link.
+/// Other fields (clients, workload, ...) are the simulator's and are ignored here; the link
+/// itself is checked strictly (unknown fields are errors).
+#[derive(Deserialize)]
+#[serde(default)]
+struct SimFile {
+    seed: u64,
+    link: LinkConfig,
+}
+
+impl Default for SimFile {
+    fn default() -> Self {
+        SimFile { seed: 1, link: LinkConfig::default() }
+    }
+}
 
 /// Arguments of `coapcc emulate`. Link flags mirror `coapcc simulate`'s and override
 /// `--config`.
@@ -121,12 +141,17 @@ pub fn build_config(args: &EmulateArgs) -> Result<EmulatorConfig> {
         Some(path) => {
             let text =
                 std::fs::read_to_string(path).with_context(|| format!("cannot read config {}", path.display()))?;
-            serde_json::from_str::<SimConfig>(&text).map_err(|e| anyhow::anyhow!("config {}: {e}", path.display()))?
+            let bad = |e: String| anyhow::anyhow!("config {}: {e}", path.display());
+            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+            if !v.is_object() {
+                return Err(bad("expected a JSON object (a simulator configuration)".into()));
+            }
+            serde_json::from_value::<SimFile>(v).map_err(|e| bad(e.to_string()))?
         }
-        None => SimConfig::default(),
+        None => SimFile::default(),
     };
-    let mut link = sim.link.clone();
-    args.link.apply(&mut link)?;
+    let mut link = sim.link;
+    args.link.overrides().apply(&mut link).map_err(anyhow::Error::msg)?;
     if let Some(r) = args.uplink_rate {
         set_rate(&mut link.uplink, r);
     }
@@ -448,5 +473,34 @@ mod tests {
         assert!(build_config(&parse(&["--error-clock", "packet"])).is_err());
         assert!(build_config(&parse(&["--tcp-profile", "x"])).is_err());
         assert!(build_config(&parse(&["--rest-of-path-ms", "1"])).is_err());
+    }
+
+    #[test]
+    fn a_simulator_config_file_gives_link_and_seed() {
+        let dir = std::env::temp_dir().join(format!("coapcc-emu-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("sim.json");
+        let mut sim = coapcc_sim::SimConfig { seed: 5, ..Default::default() };
+        sim.workload.exchanges = 2;
+        sim.link.set_buffer_bytes(2500);
+        sim.link.set_loss(&LossModel::Bernoulli { p: 0.25 });
+        std::fs::write(&path, serde_json::to_string(&sim).unwrap()).unwrap();
+        let p = path.to_str().unwrap();
+        let c = build_config(&parse(&["--config", p])).unwrap();
+        assert_eq!((c.seed, &c.uplink, &c.downlink), (5, &sim.link.uplink, &sim.link.downlink));
+        let c = build_config(&parse(&["--config", p, "--seed", "6", "--errors", "none"])).unwrap();
+        assert_eq!(c.seed, 6);
+        assert!(chain_text(&c.uplink).contains("no loss"));
+        std::fs::write(&path, r#"{"link": {"uplink": [{"teleport": {}}]}}"#).unwrap();
+        let e = build_config(&parse(&["--config", p])).unwrap_err().to_string();
+        assert!(e.contains("teleport") && !e.contains('\n'), "{e}");
+        std::fs::write(&path, "[5]").unwrap();
+        assert!(build_config(&parse(&["--config", p])).unwrap_err().to_string().contains("JSON object"));
+        std::fs::remove_dir_all(&dir).ok();
+        // The link model's stream constants are the simulator's.
+        assert_eq!(
+            (coapcc_link::STREAM_UPLINK, coapcc_link::STREAM_DOWNLINK),
+            (coapcc_sim::STREAM_UPLINK, coapcc_sim::STREAM_DOWNLINK)
+        );
     }
 }

@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 use coapcc_emu::cli::ChildGuard;
 use coapcc_emu::netns;
 use coapcc_emu::{EmuReport, Emulator, EmulatorConfig, Side};
-use coapcc_sim::link::{LinkPath, LossModel};
-use coapcc_sim::{STREAM_DOWNLINK, STREAM_UPLINK};
+use coapcc_link::{LinkPath, LossModel, STREAM_DOWNLINK, STREAM_UPLINK};
 use serde_json::Value;
 
 const PROBE: &str = env!("CARGO_BIN_EXE_coapcc-emu-probe");

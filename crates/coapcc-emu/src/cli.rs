@@ -184,18 +184,60 @@ pub fn build_config(args: &EmulateArgs) -> Result<EmulatorConfig> {
     Ok(cfg)
 }
 
-/// A child process group killed (TERM, then KILL) when dropped.
+/// A command's process group, killed (TERM, then KILL) when dropped, and also when this
+/// process dies without dropping it (SIGKILL, abort).
+///
+/// The command is the leader of its own process group and gets SIGKILL when this process
+/// dies (parent-death signal), but that reaches only the leader (`ip netns exec … sh -c`),
+/// not what the shell started. So each group has a **watchdog**: a small `sh` in its own
+/// process group that blocks reading a pipe whose only writer is this process. When this
+/// process ends in any way the kernel closes the pipe; the watchdog then sends SIGTERM to the
+/// command's group and SIGKILL one second later (the same grace as a normal stop, so the
+/// commands can flush their logs). On a normal stop the guard terminates the group itself and
+/// then kills the watchdog.
 pub struct ChildGuard {
     child: Option<Child>,
     pgid: i32,
+    watchdog: Option<Child>,
+}
+
+/// The watchdog's script: `$1` is the process group to kill once stdin reaches end of file.
+const WATCHDOG_SCRIPT: &str =
+    "read _ || true; kill -s TERM -- -\"$1\" 2>/dev/null || exit 0; sleep 1; kill -s KILL -- -\"$1\" 2>/dev/null; exit 0";
+
+fn spawn_watchdog(pgid: i32) -> std::io::Result<Child> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    // The pipe to its stdin is close-on-exec here, so no other child holds it open.
+    Command::new("sh")
+        .args(["-c", WATCHDOG_SCRIPT, "coapcc-emu-watchdog", &pgid.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
 }
 
 impl ChildGuard {
-    /// Spawn `cmd` in its own process group.
+    /// Spawn `cmd` in its own process group, with a watchdog that kills the group if this
+    /// process dies first.
     pub fn spawn(mut cmd: std::process::Command) -> Result<ChildGuard> {
-        let child = sys::spawn_group(&mut cmd).context("cannot start command")?;
+        let mut child = sys::spawn_group(&mut cmd).context("cannot start command")?;
         let pgid = child.id() as i32;
-        Ok(ChildGuard { child: Some(child), pgid })
+        let watchdog = match spawn_watchdog(pgid) {
+            Ok(w) => w,
+            Err(e) => {
+                sys::kill_group(pgid, libc::SIGKILL);
+                let _ = child.wait();
+                return Err(e).context("cannot start the watchdog (sh)");
+            }
+        };
+        Ok(ChildGuard { child: Some(child), pgid, watchdog: Some(watchdog) })
+    }
+
+    /// The command's process group id (its leader's pid).
+    pub fn pgid(&self) -> i32 {
+        self.pgid
     }
 
     /// Exit status if the process has ended.
@@ -219,6 +261,17 @@ impl ChildGuard {
 
     /// SIGTERM the group, wait up to `grace`, then SIGKILL it. Returns the leader's status.
     pub fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
+        let status = self.terminate_group(grace);
+        // The group is gone: stop the watchdog before its pipe closes (killing it first keeps it
+        // from signalling a process group id that could be reused later).
+        if let Some(mut w) = self.watchdog.take() {
+            let _ = w.kill();
+            let _ = w.wait();
+        }
+        status
+    }
+
+    fn terminate_group(&mut self, grace: Duration) -> Option<ExitStatus> {
         let mut child = self.child.take()?;
         if let Ok(Some(s)) = child.try_wait() {
             sys::kill_group(self.pgid, libc::SIGKILL); // stragglers of the group

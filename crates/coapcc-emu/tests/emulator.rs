@@ -208,6 +208,67 @@ fn cli_propagates_the_client_exit_code_and_cleans_up() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("smaller than one packet"));
 }
 
+/// Whether process `pid` exists and is not a zombie (an orphan's zombie may linger when the
+/// machine's init does not reap).
+fn running(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+fn read_pid(path: &std::path::Path) -> Option<i32> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+#[test]
+fn commands_die_with_the_emulator_even_on_sigkill() {
+    let Some(_g) = setup("commands_die_with_the_emulator_even_on_sigkill") else { return };
+    for sig in ["KILL", "TERM"] {
+        let dir = std::env::temp_dir().join(format!("coapcc-emu-orphans-{}-{sig}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (ps, pc) = (dir.join("server.pid"), dir.join("client.pid"));
+        // The shells stay (no exec): their children are what the parent-death signal misses.
+        let server = format!("sleep 300 & echo $! > {}; wait", ps.display());
+        let client = format!("sleep 300 & echo $! > {}; wait", pc.display());
+        let mut emu = Command::new(EMU)
+            .args(["--quiet", "--server-start-ms", "100", "--server-cmd", &server, "--client-cmd", &client])
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        let pids = loop {
+            if let (Some(a), Some(b)) = (read_pid(&ps), read_pid(&pc)) {
+                break [a, b];
+            }
+            assert!(t0.elapsed() < Duration::from_secs(20), "commands did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(pids.iter().all(|&p| running(p)), "{pids:?}");
+        Command::new("kill").args([&format!("-{sig}"), &emu.id().to_string()]).status().unwrap();
+        let status = emu.wait().unwrap();
+        let t0 = Instant::now();
+        while pids.iter().any(|&p| running(p)) && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let left: Vec<i32> = pids.iter().copied().filter(|&p| running(p)).collect();
+        for &p in &left {
+            Command::new("kill").args(["-KILL", &p.to_string()]).status().unwrap();
+        }
+        assert!(left.is_empty(), "SIG{sig}: commands still running after the emulator ended: {left:?}");
+        eprintln!("SIG{sig}: emulator {status}, both commands gone after {:?}", t0.elapsed());
+        if sig == "TERM" {
+            assert_eq!(status.code(), Some(130));
+            assert!(ours(emu.id()).is_empty());
+        } else {
+            // A killed emulator cannot remove its namespaces: the next start does.
+            assert_eq!(ours(emu.id()).len(), 2);
+            netns::cleanup_stale();
+            assert!(ours(emu.id()).is_empty());
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
+
 /// One-way times of the packets a stop-and-wait ping sends, from the link model alone.
 fn model_rtts(cfg: &EmulatorConfig, n: usize, req: u32, resp: u32) -> Vec<f64> {
     let mut up = LinkPath::new(&cfg.uplink, cfg.mtu, cfg.seed, STREAM_UPLINK).unwrap();

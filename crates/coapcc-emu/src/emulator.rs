@@ -21,8 +21,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use coapcc_sim::link::{self, Link, LinkCounters, LossModel, StageConfig, TESTBED_MTU};
-use coapcc_sim::{STREAM_DOWNLINK, STREAM_UPLINK};
+use coapcc_link::{
+    self as link, Link, LinkCounters, LossModel, StageConfig, DEFAULT_BUFFER_BYTES, STREAM_DOWNLINK, STREAM_UPLINK,
+    TESTBED_MTU,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::forward::{DirOptions, DirState, Direction, Fds, FlowDir, FlowKey, Lateness, TraceRecord};
@@ -56,7 +58,7 @@ pub enum TcpProfile {
 /// Everything that defines an emulator instance.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct EmulatorConfig {
-    /// Client → server chain (coapcc-sim link elements).
+    /// Client → server chain (coapcc-link elements).
     pub uplink: Vec<StageConfig>,
     /// Server → client chain.
     pub downlink: Vec<StageConfig>,
@@ -82,7 +84,7 @@ pub struct EmulatorConfig {
 
 impl Default for EmulatorConfig {
     fn default() -> Self {
-        EmulatorConfig::testbed(coapcc_sim::config::DEFAULT_BUFFER_BYTES, LossModel::None)
+        EmulatorConfig::testbed(DEFAULT_BUFFER_BYTES, LossModel::None)
     }
 }
 

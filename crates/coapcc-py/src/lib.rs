@@ -64,6 +64,32 @@ fn default_sim_config_json() -> String {
     serde_json::to_string(&coapcc_sim::SimConfig::default()).expect("config serialises")
 }
 
+/// The link model's schema as JSON: named error profiles with their derived parameters and
+/// loss models, the profile formulas, the error-model forms, the testbed defaults
+/// (`spec_defaults`, the fields `link_config_json` takes) and the default chains.
+#[pyfunction]
+fn link_schema_json() -> String {
+    coapcc_link::schema::link_schema_json()
+}
+
+/// The simulator's `link` object (JSON) for the testbed link described by `spec_json` (a
+/// `LinkSpec`: `buffer_bytes`, `errors`, `error_clock`, `burst_packets`, rates, delays, ...;
+/// missing fields take their defaults). Raises ValueError with a one-line message for an
+/// unknown field or an invalid value (e.g. an unknown error model).
+#[pyfunction]
+fn link_config_json(spec_json: &str) -> PyResult<String> {
+    coapcc_link::schema::link_config_json(spec_json).map_err(PyValueError::new_err)
+}
+
+/// The loss model (JSON) that an error-model text (`none|low|medium|high|bernoulli:P|
+/// ge:P,R,K,H|ge-time:T_L,T_B,K,H`) resolves to with `error_clock` (`time` or `packet`) and
+/// `burst_packets`; raises ValueError with a one-line message when it is invalid.
+#[pyfunction]
+#[pyo3(signature = (errors, error_clock="time", burst_packets=5.0))]
+fn loss_model_json(errors: &str, error_clock: &str, burst_packets: f64) -> PyResult<String> {
+    coapcc_link::schema::loss_model_json(errors, error_clock, burst_packets).map_err(PyValueError::new_err)
+}
+
 /// The extension module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -73,5 +99,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_algorithm, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_sim_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(link_schema_json, m)?)?;
+    m.add_function(wrap_pyfunction!(link_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(loss_model_json, m)?)?;
     Ok(())
 }

@@ -9,11 +9,10 @@ use coapcc_cc::{AlgorithmConfig, CongestionControl};
 use serde::{Deserialize, Serialize};
 
 use crate::coap;
-use crate::link::{self, LossModel, StageConfig, TESTBED_MTU};
+use crate::link;
 
-/// Default bottleneck buffer, bytes, both directions: 28 200 B (one of the published sizes,
-/// spec §1.3; the issue fixes no default).
-pub const DEFAULT_BUFFER_BYTES: u64 = 28_200;
+/// Default bottleneck buffer, bytes, both directions (28 200 B), defined by the link crate.
+pub use crate::link::DEFAULT_BUFFER_BYTES;
 
 /// Default algorithm of a group.
 pub const DEFAULT_CC: &str = "default:preset=helsinki2018";
@@ -130,72 +129,8 @@ impl Default for WorkloadConfig {
     }
 }
 
-/// The link: each direction is a chain of elements (see [`crate::link`]).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LinkConfig {
-    /// MTU, bytes (default 296). A message larger than this is a configuration error.
-    pub mtu_bytes: u32,
-    /// Client → server chain. Default: rate 60 kbit/s + 28 200 B buffer → 200 ms → no loss →
-    /// rest of path U[10, 20] ms FIFO.
-    pub uplink: Vec<StageConfig>,
-    /// Server → client chain. Default: rest of path U[10, 20] ms FIFO → rate 30 kbit/s +
-    /// 28 200 B buffer → 400 ms → no loss.
-    pub downlink: Vec<StageConfig>,
-}
-
-impl Default for LinkConfig {
-    fn default() -> Self {
-        LinkConfig {
-            mtu_bytes: TESTBED_MTU,
-            uplink: link::testbed_uplink(DEFAULT_BUFFER_BYTES, LossModel::None),
-            downlink: link::testbed_downlink(DEFAULT_BUFFER_BYTES, LossModel::None),
-        }
-    }
-}
-
-impl LinkConfig {
-    /// Set the buffer of every rate stage in both directions.
-    pub fn set_buffer_bytes(&mut self, bytes: u64) {
-        for st in self.uplink.iter_mut().chain(self.downlink.iter_mut()) {
-            if let StageConfig::Rate(r) = st {
-                r.buffer_bytes = bytes;
-            }
-        }
-    }
-
-    /// Set the model of every loss stage in both directions (each direction keeps its own,
-    /// independent random stream). Returns the number of loss stages changed.
-    pub fn set_loss(&mut self, model: &LossModel) -> usize {
-        let mut n = 0;
-        for st in self.uplink.iter_mut().chain(self.downlink.iter_mut()) {
-            if let StageConfig::Loss(m) = st {
-                *m = model.clone();
-                n += 1;
-            }
-        }
-        n
-    }
-
-    /// Set `per_packet_overhead_bytes` of every rate stage.
-    pub fn set_overhead_bytes(&mut self, bytes: u32) {
-        for st in self.uplink.iter_mut().chain(self.downlink.iter_mut()) {
-            if let StageConfig::Rate(r) = st {
-                r.per_packet_overhead_bytes = bytes;
-            }
-        }
-    }
-
-    /// Set the bounds of every jitter (rest-of-path) element.
-    pub fn set_rest_of_path_ms(&mut self, min_ms: f64, max_ms: f64) {
-        for st in self.uplink.iter_mut().chain(self.downlink.iter_mut()) {
-            if let StageConfig::Jitter(j) = st {
-                j.min_ms = min_ms;
-                j.max_ms = max_ms;
-            }
-        }
-    }
-}
+/// The link (both chains and the MTU): defined by the link crate, see [`crate::link`].
+pub use crate::link::LinkConfig;
 
 /// Message encoding (AMBIG-T5). Sizes are computed from the real CoAP encoding.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -436,6 +371,7 @@ impl SimConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::link::LossModel;
 
     #[test]
     fn defaults_validate_and_round_trip() {

@@ -17,7 +17,7 @@
 //! ## Map
 //! - [`config`]: [`SimConfig`], every parameter with its default and the ambiguity it
 //!   resolves; [`SimConfig::validate`].
-//! - [`link`]: the link model, reusable outside the simulator (pure, clock-injected).
+//! - [`link`]: the link model (the `coapcc-link` crate), reusable outside the simulator.
 //! - [`coap`]: exact message sizes. [`workload`]: continuous and random clients.
 //! - [`report`]: [`SimReport`] and its metrics. [`trace`]: optional per-exchange trace.
 //! - [`cli`]: the `coapcc simulate` arguments and runner.
@@ -34,7 +34,8 @@ pub mod cli;
 pub mod coap;
 pub mod config;
 mod engine;
-pub mod link;
+/// The link model ([`coapcc_link`]), reusable outside the simulator (pure, clock-injected).
+pub use coapcc_link as link;
 pub mod report;
 mod timers;
 pub mod trace;

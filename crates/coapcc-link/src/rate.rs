@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use super::Nanos;
+use crate::Nanos;
 
 const NS_PER_S: u64 = 1_000_000_000;
 

@@ -1,10 +1,12 @@
-//! The constrained-link model: one direction is a chain of FIFO elements (testbed spec §1.5).
+//! # coapcc-link: the constrained-link model
 //!
-//! This module knows nothing about the simulator. A direction is a pure, clock-injected
-//! object: [`LinkPath::transmit`] takes `(now, packet size)` and returns the packet's fate and
-//! its times; [`Link`] wraps it with the payloads it holds until their delivery time
-//! (`push` / `poll` / `next_wakeup`), which is what a real-time emulator drives from a
-//! monotonic clock and what the simulator drives from its virtual clock.
+//! One direction of a link is a chain of FIFO elements (testbed spec §1.5). This crate knows
+//! nothing about the simulator, the emulator or a command line: a direction is a pure,
+//! clock-injected object. [`LinkPath::transmit`] takes `(now, packet size)` and returns the
+//! packet's fate and its times; [`Link`] wraps it with the payloads it holds until their
+//! delivery time (`push` / `poll` / `next_wakeup`), which is what the real-time emulator
+//! (`coapcc-emu`) drives from a monotonic clock and what the simulator (`coapcc-sim`) drives
+//! from its virtual clock.
 //!
 //! # Elements
 //!
@@ -19,6 +21,12 @@
 //! uplink = rate 60 kbit/s + buffer → 200 ms → loss → rest-of-path U[10, 20] ms;
 //! downlink = rest-of-path U[10, 20] ms → rate 30 kbit/s + buffer → 400 ms → loss.
 //!
+//! Configuration: [`LinkConfig`] (both chains and the MTU, the `link` object of a simulator
+//! configuration), [`LinkSpec`] (the testbed link from a handful of typed parameters),
+//! [`LinkOverrides`] (the link flags of `coapcc simulate` / `coapcc emulate`, without clap;
+//! [`link_args!`] declares the clap struct in a command-line crate) and [`schema`] (the
+//! profiles, formulas and defaults as data, for the Python front end).
+//!
 //! # Why the whole path is computed at push time, exactly
 //!
 //! Every element is FIFO and monotone: packets entering in non-decreasing time order leave
@@ -30,19 +38,31 @@
 //! path at push time is therefore exact, and a packet costs one delivery event.
 //! `allow_reordering` breaks monotonicity, so it is only accepted on an element followed by
 //! nothing but delays.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
+mod args;
+mod config;
 mod delay;
 mod loss;
 mod rate;
+pub mod schema;
 
 use std::collections::{BinaryHeap, VecDeque};
 
 use coapcc_cc::SplitMix64;
 use serde::{Deserialize, Serialize};
 
+pub use config::{parse_min_max_ms, LinkConfig, LinkOverrides, LinkSpec, DEFAULT_BUFFER_BYTES, DEFAULT_BURST_PACKETS};
 pub use delay::{DelayConfig, JitterConfig, JitterFifo};
-pub use loss::{ErrorClock, LossModel, LossStage, PROFILE_BURST_MEAN_S};
+pub use loss::{ErrorClock, LossModel, LossStage, Profile, ProfileKind, PROFILES, PROFILE_BURST_MEAN_S};
 pub use rate::{RateConfig, RateOutcome, RateStage, RateStats};
+
+/// Random stream of uplink element `i`: `SplitMix64::stream(seed, STREAM_UPLINK + i)`
+/// (the simulator and the emulator use the same streams, so a seed means the same link).
+pub const STREAM_UPLINK: u64 = 0x100;
+/// Random stream base of the downlink's elements.
+pub const STREAM_DOWNLINK: u64 = 0x200;
 
 /// Time in integer nanoseconds since the link's epoch (time 0 of the loss processes).
 pub type Nanos = u64;
@@ -353,7 +373,7 @@ impl<P> Ord for Held<P> {
 /// (or the simulator) drives.
 ///
 /// ```
-/// use coapcc_sim::link::{testbed_uplink, Link, LossModel, Outcome, TESTBED_MTU};
+/// use coapcc_link::{testbed_uplink, Link, LossModel, Outcome, TESTBED_MTU};
 /// let mut up = Link::new(&testbed_uplink(28_200, LossModel::None), TESTBED_MTU, 1, 0).unwrap();
 /// let tr = up.push(0, 39, "GET /hello");
 /// assert_eq!(tr.outcome, Outcome::Delivered);

@@ -40,11 +40,8 @@
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
-use coapcc_cc::time::duration_nanos;
-use coapcc_cc::{
-    AckInfo, Algorithm, AlgorithmConfig, CongestionControl, Exchange, GiveUpReason, Instant, Snapshot, SplitMix64,
-    TimeoutAction,
-};
+use coapcc_cc::{Algorithm, AlgorithmConfig, CongestionControl, Instant, Snapshot, SplitMix64};
+use coapcc_proto::endpoint::lifecycle::{self, ConExchange, Expiry};
 use coapcc_proto::endpoint::{self as ep, Endpoint, Event, Request, Response, ServerRequestId};
 use coapcc_proto::{option, peek_header, Code, MessageType};
 
@@ -657,6 +654,7 @@ pub(crate) struct Compact {
     cl: Vec<CompactClient>,
     /// Server's duplicate-detection cache per client: (last exchange, first copy received).
     server_cache: Vec<(u32, u16)>,
+    duplicate_mode: ep::DuplicateMode,
     req_size: u32,
     resp_size: u32,
 }
@@ -664,7 +662,7 @@ pub(crate) struct Compact {
 struct CompactClient {
     cc: Algorithm,
     dither: SplitMix64,
-    ex: Exchange,
+    ex: ConExchange,
     copy_id: bool,
 }
 
@@ -690,6 +688,7 @@ impl Model for Compact {
         Compact {
             cl,
             server_cache: vec![(u32::MAX, 0); n],
+            duplicate_mode: proto_duplicate_mode(cfg.server.duplicate_mode),
             req_size: cfg.coap.request_bytes(),
             resp_size: cfg.coap.response_bytes(),
         }
@@ -705,15 +704,14 @@ impl Model for Compact {
 
     /// Start the next exchange now, unless the algorithm's pacing hook says later.
     fn begin(sim: &mut Sim<'_, Self>, c: usize) {
-        let now = sim.now;
-        let earliest = sim.m.cl[c].cc.earliest_start(Instant::from_nanos(now)).as_nanos();
-        if earliest > now {
-            sim.defer_begin(c, earliest);
+        let now = Instant::from_nanos(sim.now);
+        if let Some(t) = lifecycle::ready_at(&sim.m.cl[c].cc, now) {
+            sim.defer_begin(c, t.as_nanos());
             return;
         }
         let k = &mut sim.m.cl[c];
-        k.ex = k.cc.start_exchange(Instant::from_nanos(now), 0, &mut k.dither);
-        let deadline = now.saturating_add(duration_nanos(k.ex.timer()));
+        k.ex = ConExchange::start(&mut k.cc, now, 0, &mut k.dither);
+        let deadline = k.ex.deadline().as_nanos();
         sim.start_exchange(c);
         sim.send_copy(c, sim.m.req_size, deadline, ());
     }
@@ -727,16 +725,9 @@ impl Model for Compact {
             return;
         }
         let k = &mut sim.m.cl[c];
-        match k.cc.on_timeout(now, &mut k.ex) {
-            TimeoutAction::Retransmit(t) => {
-                let deadline = sim.now.saturating_add(duration_nanos(t));
-                sim.send_copy(c, sim.m.req_size, deadline, ());
-            }
-            TimeoutAction::GiveUp => {
-                let k = &mut sim.m.cl[c];
-                k.cc.on_give_up(now, &k.ex, GiveUpReason::Timeout);
-                sim.exchange_failed(c);
-            }
+        match k.ex.expire(&mut k.cc, now) {
+            Expiry::Retransmit { deadline, .. } => sim.send_copy(c, sim.m.req_size, deadline.as_nanos(), ()),
+            Expiry::GiveUp => sim.exchange_failed(c),
         }
     }
 
@@ -745,10 +736,7 @@ impl Model for Compact {
         sim.note_request(&p);
         let cache = &mut sim.m.server_cache[p.client as usize];
         let echo = if cache.0 == p.exchange {
-            match sim.duplicate_mode {
-                DuplicateMode::AnswerEachCopy => p.copy,
-                DuplicateMode::ReplayCached => cache.1,
-            }
+            sim.m.duplicate_mode.echo(cache.1, p.copy)
         } else {
             *cache = (p.exchange, p.copy);
             p.copy
@@ -770,13 +758,10 @@ impl Model for Compact {
         }
         let now = Instant::from_nanos(sim.now);
         let k = &mut sim.m.cl[c];
-        let ack = if k.copy_id {
-            let sent = cl.log.get(p.echo as usize).map_or(k.ex.started(), |l| Instant::from_nanos(l.0));
-            AckInfo::with_copy(&k.ex, now, p.echo as u32, sent)
-        } else {
-            AckInfo::new(&k.ex, now)
-        };
-        k.cc.on_ack(now, &k.ex, &ack);
+        let echoed = k
+            .copy_id
+            .then(|| (p.echo as u32, cl.log.get(p.echo as usize).map_or(k.ex.started(), |l| Instant::from_nanos(l.0))));
+        k.ex.acknowledge(&mut k.cc, now, echoed);
         sim.exchange_done(c, (p.copy, p.echo, sim.m.resp_size));
     }
 
@@ -789,15 +774,23 @@ impl Model for Compact {
     }
 }
 
-/// An `Exchange` value to fill the slot of a client with no active exchange.
-fn placeholder_exchange(cc: &Algorithm) -> Exchange {
+/// An exchange value to fill the slot of a client with no active exchange.
+fn placeholder_exchange(cc: &Algorithm) -> ConExchange {
     struct Zero;
     impl coapcc_cc::Entropy for Zero {
         fn next_u64(&mut self) -> u64 {
             0
         }
     }
-    cc.clone().start_exchange(Instant::ZERO, 0, &mut Zero)
+    ConExchange::start(&mut cc.clone(), Instant::ZERO, 0, &mut Zero)
+}
+
+/// The simulator's duplicate mode as the protocol layer's.
+fn proto_duplicate_mode(m: DuplicateMode) -> ep::DuplicateMode {
+    match m {
+        DuplicateMode::AnswerEachCopy => ep::DuplicateMode::AnswerEachCopy,
+        DuplicateMode::ReplayCached => ep::DuplicateMode::ReplayCached,
+    }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -917,12 +910,10 @@ impl Full {
                     let echo = if sim.m.copy_id[peer as usize] {
                         token_last_byte(&t.bytes).map_or(NONE, u16::from)
                     } else {
-                        match sim.duplicate_mode {
-                            DuplicateMode::AnswerEachCopy => o.copy,
-                            DuplicateMode::ReplayCached => {
-                                sim.clients[peer as usize].recs[o.exchange as usize].first_req
-                            }
-                        }
+                        // Without copy identification the tokens are equal: the echoed copy is
+                        // the one the protocol layer's duplicate rule answers.
+                        let first = sim.clients[peer as usize].recs[o.exchange as usize].first_req;
+                        proto_duplicate_mode(sim.duplicate_mode).echo(first, o.copy)
                     };
                     Packet { seq: 0, client: peer, exchange: o.exchange, copy: o.copy, echo, buf: t.bytes }
                 }
@@ -970,10 +961,7 @@ impl Model for Full {
             }
         }
         let scfg = ep::EndpointConfig {
-            duplicate_mode: match cfg.server.duplicate_mode {
-                DuplicateMode::AnswerEachCopy => ep::DuplicateMode::AnswerEachCopy,
-                DuplicateMode::ReplayCached => ep::DuplicateMode::ReplayCached,
-            },
+            duplicate_mode: proto_duplicate_mode(cfg.server.duplicate_mode),
             // Fewer entries than Message IDs: a client reuses a Message ID after 65 536
             // exchanges, and by then its old entry has been evicted unless some of those
             // exchanges never reached the server at all. Memory stays bounded (≈ 10 MB).

@@ -40,11 +40,12 @@
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
-use coapcc_cc::{Algorithm, AlgorithmConfig, CongestionControl, Instant, Snapshot, SplitMix64};
+use coapcc_cc::{CongestionControl, Instant, Snapshot, SplitMix64};
 use coapcc_proto::endpoint::lifecycle::{self, ConExchange, Expiry};
 use coapcc_proto::endpoint::{self as ep, Endpoint, Event, Request, Response, ServerRequestId};
 use coapcc_proto::{option, peek_header, Code, MessageType};
 
+use crate::algorithms::{ClientCc, GroupAlg};
 use crate::coap;
 use crate::config::{ConfigError, DuplicateMode, SimConfig, UnnecessaryDef};
 use crate::link::{ms_to_ns, Link, Nanos};
@@ -167,7 +168,7 @@ pub(crate) trait Model: Sized {
     /// Payload of a packet.
     type Buf;
     /// The model for `cfg` (`algs`: each group's algorithm).
-    fn new(cfg: &SimConfig, algs: &[AlgorithmConfig]) -> Self;
+    fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self;
     /// Timer slots: one per client, plus any the model needs.
     fn timer_slots(&self, clients: usize) -> usize;
     /// Whether client `c`'s transmissions must be logged even without a trace.
@@ -217,34 +218,37 @@ pub(crate) struct Sim<'t, M: Model> {
 }
 
 /// Run `cfg` (resolved and validated) with endpoint model `M`.
-pub(crate) fn run<M: Model>(cfg: SimConfig, trace: Option<&mut dyn TraceSink>) -> Result<SimReport, ConfigError> {
+pub(crate) fn run<M: Model>(
+    cfg: SimConfig,
+    algs: &[GroupAlg],
+    trace: Option<&mut dyn TraceSink>,
+) -> Result<SimReport, ConfigError> {
     let def = cfg.metrics.unnecessary_def;
-    let mut sim = Sim::<M>::new(&cfg, trace)?;
+    let mut sim = Sim::<M>::new(&cfg, algs, trace)?;
     let truncated = sim.run();
     Ok(sim.report(cfg, truncated, def))
 }
 
 impl<'t, M: Model> Sim<'t, M> {
-    fn new(cfg: &SimConfig, trace: Option<&'t mut dyn TraceSink>) -> Result<Self, ConfigError> {
-        let algs = cfg.algorithms()?;
+    fn new(cfg: &SimConfig, algs: &[GroupAlg], trace: Option<&'t mut dyn TraceSink>) -> Result<Self, ConfigError> {
         let seed = cfg.seed;
         let mtu = cfg.link.mtu_bytes;
         let link_err = |field: &str, e: String| ConfigError::Invalid { field: field.into(), problem: e };
         let up = Link::new(&cfg.link.uplink, mtu, seed, STREAM_UPLINK).map_err(|e| link_err("link.uplink", e))?;
         let down =
             Link::new(&cfg.link.downlink, mtu, seed, STREAM_DOWNLINK).map_err(|e| link_err("link.downlink", e))?;
-        let m = M::new(cfg, &algs);
+        let m = M::new(cfg, algs);
         let tracing = trace.is_some();
         let n = cfg.total_clients() as usize;
-        let max_rtx = algs.iter().map(|a| a.build().max_retransmit()).max().unwrap_or(0);
+        let protos: Vec<_> = algs.iter().map(GroupAlg::instance).collect();
+        let max_rtx = protos.iter().map(|a| a.max_retransmit()).max().unwrap_or(0);
         let mut clients = Vec::with_capacity(n);
         let mut groups = Vec::with_capacity(algs.len());
         let mut heap = BinaryHeap::with_capacity(n + 16);
         let mut seq = 0u64;
         let jitter = ms_to_ns(cfg.workload.start_jitter_ms);
         let reserve = (cfg.workload.exchanges as usize).min(1024);
-        for (g, (gc, alg)) in cfg.groups.iter().zip(&algs).enumerate() {
-            let proto = alg.build();
+        for (g, (gc, proto)) in cfg.groups.iter().zip(&protos).enumerate() {
             groups.push(Group { name: proto.name(), hist: vec![0; proto.max_retransmit() as usize + 1] });
             for _ in 0..gc.clients {
                 let c = clients.len() as u64;
@@ -650,8 +654,8 @@ impl<'t, M: Model> Sim<'t, M> {
 /// The simulator's own endpoints: each client is an algorithm instance and a dither stream;
 /// packets are [`Packet<()>`], sized by [`crate::coap`]; the server deduplicates by exchange
 /// and answers each copy.
-pub(crate) struct Compact {
-    cl: Vec<CompactClient>,
+pub(crate) struct Compact<C> {
+    cl: Vec<CompactClient<C>>,
     /// Server's duplicate-detection cache per client: (last exchange, first copy received).
     server_cache: Vec<(u32, u16)>,
     duplicate_mode: ep::DuplicateMode,
@@ -659,27 +663,26 @@ pub(crate) struct Compact {
     resp_size: u32,
 }
 
-struct CompactClient {
-    cc: Algorithm,
+struct CompactClient<C> {
+    cc: C,
     dither: SplitMix64,
     ex: ConExchange,
     copy_id: bool,
 }
 
-impl Model for Compact {
+impl<C: ClientCc> Model for Compact<C> {
     type Buf = ();
 
-    fn new(cfg: &SimConfig, algs: &[AlgorithmConfig]) -> Self {
+    fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self {
         let n = cfg.total_clients() as usize;
         let mut cl = Vec::with_capacity(n);
         for (gc, alg) in cfg.groups.iter().zip(algs) {
-            let proto = alg.build();
             for _ in 0..gc.clients {
                 let c = cl.len() as u64;
-                let cc = proto.clone();
+                let cc = C::make(alg).expect("the run chose a client type that holds every group's algorithm");
                 cl.push(CompactClient {
                     dither: SplitMix64::stream(cfg.seed, STREAM_DITHER + c),
-                    ex: placeholder_exchange(&cc),
+                    ex: ConExchange::idle(),
                     copy_id: cc.uses_copy_id(),
                     cc,
                 });
@@ -772,17 +775,6 @@ impl Model for Compact {
     fn snapshot(&self, c: usize) -> Snapshot {
         self.cl[c].cc.snapshot()
     }
-}
-
-/// An exchange value to fill the slot of a client with no active exchange.
-fn placeholder_exchange(cc: &Algorithm) -> ConExchange {
-    struct Zero;
-    impl coapcc_cc::Entropy for Zero {
-        fn next_u64(&mut self) -> u64 {
-            0
-        }
-    }
-    ConExchange::start(&mut cc.clone(), Instant::ZERO, 0, &mut Zero)
 }
 
 /// The simulator's duplicate mode as the protocol layer's.
@@ -945,17 +937,20 @@ fn token_last_byte(datagram: &[u8]) -> Option<u8> {
 impl Model for Full {
     type Buf = Vec<u8>;
 
-    fn new(cfg: &SimConfig, algs: &[AlgorithmConfig]) -> Self {
+    fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self {
         let n = cfg.total_clients() as usize;
         let mut eps = Vec::with_capacity(n);
         let mut copy_id = Vec::with_capacity(n);
         for (gc, alg) in cfg.groups.iter().zip(algs) {
-            let uses = alg.build().uses_copy_id();
+            let uses = alg.instance().uses_copy_id();
             for _ in 0..gc.clients {
                 let c = eps.len() as u64;
-                let ecfg = ep::EndpointConfig { cc: *alg, token_len: cfg.coap.token_len, ..Default::default() };
-                let e = Endpoint::new(ecfg, Box::new(SplitMix64::stream(cfg.seed, STREAM_ENDPOINT + c)))
+                let ecfg = ep::EndpointConfig { cc: alg.config(), token_len: cfg.coap.token_len, ..Default::default() };
+                let mut e = Endpoint::new(ecfg, Box::new(SplitMix64::stream(cfg.seed, STREAM_ENDPOINT + c)))
                     .with_cc_entropy(Box::new(SplitMix64::stream(cfg.seed, STREAM_DITHER + c)));
+                if let Some(f) = alg.factory() {
+                    e = e.with_controller(f);
+                }
                 eps.push(e);
                 copy_id.push(uses);
             }

@@ -74,6 +74,12 @@ impl ConExchange {
         ConExchange { deadline: now + ex.timer(), ex }
     }
 
+    /// A value for a slot with no exchange in progress (started at time zero with a zero
+    /// timer; never expire or acknowledge it).
+    pub fn idle() -> ConExchange {
+        ConExchange { ex: Exchange::begin(Instant::ZERO, Duration::ZERO, Duration::ZERO), deadline: Instant::ZERO }
+    }
+
     /// The algorithm's per-exchange record.
     #[inline]
     pub fn exchange(&self) -> &Exchange {

@@ -44,6 +44,7 @@ mod block;
 mod client;
 mod config;
 mod dedup;
+mod factory;
 pub mod lifecycle;
 mod outgoing;
 mod server;
@@ -54,7 +55,9 @@ mod types;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Debug;
 
-use coapcc_cc::{Algorithm, CongestionControl, Entropy, Instant, SplitMix64};
+use std::sync::Arc;
+
+use coapcc_cc::{CongestionControl, Entropy, Instant, SplitMix64};
 use core::time::Duration;
 
 pub use config::{DuplicateMode, EndpointConfig, LifetimeMode, TransmissionParams};
@@ -64,6 +67,7 @@ pub use types::{
 };
 
 use dedup::DedupCache;
+pub use factory::{Controller, ControllerFactory, FnFactory};
 pub use lifecycle::{ConExchange, Expiry};
 
 use crate::option;
@@ -105,7 +109,7 @@ fn known_critical(number: u16) -> bool {
 
 /// Per-peer congestion-control and NSTART state.
 struct PeerState {
-    cc: Algorithm,
+    cc: Controller,
     /// Exchanges holding an NSTART slot.
     active: u32,
     /// Exchanges waiting for a slot, in order.
@@ -183,6 +187,9 @@ pub struct Endpoint<P> {
     /// Separate source for the algorithms' dithering ([`Endpoint::with_cc_entropy`]);
     /// `None`: `rng`.
     cc_rng: Option<Box<dyn Entropy + Send>>,
+    /// Where per-peer algorithm instances come from ([`Endpoint::with_controller`]);
+    /// `None`: [`EndpointConfig::cc`].
+    factory: Option<Arc<dyn ControllerFactory>>,
     next_mid: u16,
     next_id: u64,
     use_tick: u64,
@@ -219,6 +226,7 @@ impl<P: Peer> Endpoint<P> {
             response_timeout,
             rng,
             cc_rng: None,
+            factory: None,
             next_mid,
             next_id: 1,
             use_tick: 0,
@@ -245,6 +253,16 @@ impl<P: Peer> Endpoint<P> {
     /// client's algorithm the same dither stream whatever the protocol layer draws.
     pub fn with_cc_entropy(mut self, rng: Box<dyn Entropy + Send>) -> Self {
         self.cc_rng = Some(rng);
+        self
+    }
+
+    /// Builder: time retransmissions with instances from `factory` (one per peer) instead
+    /// of [`EndpointConfig::cc`], e.g. an algorithm written outside the registry. The
+    /// transmission parameters that derive lifetimes and the response timeout
+    /// ([`Endpoint::params`]) still come from [`EndpointConfig::cc`]; MAX_RETRANSMIT and every
+    /// timer come from the factory's instances.
+    pub fn with_controller(mut self, factory: Arc<dyn ControllerFactory>) -> Self {
+        self.factory = Some(factory);
         self
     }
 
@@ -278,7 +296,7 @@ impl<P: Peer> Endpoint<P> {
     }
 
     /// The congestion-control instance for `peer`, if we have sent it anything confirmable.
-    pub fn cc(&self, peer: &P) -> Option<&Algorithm> {
+    pub fn cc(&self, peer: &P) -> Option<&Controller> {
         self.peers.get(peer).map(|p| &p.cc)
     }
 

@@ -7,7 +7,8 @@ use std::collections::VecDeque;
 use super::client::{base_of, wire_token};
 use super::lifecycle::{self, ConExchange, Expiry};
 use super::{
-    Endpoint, ExchangeRecord, FailReason, Out, OutState, Outcome, Peer, PeerState, RecordKind, TransmissionRecord,
+    Controller, Endpoint, ExchangeRecord, FailReason, Out, OutState, Outcome, Peer, PeerState, RecordKind,
+    TransmissionRecord,
 };
 use crate::{Code, Message, MessageType, Token};
 use coapcc_cc::{CongestionControl, Entropy, Instant};
@@ -38,7 +39,10 @@ impl<P: Peer> Endpoint<P> {
                     self.peers.remove(&k);
                 }
             }
-            let cc = self.config.cc.build();
+            let cc = match &self.factory {
+                Some(f) => Controller::from_factory(&**f),
+                None => Controller::Registry(self.config.cc.build()),
+            };
             self.peers
                 .insert(peer.clone(), PeerState { cc, active: 0, queue: VecDeque::new(), wake: None, last_used: tick });
         }

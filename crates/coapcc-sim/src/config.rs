@@ -8,6 +8,7 @@
 use coapcc_cc::{AlgorithmConfig, CongestionControl};
 use serde::{Deserialize, Serialize};
 
+use crate::algorithms::{CustomAlgorithms, GroupAlg};
 use crate::coap;
 use crate::link;
 
@@ -283,14 +284,25 @@ impl SimConfig {
     /// Parse every group's algorithm and check everything else: the algorithms, in group
     /// order.
     pub fn algorithms(&self) -> Result<Vec<AlgorithmConfig>, ConfigError> {
+        let algs = self.group_algorithms(&CustomAlgorithms::new())?;
+        Ok(algs.iter().map(GroupAlg::config).collect())
+    }
+
+    /// As [`SimConfig::algorithms`], with the custom algorithms of `custom` (a group whose
+    /// `cc` is a custom name gets that algorithm).
+    pub(crate) fn group_algorithms(&self, custom: &CustomAlgorithms) -> Result<Vec<GroupAlg>, ConfigError> {
         if self.groups.is_empty() {
             return Err(invalid("groups", "at least one client group is needed"));
         }
         let mut algs = Vec::with_capacity(self.groups.len());
         for (i, g) in self.groups.iter().enumerate() {
+            if let Some(f) = custom.get(&g.cc) {
+                algs.push(GroupAlg::Custom(f.clone()));
+                continue;
+            }
             let a = AlgorithmConfig::parse(&g.cc)
                 .map_err(|e| ConfigError::Algorithm { group: i, message: e.to_string() })?;
-            algs.push(a);
+            algs.push(GroupAlg::Registry(a));
         }
         let total: u64 = self.groups.iter().map(|g| g.clients as u64).sum();
         if total == 0 {
@@ -349,10 +361,17 @@ impl SimConfig {
     /// The configuration with every group's `cc` in canonical, fully resolved form (what a
     /// report prints).
     pub fn resolved(&self) -> Result<SimConfig, ConfigError> {
-        let algs = self.algorithms()?;
+        self.resolved_with(&CustomAlgorithms::new())
+    }
+
+    /// As [`SimConfig::resolved`]; a custom algorithm's name stays as given.
+    pub fn resolved_with(&self, custom: &CustomAlgorithms) -> Result<SimConfig, ConfigError> {
+        let algs = self.group_algorithms(custom)?;
         let mut c = self.clone();
         for (g, a) in c.groups.iter_mut().zip(&algs) {
-            g.cc = a.to_string();
+            if let GroupAlg::Registry(a) = a {
+                g.cc = a.to_string();
+            }
         }
         Ok(c)
     }

@@ -13,7 +13,7 @@ use core::time::Duration;
 
 use crate::api::{AckInfo, CongestionControl, EstimatorSnapshot, Exchange, GiveUpReason, Snapshot, TimeoutAction};
 use crate::common::{cap, fabs, Common};
-use crate::params::{self, KvWriter, ParamInfo, Params, Preset, SetError};
+use crate::params::{self, param, param_table, KvWriter, Param, ParamInfo, Params, Preset, SetError};
 use crate::rng::Entropy;
 use crate::time::{self, Instant};
 
@@ -62,9 +62,10 @@ pub struct CfRtoConfig {
 }
 
 impl CfRtoConfig {
-    /// Defaults for `variant`.
+    /// Defaults for `variant`: the defaults of its parameter table; a parameter a variant does
+    /// not list keeps the value shown here (unused by that variant).
     pub fn new(variant: CfRtoVariant) -> Self {
-        CfRtoConfig {
+        let mut c = CfRtoConfig {
             variant,
             common: Common::default(),
             apply_dither: false,
@@ -72,99 +73,71 @@ impl CfRtoConfig {
             basic_rto_factor: 1.5,
             peakhopper_integer_delta: false,
             peakhopper_truncate: false,
-        }
+        };
+        params::apply_defaults(c.table(), &mut c);
+        c
     }
 
     /// A fresh algorithm instance.
     pub fn build(&self) -> CfRto {
         CfRto::new(*self)
     }
+
+    fn table(&self) -> &'static [Param<CfRtoConfig>] {
+        match self.variant {
+            CfRtoVariant::Basic => BASIC,
+            CfRtoVariant::Linux => LINUX,
+            CfRtoVariant::Peakhopper => PH,
+        }
+    }
 }
 
-const CAP_INFO: ParamInfo = ParamInfo {
-    key: "backoff_cap",
-    aliases: &["max_ack_timeout"],
-    default: "60",
-    values: "none | seconds",
-    doc: "Cap of every armed timer; retransmissions double the timer (Californium MAX_ACK_TIMEOUT 60 s).",
-};
+const P_CAP: Param<CfRtoConfig> = param!(
+    CfRtoConfig,
+    "backoff_cap" | "max_ack_timeout" = "60",
+    "none | seconds",
+    "Cap of every armed timer; retransmissions double the timer (Californium MAX_ACK_TIMEOUT 60 s).",
+    opt_secs(backoff_cap)
+);
 
-const DITHER_INFO: ParamInfo = ParamInfo {
-    key: "apply_dither",
-    aliases: &["californium_dither"],
-    default: "off",
-    values: "on | off",
-    doc: "Dither T_0 with the common `dither` mode; off (Californium, §9.1) arms the estimate as is.",
-};
+const P_DITHER: Param<CfRtoConfig> = param!(
+    CfRtoConfig,
+    "apply_dither" | "californium_dither" = "off",
+    "on | off",
+    "Dither T_0 with the common `dither` mode; off (Californium, §9.1) arms the estimate as is.",
+    flag(apply_dither)
+);
 
-const BASIC_INFO: &[ParamInfo] = &[
-    CAP_INFO,
-    DITHER_INFO,
-    ParamInfo {
-        key: "basic_rto_factor",
-        aliases: &[],
-        default: "1.5",
-        values: "> 0",
-        doc: "RTO = f × last sample in integer ms (f = 1.5: R + R/2); 1.5 in Californium 3.x, 1.0 in older 2.x code.",
-    },
-];
+param_table!(BASIC, BASIC_INFO: CfRtoConfig = [
+    P_CAP,
+    P_DITHER,
+    param!(CfRtoConfig, "basic_rto_factor" = "1.5", "> 0",
+        "RTO = f × last sample in integer ms (f = 1.5: R + R/2); 1.5 in Californium 3.x, 1.0 in older 2.x code.",
+        positive(basic_rto_factor, 100.0, "a number > 0")),
+]);
 
-const LINUX_INFO: &[ParamInfo] = &[CAP_INFO, DITHER_INFO];
+param_table!(LINUX, LINUX_INFO: CfRtoConfig = [P_CAP, P_DITHER]);
 
-const PH_INFO: &[ParamInfo] = &[
-    CAP_INFO,
-    DITHER_INFO,
-    ParamInfo {
-        key: "peakhopper_integer_delta",
-        aliases: &[],
-        default: "off",
-        values: "on | off",
-        doc: "Compute delta = |R − RTT_prev| / R with integer division, as Californium does (delta ∈ {0, 1, ...}).",
-    },
-    ParamInfo {
-        key: "peakhopper_truncate",
-        aliases: &[],
-        default: "off",
-        values: "on | off",
-        doc: "Truncate the RTO to whole ms after each update, as Californium's long arithmetic does (float32 is not reproduced).",
-    },
-];
+param_table!(PH, PH_INFO: CfRtoConfig = [
+    P_CAP,
+    P_DITHER,
+    param!(CfRtoConfig, "peakhopper_integer_delta" = "off", "on | off",
+        "Compute delta = |R − RTT_prev| / R with integer division, as Californium does (delta ∈ {0, 1, ...}).",
+        flag(peakhopper_integer_delta)),
+    param!(CfRtoConfig, "peakhopper_truncate" = "off", "on | off",
+        "Truncate the RTO to whole ms after each update, as Californium's long arithmetic does (float32 is not reproduced).",
+        flag(peakhopper_truncate)),
+]);
 
 impl Params for CfRtoConfig {
     fn set(&mut self, key: &str, value: &str) -> Result<(), SetError> {
-        let Some(p) = self.info().iter().find(|p| p.matches(key)) else {
-            return self.common.set(key, value);
-        };
-        match p.key {
-            "backoff_cap" => self.backoff_cap = params::parse_opt_secs(value)?,
-            "apply_dither" => self.apply_dither = params::parse_bool(value)?,
-            "basic_rto_factor" => {
-                let v = params::parse_f64(value, 0.0, 100.0, "a number > 0")?;
-                if v == 0.0 {
-                    return Err(SetError::BadValue { expected: "a number > 0" });
-                }
-                self.basic_rto_factor = v;
-            }
-            "peakhopper_integer_delta" => self.peakhopper_integer_delta = params::parse_bool(value)?,
-            "peakhopper_truncate" => self.peakhopper_truncate = params::parse_bool(value)?,
-            _ => return Err(SetError::UnknownKey),
-        }
-        Ok(())
+        params::set_param(self.table(), self, key, value).unwrap_or_else(|| self.common.set(key, value))
     }
 
     fn write(&self, w: &mut dyn fmt::Write) -> fmt::Result {
         let mut w = KvWriter::new(w);
         self.common.write(&mut w)?;
-        w.opt("backoff_cap", self.backoff_cap)?;
-        w.flag("apply_dither", self.apply_dither)?;
-        match self.variant {
-            CfRtoVariant::Basic => w.kv("basic_rto_factor", self.basic_rto_factor),
-            CfRtoVariant::Linux => Ok(()),
-            CfRtoVariant::Peakhopper => {
-                w.flag("peakhopper_integer_delta", self.peakhopper_integer_delta)?;
-                w.flag("peakhopper_truncate", self.peakhopper_truncate)
-            }
-        }
+        params::write_params(self.table(), self, &mut w)
     }
 
     fn apply_preset(&mut self, _preset: Preset) -> Result<(), ()> {

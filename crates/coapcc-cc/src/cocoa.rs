@@ -22,7 +22,7 @@ use crate::api::{AckInfo, CongestionControl, EstimatorSnapshot, Exchange, GiveUp
 use crate::common::{cap, Common, DitherMode};
 use crate::default::FbRetained;
 use crate::estimator::{Estimator, EstimatorParams};
-use crate::params::{self, KvWriter, ParamInfo, Params, Preset, SetError};
+use crate::params::{self, param, param_table, KvWriter, Param, ParamInfo, Params, Preset, SetError};
 use crate::rng::Entropy;
 use crate::time::{self, Instant};
 
@@ -306,18 +306,17 @@ pub struct CocoaConfig {
 }
 
 impl CocoaConfig {
-    /// Defaults (RFC 7252 parameters, recommended resolutions of §10) for `variant`.
-    pub fn new(variant: CocoaVariant) -> Self {
-        let plus = variant == CocoaVariant::Plus;
+    /// The rules of what a member does not expose as a parameter (draft-03's table, no
+    /// CoCoA+-only or Californium-only behaviour, ...). [`CocoaConfig::new`] starts from
+    /// these and sets every listed parameter to its table default.
+    fn fixed(variant: CocoaVariant) -> CocoaConfig {
         CocoaConfig {
             variant,
             common: Common::default(),
-            vbf: match variant {
-                CocoaVariant::Plus | CocoaVariant::Californium => VbfMode::PerExchange,
-                _ => VbfMode::PerStep,
-            },
-            vbf_select_on: if plus { VbfSelect::Undithered } else { VbfSelect::Dithered },
-            vbf_table: if plus { VbfTable::ANCILLOTTI } else { VbfTable::DRAFT03 },
+            // Californium always chooses one factor per exchange (not a parameter there).
+            vbf: if variant == CocoaVariant::Californium { VbfMode::PerExchange } else { VbfMode::PerStep },
+            vbf_select_on: VbfSelect::Dithered,
+            vbf_table: VbfTable::DRAFT03,
             vbf_high_inclusive: false,
             cap: Some(32.0),
             cap_scope: CapScope::AllTimers,
@@ -345,479 +344,289 @@ impl CocoaConfig {
         }
     }
 
+    /// Defaults (RFC 7252 parameters, recommended resolutions of §10) for `variant`: the
+    /// defaults of its parameter table over the fixed rules of the family.
+    pub fn new(variant: CocoaVariant) -> Self {
+        let mut c = CocoaConfig::fixed(variant);
+        params::apply_defaults(c.table(), &mut c);
+        c
+    }
+
     /// A fresh algorithm instance.
     pub fn build(&self) -> Cocoa {
         Cocoa::new(*self)
     }
 
-    fn write_param(&self, w: &mut KvWriter<'_>, key: &str) -> fmt::Result {
-        match key {
-            "vbf" => w.kv(key, params::choice_name(self.vbf, VBF_MODES)),
-            "vbf_select_on" => w.kv(key, params::choice_name(self.vbf_select_on, VBF_SELECTS)),
-            "vbf_table" => w.kv(key, self.vbf_table.name()),
-            "vbf_low" => w.kv(key, self.vbf_table.low),
-            "vbf_mid" => w.kv(key, self.vbf_table.mid),
-            "vbf_high" => w.kv(key, self.vbf_table.high),
-            "vbf_high_inclusive" => w.flag(key, self.vbf_high_inclusive),
-            "cap" => w.opt(key, self.cap),
-            "cap_scope" => w.kv(key, params::choice_name(self.cap_scope, CAP_SCOPES)),
-            "aging" => w.flag(key, self.aging),
-            "aging_target" => w.kv(key, params::choice_name(self.aging_target, AGING_TARGETS)),
-            "aging_residual" => w.kv(key, params::choice_name(self.aging_residual, AGING_RESIDUALS)),
-            "aging_low_rule" => w.kv(key, params::choice_name(self.aging_low_rule, AGING_LOW_RULES)),
-            "literal_pseudocode" => w.flag(key, self.literal_pseudocode),
-            "weak_max_n" => match self.weak_max_n {
-                Some(n) => w.kv(key, n),
-                None => w.kv(key, "unlimited"),
-            },
-            "s_weight" => w.kv(key, self.s_weight),
-            "fb_retained" => w.kv(key, params::choice_name(self.fb_retained, FB_RETAINED_NAMES)),
-            "fb_redither" => w.flag(key, self.fb_redither),
-            "fb2_rule" => w.kv(key, params::choice_name(self.fb2_rule, FB2_RULES)),
-            "gains" => w.kv(key, params::choice_name(self.gains, GAINS)),
-            "overall_cap" => w.opt(key, self.overall_cap),
-            "initial_cap" => w.opt(key, self.initial_cap),
-            "backoff_cap" => w.opt(key, self.backoff_cap),
-            "blend_inverted" => w.flag(key, self.blend_inverted),
-            "strong_reset_after_3" => w.flag(key, self.strong_reset_after_3),
-            "first_sample" => w.kv(key, params::choice_name(self.first_sample, FIRST_SAMPLES)),
-            "blind_rule" => w.kv(key, params::choice_name(self.blind_rule, BLIND_RULES)),
-            "strong_only" => w.flag(key, self.strong_only),
-            "max_ack_timeout" => w.kv(key, self.max_ack_timeout),
-            "californium2_backoff_persists" => w.flag(key, self.californium2_backoff_persists),
-            _ => Ok(()),
+    fn table(&self) -> &'static [Param<CocoaConfig>] {
+        match self.variant {
+            CocoaVariant::Cocoa => COCOA,
+            CocoaVariant::Strong => STRONG,
+            CocoaVariant::FullBackoff1 => FB1,
+            CocoaVariant::FullBackoff2 => FB2,
+            CocoaVariant::Plus => PLUS,
+            CocoaVariant::Californium => CALIFORNIUM,
         }
     }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Parameter descriptions. Each `default` is exactly what `CocoaConfig::new` writes.
+// Parameters: each declared once (description, default, parser, writer).
 
-const P_VBF_STEP: ParamInfo = ParamInfo {
-    key: "vbf",
-    aliases: &["vbf_mode"],
-    default: "per-step",
-    values: "per-step | per-exchange",
-    doc: "Variable backoff factor re-chosen at every retransmission from the current timer (draft-03 text, Helsinki experiments), or chosen once per exchange (AMBIG-7).",
-};
+const FACTOR: &str = "a backoff factor from 1 to 100";
 
-const P_VBF_EXCH: ParamInfo = ParamInfo {
-    key: "vbf",
-    aliases: &["vbf_mode"],
-    default: "per-exchange",
-    values: "per-step | per-exchange",
-    doc: "CoCoA+ chooses one factor per exchange from the VBF table; per-step re-chooses it from the current timer with the same table (AMBIG-7).",
-};
-
-const P_SELECT_CORE: ParamInfo = ParamInfo {
-    key: "vbf_select_on",
-    aliases: &[],
-    default: "dithered",
-    values: "dithered | undithered",
-    doc: "With vbf=per-exchange: choose the factor from the armed T_0 (as the draft's backOffRTO does at its first step) or from the undithered RTO (AMBIG-11b). No effect with per-step.",
-};
-
-const P_SELECT_PLUS: ParamInfo = ParamInfo {
-    key: "vbf_select_on",
-    aliases: &[],
-    default: "undithered",
-    values: "undithered | dithered",
-    doc: "Value the per-exchange factor is chosen from: the undithered RTO_init (Makarem) or the dithered T_0 (Californium 3.x) (AMBIG-11b).",
-};
-
-const P_SELECT_CF: ParamInfo = ParamInfo {
-    key: "vbf_select_on",
-    aliases: &[],
-    default: "dithered",
-    values: "dithered | undithered",
-    doc: "Californium 3.x chooses the VBF from the dithered, clamped T_0; 2.x from the undithered RTO at registration (AMBIG-11b, §9.1).",
-};
-
-const P_CAP: ParamInfo = ParamInfo {
-    key: "cap",
-    aliases: &["cocoa_cap"],
-    default: "32",
-    values: "none | seconds",
-    doc: "CoCoA timer cap: draft-03 truncates the backoff at 32 s; what it bounds is cap_scope (AMBIG-22).",
-};
-
-const P_CAP_SCOPE: ParamInfo = ParamInfo {
-    key: "cap_scope",
-    aliases: &["cocoa_cap_scope"],
-    default: "all-timers",
-    values: "all-timers | backoff-only | backoff-no-shrink",
-    doc: "What the cap bounds (AMBIG-22): every armed timer and the overall RTO; only backed-off timers (min(VBF*T, cap), may shrink a larger T_0); or backed-off timers without shrinking (min(VBF*T, max(cap, T))).",
-};
-
-const P_AGING: ParamInfo = ParamInfo {
-    key: "aging",
-    aliases: &["cocoa_aging"],
-    default: "on",
-    values: "on | off",
-    doc: "Ageing of a stale RTO (draft §4.3), checked when an exchange is admitted: < 1 s and idle > 16*RTO doubles; > 3 s and idle > 4*RTO gives 1 + RTO/2 (AMBIG-9; the Helsinki experiments ran without).",
-};
-
-const P_AGING_TARGET: ParamInfo = ParamInfo {
-    key: "aging_target",
-    aliases: &[],
-    default: "overall",
-    values: "overall | estimators",
-    doc: "Values aged (AMBIG-9b): the overall RTO only (draft pseudocode, Californium, Contiki), or also the strong and weak estimators, each on its own update clock (SRTT and RTTVAR scaled to the aged E).",
-};
-
-const P_AGING_RESIDUAL: ParamInfo = ParamInfo {
-    key: "aging_residual",
-    aliases: &[],
-    default: "discard",
-    values: "discard | keep",
-    doc: "After an ageing step the clock restarts at now (discard), or keeps the idle time the steps did not consume (keep) (AMBIG-9b).",
-};
-
-const P_LITERAL: ParamInfo = ParamInfo {
-    key: "literal_pseudocode",
-    aliases: &["cocoa_literal_pseudocode"],
-    default: "off",
-    values: "on | off",
-    doc: "Estimator update of the draft's Appendix pseudocode taken literally: no abs() in the RTTVAR update and no first-sample branch (estimators start from SRTT = RTTVAR = 0) (AMBIG-8).",
-};
-
-const P_WEAK_MAX_N: ParamInfo = ParamInfo {
-    key: "weak_max_n",
-    aliases: &[],
-    default: "2",
-    values: "0..=255 | unlimited",
-    doc: "Largest retransmission count whose ACK still feeds the weak estimator (draft-03, Ancillotti & Bruno, Californium: 2; Betzler's Contiki code: unlimited).",
-};
-
-const P_S_WEIGHT: ParamInfo = ParamInfo {
-    key: "s_weight",
-    aliases: &["cocoa_s_weight"],
-    default: "0.5",
-    values: "(0, 1]",
-    doc: "CoCoA-S blend RTO = w*E_s + (1-w)*RTO (AMBIG-23; Californium 0.5; 1 makes RTO = E_s).",
-};
-
-const P_FB_RETAINED: ParamInfo = ParamInfo {
-    key: "fb_retained",
-    aliases: &["fb_retained_value"],
-    default: "last-armed",
-    values: "last-armed | next-doubled (= next-step)",
-    doc: "Timer retained after a retransmitted exchange: the one in force at the ACK, or the next value the VBF backoff would arm (AMBIG-4).",
-};
-
-const P_FB_REDITHER: ParamInfo = ParamInfo {
-    key: "fb_redither",
-    aliases: &[],
-    default: "off",
-    values: "on | off",
-    doc: "Re-dither the retained timer when it starts the next exchange (AMBIG-5).",
-};
-
-const P_FB2_RULE: ParamInfo = ParamInfo {
-    key: "fb2_rule",
-    aliases: &["cocoa_fb2_rule"],
-    default: "rebackoff-from-max",
-    values: "rebackoff-from-max | max-timer-and-estimate",
-    doc: "FullBackoff2 retained timer (AMBIG-10): n VBF steps applied to d*max(RTO_before, RTO_after), or max(timer in force at the ACK, d*RTO_after).",
-};
-
-const P_VBF_TABLE: ParamInfo = ParamInfo {
-    key: "vbf_table",
-    aliases: &[],
-    default: "ancillotti",
-    values: "ancillotti | betzler2015 | draft03 | custom",
-    doc: "CoCoA+ factors for < 1 s / 1-3 s / > 3 s (AMBIG-11): ancillotti 3/2/1.3, betzler2015 2.5/2/1.5, draft03 3/2/1.5; any other vbf_low/mid/high is custom.",
-};
-
-const P_VBF_LOW: ParamInfo = ParamInfo {
-    key: "vbf_low",
-    aliases: &[],
-    default: "3",
-    values: "factor >= 1",
-    doc: "VBF for a selection value below 1 s (sets vbf_table to custom unless it matches a named table).",
-};
-
-const P_VBF_MID: ParamInfo = ParamInfo {
-    key: "vbf_mid",
-    aliases: &[],
-    default: "2",
-    values: "factor >= 1",
-    doc: "VBF for a selection value from 1 s to 3 s.",
-};
-
-const P_VBF_HIGH: ParamInfo = ParamInfo {
-    key: "vbf_high",
-    aliases: &[],
-    default: "1.3",
-    values: "factor >= 1",
-    doc: "VBF for a selection value above 3 s.",
-};
-
-const P_VBF_HIGH_INCLUSIVE: ParamInfo = ParamInfo {
-    key: "vbf_high_inclusive",
-    aliases: &[],
-    default: "off",
-    values: "on | off",
-    doc: "The high factor applies at exactly 3 s too (Makarem's Eq. 2.6: >= 3 s); off: only above 3 s (Ancillotti & Bruno, Betzler's code) (AMBIG-11).",
-};
-
-const P_GAINS: ParamInfo = ParamInfo {
-    key: "gains",
-    aliases: &["estimator_gains"],
-    default: "rfc6298",
-    values: "rfc6298 | californium (= swapped)",
-    doc: "Estimator gains: RFC 6298 (SRTT 1/8, RTTVAR 1/4) or the swapped gains of Californium and Makarem's thesis (1/4, 1/8), real-valued (§3, §6).",
-};
-
-const P_OVERALL_CAP: ParamInfo = ParamInfo {
-    key: "overall_cap",
-    aliases: &[],
-    default: "60",
-    values: "none | seconds",
-    doc: "Cap on the overall RTO estimate (Betzler's Contiki code, §6).",
-};
-
-const P_INITIAL_CAP: ParamInfo = ParamInfo {
-    key: "initial_cap",
-    aliases: &[],
-    default: "32",
-    values: "none | seconds",
-    doc: "Cap on the blind/initial RTO_init (after the blind rule, before dithering) (§6).",
-};
-
-const P_BACKOFF_CAP: ParamInfo = ParamInfo {
-    key: "backoff_cap",
-    aliases: &["cocoaplus_backoff_cap"],
-    default: "60",
-    values: "none | seconds",
-    doc: "Cap on backed-off timers (Californium's 60 s, §6).",
-};
-
-const P_AGING_LOW: ParamInfo = ParamInfo {
-    key: "aging_low_rule",
-    aliases: &[],
-    default: "double",
-    values: "double | set-to-1s",
-    doc:
-        "Ageing of an RTO below 1 s: doubled (draft, Ancillotti & Bruno) or set to 1 s (Betzler's Contiki code, §9.2).",
-};
-
-const P_BLEND_INVERTED: ParamInfo = ParamInfo {
-    key: "blend_inverted",
-    aliases: &[],
-    default: "off",
-    values: "on | off",
-    doc: "Betzler's Contiki code: RTO = (1-w)*E + w*RTO, so the weak estimator weighs 0.75 (§9.2).",
-};
-
-const P_STRONG_RESET: ParamInfo = ParamInfo {
-    key: "strong_reset_after_3",
-    aliases: &[],
-    default: "off",
-    values: "on | off",
-    doc: "Betzler's Contiki code: the strong estimator is reset (emptied) once more than 3 retransmissions accumulate without a strong sample (§9.2).",
-};
-
-const P_FIRST_SAMPLE: ParamInfo = ParamInfo {
-    key: "first_sample",
-    aliases: &["first_sample_detection"],
-    default: "count",
-    values: "count | rto-equals-initial",
-    doc: "First-sample detection: by sample count, or as in Betzler's Contiki code by the estimator's RTO equalling ACK_TIMEOUT (a coincidental equal value re-initialises) (§9.2).",
-};
-
-const P_BLIND_RULE: ParamInfo = ParamInfo {
-    key: "blind_rule",
-    aliases: &[],
-    default: "multiply",
-    values: "multiply | double-per-exchange",
-    doc: "Blind RTO with exchanges in flight and no sample yet: RTO*(in_flight+1) (draft), or RTO*2^in_flight (Betzler's Contiki shift, §9.2).",
-};
-
-const P_STRONG_ONLY: ParamInfo = ParamInfo {
-    key: "strong_only",
-    aliases: &[],
-    default: "off",
-    values: "on | off",
-    doc: "Californium COCOA_STRONG: weak samples are dropped (§9.1).",
-};
-
-const P_CF_AGING: ParamInfo = ParamInfo {
-    key: "aging",
-    aliases: &["cocoa_aging"],
-    default: "on",
-    values: "on | off",
-    doc: "Californium ageing: overall RTO only, integer ms, checked only when an exchange is admitted, cumulative loop, residual discarded (§9.1).",
-};
-
-const P_MAX_ACK_TIMEOUT: ParamInfo = ParamInfo {
-    key: "max_ack_timeout",
-    aliases: &["MAX_ACK_TIMEOUT"],
-    default: "60",
-    values: "seconds >= 0.5",
-    doc: "Californium MAX_ACK_TIMEOUT: upper clamp of T_0 and cap of the backoff, in effect min(value, 60 s) (§9.1).",
-};
-
-const P_CF2_PERSISTS: ParamInfo = ParamInfo {
-    key: "californium2_backoff_persists",
-    aliases: &["cf2_backoff_persists"],
-    default: "off",
-    values: "on | off",
-    doc: "Californium 2.x accidental FullBackoff: after an exchange with more than weak_max_n retransmissions (or a failure after retransmitting) the last backed-off timer is the next exchange's RTO, until a usable sample arrives (§9.1).",
-};
-
-const COCOA_INFO: &[ParamInfo] = &[
-    P_VBF_STEP,
-    P_SELECT_CORE,
-    P_CAP,
-    P_CAP_SCOPE,
-    P_AGING,
-    P_AGING_TARGET,
-    P_AGING_RESIDUAL,
-    P_LITERAL,
-    P_WEAK_MAX_N,
-];
-
-const STRONG_INFO: &[ParamInfo] =
-    &[P_VBF_STEP, P_SELECT_CORE, P_CAP, P_CAP_SCOPE, P_AGING, P_AGING_TARGET, P_AGING_RESIDUAL, P_LITERAL, P_S_WEIGHT];
-
-const FB1_INFO: &[ParamInfo] = &[
-    P_VBF_STEP,
-    P_SELECT_CORE,
-    P_CAP,
-    P_CAP_SCOPE,
-    P_AGING,
-    P_AGING_TARGET,
-    P_AGING_RESIDUAL,
-    P_LITERAL,
-    P_WEAK_MAX_N,
-    P_FB_RETAINED,
-    P_FB_REDITHER,
-];
-
-const FB2_INFO: &[ParamInfo] = &[
-    P_VBF_STEP,
-    P_SELECT_CORE,
-    P_CAP,
-    P_CAP_SCOPE,
-    P_AGING,
-    P_AGING_TARGET,
-    P_AGING_RESIDUAL,
-    P_LITERAL,
-    P_WEAK_MAX_N,
-    P_FB_RETAINED,
-    P_FB_REDITHER,
-    P_FB2_RULE,
-];
-
-const PLUS_INFO: &[ParamInfo] = &[
-    P_VBF_EXCH,
-    P_VBF_TABLE,
-    P_VBF_LOW,
-    P_VBF_MID,
-    P_VBF_HIGH,
-    P_VBF_HIGH_INCLUSIVE,
-    P_SELECT_PLUS,
-    P_GAINS,
-    P_WEAK_MAX_N,
-    P_OVERALL_CAP,
-    P_INITIAL_CAP,
-    P_BACKOFF_CAP,
-    P_AGING,
-    P_AGING_TARGET,
-    P_AGING_RESIDUAL,
-    P_AGING_LOW,
-    P_BLEND_INVERTED,
-    P_STRONG_RESET,
-    P_FIRST_SAMPLE,
-    P_BLIND_RULE,
-];
-
-const CALIFORNIUM_INFO: &[ParamInfo] =
-    &[P_SELECT_CF, P_WEAK_MAX_N, P_STRONG_ONLY, P_CF_AGING, P_MAX_ACK_TIMEOUT, P_CF2_PERSISTS];
-
-fn parse_factor(value: &str) -> Result<f64, SetError> {
-    params::parse_f64(value, 1.0, 100.0, "a backoff factor from 1 to 100")
+fn set_weak_max_n(c: &mut CocoaConfig, v: &str) -> Result<(), SetError> {
+    c.weak_max_n = if params::eq_choice("unlimited", v) {
+        None
+    } else {
+        Some(params::parse_u32(v, 0, 255, "an integer 0..=255 or unlimited")?)
+    };
+    Ok(())
 }
+
+fn write_weak_max_n(c: &CocoaConfig, k: &'static str, w: &mut KvWriter<'_>) -> fmt::Result {
+    match c.weak_max_n {
+        Some(n) => w.kv(k, n),
+        None => w.kv(k, "unlimited"),
+    }
+}
+
+fn set_vbf_table(c: &mut CocoaConfig, v: &str) -> Result<(), SetError> {
+    if !params::eq_choice("custom", v) {
+        c.vbf_table = params::parse_choice(v, VBF_TABLES, "ancillotti, betzler2015, draft03 or custom")?;
+    }
+    Ok(())
+}
+
+fn write_vbf_table(c: &CocoaConfig, k: &'static str, w: &mut KvWriter<'_>) -> fmt::Result {
+    w.kv(k, c.vbf_table.name())
+}
+
+const P_VBF_STEP: Param<CocoaConfig> = param!(CocoaConfig, "vbf" | "vbf_mode" = "per-step", "per-step | per-exchange",
+    "Variable backoff factor re-chosen at every retransmission from the current timer (draft-03 text, Helsinki experiments), or chosen once per exchange (AMBIG-7).",
+    choice(vbf, VBF_MODES, "per-step or per-exchange"));
+
+const P_VBF_EXCH: Param<CocoaConfig> = param!(CocoaConfig, "vbf" | "vbf_mode" = "per-exchange", "per-step | per-exchange",
+    "CoCoA+ chooses one factor per exchange from the VBF table; per-step re-chooses it from the current timer with the same table (AMBIG-7).",
+    choice(vbf, VBF_MODES, "per-step or per-exchange"));
+
+const P_SELECT_CORE: Param<CocoaConfig> = param!(CocoaConfig, "vbf_select_on" = "dithered", "dithered | undithered",
+    "With vbf=per-exchange: choose the factor from the armed T_0 (as the draft's backOffRTO does at its first step) or from the undithered RTO (AMBIG-11b). No effect with per-step.",
+    choice(vbf_select_on, VBF_SELECTS, "undithered or dithered"));
+
+const P_SELECT_PLUS: Param<CocoaConfig> = param!(CocoaConfig, "vbf_select_on" = "undithered", "undithered | dithered",
+    "Value the per-exchange factor is chosen from: the undithered RTO_init (Makarem) or the dithered T_0 (Californium 3.x) (AMBIG-11b).",
+    choice(vbf_select_on, VBF_SELECTS, "undithered or dithered"));
+
+const P_SELECT_CF: Param<CocoaConfig> = param!(CocoaConfig, "vbf_select_on" = "dithered", "dithered | undithered",
+    "Californium 3.x chooses the VBF from the dithered, clamped T_0; 2.x from the undithered RTO at registration (AMBIG-11b, §9.1).",
+    choice(vbf_select_on, VBF_SELECTS, "undithered or dithered"));
+
+const P_CAP: Param<CocoaConfig> = param!(
+    CocoaConfig,
+    "cap" | "cocoa_cap" = "32",
+    "none | seconds",
+    "CoCoA timer cap: draft-03 truncates the backoff at 32 s; what it bounds is cap_scope (AMBIG-22).",
+    opt_secs(cap)
+);
+
+const P_CAP_SCOPE: Param<CocoaConfig> = param!(CocoaConfig, "cap_scope" | "cocoa_cap_scope" = "all-timers", "all-timers | backoff-only | backoff-no-shrink",
+    "What the cap bounds (AMBIG-22): every armed timer and the overall RTO; only backed-off timers (min(VBF*T, cap), may shrink a larger T_0); or backed-off timers without shrinking (min(VBF*T, max(cap, T))).",
+    choice(cap_scope, CAP_SCOPES, "all-timers, backoff-only or backoff-no-shrink"));
+
+const P_AGING: Param<CocoaConfig> = param!(CocoaConfig, "aging" | "cocoa_aging" = "on", "on | off",
+    "Ageing of a stale RTO (draft §4.3), checked when an exchange is admitted: < 1 s and idle > 16*RTO doubles; > 3 s and idle > 4*RTO gives 1 + RTO/2 (AMBIG-9; the Helsinki experiments ran without).",
+    flag(aging));
+
+const P_AGING_TARGET: Param<CocoaConfig> = param!(CocoaConfig, "aging_target" = "overall", "overall | estimators",
+    "Values aged (AMBIG-9b): the overall RTO only (draft pseudocode, Californium, Contiki), or also the strong and weak estimators, each on its own update clock (SRTT and RTTVAR scaled to the aged E).",
+    choice(aging_target, AGING_TARGETS, "overall or estimators"));
+
+const P_AGING_RESIDUAL: Param<CocoaConfig> = param!(CocoaConfig, "aging_residual" = "discard", "discard | keep",
+    "After an ageing step the clock restarts at now (discard), or keeps the idle time the steps did not consume (keep) (AMBIG-9b).",
+    choice(aging_residual, AGING_RESIDUALS, "discard or keep"));
+
+const P_LITERAL: Param<CocoaConfig> = param!(CocoaConfig, "literal_pseudocode" | "cocoa_literal_pseudocode" = "off", "on | off",
+    "Estimator update of the draft's Appendix pseudocode taken literally: no abs() in the RTTVAR update and no first-sample branch (estimators start from SRTT = RTTVAR = 0) (AMBIG-8).",
+    flag(literal_pseudocode));
+
+const P_WEAK_MAX_N: Param<CocoaConfig> = param!(CocoaConfig, "weak_max_n" = "2", "0..=255 | unlimited",
+    "Largest retransmission count whose ACK still feeds the weak estimator (draft-03, Ancillotti & Bruno, Californium: 2; Betzler's Contiki code: unlimited).",
+    custom(set_weak_max_n, write_weak_max_n));
+
+const P_S_WEIGHT: Param<CocoaConfig> = param!(
+    CocoaConfig,
+    "s_weight" | "cocoa_s_weight" = "0.5",
+    "(0, 1]",
+    "CoCoA-S blend RTO = w*E_s + (1-w)*RTO (AMBIG-23; Californium 0.5; 1 makes RTO = E_s).",
+    positive(s_weight, 1.0, "a weight in (0, 1]")
+);
+
+const P_FB_RETAINED: Param<CocoaConfig> = param!(CocoaConfig, "fb_retained" | "fb_retained_value" = "last-armed", "last-armed | next-doubled (= next-step)",
+    "Timer retained after a retransmitted exchange: the one in force at the ACK, or the next value the VBF backoff would arm (AMBIG-4).",
+    choice(fb_retained, FB_RETAINED_NAMES, "last-armed or next-doubled"));
+
+const P_FB_REDITHER: Param<CocoaConfig> = param!(
+    CocoaConfig,
+    "fb_redither" = "off",
+    "on | off",
+    "Re-dither the retained timer when it starts the next exchange (AMBIG-5).",
+    flag(fb_redither)
+);
+
+const P_FB2_RULE: Param<CocoaConfig> = param!(CocoaConfig, "fb2_rule" | "cocoa_fb2_rule" = "rebackoff-from-max", "rebackoff-from-max | max-timer-and-estimate",
+    "FullBackoff2 retained timer (AMBIG-10): n VBF steps applied to d*max(RTO_before, RTO_after), or max(timer in force at the ACK, d*RTO_after).",
+    choice(fb2_rule, FB2_RULES, "rebackoff-from-max or max-timer-and-estimate"));
+
+const P_VBF_TABLE: Param<CocoaConfig> = param!(CocoaConfig, "vbf_table" = "ancillotti", "ancillotti | betzler2015 | draft03 | custom",
+    "CoCoA+ factors for < 1 s / 1-3 s / > 3 s (AMBIG-11): ancillotti 3/2/1.3, betzler2015 2.5/2/1.5, draft03 3/2/1.5; any other vbf_low/mid/high is custom.",
+    custom(set_vbf_table, write_vbf_table));
+
+const P_VBF_LOW: Param<CocoaConfig> = param!(
+    CocoaConfig,
+    "vbf_low" = "3",
+    "factor >= 1",
+    "VBF for a selection value below 1 s (sets vbf_table to custom unless it matches a named table).",
+    number(vbf_table.low, 1.0, 100.0, FACTOR)
+);
+
+const P_VBF_MID: Param<CocoaConfig> = param!(
+    CocoaConfig,
+    "vbf_mid" = "2",
+    "factor >= 1",
+    "VBF for a selection value from 1 s to 3 s.",
+    number(vbf_table.mid, 1.0, 100.0, FACTOR)
+);
+
+const P_VBF_HIGH: Param<CocoaConfig> = param!(
+    CocoaConfig,
+    "vbf_high" = "1.3",
+    "factor >= 1",
+    "VBF for a selection value above 3 s.",
+    number(vbf_table.high, 1.0, 100.0, FACTOR)
+);
+
+const P_VBF_HIGH_INCLUSIVE: Param<CocoaConfig> = param!(CocoaConfig, "vbf_high_inclusive" = "off", "on | off",
+    "The high factor applies at exactly 3 s too (Makarem's Eq. 2.6: >= 3 s); off: only above 3 s (Ancillotti & Bruno, Betzler's code) (AMBIG-11).",
+    flag(vbf_high_inclusive));
+
+const P_GAINS: Param<CocoaConfig> = param!(CocoaConfig, "gains" | "estimator_gains" = "rfc6298", "rfc6298 | californium (= swapped)",
+    "Estimator gains: RFC 6298 (SRTT 1/8, RTTVAR 1/4) or the swapped gains of Californium and Makarem's thesis (1/4, 1/8), real-valued (§3, §6).",
+    choice(gains, GAINS, "rfc6298 or californium"));
+
+const P_OVERALL_CAP: Param<CocoaConfig> = param!(
+    CocoaConfig,
+    "overall_cap" = "60",
+    "none | seconds",
+    "Cap on the overall RTO estimate (Betzler's Contiki code, §6).",
+    opt_secs(overall_cap)
+);
+
+const P_INITIAL_CAP: Param<CocoaConfig> = param!(
+    CocoaConfig,
+    "initial_cap" = "32",
+    "none | seconds",
+    "Cap on the blind/initial RTO_init (after the blind rule, before dithering) (§6).",
+    opt_secs(initial_cap)
+);
+
+const P_BACKOFF_CAP: Param<CocoaConfig> = param!(
+    CocoaConfig,
+    "backoff_cap" | "cocoaplus_backoff_cap" = "60",
+    "none | seconds",
+    "Cap on backed-off timers (Californium's 60 s, §6).",
+    opt_secs(backoff_cap)
+);
+
+const P_AGING_LOW: Param<CocoaConfig> = param!(
+    CocoaConfig,
+    "aging_low_rule" = "double",
+    "double | set-to-1s",
+    "Ageing of an RTO below 1 s: doubled (draft, Ancillotti & Bruno) or set to 1 s (Betzler's Contiki code, §9.2).",
+    choice(aging_low_rule, AGING_LOW_RULES, "double or set-to-1s")
+);
+
+const P_BLEND_INVERTED: Param<CocoaConfig> = param!(
+    CocoaConfig,
+    "blend_inverted" = "off",
+    "on | off",
+    "Betzler's Contiki code: RTO = (1-w)*E + w*RTO, so the weak estimator weighs 0.75 (§9.2).",
+    flag(blend_inverted)
+);
+
+const P_STRONG_RESET: Param<CocoaConfig> = param!(CocoaConfig, "strong_reset_after_3" = "off", "on | off",
+    "Betzler's Contiki code: the strong estimator is reset (emptied) once more than 3 retransmissions accumulate without a strong sample (§9.2).",
+    flag(strong_reset_after_3));
+
+const P_FIRST_SAMPLE: Param<CocoaConfig> = param!(CocoaConfig, "first_sample" | "first_sample_detection" = "count", "count | rto-equals-initial",
+    "First-sample detection: by sample count, or as in Betzler's Contiki code by the estimator's RTO equalling ACK_TIMEOUT (a coincidental equal value re-initialises) (§9.2).",
+    choice(first_sample, FIRST_SAMPLES, "count or rto-equals-initial"));
+
+const P_BLIND_RULE: Param<CocoaConfig> = param!(CocoaConfig, "blind_rule" = "multiply", "multiply | double-per-exchange",
+    "Blind RTO with exchanges in flight and no sample yet: RTO*(in_flight+1) (draft), or RTO*2^in_flight (Betzler's Contiki shift, §9.2).",
+    choice(blind_rule, BLIND_RULES, "multiply or double-per-exchange"));
+
+const P_STRONG_ONLY: Param<CocoaConfig> = param!(
+    CocoaConfig,
+    "strong_only" = "off",
+    "on | off",
+    "Californium COCOA_STRONG: weak samples are dropped (§9.1).",
+    flag(strong_only)
+);
+
+const P_CF_AGING: Param<CocoaConfig> = param!(CocoaConfig, "aging" | "cocoa_aging" = "on", "on | off",
+    "Californium ageing: overall RTO only, integer ms, checked only when an exchange is admitted, cumulative loop, residual discarded (§9.1).",
+    flag(aging));
+
+const P_MAX_ACK_TIMEOUT: Param<CocoaConfig> = param!(
+    CocoaConfig,
+    "max_ack_timeout" | "MAX_ACK_TIMEOUT" = "60",
+    "seconds >= 0.5",
+    "Californium MAX_ACK_TIMEOUT: upper clamp of T_0 and cap of the backoff, in effect min(value, 60 s) (§9.1).",
+    secs(max_ack_timeout)
+);
+
+const P_CF2_PERSISTS: Param<CocoaConfig> = param!(CocoaConfig, "californium2_backoff_persists" | "cf2_backoff_persists" = "off", "on | off",
+    "Californium 2.x accidental FullBackoff: after an exchange with more than weak_max_n retransmissions (or a failure after retransmitting) the last backed-off timer is the next exchange's RTO, until a usable sample arrives (§9.1).",
+    flag(californium2_backoff_persists));
+
+param_table!(COCOA, COCOA_INFO: CocoaConfig = [
+    P_VBF_STEP, P_SELECT_CORE, P_CAP, P_CAP_SCOPE, P_AGING, P_AGING_TARGET, P_AGING_RESIDUAL, P_LITERAL,
+    P_WEAK_MAX_N,
+]);
+
+param_table!(STRONG, STRONG_INFO: CocoaConfig = [
+    P_VBF_STEP, P_SELECT_CORE, P_CAP, P_CAP_SCOPE, P_AGING, P_AGING_TARGET, P_AGING_RESIDUAL, P_LITERAL, P_S_WEIGHT,
+]);
+
+param_table!(FB1, FB1_INFO: CocoaConfig = [
+    P_VBF_STEP, P_SELECT_CORE, P_CAP, P_CAP_SCOPE, P_AGING, P_AGING_TARGET, P_AGING_RESIDUAL, P_LITERAL,
+    P_WEAK_MAX_N, P_FB_RETAINED, P_FB_REDITHER,
+]);
+
+param_table!(FB2, FB2_INFO: CocoaConfig = [
+    P_VBF_STEP, P_SELECT_CORE, P_CAP, P_CAP_SCOPE, P_AGING, P_AGING_TARGET, P_AGING_RESIDUAL, P_LITERAL,
+    P_WEAK_MAX_N, P_FB_RETAINED, P_FB_REDITHER, P_FB2_RULE,
+]);
+
+param_table!(PLUS, PLUS_INFO: CocoaConfig = [
+    P_VBF_EXCH, P_VBF_TABLE, P_VBF_LOW, P_VBF_MID, P_VBF_HIGH, P_VBF_HIGH_INCLUSIVE, P_SELECT_PLUS, P_GAINS,
+    P_WEAK_MAX_N, P_OVERALL_CAP, P_INITIAL_CAP, P_BACKOFF_CAP, P_AGING, P_AGING_TARGET, P_AGING_RESIDUAL,
+    P_AGING_LOW, P_BLEND_INVERTED, P_STRONG_RESET, P_FIRST_SAMPLE, P_BLIND_RULE,
+]);
+
+param_table!(CALIFORNIUM, CALIFORNIUM_INFO: CocoaConfig = [
+    P_SELECT_CF, P_WEAK_MAX_N, P_STRONG_ONLY, P_CF_AGING, P_MAX_ACK_TIMEOUT, P_CF2_PERSISTS,
+]);
 
 impl Params for CocoaConfig {
     fn set(&mut self, key: &str, value: &str) -> Result<(), SetError> {
-        let Some(p) = self.info().iter().find(|p| p.matches(key)) else {
-            return self.common.set(key, value);
-        };
-        match p.key {
-            "vbf" => self.vbf = params::parse_choice(value, VBF_MODES, "per-step or per-exchange")?,
-            "vbf_select_on" => self.vbf_select_on = params::parse_choice(value, VBF_SELECTS, "undithered or dithered")?,
-            "vbf_table" => {
-                if !params::eq_choice("custom", value) {
-                    self.vbf_table =
-                        params::parse_choice(value, VBF_TABLES, "ancillotti, betzler2015, draft03 or custom")?;
-                }
-            }
-            "vbf_low" => self.vbf_table.low = parse_factor(value)?,
-            "vbf_mid" => self.vbf_table.mid = parse_factor(value)?,
-            "vbf_high" => self.vbf_table.high = parse_factor(value)?,
-            "vbf_high_inclusive" => self.vbf_high_inclusive = params::parse_bool(value)?,
-            "cap" => self.cap = params::parse_opt_secs(value)?,
-            "cap_scope" => {
-                self.cap_scope =
-                    params::parse_choice(value, CAP_SCOPES, "all-timers, backoff-only or backoff-no-shrink")?
-            }
-            "aging" => self.aging = params::parse_bool(value)?,
-            "aging_target" => self.aging_target = params::parse_choice(value, AGING_TARGETS, "overall or estimators")?,
-            "aging_residual" => self.aging_residual = params::parse_choice(value, AGING_RESIDUALS, "discard or keep")?,
-            "aging_low_rule" => {
-                self.aging_low_rule = params::parse_choice(value, AGING_LOW_RULES, "double or set-to-1s")?
-            }
-            "literal_pseudocode" => self.literal_pseudocode = params::parse_bool(value)?,
-            "weak_max_n" => {
-                self.weak_max_n = if params::eq_choice("unlimited", value) {
-                    None
-                } else {
-                    Some(params::parse_u32(value, 0, 255, "an integer 0..=255 or unlimited")?)
-                }
-            }
-            "s_weight" => {
-                let w = params::parse_f64(value, 0.0, 1.0, "a weight in (0, 1]")?;
-                if w == 0.0 {
-                    return Err(SetError::BadValue { expected: "a weight in (0, 1]" });
-                }
-                self.s_weight = w;
-            }
-            "fb_retained" => {
-                self.fb_retained = params::parse_choice(value, FB_RETAINED_NAMES, "last-armed or next-doubled")?
-            }
-            "fb_redither" => self.fb_redither = params::parse_bool(value)?,
-            "fb2_rule" => {
-                self.fb2_rule = params::parse_choice(value, FB2_RULES, "rebackoff-from-max or max-timer-and-estimate")?
-            }
-            "gains" => self.gains = params::parse_choice(value, GAINS, "rfc6298 or californium")?,
-            "overall_cap" => self.overall_cap = params::parse_opt_secs(value)?,
-            "initial_cap" => self.initial_cap = params::parse_opt_secs(value)?,
-            "backoff_cap" => self.backoff_cap = params::parse_opt_secs(value)?,
-            "blend_inverted" => self.blend_inverted = params::parse_bool(value)?,
-            "strong_reset_after_3" => self.strong_reset_after_3 = params::parse_bool(value)?,
-            "first_sample" => {
-                self.first_sample = params::parse_choice(value, FIRST_SAMPLES, "count or rto-equals-initial")?
-            }
-            "blind_rule" => {
-                self.blind_rule = params::parse_choice(value, BLIND_RULES, "multiply or double-per-exchange")?
-            }
-            "strong_only" => self.strong_only = params::parse_bool(value)?,
-            "max_ack_timeout" => self.max_ack_timeout = params::parse_secs(value, false)?,
-            "californium2_backoff_persists" => self.californium2_backoff_persists = params::parse_bool(value)?,
-            _ => return Err(SetError::UnknownKey),
-        }
-        Ok(())
+        params::set_param(self.table(), self, key, value).unwrap_or_else(|| self.common.set(key, value))
     }
 
     fn write(&self, w: &mut dyn fmt::Write) -> fmt::Result {
         let mut w = KvWriter::new(w);
         self.common.write(&mut w)?;
-        for p in self.info() {
-            self.write_param(&mut w, p.key)?;
-        }
-        Ok(())
+        params::write_params(self.table(), self, &mut w)
     }
 
     fn apply_preset(&mut self, preset: Preset) -> Result<(), ()> {

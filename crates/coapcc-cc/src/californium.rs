@@ -12,7 +12,8 @@ use core::fmt;
 use core::time::Duration;
 
 use crate::api::{AckInfo, CongestionControl, EstimatorSnapshot, Exchange, GiveUpReason, Snapshot, TimeoutAction};
-use crate::common::{cap, fabs, Common};
+use crate::common::Common;
+use crate::num::{cap, fabs, jround, ratio};
 use crate::params::{self, param, param_table, KvWriter, Param, ParamInfo, Params, Preset, SetError};
 use crate::rng::Entropy;
 use crate::time::{self, Instant};
@@ -154,15 +155,9 @@ impl Params for CfRtoConfig {
     }
 }
 
-/// Java `Math.round`: `floor(x + 0.5)`, for any sign.
-fn jround(x: f64) -> i64 {
-    let y = x + 0.5;
-    let t = y as i64; // truncates towards zero
-    if (t as f64) > y {
-        t - 1
-    } else {
-        t
-    }
+/// Java `Math.round` to an integer (LinuxRto's `long` arithmetic).
+fn ijround(x: f64) -> i64 {
+    jround(x) as i64
 }
 
 /// LinuxRto state, integer ms.
@@ -240,12 +235,12 @@ impl CfRto {
             l.mdev_max = l.mdev.max(LINUX_MDEV_MIN_MS);
             l.rttvar = l.mdev_max;
         } else {
-            l.srtt += jround(0.125 * (r - l.srtt) as f64);
+            l.srtt += ijround(0.125 * (r - l.srtt) as f64);
             let err = (r - l.srtt).abs();
             if r < l.srtt - l.mdev {
-                l.mdev = jround(0.96875 * l.mdev as f64 + 0.03125 * err as f64);
+                l.mdev = ijround(0.96875 * l.mdev as f64 + 0.03125 * err as f64);
             } else {
-                l.mdev = jround(0.75 * l.mdev as f64) + jround(0.25 * err as f64);
+                l.mdev = ijround(0.75 * l.mdev as f64) + ijround(0.25 * err as f64);
             }
             if l.mdev > l.mdev_max {
                 l.mdev_max = l.mdev;
@@ -254,7 +249,7 @@ impl CfRto {
                 }
             }
             if l.mdev_max < l.rttvar {
-                l.rttvar = jround(0.75 * l.rttvar as f64 + 0.25 * l.mdev_max as f64);
+                l.rttvar = ijround(0.75 * l.rttvar as f64 + 0.25 * l.mdev_max as f64);
             }
             l.mdev_max = LINUX_MDEV_MIN_MS;
         }
@@ -318,7 +313,7 @@ impl CongestionControl for CfRto {
         let t = if self.cfg.apply_dither { self.cfg.common.dither(rto, rng) } else { rto };
         let t0 = cap(t, self.cfg.backoff_cap);
         let mut ex = Exchange::new(now, t0, rto);
-        ex.dither = if rto > 0.0 { t0 / rto } else { 1.0 };
+        ex.dither = ratio(t0, rto);
         ex.factor = 2.0;
         ex
     }

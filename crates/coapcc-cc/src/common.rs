@@ -3,6 +3,7 @@
 use core::fmt;
 
 use crate::api::{Exchange, TimeoutAction};
+use crate::num::round_to;
 use crate::params::{self, param, param_table, KvWriter, ParamInfo, Preset, SetError};
 use crate::rng::{unit_f64, Entropy};
 
@@ -157,29 +158,5 @@ impl Common {
     /// Whether another retransmission is allowed for `ex`.
     pub fn may_retransmit(&self, ex: &Exchange) -> bool {
         ex.retransmissions < self.max_retransmit
-    }
-}
-
-/// Round a positive value to the nearest multiple of `tick` (ties away from zero).
-pub(crate) fn round_to(x: f64, tick: f64) -> f64 {
-    ((x / tick + 0.5) as u64) as f64 * tick
-}
-
-/// Absolute value without `std`.
-#[inline]
-pub(crate) fn fabs(x: f64) -> f64 {
-    if x < 0.0 {
-        -x
-    } else {
-        x
-    }
-}
-
-/// Minimum with an optional cap.
-#[inline]
-pub(crate) fn cap(x: f64, cap: Option<f64>) -> f64 {
-    match cap {
-        Some(c) if x > c => c,
-        _ => x,
     }
 }

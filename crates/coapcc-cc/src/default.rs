@@ -4,7 +4,8 @@
 use core::fmt;
 
 use crate::api::{AckInfo, CongestionControl, Exchange, GiveUpReason, Snapshot, TimeoutAction};
-use crate::common::{cap, Common, DitherMode};
+use crate::common::{Common, DitherMode};
+use crate::num::cap;
 use crate::params::{self, param, param_table, KvWriter, Param, ParamInfo, Params, Preset, SetError};
 use crate::rng::Entropy;
 use crate::time::{self, Instant};

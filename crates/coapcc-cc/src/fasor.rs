@@ -18,8 +18,9 @@
 use core::fmt;
 
 use crate::api::{AckInfo, CongestionControl, Exchange, GiveUpReason, Snapshot, TimeoutAction};
-use crate::common::{cap, round_to, Common, DitherMode, CONTIKI_CLOCK_SECOND};
+use crate::common::{Common, DitherMode, CONTIKI_CLOCK_SECOND};
 use crate::estimator::{Estimator, EstimatorParams, FirstRttvar};
+use crate::num::{cap, pow2, round_to};
 use crate::params::{self, param, param_table, KvWriter, Param, ParamInfo, Params, Preset, SetError};
 use crate::rng::{unit_f64, Constant, Entropy, SplitMix64};
 use crate::time::{self, Instant};
@@ -321,15 +322,6 @@ pub struct Fasor {
     prev_sample: Option<f64>,
     /// `fasor-token`: the previous exchange's `t_ack − t0` when it gave an unambiguous sample.
     prev_total: Option<f64>,
-}
-
-/// `2^k` without `std`.
-fn pow2(k: u32) -> f64 {
-    let mut m = 1.0;
-    for _ in 0..k.min(2000) {
-        m *= 2.0;
-    }
-    m
 }
 
 /// Dither offset within [SRTT/4, SRTT] from `rng`, quantised as `mode` says.

@@ -20,7 +20,8 @@
 use core::fmt;
 
 use crate::api::{AckInfo, CongestionControl, EstimatorSnapshot, Exchange, GiveUpReason, Snapshot, TimeoutAction};
-use crate::common::{cap, fabs, Common, DitherMode};
+use crate::common::{Common, DitherMode};
+use crate::num::{cap, fabs, ratio};
 use crate::params::{self, param, param_table, KvWriter, ParamInfo, Params, Preset, SetError};
 use crate::rng::Entropy;
 use crate::time::{self, Instant};
@@ -281,18 +282,12 @@ impl Pcocoa {
         self.spurious
     }
 
+    /// CoCoA+'s ageing steps (the CoCoA family's own, doubling below 1 s), checked when an
+    /// exchange starts; the clock restarts at every check.
     fn age(&mut self, now: Instant) {
-        let mut age = time::to_secs(now - self.t_upd);
-        loop {
-            if self.rto < 1.0 && age > 16.0 * self.rto {
-                age -= 16.0 * self.rto;
-                self.rto *= 2.0;
-            } else if self.rto > 3.0 && age > 4.0 * self.rto {
-                age -= 4.0 * self.rto;
-                self.rto = 1.0 + 0.5 * self.rto;
-            } else {
-                break;
-            }
+        let idle = time::to_secs(now - self.t_upd);
+        if let Some((rto, _residual)) = crate::cocoa::age_value(self.rto, idle, crate::cocoa::AgingLowRule::Double) {
+            self.rto = rto;
         }
         self.rto = cap(self.rto, self.cfg.max_rto);
         self.t_upd = now;
@@ -391,7 +386,7 @@ impl CongestionControl for Pcocoa {
         };
         let mut ex = Exchange::new(now, t0, rto_init);
         ex.factor = self.cfg.vbf_table.factor(on, self.cfg.vbf_high_inclusive);
-        ex.dither = if rto_init > 0.0 { t0 / rto_init } else { 1.0 };
+        ex.dither = ratio(t0, rto_init);
         ex
     }
 

@@ -12,8 +12,9 @@ use core::fmt;
 use core::time::Duration;
 
 use crate::api::{AckInfo, CongestionControl, EstimatorSnapshot, Exchange, GiveUpReason, Snapshot, TimeoutAction};
-use crate::common::{cap, fabs, Common};
-use crate::params::{self, KvWriter, ParamInfo, Params, Preset, SetError};
+use crate::common::Common;
+use crate::num::{cap, fabs, jround, ratio};
+use crate::params::{self, param, param_table, KvWriter, Param, ParamInfo, Params, Preset, SetError};
 use crate::rng::Entropy;
 use crate::time::{self, Instant};
 
@@ -62,9 +63,10 @@ pub struct CfRtoConfig {
 }
 
 impl CfRtoConfig {
-    /// Defaults for `variant`.
+    /// Defaults for `variant`: the defaults of its parameter table; a parameter a variant does
+    /// not list keeps the value shown here (unused by that variant).
     pub fn new(variant: CfRtoVariant) -> Self {
-        CfRtoConfig {
+        let mut c = CfRtoConfig {
             variant,
             common: Common::default(),
             apply_dither: false,
@@ -72,99 +74,71 @@ impl CfRtoConfig {
             basic_rto_factor: 1.5,
             peakhopper_integer_delta: false,
             peakhopper_truncate: false,
-        }
+        };
+        params::apply_defaults(c.table(), &mut c);
+        c
     }
 
     /// A fresh algorithm instance.
     pub fn build(&self) -> CfRto {
         CfRto::new(*self)
     }
+
+    fn table(&self) -> &'static [Param<CfRtoConfig>] {
+        match self.variant {
+            CfRtoVariant::Basic => BASIC,
+            CfRtoVariant::Linux => LINUX,
+            CfRtoVariant::Peakhopper => PH,
+        }
+    }
 }
 
-const CAP_INFO: ParamInfo = ParamInfo {
-    key: "backoff_cap",
-    aliases: &["max_ack_timeout"],
-    default: "60",
-    values: "none | seconds",
-    doc: "Cap of every armed timer; retransmissions double the timer (Californium MAX_ACK_TIMEOUT 60 s).",
-};
+const P_CAP: Param<CfRtoConfig> = param!(
+    CfRtoConfig,
+    "backoff_cap" | "max_ack_timeout" = "60",
+    "none | seconds",
+    "Cap of every armed timer; retransmissions double the timer (Californium MAX_ACK_TIMEOUT 60 s).",
+    opt_secs(backoff_cap)
+);
 
-const DITHER_INFO: ParamInfo = ParamInfo {
-    key: "apply_dither",
-    aliases: &["californium_dither"],
-    default: "off",
-    values: "on | off",
-    doc: "Dither T_0 with the common `dither` mode; off (Californium, §9.1) arms the estimate as is.",
-};
+const P_DITHER: Param<CfRtoConfig> = param!(
+    CfRtoConfig,
+    "apply_dither" | "californium_dither" = "off",
+    "on | off",
+    "Dither T_0 with the common `dither` mode; off (Californium, §9.1) arms the estimate as is.",
+    flag(apply_dither)
+);
 
-const BASIC_INFO: &[ParamInfo] = &[
-    CAP_INFO,
-    DITHER_INFO,
-    ParamInfo {
-        key: "basic_rto_factor",
-        aliases: &[],
-        default: "1.5",
-        values: "> 0",
-        doc: "RTO = f × last sample in integer ms (f = 1.5: R + R/2); 1.5 in Californium 3.x, 1.0 in older 2.x code.",
-    },
-];
+param_table!(BASIC, BASIC_INFO: CfRtoConfig = [
+    P_CAP,
+    P_DITHER,
+    param!(CfRtoConfig, "basic_rto_factor" = "1.5", "> 0",
+        "RTO = f × last sample in integer ms (f = 1.5: R + R/2); 1.5 in Californium 3.x, 1.0 in older 2.x code.",
+        positive(basic_rto_factor, 100.0, "a number > 0")),
+]);
 
-const LINUX_INFO: &[ParamInfo] = &[CAP_INFO, DITHER_INFO];
+param_table!(LINUX, LINUX_INFO: CfRtoConfig = [P_CAP, P_DITHER]);
 
-const PH_INFO: &[ParamInfo] = &[
-    CAP_INFO,
-    DITHER_INFO,
-    ParamInfo {
-        key: "peakhopper_integer_delta",
-        aliases: &[],
-        default: "off",
-        values: "on | off",
-        doc: "Compute delta = |R − RTT_prev| / R with integer division, as Californium does (delta ∈ {0, 1, ...}).",
-    },
-    ParamInfo {
-        key: "peakhopper_truncate",
-        aliases: &[],
-        default: "off",
-        values: "on | off",
-        doc: "Truncate the RTO to whole ms after each update, as Californium's long arithmetic does (float32 is not reproduced).",
-    },
-];
+param_table!(PH, PH_INFO: CfRtoConfig = [
+    P_CAP,
+    P_DITHER,
+    param!(CfRtoConfig, "peakhopper_integer_delta" = "off", "on | off",
+        "Compute delta = |R − RTT_prev| / R with integer division, as Californium does (delta ∈ {0, 1, ...}).",
+        flag(peakhopper_integer_delta)),
+    param!(CfRtoConfig, "peakhopper_truncate" = "off", "on | off",
+        "Truncate the RTO to whole ms after each update, as Californium's long arithmetic does (float32 is not reproduced).",
+        flag(peakhopper_truncate)),
+]);
 
 impl Params for CfRtoConfig {
     fn set(&mut self, key: &str, value: &str) -> Result<(), SetError> {
-        let Some(p) = self.info().iter().find(|p| p.matches(key)) else {
-            return self.common.set(key, value);
-        };
-        match p.key {
-            "backoff_cap" => self.backoff_cap = params::parse_opt_secs(value)?,
-            "apply_dither" => self.apply_dither = params::parse_bool(value)?,
-            "basic_rto_factor" => {
-                let v = params::parse_f64(value, 0.0, 100.0, "a number > 0")?;
-                if v == 0.0 {
-                    return Err(SetError::BadValue { expected: "a number > 0" });
-                }
-                self.basic_rto_factor = v;
-            }
-            "peakhopper_integer_delta" => self.peakhopper_integer_delta = params::parse_bool(value)?,
-            "peakhopper_truncate" => self.peakhopper_truncate = params::parse_bool(value)?,
-            _ => return Err(SetError::UnknownKey),
-        }
-        Ok(())
+        params::set_param(self.table(), self, key, value).unwrap_or_else(|| self.common.set(key, value))
     }
 
     fn write(&self, w: &mut dyn fmt::Write) -> fmt::Result {
         let mut w = KvWriter::new(w);
         self.common.write(&mut w)?;
-        w.opt("backoff_cap", self.backoff_cap)?;
-        w.flag("apply_dither", self.apply_dither)?;
-        match self.variant {
-            CfRtoVariant::Basic => w.kv("basic_rto_factor", self.basic_rto_factor),
-            CfRtoVariant::Linux => Ok(()),
-            CfRtoVariant::Peakhopper => {
-                w.flag("peakhopper_integer_delta", self.peakhopper_integer_delta)?;
-                w.flag("peakhopper_truncate", self.peakhopper_truncate)
-            }
-        }
+        params::write_params(self.table(), self, &mut w)
     }
 
     fn apply_preset(&mut self, _preset: Preset) -> Result<(), ()> {
@@ -181,15 +155,9 @@ impl Params for CfRtoConfig {
     }
 }
 
-/// Java `Math.round`: `floor(x + 0.5)`, for any sign.
-fn jround(x: f64) -> i64 {
-    let y = x + 0.5;
-    let t = y as i64; // truncates towards zero
-    if (t as f64) > y {
-        t - 1
-    } else {
-        t
-    }
+/// Java `Math.round` to an integer (LinuxRto's `long` arithmetic).
+fn ijround(x: f64) -> i64 {
+    jround(x) as i64
 }
 
 /// LinuxRto state, integer ms.
@@ -267,12 +235,12 @@ impl CfRto {
             l.mdev_max = l.mdev.max(LINUX_MDEV_MIN_MS);
             l.rttvar = l.mdev_max;
         } else {
-            l.srtt += jround(0.125 * (r - l.srtt) as f64);
+            l.srtt += ijround(0.125 * (r - l.srtt) as f64);
             let err = (r - l.srtt).abs();
             if r < l.srtt - l.mdev {
-                l.mdev = jround(0.96875 * l.mdev as f64 + 0.03125 * err as f64);
+                l.mdev = ijround(0.96875 * l.mdev as f64 + 0.03125 * err as f64);
             } else {
-                l.mdev = jround(0.75 * l.mdev as f64) + jround(0.25 * err as f64);
+                l.mdev = ijround(0.75 * l.mdev as f64) + ijround(0.25 * err as f64);
             }
             if l.mdev > l.mdev_max {
                 l.mdev_max = l.mdev;
@@ -281,7 +249,7 @@ impl CfRto {
                 }
             }
             if l.mdev_max < l.rttvar {
-                l.rttvar = jround(0.75 * l.rttvar as f64 + 0.25 * l.mdev_max as f64);
+                l.rttvar = ijround(0.75 * l.rttvar as f64 + 0.25 * l.mdev_max as f64);
             }
             l.mdev_max = LINUX_MDEV_MIN_MS;
         }
@@ -345,7 +313,7 @@ impl CongestionControl for CfRto {
         let t = if self.cfg.apply_dither { self.cfg.common.dither(rto, rng) } else { rto };
         let t0 = cap(t, self.cfg.backoff_cap);
         let mut ex = Exchange::new(now, t0, rto);
-        ex.dither = if rto > 0.0 { t0 / rto } else { 1.0 };
+        ex.dither = ratio(t0, rto);
         ex.factor = 2.0;
         ex
     }

@@ -3,7 +3,8 @@
 use core::fmt;
 
 use crate::api::{Exchange, TimeoutAction};
-use crate::params::{self, KvWriter, ParamInfo, Preset, SetError};
+use crate::num::round_to;
+use crate::params::{self, param, param_table, KvWriter, ParamInfo, Preset, SetError};
 use crate::rng::{unit_f64, Entropy};
 
 /// How the initial timer is randomised (AMBIG-25, `dither_mode`).
@@ -49,80 +50,50 @@ pub struct Common {
 }
 
 impl Default for Common {
+    /// RFC 7252's values: every parameter at the default of [`COMMON_INFO`].
     fn default() -> Self {
-        Common {
-            ack_timeout: 2.0,
-            ack_random_factor: 1.5,
-            max_retransmit: 4,
-            dither: DitherMode::Uniform,
-            wait_after_last: true,
-        }
+        let mut c = Common {
+            ack_timeout: 0.0,
+            ack_random_factor: 0.0,
+            max_retransmit: 0,
+            dither: DitherMode::Off,
+            wait_after_last: false,
+        };
+        params::apply_defaults(COMMON_PARAMS, &mut c);
+        c
     }
 }
 
+param_table!(COMMON_PARAMS, COMMON_INFO_TABLE: Common = [
+    param!(Common, "ack_timeout" | "ACK_TIMEOUT" = "2", "seconds > 0",
+        "ACK_TIMEOUT: initial RTO before any RTT measurement (RFC 7252 §4.8).",
+        secs(ack_timeout)),
+    param!(Common, "ack_random_factor" | "ACK_RANDOM_FACTOR" = "1.5", ">= 1",
+        "ACK_RANDOM_FACTOR: the initial timer is dithered over [RTO, RTO·factor].",
+        number(ack_random_factor, 1.0, 100.0, "a number >= 1")),
+    param!(Common, "max_retransmit" | "MAX_RETRANSMIT" = "4", "0..=255",
+        "MAX_RETRANSMIT: retransmissions before the exchange fails (Helsinki experiments: 20).",
+        int(max_retransmit, 0, 255, "an integer 0..=255")),
+    param!(Common, "dither" | "dither_mode" = "uniform", "uniform | libcoap-8bit | contiki-ticks | off",
+        "Dither quantisation of the initial timer (AMBIG-25): continuous, libcoap's random byte, Contiki's clock ticks, or none.",
+        choice(dither, DITHER_MODES, "uniform, libcoap-8bit, contiki-ticks or off")),
+    param!(Common, "wait_after_last" | "wait_after_last_retransmission" = "on", "on | off",
+        "Wait a full timer after the last retransmission before failing; off reproduces the Contiki Erbium bug (§9.3).",
+        flag(wait_after_last)),
+]);
+
 /// Descriptions of the [`Common`] parameters.
-pub const COMMON_INFO: &[ParamInfo] = &[
-    ParamInfo {
-        key: "ack_timeout",
-        aliases: &["ACK_TIMEOUT"],
-        default: "2",
-        values: "seconds > 0",
-        doc: "ACK_TIMEOUT: initial RTO before any RTT measurement (RFC 7252 §4.8).",
-    },
-    ParamInfo {
-        key: "ack_random_factor",
-        aliases: &["ACK_RANDOM_FACTOR"],
-        default: "1.5",
-        values: ">= 1",
-        doc: "ACK_RANDOM_FACTOR: the initial timer is dithered over [RTO, RTO·factor].",
-    },
-    ParamInfo {
-        key: "max_retransmit",
-        aliases: &["MAX_RETRANSMIT"],
-        default: "4",
-        values: "0..=255",
-        doc: "MAX_RETRANSMIT: retransmissions before the exchange fails (Helsinki experiments: 20).",
-    },
-    ParamInfo {
-        key: "dither",
-        aliases: &["dither_mode"],
-        default: "uniform",
-        values: "uniform | libcoap-8bit | contiki-ticks | off",
-        doc: "Dither quantisation of the initial timer (AMBIG-25): continuous, libcoap's random byte, Contiki's clock ticks, or none.",
-    },
-    ParamInfo {
-        key: "wait_after_last",
-        aliases: &["wait_after_last_retransmission"],
-        default: "on",
-        values: "on | off",
-        doc: "Wait a full timer after the last retransmission before failing; off reproduces the Contiki Erbium bug (§9.3).",
-    },
-];
+pub const COMMON_INFO: &[ParamInfo] = COMMON_INFO_TABLE;
 
 impl Common {
     /// Set a common parameter.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), SetError> {
-        let k = COMMON_INFO.iter().find(|p| p.matches(key)).ok_or(SetError::UnknownKey)?.key;
-        match k {
-            "ack_timeout" => self.ack_timeout = params::parse_secs(value, false)?,
-            "ack_random_factor" => self.ack_random_factor = params::parse_f64(value, 1.0, 100.0, "a number >= 1")?,
-            "max_retransmit" => self.max_retransmit = params::parse_u32(value, 0, 255, "an integer 0..=255")?,
-            "dither" => {
-                self.dither = params::parse_choice(value, DITHER_MODES, "uniform, libcoap-8bit, contiki-ticks or off")?
-            }
-            "wait_after_last" => self.wait_after_last = params::parse_bool(value)?,
-            _ => return Err(SetError::UnknownKey),
-        }
-        Ok(())
+        params::set_param(COMMON_PARAMS, self, key, value).unwrap_or(Err(SetError::UnknownKey))
     }
 
     /// Write the common parameters.
     pub fn write(&self, w: &mut KvWriter<'_>) -> fmt::Result {
-        w.kv("ack_timeout", self.ack_timeout)?;
-        w.kv("ack_random_factor", self.ack_random_factor)?;
-        w.kv("max_retransmit", self.max_retransmit)?;
-        w.kv("dither", params::choice_name(self.dither, DITHER_MODES))?;
-        w.flag("wait_after_last", self.wait_after_last)
+        params::write_params(COMMON_PARAMS, self, w)
     }
 
     /// The common part of a preset (specification §11). `helsinki_dither` is the dither mode
@@ -187,29 +158,5 @@ impl Common {
     /// Whether another retransmission is allowed for `ex`.
     pub fn may_retransmit(&self, ex: &Exchange) -> bool {
         ex.retransmissions < self.max_retransmit
-    }
-}
-
-/// Round a positive value to the nearest multiple of `tick` (ties away from zero).
-pub(crate) fn round_to(x: f64, tick: f64) -> f64 {
-    ((x / tick + 0.5) as u64) as f64 * tick
-}
-
-/// Absolute value without `std`.
-#[inline]
-pub(crate) fn fabs(x: f64) -> f64 {
-    if x < 0.0 {
-        -x
-    } else {
-        x
-    }
-}
-
-/// Minimum with an optional cap.
-#[inline]
-pub(crate) fn cap(x: f64, cap: Option<f64>) -> f64 {
-    match cap {
-        Some(c) if x > c => c,
-        _ => x,
     }
 }

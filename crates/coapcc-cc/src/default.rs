@@ -4,8 +4,9 @@
 use core::fmt;
 
 use crate::api::{AckInfo, CongestionControl, Exchange, GiveUpReason, Snapshot, TimeoutAction};
-use crate::common::{cap, Common, DitherMode};
-use crate::params::{self, KvWriter, ParamInfo, Params, Preset, SetError};
+use crate::common::{Common, DitherMode};
+use crate::num::cap;
+use crate::params::{self, param, param_table, KvWriter, Param, ParamInfo, Params, Preset, SetError};
 use crate::rng::Entropy;
 use crate::time::{self, Instant};
 
@@ -68,9 +69,10 @@ pub struct DefaultConfig {
 }
 
 impl DefaultConfig {
-    /// Defaults (RFC 7252 parameters, recommended resolutions) for `variant`.
+    /// Defaults (RFC 7252 parameters, recommended resolutions) for `variant`: the defaults of
+    /// its parameter table; what a member does not list keeps FullBackoff's recommended rule.
     pub fn new(variant: DefaultVariant) -> Self {
-        DefaultConfig {
+        let mut c = DefaultConfig {
             variant,
             common: Common::default(),
             backoff_cap: None,
@@ -78,90 +80,72 @@ impl DefaultConfig {
             fb_redither: false,
             fb2_floor: Fb2Floor::AckTimeout,
             fb2_use_floor_once: false,
-        }
+        };
+        params::apply_defaults(c.table(), &mut c);
+        c
     }
 
     /// A fresh algorithm instance.
     pub fn build(&self) -> DefaultCoap {
         DefaultCoap::new(*self)
     }
+
+    fn table(&self) -> &'static [Param<DefaultConfig>] {
+        match self.variant {
+            DefaultVariant::Plain => PLAIN,
+            DefaultVariant::FullBackoff1 => FB1,
+            DefaultVariant::FullBackoff2 => FB2,
+        }
+    }
 }
 
-const PLAIN_INFO: &[ParamInfo] = &[ParamInfo {
-    key: "backoff_cap",
-    aliases: &["default_backoff_cap", "cap"],
-    default: "none",
-    values: "none | seconds",
-    doc: "Cap on the doubled timer (AMBIG-2). RFC 7252 has none; the Helsinki experiments used 60 s.",
-}];
+const P_BACKOFF_CAP: Param<DefaultConfig> = param!(
+    DefaultConfig,
+    "backoff_cap" | "default_backoff_cap" | "cap" = "none",
+    "none | seconds",
+    "Cap on the doubled timer (AMBIG-2). RFC 7252 has none; the Helsinki experiments used 60 s.",
+    opt_secs(backoff_cap)
+);
 
-const FB_INFO: &[ParamInfo] = &[
-    PLAIN_INFO[0],
-    ParamInfo {
-        key: "fb_retained",
-        aliases: &["fb_retained_value"],
-        default: "last-armed",
-        values: "last-armed | next-doubled",
-        doc: "Timer retained after a retransmitted exchange: the one in force at the ACK, or its double (AMBIG-4).",
-    },
-    ParamInfo {
-        key: "fb_redither",
-        aliases: &[],
-        default: "off",
-        values: "on | off",
-        doc: "Re-dither the retained timer when it starts the next exchange (AMBIG-5).",
-    },
-];
+const P_FB_RETAINED: Param<DefaultConfig> = param!(
+    DefaultConfig,
+    "fb_retained" | "fb_retained_value" = "last-armed",
+    "last-armed | next-doubled",
+    "Timer retained after a retransmitted exchange: the one in force at the ACK, or its double (AMBIG-4).",
+    choice(fb_retained, FB_RETAINED, "last-armed or next-doubled")
+);
 
-const FB2_INFO: &[ParamInfo] = &[
-    FB_INFO[0],
-    FB_INFO[1],
-    FB_INFO[2],
-    ParamInfo {
-        key: "fb2_floor",
-        aliases: &[],
-        default: "ack-timeout",
-        values: "ack-timeout | initial-dithered",
-        doc: "Halving stops (the retained timer is dropped) once it reaches this floor (AMBIG-6).",
-    },
-    ParamInfo {
-        key: "fb2_use_floor_once",
-        aliases: &[],
-        default: "off",
-        values: "on | off",
-        doc: "When halving reaches the floor, start one more exchange with the floor value before reverting (AMBIG-6).",
-    },
-];
+const P_FB_REDITHER: Param<DefaultConfig> = param!(
+    DefaultConfig,
+    "fb_redither" = "off",
+    "on | off",
+    "Re-dither the retained timer when it starts the next exchange (AMBIG-5).",
+    flag(fb_redither)
+);
+
+param_table!(PLAIN, PLAIN_INFO: DefaultConfig = [P_BACKOFF_CAP]);
+param_table!(FB1, FB1_INFO: DefaultConfig = [P_BACKOFF_CAP, P_FB_RETAINED, P_FB_REDITHER]);
+param_table!(FB2, FB2_INFO: DefaultConfig = [
+    P_BACKOFF_CAP,
+    P_FB_RETAINED,
+    P_FB_REDITHER,
+    param!(DefaultConfig, "fb2_floor" = "ack-timeout", "ack-timeout | initial-dithered",
+        "Halving stops (the retained timer is dropped) once it reaches this floor (AMBIG-6).",
+        choice(fb2_floor, FB2_FLOORS, "ack-timeout or initial-dithered")),
+    param!(DefaultConfig, "fb2_use_floor_once" = "off", "on | off",
+        "When halving reaches the floor, start one more exchange with the floor value before reverting (AMBIG-6).",
+        flag(fb2_use_floor_once)),
+]);
 
 impl Params for DefaultConfig {
     fn set(&mut self, key: &str, value: &str) -> Result<(), SetError> {
-        let Some(p) = self.info().iter().find(|p| p.matches(key)) else {
-            return self.common.set(key, value);
-        };
-        match p.key {
-            "backoff_cap" => self.backoff_cap = params::parse_opt_secs(value)?,
-            "fb_retained" => self.fb_retained = params::parse_choice(value, FB_RETAINED, "last-armed or next-doubled")?,
-            "fb_redither" => self.fb_redither = params::parse_bool(value)?,
-            "fb2_floor" => self.fb2_floor = params::parse_choice(value, FB2_FLOORS, "ack-timeout or initial-dithered")?,
-            "fb2_use_floor_once" => self.fb2_use_floor_once = params::parse_bool(value)?,
-            _ => return Err(SetError::UnknownKey),
-        }
-        Ok(())
+        params::set_param(self.table(), self, key, value).unwrap_or_else(|| self.common.set(key, value))
     }
 
     fn write(&self, w: &mut dyn fmt::Write) -> fmt::Result {
         let mut w = KvWriter::new(w);
         self.common.write(&mut w)?;
-        w.opt("backoff_cap", self.backoff_cap)?;
-        if self.variant != DefaultVariant::Plain {
-            w.kv("fb_retained", params::choice_name(self.fb_retained, FB_RETAINED))?;
-            w.flag("fb_redither", self.fb_redither)?;
-        }
-        if self.variant == DefaultVariant::FullBackoff2 {
-            w.kv("fb2_floor", params::choice_name(self.fb2_floor, FB2_FLOORS))?;
-            w.flag("fb2_use_floor_once", self.fb2_use_floor_once)?;
-        }
-        Ok(())
+        params::write_params(self.table(), self, &mut w)
     }
 
     fn apply_preset(&mut self, preset: Preset) -> Result<(), ()> {
@@ -188,7 +172,7 @@ impl Params for DefaultConfig {
     fn info(&self) -> &'static [ParamInfo] {
         match self.variant {
             DefaultVariant::Plain => PLAIN_INFO,
-            DefaultVariant::FullBackoff1 => FB_INFO,
+            DefaultVariant::FullBackoff1 => FB1_INFO,
             DefaultVariant::FullBackoff2 => FB2_INFO,
         }
     }

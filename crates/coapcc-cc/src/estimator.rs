@@ -1,7 +1,7 @@
 //! The RFC 6298 estimator, parameterised for every variant in scope (specification §3).
 
 use crate::api::EstimatorSnapshot;
-use crate::common::fabs;
+use crate::num::{fabs, jround};
 use crate::time;
 
 /// How the first sample initialises RTTVAR.
@@ -92,11 +92,6 @@ pub struct Estimator {
     pub rto: f64,
     /// Samples since the last reset (0 = empty).
     pub samples: u32,
-}
-
-/// Java `Math.round` of milliseconds, for non-negative values.
-fn jround(ms: f64) -> f64 {
-    ((ms + 0.5) as i64) as f64
 }
 
 impl Estimator {

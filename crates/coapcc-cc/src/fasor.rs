@@ -18,9 +18,10 @@
 use core::fmt;
 
 use crate::api::{AckInfo, CongestionControl, Exchange, GiveUpReason, Snapshot, TimeoutAction};
-use crate::common::{cap, round_to, Common, DitherMode, CONTIKI_CLOCK_SECOND};
+use crate::common::{Common, DitherMode, CONTIKI_CLOCK_SECOND};
 use crate::estimator::{Estimator, EstimatorParams, FirstRttvar};
-use crate::params::{self, KvWriter, ParamInfo, Params, Preset, SetError};
+use crate::num::{cap, pow2, round_to};
+use crate::params::{self, param, param_table, KvWriter, Param, ParamInfo, Params, Preset, SetError};
 use crate::rng::{unit_f64, Constant, Entropy, SplitMix64};
 use crate::time::{self, Instant};
 
@@ -173,19 +174,23 @@ pub struct FasorConfig {
 }
 
 impl FasorConfig {
-    /// Defaults (draft -00 text, recommended resolutions); `token` selects `fasor-token`.
+    /// Defaults (draft -00 text, recommended resolutions: the defaults of the parameter
+    /// table); `token` selects `fasor-token`.
     pub fn new(token: bool) -> Self {
-        FasorConfig {
+        let mut c = FasorConfig {
             token,
             common: Common::default(),
-            slow_factor: 1.5,
-            cap: Some(60.0),
+            slow_factor: 0.0,
+            cap: None,
             first_rttvar: FirstRttvar::HalfK,
             dither_scope: DitherScope::PerExchange,
             give_up: GiveUpPolicy::Downgrade,
+            // Plain FASOR does not list these: the token rules are inert without a token.
             token_transitions: TokenTransitions::ByRetransmissions,
             token_series_base: TokenSeriesBase::MaxFastPrevSample,
-        }
+        };
+        params::apply_defaults(c.table(), &mut c);
+        c
     }
 
     /// A fresh algorithm instance.
@@ -198,128 +203,84 @@ impl FasorConfig {
     pub fn estimator_params(&self) -> EstimatorParams {
         EstimatorParams { first_rttvar: self.first_rttvar, max_rto: self.cap, ..EstimatorParams::rfc6298(4.0) }
     }
+
+    fn table(&self) -> &'static [Param<FasorConfig>] {
+        if self.token {
+            TOKEN
+        } else {
+            PLAIN
+        }
+    }
 }
 
-const PLAIN_INFO: &[ParamInfo] = &[
-    ParamInfo {
-        key: "initial_rto",
-        aliases: &["INITIAL_RTO"],
-        default: "2",
-        values: "seconds > 0",
-        doc: "INITIAL_RTO: FastRTO before any sample. The same value as ack_timeout (setting either sets both).",
-    },
-    ParamInfo {
-        key: "slow_factor",
-        aliases: &["SLOWRTO_FACTOR", "slowrto_factor"],
-        default: "1.5",
-        values: "> 0",
-        doc: "SLOWRTO_FACTOR: SlowRTO = factor × (t_ack − t0) of the last ambiguous ACK.",
-    },
-    ParamInfo {
-        key: "cap",
-        aliases: &["fasor_cap", "max_rto"],
-        default: "60",
-        values: "none | seconds",
-        doc: "Upper bound of FastRTO, SlowRTO and every armed timer (draft: MAY, at least 60 s; paper: 60 s).",
-    },
-    ParamInfo {
-        key: "first_rttvar",
-        aliases: &["fasor_first_rttvar"],
-        default: "r-over-2k",
-        values: "r-over-2k | r-over-2",
-        doc: "First-sample RTTVAR of FastRTO: R/(2K) = R/8 (draft -00 text) or R/2 (RFC 6298) (AMBIG-12).",
-    },
-    ParamInfo {
-        key: "dither_scope",
-        aliases: &["fasor_dither_scope"],
-        default: "per-exchange",
-        values: "per-exchange | per-timer",
-        doc: "Draw F = FastRTO + U[SRTT/4, SRTT] once per exchange, or afresh for every timer (AMBIG-13).",
-    },
-    ParamInfo {
-        key: "give_up",
-        aliases: &["on_give_up_policy"],
-        default: "downgrade",
-        values: "downgrade | ambiguous-ack | unchanged",
-        doc: "After MAX_RETRANSMIT is exhausted: downgrade the state as for an ambiguous ACK (if a SlowRTO exists), also set SlowRTO from the give-up time, or change nothing (AMBIG-20).",
-    },
-];
+const P_INITIAL_RTO: Param<FasorConfig> = param!(
+    FasorConfig,
+    "initial_rto" | "INITIAL_RTO" = "2",
+    "seconds > 0",
+    "INITIAL_RTO: FastRTO before any sample. The same value as ack_timeout (setting either sets both).",
+    secs(common.ack_timeout)
+);
+const P_SLOW_FACTOR: Param<FasorConfig> = param!(
+    FasorConfig,
+    "slow_factor" | "SLOWRTO_FACTOR" | "slowrto_factor" = "1.5",
+    "> 0",
+    "SLOWRTO_FACTOR: SlowRTO = factor × (t_ack − t0) of the last ambiguous ACK.",
+    positive(slow_factor, 100.0, "a number > 0")
+);
+const P_CAP: Param<FasorConfig> = param!(
+    FasorConfig,
+    "cap" | "fasor_cap" | "max_rto" = "60",
+    "none | seconds",
+    "Upper bound of FastRTO, SlowRTO and every armed timer (draft: MAY, at least 60 s; paper: 60 s).",
+    opt_secs(cap)
+);
+const P_FIRST_RTTVAR: Param<FasorConfig> = param!(
+    FasorConfig,
+    "first_rttvar" | "fasor_first_rttvar" = "r-over-2k",
+    "r-over-2k | r-over-2",
+    "First-sample RTTVAR of FastRTO: R/(2K) = R/8 (draft -00 text) or R/2 (RFC 6298) (AMBIG-12).",
+    choice(first_rttvar, FIRST_RTTVARS, "r-over-2k or r-over-2")
+);
+const P_DITHER_SCOPE: Param<FasorConfig> = param!(
+    FasorConfig,
+    "dither_scope" | "fasor_dither_scope" = "per-exchange",
+    "per-exchange | per-timer",
+    "Draw F = FastRTO + U[SRTT/4, SRTT] once per exchange, or afresh for every timer (AMBIG-13).",
+    choice(dither_scope, DITHER_SCOPES, "per-exchange or per-timer")
+);
+const P_GIVE_UP: Param<FasorConfig> = param!(FasorConfig,
+    "give_up" | "on_give_up_policy" = "downgrade", "downgrade | ambiguous-ack | unchanged",
+    "After MAX_RETRANSMIT is exhausted: downgrade the state as for an ambiguous ACK (if a SlowRTO exists), also set SlowRTO from the give-up time, or change nothing (AMBIG-20).",
+    choice(give_up, GIVE_UP_POLICIES, "downgrade, ambiguous-ack or unchanged"));
 
-const TOKEN_INFO: &[ParamInfo] = &[
-    PLAIN_INFO[0],
-    PLAIN_INFO[1],
-    PLAIN_INFO[2],
-    PLAIN_INFO[3],
-    PLAIN_INFO[4],
-    PLAIN_INFO[5],
-    ParamInfo {
-        key: "token_transitions",
-        aliases: &[],
-        default: "by-retransmissions",
-        values: "by-retransmissions | by-sample",
-        doc: "With an echoed ordinal: SlowRTO and state still driven by n, FastRTO also fed R_k; or the echoed sample counts as unambiguous (AMBIG-3).",
-    },
-    ParamInfo {
-        key: "token_series_base",
-        aliases: &[],
-        default: "max-fast-prev-sample",
-        values: "max-fast-prev-sample | max-fast-prev-total | fast-only",
-        doc: "Series base F = max(FastRTO, previous exchange's sample R_k) (draft), max(FastRTO, previous exchange's t_ack − t0), or FastRTO alone (AMBIG-3).",
-    },
-];
+param_table!(PLAIN, PLAIN_INFO: FasorConfig =
+    [P_INITIAL_RTO, P_SLOW_FACTOR, P_CAP, P_FIRST_RTTVAR, P_DITHER_SCOPE, P_GIVE_UP]);
+
+param_table!(TOKEN, TOKEN_INFO: FasorConfig = [
+    P_INITIAL_RTO,
+    P_SLOW_FACTOR,
+    P_CAP,
+    P_FIRST_RTTVAR,
+    P_DITHER_SCOPE,
+    P_GIVE_UP,
+    param!(FasorConfig, "token_transitions" = "by-retransmissions", "by-retransmissions | by-sample",
+        "With an echoed ordinal: SlowRTO and state still driven by n, FastRTO also fed R_k; or the echoed sample counts as unambiguous (AMBIG-3).",
+        choice(token_transitions, TOKEN_TRANSITIONS, "by-retransmissions or by-sample")),
+    param!(FasorConfig, "token_series_base" = "max-fast-prev-sample",
+        "max-fast-prev-sample | max-fast-prev-total | fast-only",
+        "Series base F = max(FastRTO, previous exchange's sample R_k) (draft), max(FastRTO, previous exchange's t_ack − t0), or FastRTO alone (AMBIG-3).",
+        choice(token_series_base, TOKEN_SERIES_BASES, "max-fast-prev-sample, max-fast-prev-total or fast-only")),
+]);
 
 impl Params for FasorConfig {
     fn set(&mut self, key: &str, value: &str) -> Result<(), SetError> {
-        let Some(p) = self.info().iter().find(|p| p.matches(key)) else {
-            return self.common.set(key, value);
-        };
-        match p.key {
-            "initial_rto" => self.common.ack_timeout = params::parse_secs(value, false)?,
-            "slow_factor" => {
-                let v = params::parse_f64(value, 0.0, 100.0, "a number > 0")?;
-                if v == 0.0 {
-                    return Err(SetError::BadValue { expected: "a number > 0" });
-                }
-                self.slow_factor = v;
-            }
-            "cap" => self.cap = params::parse_opt_secs(value)?,
-            "first_rttvar" => self.first_rttvar = params::parse_choice(value, FIRST_RTTVARS, "r-over-2k or r-over-2")?,
-            "dither_scope" => {
-                self.dither_scope = params::parse_choice(value, DITHER_SCOPES, "per-exchange or per-timer")?
-            }
-            "give_up" => {
-                self.give_up = params::parse_choice(value, GIVE_UP_POLICIES, "downgrade, ambiguous-ack or unchanged")?
-            }
-            "token_transitions" => {
-                self.token_transitions =
-                    params::parse_choice(value, TOKEN_TRANSITIONS, "by-retransmissions or by-sample")?
-            }
-            "token_series_base" => {
-                self.token_series_base = params::parse_choice(
-                    value,
-                    TOKEN_SERIES_BASES,
-                    "max-fast-prev-sample, max-fast-prev-total or fast-only",
-                )?
-            }
-            _ => return Err(SetError::UnknownKey),
-        }
-        Ok(())
+        params::set_param(self.table(), self, key, value).unwrap_or_else(|| self.common.set(key, value))
     }
 
     fn write(&self, w: &mut dyn fmt::Write) -> fmt::Result {
         let mut w = KvWriter::new(w);
         self.common.write(&mut w)?;
-        w.kv("initial_rto", self.common.ack_timeout)?;
-        w.kv("slow_factor", self.slow_factor)?;
-        w.opt("cap", self.cap)?;
-        w.kv("first_rttvar", params::choice_name(self.first_rttvar, FIRST_RTTVARS))?;
-        w.kv("dither_scope", params::choice_name(self.dither_scope, DITHER_SCOPES))?;
-        w.kv("give_up", params::choice_name(self.give_up, GIVE_UP_POLICIES))?;
-        if self.token {
-            w.kv("token_transitions", params::choice_name(self.token_transitions, TOKEN_TRANSITIONS))?;
-            w.kv("token_series_base", params::choice_name(self.token_series_base, TOKEN_SERIES_BASES))?;
-        }
-        Ok(())
+        params::write_params(self.table(), self, &mut w)
     }
 
     fn apply_preset(&mut self, preset: Preset) -> Result<(), ()> {
@@ -361,15 +322,6 @@ pub struct Fasor {
     prev_sample: Option<f64>,
     /// `fasor-token`: the previous exchange's `t_ack − t0` when it gave an unambiguous sample.
     prev_total: Option<f64>,
-}
-
-/// `2^k` without `std`.
-fn pow2(k: u32) -> f64 {
-    let mut m = 1.0;
-    for _ in 0..k.min(2000) {
-        m *= 2.0;
-    }
-    m
 }
 
 /// Dither offset within [SRTT/4, SRTT] from `rng`, quantised as `mode` says.

@@ -46,6 +46,7 @@ pub mod common;
 pub mod default;
 pub mod estimator;
 pub mod fasor;
+mod num;
 pub mod params;
 pub mod pcocoa;
 pub mod registry;

@@ -3,6 +3,13 @@
 //! Each algorithm configuration implements [`Params`]: it can set a parameter from text, write
 //! its fully resolved parameters back as text, apply a reproduction [`Preset`], and describe
 //! its parameters ([`ParamInfo`]) for `coapcc algorithms` and the documentation.
+//!
+//! A parameter is declared **once**, as a [`Param`] built by the crate's `param!` macro: its
+//! key, aliases, default (as text), accepted values, documentation, the field it sets, and
+//! how it is parsed and written. From one table of them per algorithm come the parameter list
+//! ([`ParamInfo`]), the parser ([`set_param`]), the canonical text ([`write_params`]) and the
+//! defaults ([`apply_defaults`]: a configuration's defaults are its table's default texts,
+//! parsed), so the documented default and the value in force cannot disagree.
 
 use core::fmt;
 
@@ -27,6 +34,116 @@ impl ParamInfo {
         self.key == key || self.aliases.contains(&key)
     }
 }
+
+/// One parameter of the configuration type `C`, declared once: its description (with its
+/// default as text), its parser and its writer.
+pub struct Param<C: 'static> {
+    /// Description, default and accepted values.
+    pub info: ParamInfo,
+    /// Parse `value` into the configuration.
+    pub set: fn(&mut C, &str) -> Result<(), SetError>,
+    /// Write `key=value` (the key is [`ParamInfo::key`]) in canonical form.
+    pub write: fn(&C, &'static str, &mut KvWriter<'_>) -> fmt::Result,
+}
+
+impl<C> Clone for Param<C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C> Copy for Param<C> {}
+
+const NO_INFO: ParamInfo = ParamInfo { key: "", aliases: &[], default: "", values: "", doc: "" };
+
+/// The descriptions of a parameter table, in order (for `const` lists of [`ParamInfo`]).
+pub const fn infos<C, const N: usize>(table: &[Param<C>]) -> [ParamInfo; N] {
+    let mut out = [NO_INFO; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = table[i].info;
+        i += 1;
+    }
+    out
+}
+
+/// Set `key` (canonical or alias) from `table`; `None` if the table has no such key.
+pub fn set_param<C>(table: &[Param<C>], cfg: &mut C, key: &str, value: &str) -> Option<Result<(), SetError>> {
+    table.iter().find(|p| p.info.matches(key)).map(|p| (p.set)(cfg, value))
+}
+
+/// Write every parameter of `table` as `key=value` pairs, in table order.
+pub fn write_params<C>(table: &[Param<C>], cfg: &C, w: &mut KvWriter<'_>) -> fmt::Result {
+    for p in table {
+        (p.write)(cfg, p.info.key, w)?;
+    }
+    Ok(())
+}
+
+/// Set every parameter of `table` to its documented default. The defaults are constants that
+/// a test parses for every algorithm; a default that did not parse would leave the field as
+/// it was (and fail that test), never panic.
+pub fn apply_defaults<C>(table: &[Param<C>], cfg: &mut C) {
+    for p in table {
+        let r = (p.set)(cfg, p.info.default);
+        debug_assert!(r.is_ok(), "default of {} does not parse", p.info.key);
+    }
+}
+
+/// Declare one [`Param`] of configuration type `$C`:
+///
+/// ```text
+/// param!(Config, "key" | "alias" | ... = "default", "accepted values", "doc", KIND(field.path, ...))
+/// ```
+///
+/// KIND is `flag(f)` (on/off), `secs(f)` (seconds > 0), `opt_secs(f)` (`none` or seconds),
+/// `number(f, min, max, "expected")` (finite float), `int(f, min, max, "expected")` (u32), `positive(f, max, "expected")` (float in
+/// (0, max]), `choice(f, TABLE, "expected")` (a name of a `(name, value)` table), or
+/// `custom(set_closure, write_closure)`.
+macro_rules! param {
+    ($C:ty, $key:literal $(| $alias:literal)* = $def:literal, $vals:expr, $doc:expr, $kind:ident ( $($args:tt)* )) => {
+        $crate::params::Param::<$C> {
+            info: $crate::params::ParamInfo { key: $key, aliases: &[$($alias),*], default: $def, values: $vals, doc: $doc },
+            set: $crate::params::param!(@set $C, $kind($($args)*)),
+            write: $crate::params::param!(@write $C, $kind($($args)*)),
+        }
+    };
+    (@set $C:ty, custom($set:expr, $write:expr)) => { $set };
+    (@write $C:ty, custom($set:expr, $write:expr)) => { $write };
+    (@set $C:ty, $kind:ident($($f:ident).+ $(, $arg:expr)*)) => {
+        |c: &mut $C, v: &str| -> Result<(), $crate::params::SetError> {
+            c.$($f).+ = $crate::params::param!(@parse $kind, v $(, $arg)*)?;
+            Ok(())
+        }
+    };
+    (@write $C:ty, $kind:ident($($f:ident).+ $(, $arg:expr)*)) => {
+        |c: &$C, k: &'static str, w: &mut $crate::params::KvWriter<'_>| $crate::params::param!(@write_value $kind, w, k, c.$($f).+ $(, $arg)*)
+    };
+    (@parse flag, $v:ident) => { $crate::params::parse_bool($v) };
+    (@parse secs, $v:ident) => { $crate::params::parse_secs($v, false) };
+    (@parse opt_secs, $v:ident) => { $crate::params::parse_opt_secs($v) };
+    (@parse number, $v:ident, $min:expr, $max:expr, $exp:expr) => { $crate::params::parse_f64($v, $min, $max, $exp) };
+    (@parse int, $v:ident, $min:expr, $max:expr, $exp:expr) => { $crate::params::parse_u32($v, $min, $max, $exp) };
+    (@parse positive, $v:ident, $max:expr, $exp:expr) => { $crate::params::parse_positive($v, $max, $exp) };
+    (@parse choice, $v:ident, $table:expr, $exp:expr) => { $crate::params::parse_choice($v, $table, $exp) };
+    (@write_value flag, $w:ident, $k:ident, $val:expr) => { $w.flag($k, $val) };
+    (@write_value opt_secs, $w:ident, $k:ident, $val:expr) => { $w.opt($k, $val) };
+    (@write_value choice, $w:ident, $k:ident, $val:expr, $table:expr, $exp:expr) => {
+        $w.kv($k, $crate::params::choice_name($val, $table))
+    };
+    (@write_value $kind:ident, $w:ident, $k:ident, $val:expr $(, $arg:expr)*) => { $w.kv($k, $val) };
+}
+
+/// Declare a parameter table `$NAME` (`&[Param<$C>]`) and its descriptions `$INFO`
+/// (`&[ParamInfo]`), in the same order, from one list of [`Param`] constants or `param!`s.
+macro_rules! param_table {
+    ($NAME:ident, $INFO:ident: $C:ty = [$($p:expr),* $(,)?]) => {
+        const $NAME: &[$crate::params::Param<$C>] = &[$($p),*];
+        const $INFO: &[$crate::params::ParamInfo] = &$crate::params::infos::<$C, { $NAME.len() }>($NAME);
+    };
+}
+
+pub(crate) use {param, param_table};
 
 /// Why a parameter could not be set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,6 +249,16 @@ pub fn parse_f64(value: &str, min: f64, max: f64, expected: &'static str) -> Res
     match value.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v >= min && v <= max => Ok(v),
         _ => Err(SetError::BadValue { expected }),
+    }
+}
+
+/// Parse a finite float in `(0, max]`.
+pub fn parse_positive(value: &str, max: f64, expected: &'static str) -> Result<f64, SetError> {
+    let v = parse_f64(value, 0.0, max, expected)?;
+    if v == 0.0 {
+        Err(SetError::BadValue { expected })
+    } else {
+        Ok(v)
     }
 }
 

@@ -20,8 +20,9 @@
 use core::fmt;
 
 use crate::api::{AckInfo, CongestionControl, EstimatorSnapshot, Exchange, GiveUpReason, Snapshot, TimeoutAction};
-use crate::common::{cap, fabs, Common, DitherMode};
-use crate::params::{self, KvWriter, ParamInfo, Params, Preset, SetError};
+use crate::common::{Common, DitherMode};
+use crate::num::{cap, fabs, ratio};
+use crate::params::{self, param, param_table, KvWriter, ParamInfo, Params, Preset, SetError};
 use crate::rng::Entropy;
 use crate::time::{self, Instant};
 
@@ -119,25 +120,27 @@ impl Default for PcocoaConfig {
 }
 
 impl PcocoaConfig {
-    /// Defaults: the specification's proposed gap resolutions.
+    /// Defaults: the specification's proposed gap resolutions (the defaults of the table).
     pub fn new() -> Self {
-        PcocoaConfig {
+        let mut c = PcocoaConfig {
             common: Common::default(),
-            gamma: 1.0 / 32.0,
-            delta: 0.5,
+            gamma: 0.0,
+            delta: 0.0,
             block2: Block2::DecayOn8Below,
             block2_counting: Block2Counting::Block2Only,
-            k: 4.0,
-            k_spurious: 6.0,
+            k: 0.0,
+            k_spurious: 0.0,
             sample: SampleSource::AckedCopy,
             vbf_table: VbfTable::BETZLER2015,
-            vbf_high_inclusive: true,
+            vbf_high_inclusive: false,
             vbf_select_on: VbfSelectOn::Undithered,
-            max_rto: Some(60.0),
-            initial_cap: Some(32.0),
-            backoff_cap: Some(60.0),
+            max_rto: None,
+            initial_cap: None,
+            backoff_cap: None,
             aging: false,
-        }
+        };
+        params::apply_defaults(PARAMS, &mut c);
+        c
     }
 
     /// A fresh algorithm instance.
@@ -146,155 +149,60 @@ impl PcocoaConfig {
     }
 }
 
-const INFO: &[ParamInfo] = &[
-    ParamInfo {
-        key: "gamma",
-        aliases: &["pcocoa_gamma"],
-        default: "0.03125",
-        values: "0..=1",
-        doc: "GAP (AMBIG-24): RTTVAR weight when R < SRTT − RTTVAR (falling RTT); Linux/Californium's 1/32.",
-    },
-    ParamInfo {
-        key: "delta",
-        aliases: &["pcocoa_delta"],
-        default: "0.5",
-        values: "0..=1",
-        doc: "GAP (AMBIG-24): Block 4 smoothing RTO = (1−δ)·SRTO + δ·RTO; 0 uses SRTO directly.",
-    },
-    ParamInfo {
-        key: "block2",
-        aliases: &["pcocoa_block2"],
-        default: "decay-on-8-below",
-        values: "decay-on-8-below | literal",
-        doc: "GAP (AMBIG-24): Block 2 second branch: decay mdev_max towards RTTVAR after 8 samples below it (thesis prose), or as printed (unreachable).",
-    },
-    ParamInfo {
-        key: "block2_counting",
-        aliases: &["pcocoa_block2_counting"],
-        default: "block2-only",
-        values: "block2-only | every-sample",
-        doc: "GAP: which samples advance or reset Block 2's consecutive counters (a failing sample resets; a firing branch restarts its count).",
-    },
-    ParamInfo {
-        key: "k",
-        aliases: &["pcocoa_k"],
-        default: "4",
-        values: ">= 0",
-        doc: "Block 3: RTTVAR multiplier without a spurious retransmission.",
-    },
-    ParamInfo {
-        key: "k_spurious",
-        aliases: &["pcocoa_k_spurious"],
-        default: "6",
-        values: ">= 0",
-        doc: "Block 3: RTTVAR multiplier when the ACK reveals a spurious retransmission (copy ordinal < n).",
-    },
-    ParamInfo {
-        key: "sample",
-        aliases: &["pcocoa_sample", "sample_after_retx"],
-        default: "acked-copy",
-        values: "acked-copy | original",
-        doc: "GAP: sample after retransmissions: RTT of the copy the Transmission Counter names (none without it), or always from the original.",
-    },
-    ParamInfo {
-        key: "vbf_table",
-        aliases: &[],
-        default: "betzler2015",
-        values: "betzler2015 | ancillotti | draft03",
-        doc: "CoCoA+ backoff factors (<1 s / 1-3 s / >3 s), one per exchange (AMBIG-11).",
-    },
-    ParamInfo {
-        key: "vbf_high_inclusive",
-        aliases: &[],
-        default: "on",
-        values: "on | off",
-        doc: "RTO_init of exactly 3 s takes the high-RTO factor (Makarem Eq. 2.6; Contiki code: off).",
-    },
-    ParamInfo {
-        key: "vbf_select_on",
-        aliases: &[],
-        default: "undithered",
-        values: "undithered | dithered",
-        doc: "Select the VBF on the undithered RTO_init or on the dithered T_0 (AMBIG-11b).",
-    },
-    ParamInfo {
-        key: "max_rto",
-        aliases: &["overall_cap", "cocoaplus_overall_cap"],
-        default: "60",
-        values: "none | seconds",
-        doc: "Cap of the overall RTO estimate (CoCoA+ Contiki code: 60 s).",
-    },
-    ParamInfo {
-        key: "initial_cap",
-        aliases: &["cocoaplus_initial_cap"],
-        default: "32",
-        values: "none | seconds",
-        doc: "Cap of the undithered initial RTO of an exchange (CoCoA+: 32 s), applied before dithering.",
-    },
-    ParamInfo {
-        key: "backoff_cap",
-        aliases: &["cocoaplus_backoff_cap"],
-        default: "60",
-        values: "none | seconds",
-        doc: "Cap of the backed-off timers (CoCoA+/Californium: 60 s).",
-    },
-    ParamInfo {
-        key: "aging",
-        aliases: &["cocoa_aging"],
-        default: "off",
-        values: "on | off",
-        doc: "GAP: CoCoA+ aging of the RTO when an exchange starts (<1 s idle >16·RTO: ×2; >3 s idle >4·RTO: 1+RTO/2). Not in Algorithm 1.",
-    },
-];
+param_table!(PARAMS, INFO: PcocoaConfig = [
+    param!(PcocoaConfig, "gamma" | "pcocoa_gamma" = "0.03125", "0..=1",
+        "GAP (AMBIG-24): RTTVAR weight when R < SRTT − RTTVAR (falling RTT); Linux/Californium's 1/32.",
+        number(gamma, 0.0, 1.0, "a number in 0..=1")),
+    param!(PcocoaConfig, "delta" | "pcocoa_delta" = "0.5", "0..=1",
+        "GAP (AMBIG-24): Block 4 smoothing RTO = (1−δ)·SRTO + δ·RTO; 0 uses SRTO directly.",
+        number(delta, 0.0, 1.0, "a number in 0..=1")),
+    param!(PcocoaConfig, "block2" | "pcocoa_block2" = "decay-on-8-below", "decay-on-8-below | literal",
+        "GAP (AMBIG-24): Block 2 second branch: decay mdev_max towards RTTVAR after 8 samples below it (thesis prose), or as printed (unreachable).",
+        choice(block2, BLOCK2_MODES, "decay-on-8-below or literal")),
+    param!(PcocoaConfig, "block2_counting" | "pcocoa_block2_counting" = "block2-only", "block2-only | every-sample",
+        "GAP: which samples advance or reset Block 2's consecutive counters (a failing sample resets; a firing branch restarts its count).",
+        choice(block2_counting, BLOCK2_COUNTINGS, "block2-only or every-sample")),
+    param!(PcocoaConfig, "k" | "pcocoa_k" = "4", ">= 0",
+        "Block 3: RTTVAR multiplier without a spurious retransmission.",
+        number(k, 0.0, 100.0, "a number in 0..=100")),
+    param!(PcocoaConfig, "k_spurious" | "pcocoa_k_spurious" = "6", ">= 0",
+        "Block 3: RTTVAR multiplier when the ACK reveals a spurious retransmission (copy ordinal < n).",
+        number(k_spurious, 0.0, 100.0, "a number in 0..=100")),
+    param!(PcocoaConfig, "sample" | "pcocoa_sample" | "sample_after_retx" = "acked-copy", "acked-copy | original",
+        "GAP: sample after retransmissions: RTT of the copy the Transmission Counter names (none without it), or always from the original.",
+        choice(sample, SAMPLE_SOURCES, "acked-copy or original")),
+    param!(PcocoaConfig, "vbf_table" = "betzler2015", "betzler2015 | ancillotti | draft03",
+        "CoCoA+ backoff factors (<1 s / 1-3 s / >3 s), one per exchange (AMBIG-11).",
+        choice(vbf_table, VBF_TABLES, "betzler2015, ancillotti or draft03")),
+    param!(PcocoaConfig, "vbf_high_inclusive" = "on", "on | off",
+        "RTO_init of exactly 3 s takes the high-RTO factor (Makarem Eq. 2.6; Contiki code: off).",
+        flag(vbf_high_inclusive)),
+    param!(PcocoaConfig, "vbf_select_on" = "undithered", "undithered | dithered",
+        "Select the VBF on the undithered RTO_init or on the dithered T_0 (AMBIG-11b).",
+        choice(vbf_select_on, VBF_SELECT_ON, "undithered or dithered")),
+    param!(PcocoaConfig, "max_rto" | "overall_cap" | "cocoaplus_overall_cap" = "60", "none | seconds",
+        "Cap of the overall RTO estimate (CoCoA+ Contiki code: 60 s).",
+        opt_secs(max_rto)),
+    param!(PcocoaConfig, "initial_cap" | "cocoaplus_initial_cap" = "32", "none | seconds",
+        "Cap of the undithered initial RTO of an exchange (CoCoA+: 32 s), applied before dithering.",
+        opt_secs(initial_cap)),
+    param!(PcocoaConfig, "backoff_cap" | "cocoaplus_backoff_cap" = "60", "none | seconds",
+        "Cap of the backed-off timers (CoCoA+/Californium: 60 s).",
+        opt_secs(backoff_cap)),
+    param!(PcocoaConfig, "aging" | "cocoa_aging" = "off", "on | off",
+        "GAP: CoCoA+ aging of the RTO when an exchange starts (<1 s idle >16·RTO: ×2; >3 s idle >4·RTO: 1+RTO/2). Not in Algorithm 1.",
+        flag(aging)),
+]);
 
 impl Params for PcocoaConfig {
     fn set(&mut self, key: &str, value: &str) -> Result<(), SetError> {
-        let Some(p) = INFO.iter().find(|p| p.matches(key)) else {
-            return self.common.set(key, value);
-        };
-        match p.key {
-            "gamma" => self.gamma = params::parse_f64(value, 0.0, 1.0, "a number in 0..=1")?,
-            "delta" => self.delta = params::parse_f64(value, 0.0, 1.0, "a number in 0..=1")?,
-            "block2" => self.block2 = params::parse_choice(value, BLOCK2_MODES, "decay-on-8-below or literal")?,
-            "block2_counting" => {
-                self.block2_counting = params::parse_choice(value, BLOCK2_COUNTINGS, "block2-only or every-sample")?
-            }
-            "k" => self.k = params::parse_f64(value, 0.0, 100.0, "a number in 0..=100")?,
-            "k_spurious" => self.k_spurious = params::parse_f64(value, 0.0, 100.0, "a number in 0..=100")?,
-            "sample" => self.sample = params::parse_choice(value, SAMPLE_SOURCES, "acked-copy or original")?,
-            "vbf_table" => {
-                self.vbf_table = params::parse_choice(value, VBF_TABLES, "betzler2015, ancillotti or draft03")?
-            }
-            "vbf_high_inclusive" => self.vbf_high_inclusive = params::parse_bool(value)?,
-            "vbf_select_on" => {
-                self.vbf_select_on = params::parse_choice(value, VBF_SELECT_ON, "undithered or dithered")?
-            }
-            "max_rto" => self.max_rto = params::parse_opt_secs(value)?,
-            "initial_cap" => self.initial_cap = params::parse_opt_secs(value)?,
-            "backoff_cap" => self.backoff_cap = params::parse_opt_secs(value)?,
-            "aging" => self.aging = params::parse_bool(value)?,
-            _ => return Err(SetError::UnknownKey),
-        }
-        Ok(())
+        params::set_param(PARAMS, self, key, value).unwrap_or_else(|| self.common.set(key, value))
     }
 
     fn write(&self, w: &mut dyn fmt::Write) -> fmt::Result {
         let mut w = KvWriter::new(w);
         self.common.write(&mut w)?;
-        w.kv("gamma", self.gamma)?;
-        w.kv("delta", self.delta)?;
-        w.kv("block2", params::choice_name(self.block2, BLOCK2_MODES))?;
-        w.kv("block2_counting", params::choice_name(self.block2_counting, BLOCK2_COUNTINGS))?;
-        w.kv("k", self.k)?;
-        w.kv("k_spurious", self.k_spurious)?;
-        w.kv("sample", params::choice_name(self.sample, SAMPLE_SOURCES))?;
-        w.kv("vbf_table", params::choice_name(self.vbf_table, VBF_TABLES))?;
-        w.flag("vbf_high_inclusive", self.vbf_high_inclusive)?;
-        w.kv("vbf_select_on", params::choice_name(self.vbf_select_on, VBF_SELECT_ON))?;
-        w.opt("max_rto", self.max_rto)?;
-        w.opt("initial_cap", self.initial_cap)?;
-        w.opt("backoff_cap", self.backoff_cap)?;
-        w.flag("aging", self.aging)
+        params::write_params(PARAMS, self, &mut w)
     }
 
     fn apply_preset(&mut self, preset: Preset) -> Result<(), ()> {
@@ -374,18 +282,12 @@ impl Pcocoa {
         self.spurious
     }
 
+    /// CoCoA+'s ageing steps (the CoCoA family's own, doubling below 1 s), checked when an
+    /// exchange starts; the clock restarts at every check.
     fn age(&mut self, now: Instant) {
-        let mut age = time::to_secs(now - self.t_upd);
-        loop {
-            if self.rto < 1.0 && age > 16.0 * self.rto {
-                age -= 16.0 * self.rto;
-                self.rto *= 2.0;
-            } else if self.rto > 3.0 && age > 4.0 * self.rto {
-                age -= 4.0 * self.rto;
-                self.rto = 1.0 + 0.5 * self.rto;
-            } else {
-                break;
-            }
+        let idle = time::to_secs(now - self.t_upd);
+        if let Some((rto, _residual)) = crate::cocoa::age_value(self.rto, idle, crate::cocoa::AgingLowRule::Double) {
+            self.rto = rto;
         }
         self.rto = cap(self.rto, self.cfg.max_rto);
         self.t_upd = now;
@@ -484,7 +386,7 @@ impl CongestionControl for Pcocoa {
         };
         let mut ex = Exchange::new(now, t0, rto_init);
         ex.factor = self.cfg.vbf_table.factor(on, self.cfg.vbf_high_inclusive);
-        ex.dither = if rto_init > 0.0 { t0 / rto_init } else { 1.0 };
+        ex.dither = ratio(t0, rto_init);
         ex
     }
 

@@ -436,3 +436,64 @@ impl CongestionControl for Algorithm {
         each_alg!(self, a => a.snapshot())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every key and alias names one parameter of an algorithm (its own or a common one), so
+    /// that a table can never shadow another declaration.
+    #[test]
+    fn keys_and_aliases_are_unique_per_algorithm() {
+        for a in ALGORITHMS {
+            let cfg = a.default_config();
+            let all: [&[ParamInfo]; 2] = [cfg.params(), COMMON_INFO];
+            let params = || all.iter().flat_map(|t| t.iter());
+            for (i, p) in params().enumerate() {
+                for q in params().skip(i + 1) {
+                    for x in core::iter::once(&p.key).chain(p.aliases) {
+                        assert!(
+                            !q.matches(x) && !q.aliases.iter().any(|y| crate::params::eq_choice(x, y)),
+                            "{}: '{x}' names two parameters",
+                            a.name
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every default parses and is written back unchanged (the table is the only declaration).
+    #[test]
+    fn table_defaults_parse_and_round_trip() {
+        struct S<'a>(&'a mut [u8], usize);
+        impl fmt::Write for S<'_> {
+            fn write_str(&mut self, s: &str) -> fmt::Result {
+                let end = self.1 + s.len();
+                self.0.get_mut(self.1..end).ok_or(fmt::Error)?.copy_from_slice(s.as_bytes());
+                self.1 = end;
+                Ok(())
+            }
+        }
+        for a in ALGORITHMS {
+            let mut cfg = a.default_config();
+            for p in cfg.params().iter().chain(COMMON_INFO) {
+                assert_eq!(cfg.set(p.key, p.default), Ok(()), "{} {}", a.name, p.key);
+            }
+            assert_eq!(cfg, a.default_config(), "{}", a.name);
+            let mut buf = [0u8; 2048];
+            let mut s = S(&mut buf, 0);
+            fmt::write(&mut s, format_args!("{cfg}")).unwrap();
+            let n = s.1;
+            let text = core::str::from_utf8(&buf[..n]).unwrap();
+            for p in cfg.params().iter().chain(COMMON_INFO) {
+                let mut pair = [0u8; 256];
+                let mut ps = S(&mut pair, 0);
+                fmt::write(&mut ps, format_args!("{}={}", p.key, p.default)).unwrap();
+                let m = ps.1;
+                let want = core::str::from_utf8(&pair[..m]).unwrap();
+                assert!(text.split([':', ',']).any(|kv| kv == want), "{} lacks {want}", a.name);
+            }
+        }
+    }
+}

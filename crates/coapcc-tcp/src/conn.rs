@@ -88,6 +88,8 @@ pub struct Connection {
     app_limited: u64,
     first_tx: Instant,
     cwnd_limited_flag: bool,
+    /// RFC 6582 (PRR off): the next retransmission goes out whatever cwnd says.
+    force_retx: bool,
     // Receiver.
     recv: Receiver,
     counters: Counters,
@@ -143,6 +145,7 @@ impl Connection {
             app_limited: 0,
             first_tx: Instant::ZERO,
             cwnd_limited_flag: false,
+            force_retx: false,
             recv: Receiver::new(1, &tcp),
             counters: Counters::default(),
             trace: None,
@@ -547,6 +550,7 @@ impl Connection {
                     // NewReno partial ACK: the new head is lost too.
                     newly_lost += self.mark_head_lost();
                     if !self.cfg.prr {
+                        self.force_retx = true;
                         let c = self.ctx.cwnd.saturating_sub(acked_pkts);
                         self.ctx.cwnd = if acked_pkts >= 1 { c + 1 } else { c };
                     }
@@ -618,6 +622,7 @@ impl Connection {
         if !self.cfg.prr {
             // RFC 6582: cwnd = ssthresh + 3 SMSS (the segments that left the network).
             self.ctx.cwnd = self.ctx.ssthresh.saturating_add(self.cfg.dupthresh);
+            self.force_retx = true;
         }
         self.record(now, TraceEvent::FastRetransmit, self.snd_una, 0);
         lost
@@ -667,7 +672,7 @@ impl Connection {
                 let retx = self.hs_retries > 0;
                 self.counters.segments_sent += 1;
                 if retx {
-                    self.counters.retransmitted_segments += 1;
+                    self.counters.syn_retransmissions += 1;
                 }
                 let ack = if self.state == State::SynRcvd { Some(self.recv.rcv_nxt) } else { None };
                 return Some(Segment { seq: 0, len: 0, ack, syn: true, retransmission: retx, header_bytes: h });
@@ -724,7 +729,8 @@ impl Connection {
         if !want_retx && !want_new {
             return None;
         }
-        if !self.can_send(now) {
+        let forced = want_retx && std::mem::take(&mut self.force_retx);
+        if !forced && !self.can_send(now) {
             return None;
         }
         let (delivered, delivered_time) = (self.ctx.delivered, self.ctx.delivered_time);

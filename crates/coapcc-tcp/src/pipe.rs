@@ -202,6 +202,7 @@ impl Pipe {
         let mut server_csm = false;
         let mut server_replied = false;
         let mut request_at = None;
+        let mut done_at: Option<Instant> = None;
         let need_client = csm + response_bytes;
         for _ in 0..50_000_000u64 {
             // Application logic.
@@ -221,11 +222,16 @@ impl Pipe {
                 server_replied = true;
             }
             self.client.take_delivered();
-            if self.client.bytes_received() >= need_client {
+            if done_at.is_none() && self.client.bytes_received() >= need_client {
+                done_at = Some(now);
+            }
+            // After the client has everything, run on until the server has its last ACK, so
+            // the server's counters and trace are complete.
+            if let Some(done) = done_at.filter(|_| self.server.send_complete() || now > limit) {
                 let ra = request_at.expect("request written before the response arrived");
                 let (a, b) = self.client.handshake_times();
                 return Ok(TransferResult {
-                    fct_s: (now - ra).as_secs_f64(),
+                    fct_s: (done - ra).as_secs_f64(),
                     setup_s: (b.expect("established") - a.expect("started")).as_secs_f64(),
                     request_at_s: ra.as_secs_f64(),
                     client: self.client.counters(),
@@ -246,9 +252,10 @@ impl Pipe {
                 (Some(p), Some(t)) => p.min(t),
                 (Some(p), None) => p,
                 (None, Some(t)) => t,
+                (None, None) if done_at.is_some() => limit + Duration::from_nanos(1),
                 (None, None) => return Err(PipeError::TimeLimit { received: self.client.bytes_received() }),
             };
-            if next > limit {
+            if next > limit && done_at.is_none() {
                 return Err(PipeError::TimeLimit { received: self.client.bytes_received() });
             }
             now = now.max(next);

@@ -13,8 +13,10 @@ pub struct Counters {
     pub segments_sent: u64,
     /// Segments carrying data.
     pub data_segments_sent: u64,
-    /// Retransmissions (data and SYN/SYN-ACK).
+    /// Data segments retransmitted.
     pub retransmitted_segments: u64,
+    /// SYN or SYN-ACK retransmissions.
+    pub syn_retransmissions: u64,
     /// Retransmission-timer expiries (including handshake timeouts).
     pub rto_expiries: u64,
     /// Fast retransmits (entries into fast recovery).

@@ -130,7 +130,8 @@ pub fn parse_custom_option(s: &str) -> Result<CustomOption, String> {
 #[derive(Parser, Debug, Clone, PartialEq)]
 #[command(name = "client")]
 pub struct ClientArgs {
-    /// Target, e.g. `coap://127.0.0.1:5683/hello` or `coap://[::1]/large?size=102400`.
+    /// Target, e.g. `coap://127.0.0.1:5683/hello` or `coap://[::1]/large?size=102400`;
+    /// `coap+tcp://...` for CoAP over TCP (RFC 8323).
     pub uri: String,
     /// Request method (case-insensitive).
     #[arg(long, short = 'm', value_enum, ignore_case = true, default_value_t = Method::Get)]
@@ -276,6 +277,9 @@ fn request_from(args: &ClientArgs, uri: &CoapUri) -> anyhow::Result<Request> {
 
 /// Run the client described by `args`, writing JSON lines to `log`.
 pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result<ClientSummary> {
+    if crate::tcp_client::is_tcp_uri(&args.uri) {
+        return crate::tcp_client::run_tcp_client(args, log).await;
+    }
     let uri = CoapUri::parse(&args.uri)?;
     let cc = AlgorithmConfig::parse(&args.cc).map_err(|e| anyhow::anyhow!("--cc: {e}"))?;
     let request = request_from(&args, &uri)?;

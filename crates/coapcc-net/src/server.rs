@@ -74,6 +74,9 @@ pub struct ServerArgs {
     /// Write JSON lines (separate-response exchanges and a final summary) to FILE.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Serve CoAP over TCP (RFC 8323) on --bind instead of UDP.
+    #[arg(long)]
+    pub tcp: bool,
 }
 
 impl Default for ServerArgs {
@@ -321,9 +324,16 @@ pub fn server_main(args: ServerArgs) -> i32 {
             return 1;
         }
     };
-    match rt.block_on(run_server(args)) {
+    let run = async {
+        if args.tcp {
+            crate::tcp_server::run_tcp_server(args).await
+        } else {
+            run_server(args).await.map(|_| ())
+        }
+    };
+    match rt.block_on(run) {
         // Stopping on a signal is the server's normal end.
-        Ok(_) => 0,
+        Ok(()) => 0,
         Err(e) => {
             eprintln!("coapcc server: error: {e:#}");
             1

@@ -475,8 +475,20 @@ impl MeshSim {
         (gap * 1e9).round().max(1.0) as Ns
     }
 
+    /// Run to the configured duration and report, returning the MAC log too (empty unless
+    /// [`MeshSim::enable_mac_log`] was called).
+    pub fn run_with_log(mut self) -> Result<(MeshReport, Vec<MacRecord>), String> {
+        let mut log = Vec::new();
+        let report = self.run_inner(Some(&mut log))?;
+        Ok((report, log))
+    }
+
     /// Run to the configured duration and report.
-    pub fn run(mut self) -> Result<MeshReport, String> {
+    pub fn run(self) -> Result<MeshReport, String> {
+        self.run_inner(None)
+    }
+
+    fn run_inner(mut self, log_out: Option<&mut Vec<MacRecord>>) -> Result<MeshReport, String> {
         let wall = std::time::Instant::now();
         while let Some(e) = self.heap.pop() {
             if e.t > self.end {
@@ -495,6 +507,9 @@ impl MeshSim {
         }
         let mut r = self.report();
         r.wall_s = wall.elapsed().as_secs_f64();
+        if let (Some(out), Some(log)) = (log_out, self.mac_log.take()) {
+            *out = log;
+        }
         Ok(r)
     }
 

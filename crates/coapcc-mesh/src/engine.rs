@@ -477,7 +477,7 @@ impl MeshSim {
 
     /// Run to the configured duration and report, returning the MAC log too (empty unless
     /// [`MeshSim::enable_mac_log`] was called).
-    pub fn run_with_log(mut self) -> Result<(MeshReport, Vec<MacRecord>), String> {
+    pub fn run_with_log(self) -> Result<(MeshReport, Vec<MacRecord>), String> {
         let mut log = Vec::new();
         let report = self.run_inner(Some(&mut log))?;
         Ok((report, log))

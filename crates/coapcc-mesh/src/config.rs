@@ -111,6 +111,30 @@ pub struct MacConfig {
     /// Drop duplicate data frames (same sender and sequence number) after a lost MAC ACK, as
     /// Contiki does. With `false` a duplicate is forwarded again.
     pub duplicate_detection: bool,
+    /// Radio duty cycling: `none` (the study: radios always on) or `contikimac`.
+    pub rdc: Rdc,
+    /// ContikiMAC channel check rate, Hz (Contiki's default 8): each node wakes every
+    /// 1/rate seconds at its own random phase.
+    pub channel_check_rate_hz: f64,
+    /// ContikiMAC: gap between two copies of a strobed frame, µs (Contiki: 0.4 ms).
+    pub strobe_gap_us: u32,
+    /// ContikiMAC phase optimisation: after a first MAC-acknowledged frame to a neighbour the
+    /// sender knows its wake-up phase and starts strobing `phase_guard_us` before it.
+    pub phase_lock: bool,
+    /// Phase optimisation guard time, µs.
+    pub phase_guard_us: u32,
+}
+
+/// Radio duty cycling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rdc {
+    /// Radios always on (Cooja runs of Ancillotti & Bruno; Contiki's nullrdc).
+    None,
+    /// ContikiMAC-like: receivers sleep between periodic channel checks; a unicast frame is
+    /// strobed (repeated copies) until the receiver's next wake-up, which receives the first
+    /// whole copy after it. Makarem's Contiki setups.
+    Contikimac,
 }
 
 /// Bytes each layer adds to a 32-byte CoAP unit. The defaults describe Contiki's stack:
@@ -218,7 +242,7 @@ pub struct AppConfig {
 }
 
 /// Preset names accepted by [`MeshConfig::preset`].
-pub const PRESETS: &[&str] = &["ancillotti-cooja"];
+pub const PRESETS: &[&str] = &["ancillotti-cooja", "makarem2021"];
 
 /// Default algorithm of the `ancillotti-cooja` preset: Contiki Erbium's CoAP (CoAP-CC).
 pub const DEFAULT_CC: &str = "default:preset=ancillotti-cooja";
@@ -272,6 +296,11 @@ impl Default for MacConfig {
             ack_frame_bytes: 5,
             queue_packets: 8,
             duplicate_detection: true,
+            rdc: Rdc::None,
+            channel_check_rate_hz: 8.0,
+            strobe_gap_us: 400,
+            phase_lock: true,
+            phase_guard_us: 2_000,
         }
     }
 }
@@ -372,9 +401,19 @@ impl MeshConfig {
     /// centre, sink in a corner, 32-byte units with per-frame congestion control, no caching,
     /// 96-byte monitoring messages, 3-hour runs, Contiki Erbium's default CoAP. These are also
     /// the defaults.
+    ///
+    /// `makarem2021`: the same mesh with ContikiMAC-like duty cycling at 8 Hz (phase
+    /// optimisation on) and Makarem's default-CoAP parameters; pick the topology (grid, ring,
+    /// chain, dumbbell) per experiment.
     pub fn preset(name: &str) -> Result<MeshConfig, String> {
         match name.trim().to_ascii_lowercase().as_str() {
             "ancillotti-cooja" => Ok(MeshConfig::default()),
+            "makarem2021" => {
+                let mut c = MeshConfig { preset: "makarem2021".into(), ..MeshConfig::default() };
+                c.cc = "default:preset=makarem2021".into();
+                c.mac.rdc = Rdc::Contikimac;
+                Ok(c)
+            }
             other => Err(format!("unknown mesh preset {other:?}; valid: {}", PRESETS.join(", "))),
         }
     }
@@ -431,6 +470,9 @@ impl MeshConfig {
         let m = &self.mac;
         if m.min_be > m.max_be || m.max_be > 16 {
             return Err(format!("need mac.min_be ({}) <= mac.max_be ({}) <= 16", m.min_be, m.max_be));
+        }
+        if !(m.channel_check_rate_hz.is_finite() && m.channel_check_rate_hz > 0.0) {
+            return Err("mac.channel_check_rate_hz must be positive".into());
         }
         if m.queue_packets == 0 {
             return Err("mac.queue_packets must be at least 1".into());

@@ -30,7 +30,7 @@ use std::io::Write;
 use coapcc_cc::rng::unit_f64;
 use coapcc_cc::{AlgorithmConfig, Entropy, Instant, SplitMix64};
 
-use crate::config::{EventDist, MeshConfig, Traffic, UnitMode};
+use crate::config::{EventDist, MeshConfig, Rdc, Traffic, UnitMode};
 use crate::radio::Medium;
 use crate::reliability::{ReliableSender, TimerStep};
 use crate::report::*;
@@ -45,6 +45,7 @@ const NONE16: u16 = u16::MAX;
 const STREAM_MAC: u64 = 1;
 const STREAM_RADIO: u64 = 2;
 const STREAM_WORKLOAD: u64 = 3;
+const STREAM_RDC: u64 = 4;
 const STREAM_DITHER_BASE: u64 = 1000;
 
 /// What a packet carries.
@@ -78,6 +79,7 @@ enum Ev {
     CcaEnd { node: u16, token: u32 },
     TxStart { node: u16, token: u32 },
     TxEnd { tx: u32 },
+    StrobeRx { tx: u32 },
     AckStart { node: u16, to: u16, seq: u8 },
     AckTimeout { node: u16, token: u32 },
     Arrive { node: u16, pkt: Packet },
@@ -294,6 +296,12 @@ pub struct MeshSim {
     rtt_strong: Vec<f64>,
     unit_rtt: Vec<f64>,
     mac_log: Option<Vec<MacRecord>>,
+    // Duty cycling.
+    duty_cycled: bool,
+    wake_period: Ns,
+    wake_phase: Vec<Ns>,
+    phase_known: Vec<bool>,
+    pending_strobe: Option<Ns>,
     trace: Option<Box<dyn Write>>,
     trace_error: Option<std::io::Error>,
 }
@@ -349,7 +357,15 @@ impl MeshSim {
             _ => 0,
         };
         let seed = cfg.seed;
+        let wake_period = (1e9 / m.channel_check_rate_hz).round().max(1.0) as Ns;
+        let mut rng_rdc = SplitMix64::stream(seed, STREAM_RDC);
+        let wake_phase = (0..n).map(|_| Self::below(&mut rng_rdc, wake_period)).collect();
         let mut sim = MeshSim {
+            duty_cycled: m.rdc == Rdc::Contikimac,
+            wake_period,
+            wake_phase,
+            phase_known: vec![false; n * n],
+            pending_strobe: None,
             cc_resolved: cc.to_string(),
             traffic,
             sink,
@@ -410,6 +426,12 @@ impl MeshSim {
     /// Write one JSON line per finished exchange to `out`.
     pub fn set_trace(&mut self, out: Box<dyn Write>) {
         self.trace = Some(out);
+    }
+
+    /// With duty cycling, the first wake-up of `node` at or after `t_ns`; `None` when radios
+    /// are always on.
+    pub fn wake_up_after(&self, node: usize, t_ns: u64) -> Option<u64> {
+        self.duty_cycled.then(|| self.next_wake(node, t_ns))
     }
 
     /// The DODAG.
@@ -540,6 +562,7 @@ impl MeshSim {
             Ev::CcaEnd { node, token } => self.cca_end(node, token),
             Ev::TxStart { node, token } => self.tx_start(node, token),
             Ev::TxEnd { tx } => self.tx_end(tx),
+            Ev::StrobeRx { tx } => self.strobe_rx(tx),
             Ev::AckStart { node, to, seq } => self.ack_start(node, to, seq),
             Ev::AckTimeout { node, token } => self.ack_timeout(node, token),
             Ev::Arrive { node, pkt } => {
@@ -621,16 +644,31 @@ impl MeshSim {
         let n = &mut self.nodes[node as usize];
         n.nb = 0;
         n.be = self.cfg.mac.min_be;
-        self.backoff(node);
+        let dst = n.queue.front().map_or(NONE16, |p| p.next);
+        // ContikiMAC phase optimisation: wait until just before the addressee's wake-up.
+        let mut defer = 0;
+        if self.duty_cycled && self.cfg.mac.phase_lock && dst != NONE16 {
+            let nn = self.nodes.len();
+            if self.phase_known[node as usize * nn + dst as usize] {
+                let lead = self.cca + self.turnaround + self.cfg.mac.phase_guard_us as Ns * US;
+                let wake = self.next_wake(dst as usize, self.now + lead);
+                defer = wake - lead - self.now;
+            }
+        }
+        self.backoff_after(node, defer);
     }
 
     fn backoff(&mut self, node: u16) {
+        self.backoff_after(node, 0);
+    }
+
+    fn backoff_after(&mut self, node: u16, defer: Ns) {
         let be = self.nodes[node as usize].be;
         let k = Self::below(&mut self.rng_mac, 1u64 << be);
         let n = &mut self.nodes[node as usize];
         n.token = n.token.wrapping_add(1);
         let token = n.token;
-        let t = self.now + k * self.unit_backoff + self.cca;
+        let t = self.now + defer + k * self.unit_backoff + self.cca;
         self.push(t, Ev::CcaEnd { node, token });
     }
 
@@ -694,7 +732,17 @@ impl MeshSim {
         let pkt = *n.queue.front().expect("a frame in service");
         n.awaiting_ack = true;
         let (seq, retry) = (n.dsn, n.retries);
-        let air = self.cfg.airtime_us(pkt.psdu) as Ns * US;
+        let mut air = self.cfg.airtime_us(pkt.psdu) as Ns * US;
+        if self.duty_cycled {
+            // Copies every air + gap from now; the addressee takes the first whole copy that
+            // starts at or after its wake-up.
+            let wake = self.next_wake(pkt.next as usize, self.now);
+            let stride = air + self.cfg.mac.strobe_gap_us as Ns * US;
+            let copies_before = (wake - self.now).div_ceil(stride);
+            let last_start = self.now + copies_before * stride;
+            air += copies_before * stride;
+            self.pending_strobe = Some(last_start);
+        }
         self.mac.data_tx += 1;
         self.log(node, MacWhat::TxData { to: pkt.next, retry });
         self.start_transmission(Tx { sender: node, dst: pkt.next, ack: false, seq, pkt: Some(pkt) }, air);
@@ -740,7 +788,7 @@ impl MeshSim {
                     rx.interference += h.power;
                     rx.corrupted |= !survives(rx.signal, rx.interference, capture);
                 }
-                None if h.prr > 0.0 => {
+                None if h.prr > 0.0 && (!self.duty_cycled || (tx.ack && r == tx.dst as usize)) => {
                     let mut interference = 0.0;
                     for &a in &self.active {
                         interference += self.medium.power(self.txs[a as usize].sender as usize, r);
@@ -762,6 +810,36 @@ impl MeshSim {
         self.active.push(id);
         let t = self.now + air;
         self.push(t, Ev::TxEnd { tx: id });
+        if let Some(at) = self.pending_strobe.take() {
+            self.push(at, Ev::StrobeRx { tx: id });
+        }
+    }
+
+    /// Duty cycling: the addressee of a strobed frame wakes and locks onto its last copy.
+    fn strobe_rx(&mut self, id: u32) {
+        let tx = self.txs[id as usize];
+        let (s, r) = (tx.sender as usize, tx.dst as usize);
+        if self.nodes[r].tx.is_some() || self.nodes[r].rx.is_some() || self.medium.prr(s, r) <= 0.0 {
+            return;
+        }
+        let mut interference = 0.0;
+        for &a in &self.active {
+            if a != id {
+                interference += self.medium.power(self.txs[a as usize].sender as usize, r);
+            }
+        }
+        let signal = self.medium.power(s, r);
+        let corrupted = !survives(signal, interference, self.cfg.radio.capture_db);
+        self.nodes[r].rx = Some(Rx { tx: id, signal, interference, corrupted });
+    }
+
+    /// First wake-up of `node` at or after `t` (duty cycling).
+    fn next_wake(&self, node: usize, t: Ns) -> Ns {
+        let phase = self.wake_phase[node];
+        if t <= phase {
+            return phase;
+        }
+        phase + (t - phase).div_ceil(self.wake_period) * self.wake_period
     }
 
     fn tx_end(&mut self, id: u32) {
@@ -861,8 +939,12 @@ impl MeshSim {
             return;
         }
         n.awaiting_ack = false;
-        n.queue.pop_front();
+        let head = n.queue.pop_front();
         n.token = n.token.wrapping_add(1);
+        if let (true, Some(p)) = (self.duty_cycled, head) {
+            let nn = self.nodes.len();
+            self.phase_known[node as usize * nn + p.next as usize] = true;
+        }
         self.mac.acked += 1;
         self.log(node, MacWhat::AckReceived);
         self.start_next(node);

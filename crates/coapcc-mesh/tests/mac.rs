@@ -155,3 +155,26 @@ fn reception_follows_the_curve() {
     let ratio = lost / attempts;
     assert!((0.42..0.58).contains(&ratio), "fading share {ratio}");
 }
+
+#[test]
+fn duty_cycling_strobes_until_the_receiver_wakes_then_locks_its_phase() {
+    let mut s = sim("rdc", "0 0\n10 0\n", |c| {
+        c.mac.rdc = coapcc_mesh::config::Rdc::Contikimac;
+        c.duration_s = 2.0;
+    });
+    s.inject(0, 0, 1, 50);
+    s.inject(1_000_000 * US, 0, 1, 50);
+    let stride = 1792 + 400;
+    // First frame: no phase known. CCA at 128 µs, strobing from 320 µs; the receiver takes
+    // the first whole copy starting at or after its wake-up.
+    let wake = s.wake_up_after(1, 320 * US).unwrap() / US;
+    let last = 320 + (wake - 320).div_ceil(stride) * stride;
+    // Second frame: the phase is known, so the sender starts 2 ms (guard) before the wake-up;
+    // the copy in progress at the wake-up is missed and the next one (192 µs later) received.
+    let lead = 128 + 192 + 2000;
+    let wake2 = s.wake_up_after(1, (1_000_000 + lead) * US).unwrap() / US;
+    let log = run_log(s);
+    assert_eq!(times(&log, 0, is_tx), vec![320, wake2 - 2000]);
+    assert_eq!(times(&log, 1, |w| matches!(w, MacWhat::RxData { .. })), vec![last + 1792, wake2 + 192 + 1792]);
+    assert_eq!(times(&log, 0, |w| *w == MacWhat::AckReceived), vec![last + 1792 + 192 + 352, wake2 + 192 + 1792 + 544]);
+}

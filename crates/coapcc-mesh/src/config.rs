@@ -123,6 +123,11 @@ pub struct MacConfig {
     pub phase_lock: bool,
     /// Phase optimisation guard time, µs.
     pub phase_guard_us: u32,
+    /// With duty cycling, the most channel check intervals a backoff may last. Contiki's CSMA
+    /// over ContikiMAC backs off U{0..min(n, max)} whole intervals, n = attempts so far (the
+    /// first attempt goes at once), instead of 802.15.4 unit periods: a strobe keeps the
+    /// channel busy for up to one interval. Default 3 (Contiki).
+    pub rdc_max_backoff_intervals: u32,
 }
 
 /// Radio duty cycling.
@@ -301,6 +306,7 @@ impl Default for MacConfig {
             strobe_gap_us: 400,
             phase_lock: true,
             phase_guard_us: 2_000,
+            rdc_max_backoff_intervals: 3,
         }
     }
 }

@@ -644,31 +644,34 @@ impl MeshSim {
         let n = &mut self.nodes[node as usize];
         n.nb = 0;
         n.be = self.cfg.mac.min_be;
-        let dst = n.queue.front().map_or(NONE16, |p| p.next);
-        // ContikiMAC phase optimisation: wait until just before the addressee's wake-up.
-        let mut defer = 0;
-        if self.duty_cycled && self.cfg.mac.phase_lock && dst != NONE16 {
-            let nn = self.nodes.len();
-            if self.phase_known[node as usize * nn + dst as usize] {
-                let lead = self.cca + self.turnaround + self.cfg.mac.phase_guard_us as Ns * US;
-                let wake = self.next_wake(dst as usize, self.now + lead);
-                defer = wake - lead - self.now;
-            }
-        }
-        self.backoff_after(node, defer);
+        self.backoff(node);
     }
 
     fn backoff(&mut self, node: u16) {
-        self.backoff_after(node, 0);
-    }
-
-    fn backoff_after(&mut self, node: u16, defer: Ns) {
-        let be = self.nodes[node as usize].be;
-        let k = Self::below(&mut self.rng_mac, 1u64 << be);
+        let (be, attempts) = {
+            let n = &self.nodes[node as usize];
+            (n.be, n.retries as u64 + n.nb as u64)
+        };
+        let delay = if self.duty_cycled {
+            let max = attempts.min(self.cfg.mac.rdc_max_backoff_intervals as u64);
+            Self::below(&mut self.rng_mac, max + 1) * self.wake_period
+        } else {
+            Self::below(&mut self.rng_mac, 1u64 << be) * self.unit_backoff
+        };
         let n = &mut self.nodes[node as usize];
         n.token = n.token.wrapping_add(1);
         let token = n.token;
-        let t = self.now + defer + k * self.unit_backoff + self.cca;
+        let dst = n.queue.front().map_or(NONE16, |p| p.next);
+        let mut t = self.now + delay + self.cca;
+        // ContikiMAC phase optimisation: after the backoff, wait until the transmission would
+        // start `phase_guard_us` before the addressee's next wake-up.
+        if self.duty_cycled && self.cfg.mac.phase_lock && dst != NONE16 {
+            let nn = self.nodes.len();
+            if self.phase_known[node as usize * nn + dst as usize] {
+                let lead = self.turnaround + self.cfg.mac.phase_guard_us as Ns * US;
+                t = self.next_wake(dst as usize, t + lead) - lead;
+            }
+        }
         self.push(t, Ev::CcaEnd { node, token });
     }
 

@@ -36,6 +36,8 @@ enum Command {
     Client(coapcc_net::ClientArgs),
     /// Run commands in two network namespaces joined by the emulated constrained link (root).
     Emulate(coapcc_emu::EmulateArgs),
+    /// Simulate CoAP over a multi-hop 802.15.4 mesh (CSMA/CA, RPL grid; deterministic, seeded).
+    Mesh(coapcc_mesh::cli::MeshArgs),
 }
 
 /// Run the command line with `args` (including the program name). Returns the exit code;
@@ -65,6 +67,7 @@ where
     let result = match &cli.command {
         Command::Algorithms(a) => algorithms::run(a, &mut out),
         Command::Simulate(a) => coapcc_sim::cli::run(a, &mut out),
+        Command::Mesh(a) => coapcc_mesh::cli::run(a, &mut out),
         Command::Server(_) | Command::Client(_) | Command::Emulate(_) => unreachable!("handled above"),
     };
     let _ = out.flush();

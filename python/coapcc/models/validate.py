@@ -16,6 +16,7 @@ goodput is a ratio of means (renewal-reward). ``f = 1`` gives fixed timers.
 
 Confidence intervals: the N messages are cut into 20 consecutive batches; each metric is
 computed per batch and the 95 % interval is the batch mean +- t(0.975, 19) * sd / sqrt(20).
+For P_L, a rare event, the interval is at least the Agresti-Coull interval over all N messages.
 """
 
 from __future__ import annotations
@@ -139,5 +140,13 @@ def simulate_model(model: str, n: int, *, seed: int = 1, **params) -> dict:
     out: dict = {"messages": len(rows), "seed": seed}
     for key in METRICS:
         mean, half = _batch_stats(np.asarray(per[key], dtype=float))
+        if key == "P_L":
+            # A rare event may not occur in any batch (0 +- 0): never report a narrower interval
+            # than the Agresti-Coull one over all messages (which ignores the correlation that
+            # bursty loss adds, hence the max with the batch-means interval).
+            k, n_all = float((~ok).sum()), len(rows)
+            pt = (k + 2) / (n_all + 4)
+            half = max(half, 1.96 * math.sqrt(pt * (1 - pt) / (n_all + 4)))
+            mean = k / n_all
         out[key] = {"sim": mean, "ci95": half, "model": float(m[key])}
     return out

@@ -16,7 +16,8 @@ pub struct RttScenariosArgs {
     /// RTO algorithm `NAME[:key=value,...]` (repeatable; see `coapcc algorithms`).
     #[arg(long = "cc", value_name = "SPEC", required = true)]
     pub cc: Vec<String>,
-    /// Scenario of Table 5.1, 1-40 (repeatable; default: all, 5 and 6 only with --trace).
+    /// Scenario of Table 5.1, 1-40, or 0 for the chapter 2 alternation (repeatable; default:
+    /// 1-40, 5 and 6 only with --trace).
     #[arg(long = "scenario", value_name = "ID")]
     pub scenario: Vec<u32>,
     /// Vary one parameter of every --cc: KEY=V1,V2,... (e.g. the chapter 5 weight or K

@@ -36,7 +36,8 @@ pub enum ScenarioKind {
         /// The distribution.
         dist: Dist,
     },
-    /// Period 1 and period 2 alternate, [`PERIOD_LEN`] values each.
+    /// Period 1 and period 2 alternate, [`PERIOD_LEN`] values each (50 in the chapter 2
+    /// scenario, [`CHAPTER_2`]).
     Alternating {
         /// Period 1.
         p1: Dist,
@@ -136,6 +137,15 @@ pub const SCENARIO_33_TEXT: Scenario = Scenario {
     spike_ms: Some(10_000.0),
 };
 
+/// The chapter 2 scenario (id 0 here; it is not in Table 5.1): Normal(2000, 500) and
+/// Normal(3000, 500) alternating every 50 values, no events. The thesis uses it to study the
+/// prior algorithms.
+pub const CHAPTER_2: Scenario =
+    Scenario { id: 0, kind: ScenarioKind::Alternating { p1: n(2000.0, 500.0), p2: n(3000.0, 500.0) }, spike_ms: None };
+
+/// Period length of the chapter 2 scenario.
+pub const CHAPTER_2_PERIOD: usize = 50;
+
 /// Which definition of scenario 33 to use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Scenario33 {
@@ -175,7 +185,9 @@ pub enum ScenarioError {
 impl core::fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            ScenarioError::Unknown(id) => write!(f, "unknown RTT scenario {id} (valid: 1-40)"),
+            ScenarioError::Unknown(id) => {
+                write!(f, "unknown RTT scenario {id} (valid: 1-40 of Table 5.1, 0 = the chapter 2 alternation)")
+            }
             ScenarioError::NoTrace(id) => write!(
                 f,
                 "scenario {id} is a real RTT trace that was never published; give one with --trace FILE (one RTT in ms per line)"
@@ -190,6 +202,9 @@ impl std::error::Error for ScenarioError {}
 pub fn scenario(id: u32, opts: &ScenarioOptions) -> Result<Scenario, ScenarioError> {
     if id == 33 && opts.scenario33 == Scenario33::Text {
         return Ok(SCENARIO_33_TEXT);
+    }
+    if id == 0 {
+        return Ok(CHAPTER_2);
     }
     TABLE_5_1.get((id as usize).wrapping_sub(1)).copied().ok_or(ScenarioError::Unknown(id))
 }
@@ -210,8 +225,9 @@ pub fn generate(id: u32, seed: u64, opts: &ScenarioOptions, trace: Option<&[f64]
             out.extend((0..len).map(|_| dist.sample(&mut rng, opts.floor, MIN_RTT_MS)));
         }
         ScenarioKind::Alternating { p1, p2 } => {
+            let period = if id == 0 { CHAPTER_2_PERIOD } else { PERIOD_LEN };
             for i in 0..len {
-                let d = if (i / PERIOD_LEN) % 2 == 0 { p1 } else { p2 };
+                let d = if (i / period) % 2 == 0 { p1 } else { p2 };
                 out.push(d.sample(&mut rng, opts.floor, MIN_RTT_MS));
             }
         }
@@ -311,7 +327,15 @@ mod tests {
         let o = ScenarioOptions { len: 5, ..Default::default() };
         assert_eq!(generate(5, 1, &o, None), Err(ScenarioError::NoTrace(5)));
         assert_eq!(generate(41, 1, &o, None), Err(ScenarioError::Unknown(41)));
-        assert_eq!(generate(0, 1, &o, None), Err(ScenarioError::Unknown(0)));
+        assert_eq!(generate(41, 1, &o, None), Err(ScenarioError::Unknown(41)));
+        // Scenario 0: the chapter 2 alternation, 50 values per period.
+        let c2 = generate(0, 1, &ScenarioOptions { len: 100_000, ..o }, None).unwrap();
+        let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+        let (a, b): (Vec<f64>, Vec<f64>) = (
+            c2.chunks(50).step_by(2).flatten().copied().collect(),
+            c2.chunks(50).skip(1).step_by(2).flatten().copied().collect(),
+        );
+        assert!((mean(&a) - 2000.0).abs() < 10.0 && (mean(&b) - 3000.0).abs() < 10.0);
         let t = parse_trace("# rtt\n1,250\n2,300.5\n\n").unwrap();
         assert_eq!(generate(6, 1, &o, Some(&t)).unwrap(), vec![250.0, 300.5, 250.0, 300.5, 250.0]);
         assert!(parse_trace("abc").is_err());

@@ -406,6 +406,57 @@ def _resbw(cfg: dict, seed: int, rep: _Report):
         rep.table(
             df, f"resbw-{s['name']}", f"Table 6.2 {s['name']} (means over repetitions shown)", show=mean
         )
+    ins = c.get("instant")
+    if ins:
+        plt = _plt()
+        ncol = min(3, len(ccs))
+        nrow = -(-len(ccs) // ncol)
+        fig, axes = plt.subplots(
+            nrow, ncol, figsize=(4.2 * ncol, 2.8 * nrow), sharex=True, sharey=True, squeeze=False
+        )
+        for ax, cc in zip(axes.ravel(), ccs):
+            r = studies.resbw(
+                cc,
+                ins["resbw"],
+                bad_mean_s=bo["bad_mean_s"],
+                rtt_ms=c["rtt_ms"],
+                duration_s=ins["window_s"],
+                seed=seed,
+                trace=True,
+            )
+            t = [x["t_s"] for x in r["trace"]]
+            ax.step(
+                t,
+                [x["resbw_pps"] for x in r["trace"]],
+                where="post",
+                color="black",
+                lw=0.8,
+                label="residual bw",
+            )
+            ok = [x for x in r["trace"][1:] if not x["lost"]]
+            lost = [x for x in r["trace"][1:] if x["lost"]]
+            ax.scatter([x["t_s"] for x in ok], [min(x["rate_pps"], 3) for x in ok], s=4, label="sent, passed")
+            ax.scatter(
+                [x["t_s"] for x in lost],
+                [min(x["rate_pps"], 3) for x in lost],
+                s=4,
+                marker="x",
+                label="sent, lost",
+            )
+            ax.set_title(
+                f"{cc.replace(':preset=makarem2021', '')}: goodput {r['goodput_pps']:.3f}", fontsize=9
+            )
+        for ax in axes.ravel()[len(ccs) :]:
+            ax.set_visible(False)
+        axes[0, 0].legend(fontsize=7)
+        axes[-1, 0].set_xlabel("time (s)")
+        axes[0, 0].set_ylabel("pkt/s")
+        rep.fig(
+            fig,
+            "resbw-instant",
+            f"Instantaneous behaviour: sending rate 1/(time since the previous send) of each transmission against the "
+            f"residual bandwidth {ins['resbw']} (first {ins['window_s']} s; rates above 3 pkt/s drawn at 3)",
+        )
     v = c.get("variability")
     if v:
         import pandas as pd

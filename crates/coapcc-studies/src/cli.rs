@@ -186,6 +186,9 @@ pub fn run_resbw(a: &ResBwArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             "{} transmissions, {} delivered, {} dropped, {} lost, {} spurious in {} s (seed {})",
             o.transmissions, o.delivered, o.dropped, o.lost, o.spurious, o.duration_s, r.seed
         )?;
+        if o.truncated {
+            writeln!(out, "truncated: the run reached the transmission bound before --duration-s")?;
+        }
     }
     Ok(())
 }

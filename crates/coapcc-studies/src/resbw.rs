@@ -10,6 +10,8 @@
 //! 1/(time since the previous transmission), exceeds the residual bandwidth at its send time;
 //! otherwise it is acknowledged one RTT later. The first transmission of a run passes.
 //!
+//! Residual-bandwidth draws below 0 (a `normal:M,SD` near 0) are clipped to 0.
+//!
 //! Every registry algorithm runs here. Backoff-based ones retransmit when their timer fires;
 //! rate-based ones space their sends through the pacing hook
 //! [`coapcc_cc::CongestionControl::earliest_start`], which is consulted before **every** send,
@@ -30,6 +32,11 @@ use crate::dist::{Dist, Floor};
 
 /// Smallest RTT drawn, ms (non-positive draws are drawn again).
 pub const MIN_RTT_MS: f64 = 1.0;
+
+/// Bound on the expected number of periods of a run (keeps every run finite and small).
+pub const MAX_PERIODS: f64 = 1e8;
+/// Bound on the transmissions of a run; a run reaching it stops and reports `truncated`.
+pub const MAX_TRANSMISSIONS: u64 = 500_000_000;
 
 /// One residual-bandwidth run.
 #[derive(Clone, Debug, PartialEq)]
@@ -85,7 +92,15 @@ impl ResBwConfig {
         if self.good.is_some() {
             pos("good_mean_s", self.good_mean_s, 1e7)?;
         }
-        pos("duration_s", self.duration_s, 1e8)
+        pos("duration_s", self.duration_s, 1e8)?;
+        let shortest = if self.good.is_some() { self.bad_mean_s.min(self.good_mean_s) } else { self.bad_mean_s };
+        if self.duration_s / shortest > MAX_PERIODS {
+            return Err(format!(
+                "duration_s / mean period = {:.3e} periods is more than {MAX_PERIODS:e}; shorten the run or lengthen the periods",
+                self.duration_s / shortest
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -110,8 +125,10 @@ pub struct ResBwOutcome {
     pub spurious: u64,
     /// Mean residual bandwidth over the run (time-weighted), packets/s.
     pub mean_resbw_pps: f64,
-    /// Simulated time, s.
+    /// Simulated time, s (shorter than asked when `truncated`).
     pub duration_s: f64,
+    /// The run hit [`MAX_TRANSMISSIONS`] and stopped early.
+    pub truncated: bool,
 }
 
 /// One transmission of a traced run (instantaneous-behaviour plots).
@@ -240,6 +257,10 @@ pub fn run(cc_cfg: &AlgorithmConfig, cfg: &ResBwConfig, mut trace: Option<&mut V
     let mut now = Instant::ZERO;
     cc.reset(now);
     'run: while now < end {
+        if out.transmissions >= MAX_TRANSMISSIONS {
+            out.truncated = true;
+            break;
+        }
         let start = cc.earliest_start(now).max(now);
         if start >= end {
             break;
@@ -296,8 +317,8 @@ pub fn run(cc_cfg: &AlgorithmConfig, cfg: &ResBwConfig, mut trace: Option<&mut V
             }
         }
     }
-    out.duration_s = cfg.duration_s;
-    out.goodput_pps = out.delivered as f64 / cfg.duration_s;
+    out.duration_s = if out.truncated { now.as_secs_f64().max(1e-9) } else { cfg.duration_s };
+    out.goodput_pps = out.delivered as f64 / out.duration_s;
     out.overhead = if out.delivered > 0 {
         (out.transmissions - out.delivered) as f64 / out.delivered as f64
     } else {
@@ -396,5 +417,7 @@ mod tests {
         assert!(ResBwConfig { duration_s: 0.0, ..Default::default() }.validate().is_err());
         assert!(ResBwConfig { bad_mean_s: f64::NAN, ..Default::default() }.validate().is_err());
         assert!(ResBwConfig::default().validate().is_ok());
+        let tiny = ResBwConfig { bad_mean_s: 1e-6, ..Default::default() };
+        assert!(tiny.validate().unwrap_err().contains("periods"));
     }
 }

@@ -253,6 +253,14 @@ def test_reductions_over_a_random_grid():
     )
 
 
+def test_nothing_gets_through():
+    # k = h = 0, or an absorbing Bad state with h = 0: every message is dropped after r + 1
+    # attempts, nothing is delivered.
+    for args in ((0.5, 0.5, 0.0, 0.0), (0.5, 0.0, 0.9, 0.0)):
+        m = models.ge(*args, r=3, T=1.0)
+        assert float(m["P_L"]) == 1.0 and float(m["GP"]) == 0.0 and close(m["E_N"], 4.0), args
+
+
 def test_bad_input_is_a_clear_error():
     with pytest.raises(ValueError, match="p must be a probability"):
         models.bernoulli(1.2, r=4, T=1)

@@ -209,6 +209,14 @@ def ge_chain(p, q, k, h, r):
     V = np.einsum("...ij,...nj->...ni", Minv, W)
     pi = V.sum(axis=-1)
     pi_R = V_R.sum(axis=-1)
+    # No attempt can ever succeed (e.g. k = h = 0, or an absorbing Bad state with h = 0): every
+    # message is r + 1 losses, each timeout state visited equally often.
+    dead = pi_R <= 0
+    if np.any(dead):
+        i = np.arange(n)
+        uniform = np.where(i <= r[..., None], 1.0 / (r[..., None] + 1.0), 0.0)
+        pi = np.where(dead[..., None], uniform, pi)
+        pi_R = np.where(dead, 0.0, pi_R)
     return pi_R, pi
 
 

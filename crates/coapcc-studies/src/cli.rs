@@ -197,6 +197,61 @@ pub fn run_resbw(a: &ResBwArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
+    fn rtt_args(cc: &[&str], scenario: &[u32]) -> RttScenariosArgs {
+        RttScenariosArgs {
+            cc: cc.iter().map(|s| s.to_string()).collect(),
+            scenario: scenario.to_vec(),
+            seed: 1,
+            len: 3000,
+            scenario33: "table".into(),
+            rtt_floor: "resample".into(),
+            json: true,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn rtt_scenarios_json_has_the_documented_keys() {
+        let mut out = Vec::new();
+        run_rtt_scenarios(&rtt_args(&["default", "cocoa"], &[7, 0]), &mut out).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let rows = v.as_array().unwrap();
+        assert_eq!(rows.len(), 4);
+        for key in ["scenario", "cc", "spurious", "rmse_ms", "transmissions"] {
+            assert!(rows.iter().all(|r| r.get(key).is_some()), "{key}");
+        }
+        assert_eq!(rows[0]["scenario"], 7);
+        assert_eq!(rows[1]["cc"], "cocoa");
+    }
+
+    #[test]
+    fn bad_input_is_an_error_not_a_panic() {
+        let mut out = Vec::new();
+        for a in [rtt_args(&["default"], &[41]), rtt_args(&["nope"], &[7]), rtt_args(&["default"], &[5])] {
+            assert!(run_rtt_scenarios(&a, &mut out).is_err());
+        }
+        let mut a = rtt_args(&["default"], &[7]);
+        a.trace = Some("/nonexistent/trace.txt".into());
+        let e = run_rtt_scenarios(&a, &mut out).unwrap_err().to_string();
+        assert!(e.contains("cannot read trace"), "{e}");
+        let bad = ResBwArgs {
+            cc: "default".into(),
+            resbw: "uniform:1".into(),
+            good: None,
+            good_mean_s: 60.0,
+            bad_mean_s: 5.0,
+            rtt_ms: "normal:500,10".into(),
+            duration_s: 100.0,
+            seed: 1,
+            json: false,
+        };
+        assert!(run_resbw(&bad, &mut out).unwrap_err().to_string().contains("resbw"));
+        assert!(run_resbw(&ResBwArgs { resbw: "fixed:1".into(), duration_s: -1.0, ..bad.clone() }, &mut out).is_err());
+        let ok = ResBwArgs { resbw: "fixed:1".into(), ..bad };
+        run_resbw(&ok, &mut out).unwrap();
+        assert!(String::from_utf8(out).unwrap().contains("goodput"));
+    }
+
     #[test]
     fn vary_expands_every_spec() {
         let v = expand_vary(&["a".into(), "b:x=1".into()], &["k=1,2".into()]).unwrap();

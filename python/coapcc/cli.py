@@ -13,6 +13,10 @@ import sys
 PYTHON_COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("coapcc.sweeper", "run every point of an experiment file (or catalogue entry) into a dataset"),
     "report": ("coapcc.reporting", "figures, tables and a self-contained HTML report from a results dataset"),
+    "model": (
+        "coapcc.models.cli",
+        "analytical CoAP loss models (Makarem 2021): bernoulli, gilbert, ge; --simulate N compares",
+    ),
     "reproduce": (
         "coapcc.reproduction",
         "sweep + report of a catalogue entry (anrw18, fasor18); --quick for a preview",

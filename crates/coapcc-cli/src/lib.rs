@@ -38,6 +38,12 @@ enum Command {
     Emulate(coapcc_emu::EmulateArgs),
     /// Simulate CoAP over a multi-hop 802.15.4 mesh (CSMA/CA, RPL grid; deterministic, seeded).
     Mesh(coapcc_mesh::cli::MeshArgs),
+    /// Replay the RTT scenarios of Makarem's Table 5.1 through RTO algorithms: spurious
+    /// retransmissions and RMSE(RTO, RTT) per scenario.
+    RttScenarios(coapcc_studies::cli::RttScenariosArgs),
+    /// One sender under a varying residual bandwidth (Makarem, chapter 6): goodput, overhead,
+    /// application loss ratio.
+    Resbw(coapcc_studies::cli::ResBwArgs),
 }
 
 /// Run the command line with `args` (including the program name). Returns the exit code;
@@ -68,6 +74,8 @@ where
         Command::Algorithms(a) => algorithms::run(a, &mut out),
         Command::Simulate(a) => coapcc_sim::cli::run(a, &mut out),
         Command::Mesh(a) => coapcc_mesh::cli::run(a, &mut out),
+        Command::RttScenarios(a) => coapcc_studies::cli::run_rtt_scenarios(a, &mut out),
+        Command::Resbw(a) => coapcc_studies::cli::run_resbw(a, &mut out),
         Command::Server(_) | Command::Client(_) | Command::Emulate(_) => unreachable!("handled above"),
     };
     let _ = out.flush();

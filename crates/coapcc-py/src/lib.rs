@@ -90,10 +90,36 @@ fn loss_model_json(errors: &str, error_clock: &str, burst_packets: f64) -> PyRes
     coapcc_link::schema::loss_model_json(errors, error_clock, burst_packets).map_err(PyValueError::new_err)
 }
 
+/// Makarem's RTT-scenario study: `request_json` is a `coapcc_studies::RttStudyRequest`
+/// (`cc`, `scenarios`, `seed`, `len`, `trace`, ...); returns a JSON list of rows (scenario, cc,
+/// spurious, rmse_ms, transmissions, ...). Raises ValueError on bad input. Releases the GIL.
+#[pyfunction]
+fn rtt_scenarios_json(py: Python<'_>, request_json: &str) -> PyResult<String> {
+    py.detach(|| coapcc_studies::rtt_scenarios_json(request_json)).map_err(PyValueError::new_err)
+}
+
+/// Per-message RTO and RTT of one scenario through one algorithm (messages `first` to
+/// `first + count`), as a JSON list, for RTO-vs-RTT plots.
+#[pyfunction]
+fn rtt_trace_json(py: Python<'_>, request_json: &str, first: usize, count: usize) -> PyResult<String> {
+    py.detach(|| coapcc_studies::rtt_trace_json(request_json, first, count)).map_err(PyValueError::new_err)
+}
+
+/// One residual-bandwidth run (Makarem, chapter 6): `request_json` is a
+/// `coapcc_studies::ResBwRequest`; returns the report as JSON (goodput_pps, overhead,
+/// app_loss_ratio, transmissions, delivered, ...). Releases the GIL.
+#[pyfunction]
+fn resbw_json(py: Python<'_>, request_json: &str) -> PyResult<String> {
+    py.detach(|| coapcc_studies::resbw_json(request_json)).map_err(PyValueError::new_err)
+}
+
 /// The extension module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cli, m)?)?;
+    m.add_function(wrap_pyfunction!(rtt_scenarios_json, m)?)?;
+    m.add_function(wrap_pyfunction!(rtt_trace_json, m)?)?;
+    m.add_function(wrap_pyfunction!(resbw_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms_json, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_algorithm, m)?)?;

@@ -254,13 +254,15 @@ def test_compact_consolidates_leftover_runs(tiny_file, tmp_path, monkeypatch):
     from coapcc.dataset import DatasetWriter
 
     out = tmp_path / "res"
-    with monkeypatch.context() as m:  # a sweep that dies before consolidating
+    with monkeypatch.context() as m:  # a sweep that dies before writing its part
         m.setattr(DatasetWriter, "flush", lambda self: None)
         coapcc.sweep(str(tiny_file), out, workers=1, progress=False)
-    assert len(list((out / "runs").glob("*.parquet"))) == 17
-    before = _tables(out)
+    assert not list((out / "runs").glob("*.parquet"))
+    assert [p.name[:8] for p in (out / "runs").glob("*.jsonl")] == ["journal-"]
+    assert len(done_hashes(out)) == 17
+    before = _tables(out)  # runs still in a journal are read too
     assert compact(out) == 17
-    assert [p.name[:5] for p in (out / "runs").glob("*.parquet")] == ["part-"]
+    assert [p.name[:5] for p in (out / "runs").iterdir()] == ["part-"]
     _assert_same(before, _tables(out))
 
 

@@ -70,9 +70,16 @@ where
     let _ = out.flush();
     match result {
         Ok(()) => 0,
+        // The reader of our output went away (`coapcc algorithms | head`): end quietly.
+        Err(e) if is_broken_pipe(&e) => 0,
         Err(e) => {
             eprintln!("coapcc: error: {e:#}");
             1
         }
     }
+}
+
+/// Whether `e` comes from writing to a closed pipe.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
 }

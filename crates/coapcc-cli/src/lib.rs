@@ -8,7 +8,7 @@
 use std::ffi::OsString;
 use std::io::Write;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod algorithms;
 
@@ -46,6 +46,15 @@ enum Command {
     Resbw(coapcc_studies::cli::ResBwArgs),
 }
 
+/// The Rust command line's subcommands: (name, one-line help), in declaration order. Front
+/// ends (the Python `coapcc` command) list and forward exactly these.
+pub fn subcommands() -> Vec<(String, String)> {
+    Cli::command()
+        .get_subcommands()
+        .map(|c| (c.get_name().to_string(), c.get_about().map(|a| a.to_string()).unwrap_or_default()))
+        .collect()
+}
+
 /// Run the command line with `args` (including the program name). Returns the exit code;
 /// errors are printed as one line on stderr, never as a panic.
 pub fn main<I, T>(args: I) -> i32
@@ -81,9 +90,16 @@ where
     let _ = out.flush();
     match result {
         Ok(()) => 0,
+        // The reader of our output went away (`coapcc algorithms | head`): end quietly.
+        Err(e) if is_broken_pipe(&e) => 0,
         Err(e) => {
             eprintln!("coapcc: error: {e:#}");
             1
         }
     }
+}
+
+/// Whether `e` comes from writing to a closed pipe.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
 }

@@ -23,10 +23,10 @@ fn server() -> (Child, String) {
     let mut buf = [0u8; 256];
     loop {
         let text = String::from_utf8_lossy(&seen).to_string();
-        if let Some(rest) = text.split("listening on ").nth(1) {
-            if let Some(addr) = rest.split_whitespace().next() {
-                return (child, addr.to_string());
-            }
+        // stderr is unbuffered: the line may arrive in pieces, so wait for its end.
+        if let Some(rest) = text.split("listening on ").nth(1).filter(|r| r.contains('\n')) {
+            let addr = rest.split_whitespace().next().expect("an address");
+            return (child, addr.to_string());
         }
         let n = stderr.read(&mut buf).unwrap();
         assert!(n > 0, "server exited early: {text}");

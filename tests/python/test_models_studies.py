@@ -38,8 +38,14 @@ def test_trace_scenarios_need_a_trace(tmp_path):
 
 
 def test_resbw_run_and_curve():
+    from coapcc.models import backoff_plateau
+
     r = studies.resbw("default", "fixed:0.5", rtt_ms="fixed:500", duration_s=20000)
-    assert r["goodput_pps"] == pytest.approx(1 / 3, abs=0.005)  # thesis §7.6 plateau
+    assert r["goodput_pps"] == pytest.approx(float(backoff_plateau(0.5, 2.0, 0)), abs=0.005)  # §7.6
+    # RTO 0.5 s at 1.2 pkt/s: the first retransmission (rate >= 1.33) always fails, the second
+    # (rate <= 1) passes: j = 1.
+    r = studies.resbw("default:ack_timeout=0.5", "fixed:1.2", rtt_ms="fixed:500", duration_s=20000)
+    assert r["goodput_pps"] == pytest.approx(float(backoff_plateau(0.5, 0.5, 1)), abs=0.005)
     with pytest.raises(ValueError, match="resbw"):
         studies.resbw("default", "uniform:3,1")
     with pytest.raises(ValueError, match="unknown algorithm|no-such"):

@@ -336,7 +336,9 @@ def _rtt(cfg: dict, seed: int, rep: _Report):
 # --- chapter 6 ----------------------------------------------------------------------------------
 
 
-def _curve_fig(rep: _Report, df, x: str, name: str, caption: str, xlabel: str):
+def _curve_fig(rep: _Report, df, x: str, name: str, caption: str, xlabel: str, formulas: bool = False):
+    from .rate import idc_goodput_ratio, mbc_goodput_ratio
+
     plt = _plt()
     mean = (
         df.groupby(["cc", x], sort=False)[["goodput_pps", "overhead", "app_loss_ratio"]].mean().reset_index()
@@ -345,12 +347,20 @@ def _curve_fig(rep: _Report, df, x: str, name: str, caption: str, xlabel: str):
     for cc, d in mean.groupby("cc", sort=False):
         for ax, key in zip(axes, ("goodput_pps", "overhead", "app_loss_ratio")):
             ax.plot(d[x], d[key], marker=".", label=cc.replace(":preset=makarem2021", ""))
+    if formulas:
+        # Steady-state formulas under a stable residual bandwidth, capped at 1/RTT = 2 pkt/s.
+        xs = np.linspace(mean[x].min(), mean[x].max(), 50)
+        for label, ratio in (
+            ("IDC (6.1), iw 1.5", idc_goodput_ratio(1.5, 0.01)),
+            ("IDC (6.1), iw 1.1", idc_goodput_ratio(1.1, 0.01)),
+            ("MBC steady state", mbc_goodput_ratio()),
+        ):
+            axes[0].plot(xs, np.minimum(ratio * xs, 2.0), ls="--", lw=0.8, label=label)
     for ax, key in zip(
         axes, ("goodput (pkt/s)", "overhead (lost or duplicate tx per delivered)", "application loss ratio")
     ):
         ax.set_title(key, fontsize=9)
         ax.set_xlabel(xlabel)
-    axes[1].set_yscale("symlog")
     axes[0].legend(fontsize=7)
     rep.fig(fig, name, caption)
     return mean
@@ -382,6 +392,7 @@ def _resbw(cfg: dict, seed: int, rep: _Report):
         f"Table 6.1: bad periods only (exp. mean {bo['bad_mean_s']} s), residual bandwidth "
         f"U(M - {c['half_width']}, M + {c['half_width']}); {c['duration_s']} s runs, {c['repetitions']} repetitions",
         "mean residual bandwidth M (pkt/s)",
+        formulas=True,
     )
     rep.table(df, "resbw-bad-only", "Table 6.1 curves (means over repetitions shown)", show=mean)
     for s in c.get("sets", []):

@@ -108,6 +108,7 @@ bad_only = { means = [0.5, 1.0], bad_mean_s = 5.0 }
 good = "uniform:1.7,1.9"
 sets = [{ name = "set1", good_mean_s = 60.0, bad_mean_s = 300.0 }]
 good_bad_means = [0.5]
+backoff_study = { cc = "cocoa", key = "cap", values = ["32", "bogus"], mean = 1.0, half_widths = [0.1, 0.5] }
 [quick]
 resbw.duration_s = 300
 """
@@ -129,6 +130,7 @@ def test_reproduce_makarem21_end_to_end(tmp_path):
         "rtt-study-k.csv",
         "resbw-bad-only.csv",
         "resbw-set1.csv",
+        "resbw-backoff-factor.csv",
         "report.html",
     ):
         assert (out / name).exists(), name
@@ -139,7 +141,8 @@ def test_reproduce_makarem21_end_to_end(tmp_path):
     study = pd.read_csv(out / "rtt-study-k.csv")
     assert sorted(study["setting"].unique()) == ["k=3, k_spurious=6", "k=4, k_spurious=6"]
     report = (out / "report.html").read_text()
-    assert "no-such-algorithm" in report and "skipped" in report
+    assert "no-such-algorithm" in report and "skipped" in report and "cap=bogus" in report
+    assert sorted(pd.read_csv(out / "resbw-backoff-factor.csv")["cap"].unique()) == [32]
     bw = pd.read_csv(out / "resbw-bad-only.csv")
     assert len(bw) == 2 * 2
 

@@ -489,6 +489,49 @@ def _resbw(cfg: dict, seed: int, rep: _Report):
         rep.table(df, "resbw-variability", "High-variability runs (means over repetitions shown)", show=mean)
 
 
+def _backoff_study(cfg: dict, seed: int, rep: _Report):
+    """Chapter 2: Default CoAP with the backoff factor b swept, mean residual bandwidth 1 pkt/s
+    with increasing spread."""
+    import pandas as pd
+
+    from . import studies
+
+    c = cfg["resbw"]
+    bs = c.get("backoff_study")
+    if not bs:
+        return
+    specs = {}
+    for v in bs["values"]:
+        spec = f"{bs['cc']},{bs['key']}={v}" if ":" in bs["cc"] else f"{bs['cc']}:{bs['key']}={v}"
+        if studies.available(spec):
+            specs[spec] = v
+        else:
+            rep.note(f"chapter 2 backoff-factor study: {spec!r} rejected by the registry; skipped")
+    if not specs:
+        return
+    common = dict(
+        repetitions=int(c["repetitions"]), seed=seed, rtt_ms=c["rtt_ms"], duration_s=float(c["duration_s"])
+    )
+    parts = []
+    for hw in bs["half_widths"]:
+        d = studies.resbw_curve(
+            list(specs), [bs["mean"]], half_width=hw, bad_mean_s=c["bad_only"]["bad_mean_s"], **common
+        )
+        d["half_width"] = hw
+        parts.append(d)
+    df = pd.concat(parts, ignore_index=True)
+    df[bs["key"]] = df["cc"].map(specs)
+    mean = _curve_fig(
+        rep,
+        df,
+        "half_width",
+        "resbw-backoff-factor",
+        f"Chapter 2: {bs['cc']} with {bs['key']} swept; residual bandwidth U({bs['mean']} - w, {bs['mean']} + w)",
+        "half width w (pkt/s)",
+    )
+    rep.table(df, "resbw-backoff-factor", "Backoff-factor study (means over repetitions shown)", show=mean)
+
+
 def reproduce_makarem21(
     out: str | Path | None = None, *, quick: bool = False, config: str | Path | None = None, log=None
 ) -> Path:
@@ -501,7 +544,12 @@ def reproduce_makarem21(
     seed = int(cfg.get("seed", 1))
     rep = _Report(outdir, log)
     t0 = time.perf_counter()
-    for title, fn in (("models", _models), ("rtt scenarios", _rtt), ("residual bandwidth", _resbw)):
+    for title, fn in (
+        ("models", _models),
+        ("rtt scenarios", _rtt),
+        ("residual bandwidth", _resbw),
+        ("backoff-factor study", _backoff_study),
+    ):
         t = time.perf_counter()
         print(f"makarem21: {title}...", file=log, flush=True)
         fn(cfg, seed, rep)

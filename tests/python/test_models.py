@@ -261,6 +261,22 @@ def test_nothing_gets_through():
         assert float(m["P_L"]) == 1.0 and float(m["GP"]) == 0.0 and close(m["E_N"], 4.0), args
 
 
+def test_rate_control_formulas():
+    # §4.1 (6.1), dw = 0.01: n and GP/ResBW for iw = 1.1, 1.5, 1.7.
+    iw = np.array([1.1, 1.5, 1.7])
+    np.testing.assert_allclose(models.idc_cycle_length(iw, 0.01), [9.4833, 40.343, 52.797], atol=6e-4)
+    np.testing.assert_array_equal(np.round(models.idc_goodput_ratio(iw, 0.01), 4), [0.8621, 0.7910, 0.7436])
+    # §4.2: MBC, 8 phases, gains 1.25 / 0.75.
+    assert round(float(models.mbc_goodput_ratio()), 4) == 0.6885
+    # §7.6 plateaus (RTT 0.5 s).
+    assert round(float(models.backoff_plateau(0.5, 2.0, 0)), 4) == 0.3333
+    assert round(float(models.backoff_plateau(0.5, 0.5, 0)), 4) == 0.8889
+    assert round(float(models.backoff_plateau(0.5, 0.5, 1)), 4) == 0.4211
+    assert round(float(models.backoff_plateau(0.5, 0.5, 1, b=2.5)), 4) == 0.3721
+    with pytest.raises(ValueError):
+        models.idc_goodput_ratio(0.9, 0.01)
+
+
 def test_bad_input_is_a_clear_error():
     with pytest.raises(ValueError, match="p must be a probability"):
         models.bernoulli(1.2, r=4, T=1)

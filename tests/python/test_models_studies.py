@@ -38,8 +38,14 @@ def test_trace_scenarios_need_a_trace(tmp_path):
 
 
 def test_resbw_run_and_curve():
+    from coapcc.models import backoff_plateau
+
     r = studies.resbw("default", "fixed:0.5", rtt_ms="fixed:500", duration_s=20000)
-    assert r["goodput_pps"] == pytest.approx(1 / 3, abs=0.005)  # thesis §7.6 plateau
+    assert r["goodput_pps"] == pytest.approx(float(backoff_plateau(0.5, 2.0, 0)), abs=0.005)  # §7.6
+    # RTO 0.5 s at 1.2 pkt/s: the first retransmission (rate >= 1.33) always fails, the second
+    # (rate <= 1) passes: j = 1.
+    r = studies.resbw("default:ack_timeout=0.5", "fixed:1.2", rtt_ms="fixed:500", duration_s=20000)
+    assert r["goodput_pps"] == pytest.approx(float(backoff_plateau(0.5, 0.5, 1)), abs=0.005)
     with pytest.raises(ValueError, match="resbw"):
         studies.resbw("default", "uniform:3,1")
     with pytest.raises(ValueError, match="unknown algorithm|no-such"):
@@ -102,6 +108,7 @@ bad_only = { means = [0.5, 1.0], bad_mean_s = 5.0 }
 good = "uniform:1.7,1.9"
 sets = [{ name = "set1", good_mean_s = 60.0, bad_mean_s = 300.0 }]
 good_bad_means = [0.5]
+backoff_study = { cc = "cocoa", key = "cap", values = ["32", "bogus"], mean = 1.0, half_widths = [0.1, 0.5] }
 [quick]
 resbw.duration_s = 300
 """
@@ -123,6 +130,7 @@ def test_reproduce_makarem21_end_to_end(tmp_path):
         "rtt-study-k.csv",
         "resbw-bad-only.csv",
         "resbw-set1.csv",
+        "resbw-backoff-factor.csv",
         "report.html",
     ):
         assert (out / name).exists(), name
@@ -133,7 +141,8 @@ def test_reproduce_makarem21_end_to_end(tmp_path):
     study = pd.read_csv(out / "rtt-study-k.csv")
     assert sorted(study["setting"].unique()) == ["k=3, k_spurious=6", "k=4, k_spurious=6"]
     report = (out / "report.html").read_text()
-    assert "no-such-algorithm" in report and "skipped" in report
+    assert "no-such-algorithm" in report and "skipped" in report and "cap=bogus" in report
+    assert sorted(pd.read_csv(out / "resbw-backoff-factor.csv")["cap"].unique()) == [32]
     bw = pd.read_csv(out / "resbw-bad-only.csv")
     assert len(bw) == 2 * 2
 

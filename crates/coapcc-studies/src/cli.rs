@@ -44,6 +44,13 @@ pub struct RttScenariosArgs {
     /// Print JSON (a list of objects: scenario, cc, spurious, rmse_ms, transmissions, ...).
     #[arg(long)]
     pub json: bool,
+    /// Also write RTO and RTT message by message (JSON lines: scenario, cc, i, t_s, rtt_ms,
+    /// rto_ms, retransmissions) of every scenario and algorithm, for RTO-vs-RTT plots.
+    #[arg(long, value_name = "FILE")]
+    pub series: Option<PathBuf>,
+    /// Messages per scenario and algorithm written by --series (from the first).
+    #[arg(long = "series-count", value_name = "N", default_value_t = 1000)]
+    pub series_count: usize,
 }
 
 /// Expand `--vary KEY=V1,V2` over the specs.
@@ -92,12 +99,37 @@ pub fn run_rtt_scenarios(a: &RttScenariosArgs, out: &mut dyn Write) -> anyhow::R
         eprintln!("rtt-scenarios: scenarios 5 and 6 (real traces, unpublished) skipped; give --trace FILE to run them");
     }
     let rows = req.run().map_err(|e| anyhow!(e))?;
+    if let Some(path) = &a.series {
+        write_series(&req, path, a.series_count)?;
+    }
     if a.json {
         serde_json::to_writer(&mut *out, &rows)?;
         writeln!(out)?;
     } else {
         out.write_all(format_rows(&rows).as_bytes())?;
     }
+    Ok(())
+}
+
+/// `--series`: per-message RTO and RTT of every (scenario, algorithm), as JSON lines.
+fn write_series(req: &RttStudyRequest, path: &std::path::Path, count: usize) -> anyhow::Result<()> {
+    let f = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut w = std::io::BufWriter::new(f);
+    for id in req.scenario_ids() {
+        for spec in &req.cc {
+            let one = RttStudyRequest { cc: vec![spec.clone()], scenarios: vec![id], ..req.clone() };
+            let json =
+                crate::rtt_trace_json(&serde_json::to_string(&one.to_value())?, 0, count).map_err(|e| anyhow!(e))?;
+            let pts: Vec<serde_json::Value> = serde_json::from_str(&json)?;
+            for mut p in pts {
+                p["scenario"] = id.into();
+                p["cc"] = spec.as_str().into();
+                serde_json::to_writer(&mut w, &p)?;
+                writeln!(w)?;
+            }
+        }
+    }
+    w.flush().with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
 
@@ -155,6 +187,10 @@ pub struct ResBwArgs {
     /// Print JSON (goodput_pps, overhead, app_loss_ratio, transmissions, delivered, ...).
     #[arg(long)]
     pub json: bool,
+    /// Also write every transmission (JSON lines: t_s, resbw_pps, rate_pps, lost, ordinal),
+    /// for instantaneous-behaviour plots.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
 }
 
 /// Run `coapcc resbw`.
@@ -168,9 +204,18 @@ pub fn run_resbw(a: &ResBwArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         rtt_ms: a.rtt_ms.clone(),
         duration_s: a.duration_s,
         seed: a.seed,
-        trace: false,
+        trace: a.trace.is_some(),
     };
-    let r = req.run().map_err(|e| anyhow!(e))?;
+    let mut r = req.run().map_err(|e| anyhow!(e))?;
+    if let (Some(path), Some(tr)) = (&a.trace, r.trace.take()) {
+        let f = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+        let mut w = std::io::BufWriter::new(f);
+        for p in &tr {
+            serde_json::to_writer(&mut w, p)?;
+            writeln!(w)?;
+        }
+        w.flush().with_context(|| format!("cannot write {}", path.display()))?;
+    }
     if a.json {
         serde_json::to_writer(&mut *out, &r)?;
         writeln!(out)?;
@@ -225,6 +270,42 @@ mod tests {
     }
 
     #[test]
+    fn series_and_trace_files() {
+        let dir = std::env::temp_dir().join(format!("coapcc-studies-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut a = rtt_args(&["default", "cocoa"], &[35]);
+        a.series = Some(dir.join("series.jsonl"));
+        a.series_count = 50;
+        run_rtt_scenarios(&a, &mut Vec::new()).unwrap();
+        let text = std::fs::read_to_string(dir.join("series.jsonl")).unwrap();
+        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), 100);
+        assert_eq!(lines[50]["cc"], "cocoa");
+        assert_eq!(lines[0]["i"], 0);
+        // Both algorithms see the same RTTs.
+        assert_eq!(lines[3]["rtt_ms"], lines[53]["rtt_ms"]);
+        let r = ResBwArgs {
+            cc: "default".into(),
+            resbw: "uniform:0.6,1".into(),
+            good: None,
+            good_mean_s: 60.0,
+            bad_mean_s: 5.0,
+            rtt_ms: "normal:500,10".into(),
+            duration_s: 120.0,
+            seed: 1,
+            json: true,
+            trace: Some(dir.join("trace.jsonl")),
+        };
+        let mut out = Vec::new();
+        run_resbw(&r, &mut out).unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert!(report.get("trace").is_none());
+        let sends = std::fs::read_to_string(dir.join("trace.jsonl")).unwrap().lines().count() as u64;
+        assert_eq!(sends, report["transmissions"].as_u64().unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn bad_input_is_an_error_not_a_panic() {
         let mut out = Vec::new();
         for a in [rtt_args(&["default"], &[41]), rtt_args(&["nope"], &[7]), rtt_args(&["default"], &[5])] {
@@ -244,6 +325,7 @@ mod tests {
             duration_s: 100.0,
             seed: 1,
             json: false,
+            trace: None,
         };
         assert!(run_resbw(&bad, &mut out).unwrap_err().to_string().contains("resbw"));
         assert!(run_resbw(&ResBwArgs { resbw: "fixed:1".into(), duration_s: -1.0, ..bad.clone() }, &mut out).is_err());

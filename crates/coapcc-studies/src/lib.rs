@@ -104,6 +104,20 @@ pub struct RttRow {
 }
 
 impl RttStudyRequest {
+    /// The request as JSON (the input of [`rtt_scenarios_json`] and [`rtt_trace_json`]).
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::json!({
+            "cc": self.cc,
+            "scenarios": self.scenarios,
+            "seed": self.seed,
+            "len": self.len,
+            "trace": self.trace,
+            "trace_label": self.trace_label,
+            "scenario33": self.scenario33,
+            "rtt_floor": self.rtt_floor,
+        })
+    }
+
     fn options(&self) -> Result<ScenarioOptions, String> {
         let mut o = ScenarioOptions::default();
         if let Some(n) = self.len {

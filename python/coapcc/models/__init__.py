@@ -2,6 +2,8 @@
 
 * :mod:`coapcc.models.loss`: Bernoulli, simple Gilbert and Gilbert-Elliott (exact 2-D chain and
   approximate 1-D chain) models, vectorised over parameter grids.
+* :mod:`coapcc.models.rate`: closed-form goodput of the chapter 6 schemes (backoff plateaus,
+  IDC-CoAP (6.1), MBC-CoAP).
 * :mod:`coapcc.models.cli`: the ``coapcc model`` command (``--simulate N`` compares with the
   simulator, :mod:`coapcc.models.validate`).
 * :mod:`coapcc.models.studies`: the RTT-scenario (chapter 5) and residual-bandwidth (chapter 6)
@@ -28,9 +30,14 @@ from .loss import (
     metrics_from_chain,
     required_factor,
 )
+from .rate import backoff_plateau, idc_cycle_length, idc_goodput_ratio, mbc_goodput_ratio
 
 __all__ = [
     "SCALAR_KEYS",
+    "backoff_plateau",
+    "idc_cycle_length",
+    "idc_goodput_ratio",
+    "mbc_goodput_ratio",
     "bernoulli",
     "bernoulli_closed",
     "ge",

@@ -336,7 +336,9 @@ def _rtt(cfg: dict, seed: int, rep: _Report):
 # --- chapter 6 ----------------------------------------------------------------------------------
 
 
-def _curve_fig(rep: _Report, df, x: str, name: str, caption: str, xlabel: str):
+def _curve_fig(rep: _Report, df, x: str, name: str, caption: str, xlabel: str, formulas: bool = False):
+    from .rate import idc_goodput_ratio, mbc_goodput_ratio
+
     plt = _plt()
     mean = (
         df.groupby(["cc", x], sort=False)[["goodput_pps", "overhead", "app_loss_ratio"]].mean().reset_index()
@@ -345,12 +347,20 @@ def _curve_fig(rep: _Report, df, x: str, name: str, caption: str, xlabel: str):
     for cc, d in mean.groupby("cc", sort=False):
         for ax, key in zip(axes, ("goodput_pps", "overhead", "app_loss_ratio")):
             ax.plot(d[x], d[key], marker=".", label=cc.replace(":preset=makarem2021", ""))
+    if formulas:
+        # Steady-state formulas under a stable residual bandwidth, capped at 1/RTT = 2 pkt/s.
+        xs = np.linspace(mean[x].min(), mean[x].max(), 50)
+        for label, ratio in (
+            ("IDC (6.1), iw 1.5", idc_goodput_ratio(1.5, 0.01)),
+            ("IDC (6.1), iw 1.1", idc_goodput_ratio(1.1, 0.01)),
+            ("MBC steady state", mbc_goodput_ratio()),
+        ):
+            axes[0].plot(xs, np.minimum(ratio * xs, 2.0), ls="--", lw=0.8, label=label)
     for ax, key in zip(
         axes, ("goodput (pkt/s)", "overhead (lost or duplicate tx per delivered)", "application loss ratio")
     ):
         ax.set_title(key, fontsize=9)
         ax.set_xlabel(xlabel)
-    axes[1].set_yscale("symlog")
     axes[0].legend(fontsize=7)
     rep.fig(fig, name, caption)
     return mean
@@ -382,6 +392,7 @@ def _resbw(cfg: dict, seed: int, rep: _Report):
         f"Table 6.1: bad periods only (exp. mean {bo['bad_mean_s']} s), residual bandwidth "
         f"U(M - {c['half_width']}, M + {c['half_width']}); {c['duration_s']} s runs, {c['repetitions']} repetitions",
         "mean residual bandwidth M (pkt/s)",
+        formulas=True,
     )
     rep.table(df, "resbw-bad-only", "Table 6.1 curves (means over repetitions shown)", show=mean)
     for s in c.get("sets", []):
@@ -478,6 +489,49 @@ def _resbw(cfg: dict, seed: int, rep: _Report):
         rep.table(df, "resbw-variability", "High-variability runs (means over repetitions shown)", show=mean)
 
 
+def _backoff_study(cfg: dict, seed: int, rep: _Report):
+    """Chapter 2: Default CoAP with the backoff factor b swept, mean residual bandwidth 1 pkt/s
+    with increasing spread."""
+    import pandas as pd
+
+    from . import studies
+
+    c = cfg["resbw"]
+    bs = c.get("backoff_study")
+    if not bs:
+        return
+    specs = {}
+    for v in bs["values"]:
+        spec = f"{bs['cc']},{bs['key']}={v}" if ":" in bs["cc"] else f"{bs['cc']}:{bs['key']}={v}"
+        if studies.available(spec):
+            specs[spec] = v
+        else:
+            rep.note(f"chapter 2 backoff-factor study: {spec!r} rejected by the registry; skipped")
+    if not specs:
+        return
+    common = dict(
+        repetitions=int(c["repetitions"]), seed=seed, rtt_ms=c["rtt_ms"], duration_s=float(c["duration_s"])
+    )
+    parts = []
+    for hw in bs["half_widths"]:
+        d = studies.resbw_curve(
+            list(specs), [bs["mean"]], half_width=hw, bad_mean_s=c["bad_only"]["bad_mean_s"], **common
+        )
+        d["half_width"] = hw
+        parts.append(d)
+    df = pd.concat(parts, ignore_index=True)
+    df[bs["key"]] = df["cc"].map(specs)
+    mean = _curve_fig(
+        rep,
+        df,
+        "half_width",
+        "resbw-backoff-factor",
+        f"Chapter 2: {bs['cc']} with {bs['key']} swept; residual bandwidth U({bs['mean']} - w, {bs['mean']} + w)",
+        "half width w (pkt/s)",
+    )
+    rep.table(df, "resbw-backoff-factor", "Backoff-factor study (means over repetitions shown)", show=mean)
+
+
 def reproduce_makarem21(
     out: str | Path | None = None, *, quick: bool = False, config: str | Path | None = None, log=None
 ) -> Path:
@@ -490,7 +544,12 @@ def reproduce_makarem21(
     seed = int(cfg.get("seed", 1))
     rep = _Report(outdir, log)
     t0 = time.perf_counter()
-    for title, fn in (("models", _models), ("rtt scenarios", _rtt), ("residual bandwidth", _resbw)):
+    for title, fn in (
+        ("models", _models),
+        ("rtt scenarios", _rtt),
+        ("residual bandwidth", _resbw),
+        ("backoff-factor study", _backoff_study),
+    ):
         t = time.perf_counter()
         print(f"makarem21: {title}...", file=log, flush=True)
         fn(cfg, seed, rep)

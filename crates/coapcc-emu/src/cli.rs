@@ -422,7 +422,15 @@ pub fn chain_text(chain: &[StageConfig]) -> String {
     chain
         .iter()
         .map(|st| match st {
-            StageConfig::Rate(r) => format!("rate {} bit/s buffer {} B", r.bits_per_s, r.buffer_bytes),
+            StageConfig::Rate(r) => match &r.schedule {
+                None => format!("rate {} bit/s buffer {} B", r.bits_per_s, r.buffer_bytes),
+                Some(s) => format!(
+                    "rate {} bit/s then {} scheduled changes, buffer {} B",
+                    r.bits_per_s,
+                    s.points.len(),
+                    r.buffer_bytes
+                ),
+            },
             StageConfig::Delay(d) => format!("delay {} ms", d.ms),
             StageConfig::Jitter(j) => format!("rest-of-path U[{}, {}] ms", j.min_ms, j.max_ms),
             StageConfig::Loss(m) => match m {
@@ -526,6 +534,9 @@ mod tests {
         assert!(build_config(&parse(&["--error-clock", "packet"])).is_err());
         assert!(build_config(&parse(&["--tcp-profile", "x"])).is_err());
         assert!(build_config(&parse(&["--rest-of-path-ms", "1"])).is_err());
+        let c = build_config(&parse(&["--downlink-schedule", "0 30000; 5 10000 0.1"])).unwrap();
+        assert!(chain_text(&c.downlink).contains("then 2 scheduled changes"), "{}", chain_text(&c.downlink));
+        assert!(build_config(&parse(&["--uplink-schedule", "0 1; 1 0"])).is_err());
     }
 
     #[test]

@@ -420,6 +420,34 @@ fn rates_match_both_directions() {
     assert_eq!(r.downlink.counters.offered_bytes, 40 * 296);
 }
 
+#[test]
+fn a_rate_schedule_runs_in_real_time() {
+    let Some(_g) = setup("a_rate_schedule_runs_in_real_time") else { return };
+    // The downlink switches from 30 to 60 kbit/s at 0.5 s after the start; 40 full-size packets
+    // sent after that arrive at 60 kbit/s.
+    let mut cfg = EmulatorConfig::testbed(1_410_000, LossModel::None);
+    let mut link = coapcc_link::LinkConfig { mtu_bytes: cfg.mtu, uplink: cfg.uplink.clone(), downlink: cfg.downlink };
+    link.set_schedule(false, coapcc_link::RateSchedule::parse("0.5 60000").unwrap()).unwrap();
+    cfg.downlink = link.downlink;
+    let emu = Emulator::start(&cfg).unwrap();
+    let sink = probe_server(&emu, Side::Client, &["udp-sink", "--bind", "0.0.0.0:9000", "--count", "40"]);
+    while emu.now_ns() < 600_000_000 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let st = emu
+        .command(Side::Server, PROBE, &["udp-blast", "--server", "198.18.0.1:9000", "--count", "40", "--size", "268"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = wait_output(sink);
+    let r = emu.stop().unwrap();
+    let (n, rate) = rate_of(&out, 296.0);
+    eprintln!("scheduled downlink: {n} packets, {rate:.1} bit/s");
+    assert_eq!(n, 40);
+    assert!((rate - 60_000.0).abs() / 60_000.0 < 0.02, "downlink rate {rate}");
+    assert_eq!(r.downlink.counters.delivered_packets, 40);
+}
+
 fn wait_output(mut g: ChildGuard) -> Value {
     let t0 = Instant::now();
     loop {

@@ -135,8 +135,21 @@ fn set_delay(chain: &mut [StageConfig], ms: f64) {
     }
 }
 
+/// Largest `--timeout`, seconds (a year).
+pub const MAX_TIMEOUT_S: f64 = 365.0 * 86_400.0;
+/// Largest `--server-start-ms` (an hour).
+pub const MAX_SERVER_START_MS: u64 = 3_600_000;
+
 /// Build the emulator configuration the arguments describe.
 pub fn build_config(args: &EmulateArgs) -> Result<EmulatorConfig> {
+    if args.server_start_ms > MAX_SERVER_START_MS {
+        bail!("--server-start-ms must be at most {MAX_SERVER_START_MS} (got {})", args.server_start_ms);
+    }
+    if let Some(t) = args.timeout {
+        if !(t.is_finite() && t > 0.0 && t <= MAX_TIMEOUT_S) {
+            bail!("--timeout must be a positive number of seconds, at most {MAX_TIMEOUT_S} (got {t})");
+        }
+    }
     let sim = match &args.config {
         Some(path) => {
             let text =
@@ -321,11 +334,8 @@ fn run(args: &EmulateArgs) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&cfg)?);
         return Ok(0);
     }
-    let deadline = match args.timeout {
-        Some(t) if t.is_finite() && t > 0.0 => Some(Instant::now() + Duration::from_secs_f64(t)),
-        Some(t) => bail!("--timeout must be a positive number of seconds (got {t})"),
-        None => None,
-    };
+    // Checked by build_config.
+    let deadline = args.timeout.map(|t| Instant::now() + Duration::from_secs_f64(t));
     let _signals = sys::install_signal_handlers();
     let emu = Emulator::start(&cfg)?;
     if !args.quiet {
@@ -422,7 +432,15 @@ pub fn chain_text(chain: &[StageConfig]) -> String {
     chain
         .iter()
         .map(|st| match st {
-            StageConfig::Rate(r) => format!("rate {} bit/s buffer {} B", r.bits_per_s, r.buffer_bytes),
+            StageConfig::Rate(r) => match &r.schedule {
+                None => format!("rate {} bit/s buffer {} B", r.bits_per_s, r.buffer_bytes),
+                Some(s) => format!(
+                    "rate {} bit/s then {} scheduled changes, buffer {} B",
+                    r.bits_per_s,
+                    s.points.len(),
+                    r.buffer_bytes
+                ),
+            },
             StageConfig::Delay(d) => format!("delay {} ms", d.ms),
             StageConfig::Jitter(j) => format!("rest-of-path U[{}, {}] ms", j.min_ms, j.max_ms),
             StageConfig::Loss(m) => match m {
@@ -526,6 +544,16 @@ mod tests {
         assert!(build_config(&parse(&["--error-clock", "packet"])).is_err());
         assert!(build_config(&parse(&["--tcp-profile", "x"])).is_err());
         assert!(build_config(&parse(&["--rest-of-path-ms", "1"])).is_err());
+        let c = build_config(&parse(&["--downlink-schedule", "0 30000; 5 10000 0.1"])).unwrap();
+        assert!(chain_text(&c.downlink).contains("then 2 scheduled changes"), "{}", chain_text(&c.downlink));
+        assert!(build_config(&parse(&["--uplink-schedule", "0 1; 1 0"])).is_err());
+        // Extreme values are errors, not panics.
+        assert!(build_config(&parse(&["--spin-us", "18446744073709551615"])).is_err());
+        assert!(build_config(&parse(&["--server-start-ms", "18446744073709551615"])).is_err());
+        for t in ["1e300", "inf", "-1e-3", "0"] {
+            let code = emulate_main(&parse(&[&format!("--timeout={t}"), "--print-config"]));
+            assert_eq!(code, EXIT_EMULATOR_ERROR, "--timeout {t}");
+        }
     }
 
     #[test]

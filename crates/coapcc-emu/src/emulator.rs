@@ -41,6 +41,8 @@ pub const CLIENT_ADDR6: Ipv6Addr = Ipv6Addr::new(0xfd00, 0x198, 0x18, 0, 0, 0, 0
 pub const SERVER_ADDR6: Ipv6Addr = Ipv6Addr::new(0xfd00, 0x198, 0x18, 0, 0, 0, 0, 2);
 /// Name of the emulated interface in both namespaces.
 pub const IFNAME: &str = "emu0";
+/// Largest busy-wait before a delivery, µs (1 s).
+pub const MAX_SPIN_US: u64 = 1_000_000;
 /// Linux's minimum MTU for IPv6.
 pub const IPV6_MIN_MTU: u32 = 1280;
 
@@ -116,6 +118,9 @@ impl EmulatorConfig {
         }
         link::validate_chain(&self.uplink, self.mtu).map_err(|e| anyhow::anyhow!("uplink: {e}"))?;
         link::validate_chain(&self.downlink, self.mtu).map_err(|e| anyhow::anyhow!("downlink: {e}"))?;
+        if self.spin_us > MAX_SPIN_US {
+            bail!("spin_us = {} must be at most {MAX_SPIN_US} (1 s)", self.spin_us);
+        }
         Ok(())
     }
 }

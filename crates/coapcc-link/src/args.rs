@@ -2,7 +2,7 @@
 
 /// Declare the clap struct of the link flags shared by `coapcc simulate` and `coapcc emulate`
 /// (`--buffer`, `--errors`, `--error-clock`, `--burst-packets`, `--rest-of-path-ms`,
-/// `--overhead-bytes`) in the calling crate, with `fn overrides(&self) -> LinkOverrides`.
+/// `--overhead-bytes`, `--uplink-schedule`, `--downlink-schedule`) in the calling crate, with `fn overrides(&self) -> LinkOverrides`.
 ///
 /// This crate does not depend on clap: the macro expands in the command-line crate that
 /// invokes it (which must depend on clap with the `derive` feature), so the flags are written
@@ -44,6 +44,14 @@ macro_rules! link_args {
             /// Bytes added per packet by the rate stages (link-layer header; default 0).
             #[arg(long, value_name = "BYTES")]
             pub overhead_bytes: Option<u32>,
+            /// Time-varying uplink: a trace file of `TIME_S RATE_BPS [LOSS]` lines, or the same
+            /// inline with `;` between points (`0 60000; 10 20000 0.05`). Rate and loss from
+            /// each time on (seconds since the start); the configured rate applies before the first point.
+            #[arg(long, value_name = "FILE|POINTS")]
+            pub uplink_schedule: Option<String>,
+            /// Time-varying downlink (as --uplink-schedule).
+            #[arg(long, value_name = "FILE|POINTS")]
+            pub downlink_schedule: Option<String>,
         }
 
         impl $name {
@@ -56,6 +64,8 @@ macro_rules! link_args {
                     burst_packets: self.burst_packets,
                     rest_of_path_ms: self.rest_of_path_ms.clone(),
                     overhead_bytes: self.overhead_bytes,
+                    uplink_schedule: self.uplink_schedule.clone(),
+                    downlink_schedule: self.downlink_schedule.clone(),
                 }
             }
         }

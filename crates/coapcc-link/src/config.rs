@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     testbed_downlink, testbed_uplink, validate_chain, DelayConfig, ErrorClock, JitterConfig, LossModel, RateConfig,
-    StageConfig, TESTBED_MTU,
+    RateSchedule, StageConfig, TESTBED_MTU,
 };
 
 /// Default bottleneck buffer, bytes, both directions: 28 200 B (one of the published sizes,
@@ -88,6 +88,20 @@ impl LinkConfig {
         }
     }
 
+    /// Give the first rate stage of the uplink (`uplink = true`) or the downlink a schedule
+    /// (its buffer, overhead and initial rate stay). Fails when the chain has no rate stage.
+    pub fn set_schedule(&mut self, uplink: bool, schedule: RateSchedule) -> Result<(), String> {
+        let chain = if uplink { &mut self.uplink } else { &mut self.downlink };
+        for st in chain.iter_mut() {
+            if let StageConfig::Rate(r) = st {
+                schedule.validate(r.bits_per_s)?;
+                r.schedule = Some(schedule);
+                return Ok(());
+            }
+        }
+        Err(format!("the {} chain has no rate stage", if uplink { "uplink" } else { "downlink" }))
+    }
+
     /// Check both chains against the MTU (every buffer must hold an MTU-sized packet).
     pub fn validate(&self) -> Result<(), String> {
         if self.mtu_bytes == 0 {
@@ -125,11 +139,25 @@ pub struct LinkOverrides {
     pub rest_of_path_ms: Option<String>,
     /// Bytes added per packet by the rate stages.
     pub overhead_bytes: Option<u32>,
+    /// Rate/loss schedule of the uplink's rate stage: a trace file or inline points
+    /// ([`RateSchedule::from_file_or_inline`]).
+    pub uplink_schedule: Option<String>,
+    /// Same for the downlink.
+    pub downlink_schedule: Option<String>,
 }
 
 impl LinkOverrides {
     /// Apply the given overrides to `link`. Errors name the flag (`--errors: ...`).
     pub fn apply(&self, link: &mut LinkConfig) -> Result<(), String> {
+        for (uplink, spec, flag) in [
+            (true, &self.uplink_schedule, "--uplink-schedule"),
+            (false, &self.downlink_schedule, "--downlink-schedule"),
+        ] {
+            if let Some(spec) = spec {
+                let s = RateSchedule::from_file_or_inline(spec).map_err(|m| format!("{flag}: {m}"))?;
+                link.set_schedule(uplink, s).map_err(|m| format!("{flag}: {m}"))?;
+            }
+        }
         if let Some(b) = self.buffer {
             link.set_buffer_bytes(b);
         }
@@ -234,6 +262,7 @@ impl LinkSpec {
                 buffer_bytes: self.buffer_bytes,
                 buffer_counts_in_service: self.buffer_counts_in_service,
                 per_packet_overhead_bytes: self.per_packet_overhead_bytes,
+                schedule: None,
             })
         };
         let jitter = StageConfig::Jitter(JitterConfig {
@@ -294,6 +323,7 @@ mod tests {
             burst_packets: Some(4.0),
             rest_of_path_ms: Some("5, 6".into()),
             overhead_bytes: Some(14),
+            ..Default::default()
         };
         o.apply(&mut l).unwrap();
         let m = LossModel::profile("medium", ErrorClock::Packet, 4.0).unwrap();

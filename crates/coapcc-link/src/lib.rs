@@ -17,6 +17,9 @@
 //! | [`StageConfig::Loss`] | dropped with the [`LossModel`]'s probability (after the rate stage: a lost packet used capacity) |
 //! | [`StageConfig::Jitter`] | `max(t + U[min, max], previous output)`: no reordering unless `allow_reordering` |
 //!
+//! A rate stage may carry a [`RateSchedule`]: its rate and a link-error probability then
+//! follow a piecewise-constant schedule or trace ([`schedule`]), exactly in integer time.
+//!
 //! The testbed's chains ([`testbed_uplink`], [`testbed_downlink`]):
 //! uplink = rate 60 kbit/s + buffer → 200 ms → loss → rest-of-path U[10, 20] ms;
 //! downlink = rest-of-path U[10, 20] ms → rate 30 kbit/s + buffer → 400 ms → loss.
@@ -46,6 +49,7 @@ mod config;
 mod delay;
 mod loss;
 mod rate;
+pub mod schedule;
 pub mod schema;
 
 use std::collections::{BinaryHeap, VecDeque};
@@ -57,6 +61,7 @@ pub use config::{parse_min_max_ms, LinkConfig, LinkOverrides, LinkSpec, DEFAULT_
 pub use delay::{DelayConfig, JitterConfig, JitterFifo};
 pub use loss::{ErrorClock, LossModel, LossStage, Profile, ProfileKind, PROFILES, PROFILE_BURST_MEAN_S};
 pub use rate::{RateConfig, RateOutcome, RateStage, RateStats};
+pub use schedule::{RatePoint, RateSchedule};
 
 /// Random stream of uplink element `i`: `SplitMix64::stream(seed, STREAM_UPLINK + i)`
 /// (the simulator and the emulator use the same streams, so a seed means the same link).
@@ -93,6 +98,7 @@ pub fn testbed_uplink(buffer_bytes: u64, loss: LossModel) -> Vec<StageConfig> {
             buffer_bytes,
             buffer_counts_in_service: true,
             per_packet_overhead_bytes: 0,
+            schedule: None,
         }),
         StageConfig::Delay(DelayConfig { ms: 200.0 }),
         StageConfig::Loss(loss),
@@ -110,6 +116,7 @@ pub fn testbed_downlink(buffer_bytes: u64, loss: LossModel) -> Vec<StageConfig> 
             buffer_bytes,
             buffer_counts_in_service: true,
             per_packet_overhead_bytes: 0,
+            schedule: None,
         }),
         StageConfig::Delay(DelayConfig { ms: 400.0 }),
         StageConfig::Loss(loss),
@@ -137,8 +144,10 @@ pub fn validate_chain(chain: &[StageConfig], largest_packet: u32) -> Result<(), 
         let at = |m: String| format!("stage {i}: {m}");
         match st {
             StageConfig::Rate(r) => {
-                if r.bits_per_s == 0 {
-                    return Err(at("rate bits_per_s must be positive".into()));
+                match &r.schedule {
+                    None if r.bits_per_s == 0 => return Err(at("rate bits_per_s must be positive".into())),
+                    None => {}
+                    Some(s) => s.validate(r.bits_per_s).map_err(at)?,
                 }
                 let need = largest_packet as u64 + r.per_packet_overhead_bytes as u64;
                 if r.buffer_bytes < need {
@@ -249,7 +258,7 @@ impl LinkPath {
             .map(|(i, st)| {
                 let rng = || SplitMix64::stream(seed, stream_base + i as u64);
                 match st {
-                    StageConfig::Rate(r) => Element::Rate(RateStage::new(r.clone())),
+                    StageConfig::Rate(r) => Element::Rate(RateStage::with_rng(r.clone(), rng())),
                     StageConfig::Delay(d) => Element::Delay(ms_to_ns(d.ms)),
                     StageConfig::Loss(m) => Element::Loss(LossStage::new(m.clone(), rng())),
                     StageConfig::Jitter(j) => {
@@ -294,6 +303,12 @@ impl LinkPath {
                         RateOutcome::Departs(d) => {
                             t = d;
                             departed = Some(d);
+                        }
+                        RateOutcome::Lost(d) => {
+                            c.error_loss_packets += 1;
+                            c.error_loss_bytes += size as u64;
+                            let e = enqueued.unwrap_or(t);
+                            return Transit { outcome: Outcome::ErrorLoss, enqueued: e, departed: d, at: d };
                         }
                         RateOutcome::Dropped => {
                             c.buffer_drop_packets += 1;
@@ -561,6 +576,7 @@ mod tests {
             buffer_bytes: 1000,
             buffer_counts_in_service: true,
             per_packet_overhead_bytes: 0,
+            schedule: None,
         });
         assert!(validate_chain(&up, 296).unwrap_err().contains("positive"));
         let mut down = testbed_downlink(28_200, LossModel::None);

@@ -273,7 +273,7 @@ impl LossModel {
 }
 
 #[inline]
-fn unit(rng: &mut SplitMix64) -> f64 {
+pub(crate) fn unit(rng: &mut SplitMix64) -> f64 {
     (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 

@@ -64,6 +64,11 @@ pub struct LinkSchema {
     pub default_link: LinkConfig,
     /// Element kinds of a chain (the keys of a stage object).
     pub stage_kinds: Vec<&'static str>,
+    /// Text form of a rate schedule (trace file lines; `;` separates them inline) and its
+    /// JSON form (the `schedule` field of a rate stage).
+    pub schedule_text_form: &'static str,
+    /// See `schedule_text_form`.
+    pub schedule_json_form: &'static str,
     /// Random stream bases of the uplink's and the downlink's elements.
     pub stream_uplink: u64,
     /// See `stream_uplink`.
@@ -137,6 +142,9 @@ pub fn link_schema() -> LinkSchema {
         spec_defaults: LinkSpec::default(),
         default_link: LinkConfig::default(),
         stage_kinds: vec!["rate", "delay", "loss", "jitter"],
+        schedule_text_form:
+            "TIME_S RATE_BPS [LOSS] per line (whitespace or commas; # comments); inline: lines separated by ;",
+        schedule_json_form: "rate.schedule = {\"points\": [{\"at_s\": S, \"bits_per_s\": N, \"loss\": P}, ...]}",
         stream_uplink: STREAM_UPLINK,
         stream_downlink: STREAM_DOWNLINK,
     }

@@ -176,6 +176,11 @@ impl TcpServer {
         Ok(self.listener.local_addr()?)
     }
 
+    /// A live view of the counters, readable while [`TcpServer::run_until`] runs.
+    pub fn shared_stats(&self) -> Arc<Mutex<TcpServerStats>> {
+        self.stats.clone()
+    }
+
     /// Counters so far.
     pub fn stats(&self) -> TcpServerStats {
         *self.stats.lock().expect("stats lock")

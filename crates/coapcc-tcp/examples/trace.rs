@@ -13,7 +13,7 @@ fn main() {
     println!("time,event,seq,len,cwnd,ssthresh,in_flight,pacing_rate,bbr_mode,ca_state,rto");
     for t in &r.server_trace {
         println!(
-            "{:.6},{},{},{},{},{},{},{},{},{:?},{:.3}",
+            "{:.6},{},{},{},{},{},{},{},{},{},{:.3}",
             t.time.as_secs_f64(),
             t.event.name(),
             t.seq,
@@ -23,7 +23,7 @@ fn main() {
             t.in_flight,
             t.pacing_rate.map(|s| format!("{s:.1}")).unwrap_or_default(),
             t.bbr_mode.map(|m| m.name()).unwrap_or(""),
-            t.ca_state,
+            t.ca_state.name(),
             t.rto
         );
     }

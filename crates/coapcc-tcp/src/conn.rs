@@ -358,6 +358,7 @@ impl Connection {
         self.ctx.cwnd_cnt = 0;
         self.high_seq = self.snd_nxt;
         self.ctx.ca_state = CaState::Loss;
+        self.force_retx = false;
         self.cc.set_state(&mut self.ctx, CaState::Loss);
         self.rto.back_off();
         self.rto_retransmits += 1;
@@ -603,6 +604,9 @@ impl Connection {
     }
 
     fn set_state(&mut self, st: CaState) {
+        if st != CaState::Recovery {
+            self.force_retx = false;
+        }
         if self.ctx.ca_state != st {
             self.ctx.ca_state = st;
             self.cc.set_state(&mut self.ctx, st);

@@ -16,6 +16,8 @@
 //! - [`cc`]: the [`cc::TcpCongestionControl`] trait, [`cc::NewReno`], [`cc::Bbr`].
 //! - [`config`]: named parameters, the `helsinki2018` preset, the text form
 //!   `newreno[:key=value,...]` / `bbr[:key=value,...]`.
+//! - [`app`]: the CoAP-over-TCP exchange (CSMs, requests, one-message responses) as byte
+//!   counts, with sizes from the RFC 8323 encoding.
 //! - [`stats`]: counters and trace records; [`pipe`]: a minimal fixed-rate, fixed-delay link
 //!   and a two-endpoint driver, for tests, benchmarks and examples.
 //!
@@ -31,6 +33,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod app;
 pub mod cc;
 pub mod config;
 pub mod conn;

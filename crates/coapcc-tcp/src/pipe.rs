@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use coapcc_cc::Instant;
 
+use crate::app::{AppEvent, ClientApp, MessageSizes, ServerApp};
 use crate::config::TcpCcConfig;
 use crate::conn::{Connection, State};
 use crate::segment::Segment;
@@ -194,41 +195,32 @@ impl Pipe {
 
     /// Run the exchange: the server answers the GET with `response_bytes` (one message).
     pub fn transfer(&mut self, response_bytes: u64) -> Result<TransferResult, PipeError> {
+        let sizes = MessageSizes { csm: self.cfg.csm_bytes, request: self.cfg.request_bytes, response: response_bytes };
+        self.exchanges(sizes, 1)
+    }
+
+    /// Run `requests` exchanges one after another on one connection ([`ClientApp`],
+    /// [`ServerApp`]); the FCT reported is the first exchange's.
+    pub fn exchanges(&mut self, sizes: MessageSizes, requests: u32) -> Result<TransferResult, PipeError> {
         let limit = Instant::from_secs_f64(self.cfg.time_limit_s);
         let mut now = Instant::ZERO;
         self.client.connect(now);
-        let (csm, req) = (self.cfg.csm_bytes, self.cfg.request_bytes);
-        let mut client_wrote = false;
-        let mut server_csm = false;
-        let mut server_replied = false;
+        let mut client = ClientApp::new(sizes, requests);
+        let mut server = ServerApp::new(sizes);
         let mut request_at = None;
         let mut done_at: Option<Instant> = None;
-        let need_client = csm + response_bytes;
         for _ in 0..50_000_000u64 {
-            // Application logic.
-            if !client_wrote && self.client.is_established() {
-                self.client.write(csm);
-                self.client.write(req);
-                request_at = Some(now);
-                client_wrote = true;
-            }
-            if !server_csm && self.server.is_established() {
-                self.server.write(csm);
-                server_csm = true;
-            }
-            self.server.take_delivered();
-            if !server_replied && self.server.bytes_received() >= csm + req {
-                self.server.write(response_bytes);
-                server_replied = true;
-            }
-            self.client.take_delivered();
-            if done_at.is_none() && self.client.bytes_received() >= need_client {
-                done_at = Some(now);
-            }
+            client.poll(&mut self.client, |e| match e {
+                AppEvent::RequestSent { index: 0 } => request_at = Some(now),
+                AppEvent::ResponseReceived { index: 0 } => done_at = Some(now),
+                _ => {}
+            });
+            server.poll(&mut self.server);
             // After the client has everything, run on until the server has its last ACK, so
             // the server's counters and trace are complete.
-            if let Some(done) = done_at.filter(|_| self.server.send_complete() || now > limit) {
+            if client.done() && (self.server.send_complete() || now > limit) {
                 let ra = request_at.expect("request written before the response arrived");
+                let done = done_at.expect("first response received");
                 let (a, b) = self.client.handshake_times();
                 return Ok(TransferResult {
                     fct_s: (done - ra).as_secs_f64(),
@@ -248,14 +240,15 @@ impl Pipe {
             // Next event.
             let next_pkt = self.events.peek().map(|Reverse(e)| e.0);
             let next_timer = [self.client.poll_timeout(), self.server.poll_timeout()].into_iter().flatten().min();
+            let finished = client.done();
             let next = match (next_pkt, next_timer) {
                 (Some(p), Some(t)) => p.min(t),
                 (Some(p), None) => p,
                 (None, Some(t)) => t,
-                (None, None) if done_at.is_some() => limit + Duration::from_nanos(1),
+                (None, None) if finished => limit + Duration::from_nanos(1),
                 (None, None) => return Err(PipeError::TimeLimit { received: self.client.bytes_received() }),
             };
-            if next > limit && done_at.is_none() {
+            if next > limit && !finished {
                 return Err(PipeError::TimeLimit { received: self.client.bytes_received() });
             }
             now = now.max(next);

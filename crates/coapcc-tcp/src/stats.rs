@@ -1,11 +1,12 @@
 //! Per-connection counters and the per-segment / per-ACK trace.
 
 use coapcc_cc::Instant;
+use serde::Serialize;
 
 use crate::cc::{BbrMode, CaState};
 
-/// Counters of one endpoint.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// Counters of one endpoint (serialised with these field names in JSON reports).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Counters {
     /// Handshake duration at this end (SYN sent or received to established), seconds.
     pub setup_s: Option<f64>,
@@ -85,4 +86,54 @@ pub struct TraceRecord {
     pub ca_state: CaState,
     /// Current (backed-off) RTO, seconds.
     pub rto: f64,
+}
+
+/// The JSON form of a [`TraceRecord`] (one line of a `--trace` file): times in seconds,
+/// names in lower case.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct TraceLine {
+    /// When, seconds.
+    pub time_s: f64,
+    /// Flow (client) index, as the host numbers them.
+    pub flow: u32,
+    /// `send`, `retransmit`, `ack`, `dupack`, `fast_retransmit`, `rto`.
+    pub event: &'static str,
+    /// Sequence number (data) or ACK number (ACKs).
+    pub seq: u64,
+    /// Payload bytes (data).
+    pub len: u32,
+    /// cwnd, segments.
+    pub cwnd: u32,
+    /// ssthresh, segments (`null` while infinite).
+    pub ssthresh: Option<u32>,
+    /// Segments in flight.
+    pub in_flight: u32,
+    /// Pacing rate, bytes/s (BBR).
+    pub pacing_rate: Option<f64>,
+    /// BBR mode (`startup`, `drain`, `probe_bw`, `probe_rtt`).
+    pub bbr_state: Option<&'static str>,
+    /// `open`, `disorder`, `recovery`, `loss`.
+    pub ca_state: &'static str,
+    /// RTO, seconds.
+    pub rto_s: f64,
+}
+
+impl TraceRecord {
+    /// The JSON form, for flow `flow`.
+    pub fn line(&self, flow: u32) -> TraceLine {
+        TraceLine {
+            time_s: self.time.as_secs_f64(),
+            flow,
+            event: self.event.name(),
+            seq: self.seq,
+            len: self.len,
+            cwnd: self.cwnd,
+            ssthresh: self.ssthresh,
+            in_flight: self.in_flight,
+            pacing_rate: self.pacing_rate,
+            bbr_state: self.bbr_mode.map(BbrMode::name),
+            ca_state: self.ca_state.name(),
+            rto_s: self.rto,
+        }
+    }
 }

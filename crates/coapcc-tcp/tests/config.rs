@@ -57,3 +57,24 @@ fn bad_specs_have_clear_errors() {
     assert!(e("newreno:min_rto=5,max_rto=1").contains("min_rto"));
     assert!(e("newreno:mtu=30,header_bytes=40").contains("mtu"));
 }
+
+#[test]
+fn counters_and_trace_lines_serialise() {
+    use coapcc_tcp::pipe::{Pipe, PipeConfig};
+    let cfg = TcpCcConfig::parse("bbr:preset=helsinki2018").unwrap();
+    let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1);
+    p.server.enable_trace();
+    let r = p.transfer(5000).unwrap();
+    let c = serde_json::to_value(r.server).unwrap();
+    for k in
+        ["setup_s", "segments_sent", "retransmitted_segments", "rto_expiries", "fast_retransmits", "bytes_delivered"]
+    {
+        assert!(c.get(k).is_some(), "{k} missing: {c}");
+    }
+    let line = serde_json::to_value(r.server_trace[0].line(3)).unwrap();
+    assert_eq!(line["flow"], 3);
+    assert_eq!(line["event"], "send");
+    assert_eq!(line["bbr_state"], "startup");
+    assert_eq!(line["ca_state"], "open");
+    assert!(line["pacing_rate"].as_f64().unwrap() > 0.0);
+}

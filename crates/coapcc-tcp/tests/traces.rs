@@ -185,6 +185,10 @@ fn bbr_states_and_gains_on_the_testbed() {
     for x in t.iter().filter(|x| x.bbr_mode == Some(BbrMode::ProbeRtt) && x.event == TraceEvent::Ack) {
         assert!(x.cwnd <= 4);
     }
+    // The 4-segment floor holds outside loss recovery.
+    for x in t.iter().filter(|x| x.event == TraceEvent::Ack) {
+        assert!(x.cwnd >= 4, "{x:?}");
+    }
     // ProbeRTT comes when the 10 s RTprop window expires without a lower sample.
     let first_rtt = t.iter().find(|x| x.bbr_mode == Some(BbrMode::ProbeRtt)).unwrap();
     let established = p.server.handshake_times().1.unwrap();

@@ -28,6 +28,18 @@ pub enum CaState {
     Loss,
 }
 
+impl CaState {
+    /// Lower-case name for traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            CaState::Open => "open",
+            CaState::Disorder => "disorder",
+            CaState::Recovery => "recovery",
+            CaState::Loss => "loss",
+        }
+    }
+}
+
 /// The sender state a congestion control reads and writes (segment units, like Linux).
 #[derive(Clone, Debug)]
 pub struct CcCtx {

@@ -49,7 +49,9 @@ def save(fig, stem, formats=("png", "svg", "pdf")) -> dict[str, bytes]:
     out = {}
     for fmt in formats:
         buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, dpi=90, bbox_inches="tight", metadata=_metadata(fmt))
+        # no bbox_inches="tight": every figure lays itself out (tight_layout), and a tight
+        # bounding box would draw the figure twice per format
+        fig.savefig(buf, format=fmt, dpi=90, metadata=_metadata(fmt))
         out[fmt] = buf.getvalue()
         if stem is not None:
             stem.with_suffix(f".{fmt}").write_bytes(out[fmt])
@@ -184,24 +186,23 @@ def box_figure(
         ax = axes[i // cols][i % cols]
         xs = sorted({k[len(dims)] for k in stats if k[: len(dims)] == key})
         width = 0.8 / max(1, len(series))
-        for xi, x in enumerate(xs):
-            for si, s in enumerate(series):
-                st = stats.get((*key, x, s))
-                if st is None:
-                    continue
-                pos = xi - 0.4 + width * (si + 0.5)
-                art = ax.bxp(
-                    [st],
-                    positions=[pos],
-                    widths=width * 0.85,
-                    showfliers=False,
-                    patch_artist=True,
-                    manage_ticks=False,
-                    medianprops={"color": "black", "linewidth": 1.2},
-                )
-                for b in art["boxes"]:
-                    b.set_facecolor(colors[s])
-                    b.set_alpha(0.85)
+        for si, s in enumerate(series):  # one bxp call per series and panel
+            boxes = [(xi, stats.get((*key, x, s))) for xi, x in enumerate(xs)]
+            boxes = [(xi, st) for xi, st in boxes if st is not None]
+            if not boxes:
+                continue
+            art = ax.bxp(
+                [st for _, st in boxes],
+                positions=[xi - 0.4 + width * (si + 0.5) for xi, _ in boxes],
+                widths=width * 0.85,
+                showfliers=False,
+                patch_artist=True,
+                manage_ticks=False,
+                medianprops={"color": "black", "linewidth": 1.2},
+            )
+            for b in art["boxes"]:
+                b.set_facecolor(colors[s])
+                b.set_alpha(0.85)
         ax.set_xticks(range(len(xs)))
         ax.set_xticklabels([str(x) for x in xs])
         ax.set_xlim(-0.6, len(xs) - 0.4)

@@ -134,6 +134,10 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
+#: Widest figure, inches: wider ones would be scaled down until their text is unreadable.
+_MAX_WIDTH_IN = 16.0
+
+
 def _grid(n_panels: int, n_cols_hint: int) -> tuple[int, int]:
     cols = max(1, min(n_panels, n_cols_hint, 4))
     rows = (n_panels + cols - 1) // cols
@@ -174,8 +178,8 @@ def box_figure(
     colors = _colors(series)
     xs_all = _sorted_values(flows["clients"])
     n_buf = flows["buffer_bytes"].nunique() if "buffer_bytes" in dims else 4
-    rows, cols = _grid(len(panels), n_buf)
     pw = min(7.0, max(3.6, 0.22 * len(xs_all) * len(series) + 1.2))
+    rows, cols = _grid(len(panels), min(n_buf, max(1, int(_MAX_WIDTH_IN // pw))))
     fig = Figure(figsize=(pw * cols, 3.4 * rows + 0.6))
     axes = fig.subplots(rows, cols, squeeze=False)
     values = flows[value].astype(float)
@@ -244,8 +248,8 @@ def histogram_figure(hist, dims: list[str]):
     colors = _colors(series)
     kmax = int(hist.loc[hist["count"] > 0, "retransmissions"].max()) if (hist["count"] > 0).any() else 0
     n_buf = hist["buffer_bytes"].nunique() if "buffer_bytes" in dims else 4
-    rows, cols = _grid(len(panels), n_buf)
     pw = min(5.5, max(3.6, 0.12 * (kmax + 1) * len(series) + 1.5))
+    rows, cols = _grid(len(panels), min(n_buf, max(1, int(_MAX_WIDTH_IN // pw))))
     fig = Figure(figsize=(pw * cols, 3.2 * rows + 0.6))
     axes = fig.subplots(rows, cols, squeeze=False)
     width = 0.8 / max(1, len(series))

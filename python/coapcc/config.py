@@ -782,13 +782,20 @@ class SimConfig:
     def validate(self) -> SimConfig:
         """Full validation: the algorithm specs against the Rust registry, then the whole
         configuration as the simulator checks it before a run."""
-        self.resolved_specs()
+        self.validated_native()
+        return self
+
+    def validated_native(self) -> dict:
+        """:func:`to_native` of this configuration, checked by the simulator (see
+        :meth:`validate`)."""
+        native = to_native(self)
         try:
-            resolve_sim_config(to_native(self))
+            resolve_sim_config(native)  # one call into Rust when all is well
         except ValueError as e:
+            self.resolved_specs()  # an algorithm, preset or shared parameter at fault: its own key
             key, _, message = str(e).partition(": ")
             raise ConfigError(_python_key(key, bool(self.groups)), message or str(e)) from None
-        return self
+        return native
 
     def resolved_specs(self) -> list[str]:
         """Fully resolved algorithm spec of every group (validates them). An error caused by

@@ -91,13 +91,15 @@ def loss_model(errors: str, clock: str = "time", burst_packets: float = 5.0) -> 
 
 
 @lru_cache(maxsize=1024)
-def _link_text(params: str) -> str:
-    return _native.testbed_link_json(params)
+def _link(params: tuple) -> dict:
+    return json.loads(_native.testbed_link_json(json.dumps(dict(params))))
 
 
 def testbed_link(**params: Any) -> dict:
-    """The testbed's link chains (the simulator's ``LinkConfig``) with ``params`` applied."""
-    return json.loads(_link_text(json.dumps(params, sort_keys=True)))
+    """The testbed's link chains (the simulator's ``LinkConfig``) with ``params`` applied.
+
+    Cached: the same parameters give the same dict object, which callers must not modify."""
+    return _link(tuple(sorted(params.items())))
 
 
 def resolve_sim_config(native: dict) -> dict:

@@ -65,11 +65,14 @@ __all__ = [
     "groups_table",
 ]
 
-#: Workloads of the short-lived experiments (spec §2).
-WORKLOADS = ("continuous", "random")
-#: Named link-error profiles (spec §1.4); ``bernoulli:P`` and ``ge:P,R,K,H`` are parametric.
-ERROR_PROFILES = ("none", "low", "medium", "high")
-_ERROR_CHOICES = "none, low, medium, high, bernoulli:P, ge:P,R,K,H, ge-time:T_L,T_B,K,H"
+#: The values of every enumerated field, as the simulator declares them.
+_CHOICES = {k: tuple(v) for k, v in limits()["choices"].items()}
+#: Workloads of the short-lived experiments (``continuous``, ``random``).
+WORKLOADS = _CHOICES["workload"]
+#: Named link-error profiles; ``bernoulli:P``, ``ge:P,R,K,H`` and ``ge-time:T_L,T_B,K,H`` are
+#: parametric.
+ERROR_PROFILES = tuple(limits()["profiles"])
+_ERROR_CHOICES = [*ERROR_PROFILES, "bernoulli:P", "ge:P,R,K,H", "ge-time:T_L,T_B,K,H"]
 
 
 class ConfigError(ValueError):
@@ -149,7 +152,7 @@ def check_errors(value: Any, key: str = "errors", clock: str = "time", burst_pac
     """Validate a link-error profile ``none|low|medium|high|bernoulli:P|ge:P,R,K,H|
     ge-time:T_L,T_B,K,H`` with the simulator's own parser; returns it normalised."""
     if not isinstance(value, str):
-        raise ConfigError(key, f"expected a string, got {value!r}", _ERROR_CHOICES.split(", "))
+        raise ConfigError(key, f"expected a string, got {value!r}", _ERROR_CHOICES)
     text = value.strip().lower()
     try:
         loss_model(text, clock, burst_packets)
@@ -414,7 +417,7 @@ class Server(_Section):
 
     def __post_init__(self) -> None:
         self._validate()
-        _check_choice("server.duplicate_mode", self.duplicate_mode, ("answer_each_copy", "replay_cached"))
+        _check_choice("server.duplicate_mode", self.duplicate_mode, _CHOICES["duplicate_mode"])
 
 
 def _plain(v: Any) -> Any:
@@ -437,7 +440,7 @@ def _split_shares(total: int, groups: tuple[Group, ...]) -> list[int]:
 _SECTIONS = {"link": Link, "coap": Coap, "server": Server}
 
 #: Error-chain clocks of the medium/high profiles.
-ERROR_CLOCKS = ("time", "packet")
+ERROR_CLOCKS = _CHOICES["error_clock"]
 
 #: Fields that a configuration lists in :meth:`SimConfig.to_dict` only when they are set (they
 #: were added after the first datasets: leaving them out keeps every earlier run's identity,
@@ -582,9 +585,9 @@ class SimConfig:
         if self.batch_min > self.batch_max:
             raise ConfigError("batch_min", f"{self.batch_min} exceeds batch_max = {self.batch_max}")
         set_(self, "start_jitter_ms", _check_float("start_jitter_ms", self.start_jitter_ms, 0.0, 1e12))
-        _check_choice("failed_exchange_policy", self.failed_exchange_policy, ("replace", "count"))
-        _check_choice("unnecessary_def", self.unnecessary_def, ("response_delivered", "request_delivered"))
-        _check_choice("endpoint_model", self.endpoint_model, ("compact", "full"))
+        _check_choice("failed_exchange_policy", self.failed_exchange_policy, _CHOICES["failed_exchanges"])
+        _check_choice("unnecessary_def", self.unnecessary_def, _CHOICES["unnecessary_def"])
+        _check_choice("endpoint_model", self.endpoint_model, _CHOICES["endpoint_model"])
         set_(
             self,
             "max_sim_time_s",

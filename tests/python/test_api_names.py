@@ -233,3 +233,20 @@ def test_summary_keeps_counts_integer():
         assert isinstance(s[k], int), k
     by = r.summary(by="label")
     assert by["transmissions"].dtype == np.int64 and by["flows"].dtype == np.int64
+
+
+def test_python_defaults_are_the_simulators():
+    """SimConfig() maps to the simulator's own default configuration (apart from the default
+    algorithm, see above): the defaults are read from Rust, not restated."""
+    from coapcc import _native
+    from coapcc.config import to_native
+
+    rust = json.loads(_native.default_sim_config_json())
+    mine = to_native(SimConfig())
+    rust.pop("groups"), mine.pop("groups")
+    assert mine == rust
+    limits = json.loads(_native.sim_limits_json())
+    assert set(limits["choices"]["workload"]) == {"continuous", "random"}
+    with pytest.raises(ConfigError) as e:
+        SimConfig(endpoint_model="fast")
+    assert e.value.choices == limits["choices"]["endpoint_model"]

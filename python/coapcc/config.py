@@ -43,6 +43,7 @@ from .schema import (
     loss_model,
     parse_spec,
     presets,
+    profile_params,
     resolve_sim_config,
     shared_params,
     testbed_link,
@@ -445,7 +446,7 @@ ERROR_CLOCKS = _CHOICES["error_clock"]
 #: Fields that a configuration lists in :meth:`SimConfig.to_dict` only when they are set (they
 #: were added after the first datasets: leaving them out keeps every earlier run's identity,
 #: hence its derived seed, unchanged).
-_OPTIONAL_FIELDS = ("transmission",)
+_OPTIONAL_FIELDS = ("profile", "transmission")
 
 
 @dataclass(frozen=True)
@@ -491,7 +492,12 @@ class SimConfig:
     #: settings of ANRW 2018 and the FASOR paper; see ``coapcc algorithms``). ``None``: each
     #: algorithm's own defaults. A preset written in a spec wins.
     preset: str | None = None
-    #: Shared transmission parameters applied to every group on top of the preset (e.g.
+    #: Testbed profile: the shared transmission parameters (ACK_TIMEOUT, ACK_RANDOM_FACTOR,
+    #: MAX_RETRANSMIT) of a reproduction preset, set for every group, each algorithm keeping its
+    #: other parameters (``helsinki2018``: MAX_RETRANSMIT 20 for everyone). ``None``: none.
+    profile: str | None = None
+    #: Shared transmission parameters applied to every group on top of the preset and the
+    #: profile (e.g.
     #: ``{"max_retransmit": 20}``): the keys every algorithm shares (``ack_timeout``,
     #: ``ack_random_factor``, ``max_retransmit``...; :func:`coapcc.schema.shared_params`).
     #: A parameter written in a group's spec wins.
@@ -569,6 +575,14 @@ class SimConfig:
                     f"unknown preset {self.preset!r}{did_you_mean(self.preset, presets())}",
                     presets(),
                 )
+        if self.profile == "":
+            set_(self, "profile", None)
+        if self.profile is not None and self.profile not in presets():
+            raise ConfigError(
+                "profile",
+                f"unknown profile {self.profile!r}{did_you_mean(str(self.profile), presets())}",
+                presets(),
+            )
         set_(self, "transmission", _check_transmission(self.transmission))
         set_(self, "buffer_bytes", _check_int("buffer_bytes", self.buffer_bytes, 1, 2**63 - 1))
         _check_choice("error_clock", self.error_clock, ERROR_CLOCKS)
@@ -728,6 +742,8 @@ class SimConfig:
                 out[k] = canonical_json([g.to_dict() for g in v]) if v else ""
             elif k == "transmission":
                 out[k] = canonical_json(dict(v)) if v else ""
+            elif k == "profile":
+                out[k] = v or ""
             elif isinstance(v, _Section):
                 for kk, vv in v.to_dict().items():
                     out[f"{k}_{kk}"] = vv
@@ -753,6 +769,7 @@ class SimConfig:
         data["groups"] = tuple(json.loads(data["groups"])) if data.get("groups") else ()
         data["transmission"] = json.loads(data["transmission"]) if data.get("transmission") else {}
         data["preset"] = data.get("preset") or None
+        data["profile"] = data.get("profile") or None
         return cls(**data)
 
     def _group_list(self) -> list[tuple[Group, int]]:
@@ -771,10 +788,17 @@ class SimConfig:
         """The short label of every group (see :attr:`Group.name`)."""
         return [g.name for g, _ in self._group_list()]
 
+    def shared_transmission(self) -> dict[str, Any]:
+        """The shared parameters every group gets: the profile's, then ``transmission``."""
+        if not self.profile:
+            return dict(self.transmission)
+        return {**profile_params(self.profile), **self.transmission}
+
     def algorithm_specs(self) -> list[tuple[str, int]]:
-        """``(spec with the preset and the shared parameters applied, clients)`` per group,
-        as the simulator receives them."""
-        return [(compose_spec(a, self.preset, self.transmission), n) for a, n in self.group_counts()]
+        """``(spec with the preset, the profile and the shared parameters applied, clients)``
+        per group, as the simulator receives them."""
+        shared = self.shared_transmission()
+        return [(compose_spec(a, self.preset, shared), n) for a, n in self.group_counts()]
 
     @property
     def label(self) -> str:
@@ -807,7 +831,7 @@ class SimConfig:
         for i, (written, _) in enumerate(self.group_counts()):
             key = f"groups[{i}].algorithm" if self.groups else "algorithm"
             resolve_spec(written, key)  # the spec as written first: its own errors are its own
-            spec = compose_spec(written, self.preset, self.transmission)
+            spec = compose_spec(written, self.preset, self.shared_transmission())
             try:
                 out.append(resolve_spec(spec, key))
             except ConfigError as e:

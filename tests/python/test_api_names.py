@@ -250,3 +250,26 @@ def test_python_defaults_are_the_simulators():
     with pytest.raises(ConfigError) as e:
         SimConfig(endpoint_model="fast")
     assert e.value.choices == limits["choices"]["endpoint_model"]
+
+
+def test_a_testbed_profile_sets_the_shared_parameters_of_every_group():
+    """profile="helsinki2018": MAX_RETRANSMIT 20 (and the testbed's ACK_TIMEOUT and
+    ACK_RANDOM_FACTOR) for every algorithm, each keeping its other defaults."""
+    groups = [{"algorithm": a, "share": 0.25} for a in ("default", "cocoa", "fasor", "pcocoa")]
+    cfg = SimConfig(groups=groups, clients=8, profile="helsinki2018")
+    t = cfg.groups_table()
+    assert t["max_retransmit"].tolist() == ["20"] * 4
+    assert t["ack_timeout"].tolist() == ["2"] * 4
+    # other parameters are the algorithms' own: default keeps RFC 7252 dithering and no cap
+    default = SimConfig(algorithm="default").groups_table()
+    assert t.loc[0, "dither"] == default.loc[0, "dither"] and t.loc[0, "backoff_cap"] == "none"
+    # transmission wins over the profile, the spec over both
+    c2 = SimConfig(
+        algorithm="default:max_retransmit=7", profile="helsinki2018", transmission={"ack_timeout": 3}
+    )
+    assert "ack_timeout=3," in c2.resolved_specs()[0] and "max_retransmit=7," in c2.resolved_specs()[0]
+    assert "profile" not in SimConfig().to_dict() and SimConfig.from_flat(cfg.flat()) == cfg
+    with pytest.raises(ConfigError) as e:
+        SimConfig(profile="helsinky2018")
+    assert e.value.key == "profile" and "did you mean 'helsinki2018'" in str(e.value)
+    coapcc.simulate(cfg, exchanges=2)  # runs

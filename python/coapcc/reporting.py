@@ -65,7 +65,7 @@ FIGURES = {
 }
 
 _CASE_ORDER = ("errors", "workload", "buffer_bytes")
-_NOT_DIMS = {"seed", "algorithm", "clients", "groups", "transmission"}
+_NOT_DIMS = {"seed", "algorithm", "clients", "groups"}
 
 
 # -- data preparation -------------------------------------------------------------------------

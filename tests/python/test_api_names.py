@@ -273,3 +273,21 @@ def test_a_testbed_profile_sets_the_shared_parameters_of_every_group():
         SimConfig(profile="helsinky2018")
     assert e.value.key == "profile" and "did you mean 'helsinki2018'" in str(e.value)
     coapcc.simulate(cfg, exchanges=2)  # runs
+
+
+@pytest.mark.parametrize(
+    "name, runs, digest", [("anrw18", 7360, "3ca61e02cb5d4671"), ("fasor18", 2600, "f4cf02f1bda2fcbe")]
+)
+def test_catalogue_runs_keep_their_seeds(name, runs, digest):
+    """The catalogue's presets are explicit, and new optional fields (profile, transmission,
+    labels) stay out of a run's identity: every run of anrw18 and fasor18 keeps the seed it had
+    when the preset was implicit (digest of the seeds as planned before this change)."""
+    import hashlib
+
+    from coapcc.experiment import find_experiment
+
+    exp = find_experiment(name)
+    assert exp.base.get("preset") == "helsinki2018"
+    seeds = [str(r.config.seed) for r in exp.runs()]
+    assert len(seeds) == runs
+    assert hashlib.sha256(",".join(seeds).encode()).hexdigest()[:16] == digest

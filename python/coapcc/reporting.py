@@ -355,6 +355,23 @@ def _dataset_section(res: Results, name: str, dims: list[str], series_order: lis
     }
 
 
+def _algorithms_as_run(results: list[Results], names: list[str] | None):
+    """Every distinct (label, fully resolved spec) of the datasets' runs, side by side, one
+    column per parameter: a mismatch between algorithms (MAX_RETRANSMIT 4 against 20) shows."""
+    from .config import groups_table
+
+    seen: dict[tuple[str, str], None] = {}
+    for i, r in enumerate(results):
+        first = r.runs.drop_duplicates("point_hash") if "point_hash" in r.runs else r.runs
+        for row in first.itertuples(index=False):
+            cfg = SimConfig.from_flat(row._asdict())
+            specs = [g["cc"] for g in json.loads(row.config_json)["groups"]]
+            for lbl, spec in zip(cfg.group_labels(), specs):
+                seen[(lbl + (f" [{names[i]}]" if names else ""), spec)] = None
+    table = groups_table([(lbl, 0, spec) for lbl, spec in seen], differences=False)
+    return table.drop(columns="clients").drop_duplicates()
+
+
 def _names(results: list[Results]) -> list[str]:
     names = [r.experiment.get("name") or r.path.name for r in results]
     if len(set(names)) < len(names):
@@ -558,6 +575,8 @@ def report(
             "table": _table(cmp.rename(columns={"series": "algorithm"})),
         }
 
+    algorithms_table = _algorithms_as_run(results, names if compare is not None else None)
+
     meta = res.experiment
     name = meta.get("name") or runs["experiment"].iloc[0]
     if title is None:
@@ -592,6 +611,7 @@ def report(
         "flow. useful_fraction: useful share of the downlink bytes; downlink_busy: link utilisation. "
         "Also in summary.csv.",
         histogram=_table(htab, "{:.0f}"),
+        algorithms=_table(algorithms_table),
         datasets=datasets,
         versions=_versions(),
         build_s=time.perf_counter() - t0,

@@ -52,6 +52,8 @@ def test_report_is_self_contained(report_path):
         "coapcc",
         "reproduces dataset run",
         "Retransmissions per exchange",
+        "Algorithms as run",
+        "<th>max_retransmit</th>",
     ):
         assert needle in html, needle
     figs = report_path.parent / "figures"

@@ -215,6 +215,11 @@ def box_figure(
         if scale == "log":
             ax.set_yscale("log")
             _plain_log_axis(ax)
+        elif scale == "linear":
+            top = max((st["whishi"] for k, st in stats.items() if k[: len(dims)] == key), default=0.0)
+            ax.set_ylim(bottom=0, top=None if top > 0 else 1.0)
+            if top <= 0:
+                ax.text(0.5, 0.5, "none", transform=ax.transAxes, ha="center", va="center", color="0.4")
         elif scale == "symlog":
             from matplotlib.ticker import FuncFormatter
 

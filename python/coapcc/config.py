@@ -43,6 +43,7 @@ from .schema import (
     loss_model,
     parse_spec,
     presets,
+    profile_params,
     resolve_sim_config,
     shared_params,
     testbed_link,
@@ -65,11 +66,14 @@ __all__ = [
     "groups_table",
 ]
 
-#: Workloads of the short-lived experiments (spec §2).
-WORKLOADS = ("continuous", "random")
-#: Named link-error profiles (spec §1.4); ``bernoulli:P`` and ``ge:P,R,K,H`` are parametric.
-ERROR_PROFILES = ("none", "low", "medium", "high")
-_ERROR_CHOICES = "none, low, medium, high, bernoulli:P, ge:P,R,K,H, ge-time:T_L,T_B,K,H"
+#: The values of every enumerated field, as the simulator declares them.
+_CHOICES = {k: tuple(v) for k, v in limits()["choices"].items()}
+#: Workloads of the short-lived experiments (``continuous``, ``random``).
+WORKLOADS = _CHOICES["workload"]
+#: Named link-error profiles; ``bernoulli:P``, ``ge:P,R,K,H`` and ``ge-time:T_L,T_B,K,H`` are
+#: parametric.
+ERROR_PROFILES = tuple(limits()["profiles"])
+_ERROR_CHOICES = [*ERROR_PROFILES, "bernoulli:P", "ge:P,R,K,H", "ge-time:T_L,T_B,K,H"]
 
 
 class ConfigError(ValueError):
@@ -149,7 +153,7 @@ def check_errors(value: Any, key: str = "errors", clock: str = "time", burst_pac
     """Validate a link-error profile ``none|low|medium|high|bernoulli:P|ge:P,R,K,H|
     ge-time:T_L,T_B,K,H`` with the simulator's own parser; returns it normalised."""
     if not isinstance(value, str):
-        raise ConfigError(key, f"expected a string, got {value!r}", _ERROR_CHOICES.split(", "))
+        raise ConfigError(key, f"expected a string, got {value!r}", _ERROR_CHOICES)
     text = value.strip().lower()
     try:
         loss_model(text, clock, burst_packets)
@@ -414,7 +418,7 @@ class Server(_Section):
 
     def __post_init__(self) -> None:
         self._validate()
-        _check_choice("server.duplicate_mode", self.duplicate_mode, ("answer_each_copy", "replay_cached"))
+        _check_choice("server.duplicate_mode", self.duplicate_mode, _CHOICES["duplicate_mode"])
 
 
 def _plain(v: Any) -> Any:
@@ -437,12 +441,12 @@ def _split_shares(total: int, groups: tuple[Group, ...]) -> list[int]:
 _SECTIONS = {"link": Link, "coap": Coap, "server": Server}
 
 #: Error-chain clocks of the medium/high profiles.
-ERROR_CLOCKS = ("time", "packet")
+ERROR_CLOCKS = _CHOICES["error_clock"]
 
 #: Fields that a configuration lists in :meth:`SimConfig.to_dict` only when they are set (they
 #: were added after the first datasets: leaving them out keeps every earlier run's identity,
 #: hence its derived seed, unchanged).
-_OPTIONAL_FIELDS = ("transmission",)
+_OPTIONAL_FIELDS = ("profile", "transmission")
 
 
 @dataclass(frozen=True)
@@ -488,7 +492,12 @@ class SimConfig:
     #: settings of ANRW 2018 and the FASOR paper; see ``coapcc algorithms``). ``None``: each
     #: algorithm's own defaults. A preset written in a spec wins.
     preset: str | None = None
-    #: Shared transmission parameters applied to every group on top of the preset (e.g.
+    #: Testbed profile: the shared transmission parameters (ACK_TIMEOUT, ACK_RANDOM_FACTOR,
+    #: MAX_RETRANSMIT) of a reproduction preset, set for every group, each algorithm keeping its
+    #: other parameters (``helsinki2018``: MAX_RETRANSMIT 20 for everyone). ``None``: none.
+    profile: str | None = None
+    #: Shared transmission parameters applied to every group on top of the preset and the
+    #: profile (e.g.
     #: ``{"max_retransmit": 20}``): the keys every algorithm shares (``ack_timeout``,
     #: ``ack_random_factor``, ``max_retransmit``...; :func:`coapcc.schema.shared_params`).
     #: A parameter written in a group's spec wins.
@@ -566,6 +575,14 @@ class SimConfig:
                     f"unknown preset {self.preset!r}{did_you_mean(self.preset, presets())}",
                     presets(),
                 )
+        if self.profile == "":
+            set_(self, "profile", None)
+        if self.profile is not None and self.profile not in presets():
+            raise ConfigError(
+                "profile",
+                f"unknown profile {self.profile!r}{did_you_mean(str(self.profile), presets())}",
+                presets(),
+            )
         set_(self, "transmission", _check_transmission(self.transmission))
         set_(self, "buffer_bytes", _check_int("buffer_bytes", self.buffer_bytes, 1, 2**63 - 1))
         _check_choice("error_clock", self.error_clock, ERROR_CLOCKS)
@@ -582,9 +599,9 @@ class SimConfig:
         if self.batch_min > self.batch_max:
             raise ConfigError("batch_min", f"{self.batch_min} exceeds batch_max = {self.batch_max}")
         set_(self, "start_jitter_ms", _check_float("start_jitter_ms", self.start_jitter_ms, 0.0, 1e12))
-        _check_choice("failed_exchange_policy", self.failed_exchange_policy, ("replace", "count"))
-        _check_choice("unnecessary_def", self.unnecessary_def, ("response_delivered", "request_delivered"))
-        _check_choice("endpoint_model", self.endpoint_model, ("compact", "full"))
+        _check_choice("failed_exchange_policy", self.failed_exchange_policy, _CHOICES["failed_exchanges"])
+        _check_choice("unnecessary_def", self.unnecessary_def, _CHOICES["unnecessary_def"])
+        _check_choice("endpoint_model", self.endpoint_model, _CHOICES["endpoint_model"])
         set_(
             self,
             "max_sim_time_s",
@@ -725,6 +742,8 @@ class SimConfig:
                 out[k] = canonical_json([g.to_dict() for g in v]) if v else ""
             elif k == "transmission":
                 out[k] = canonical_json(dict(v)) if v else ""
+            elif k == "profile":
+                out[k] = v or ""
             elif isinstance(v, _Section):
                 for kk, vv in v.to_dict().items():
                     out[f"{k}_{kk}"] = vv
@@ -750,6 +769,7 @@ class SimConfig:
         data["groups"] = tuple(json.loads(data["groups"])) if data.get("groups") else ()
         data["transmission"] = json.loads(data["transmission"]) if data.get("transmission") else {}
         data["preset"] = data.get("preset") or None
+        data["profile"] = data.get("profile") or None
         return cls(**data)
 
     def _group_list(self) -> list[tuple[Group, int]]:
@@ -768,10 +788,17 @@ class SimConfig:
         """The short label of every group (see :attr:`Group.name`)."""
         return [g.name for g, _ in self._group_list()]
 
+    def shared_transmission(self) -> dict[str, Any]:
+        """The shared parameters every group gets: the profile's, then ``transmission``."""
+        if not self.profile:
+            return dict(self.transmission)
+        return {**profile_params(self.profile), **self.transmission}
+
     def algorithm_specs(self) -> list[tuple[str, int]]:
-        """``(spec with the preset and the shared parameters applied, clients)`` per group,
-        as the simulator receives them."""
-        return [(compose_spec(a, self.preset, self.transmission), n) for a, n in self.group_counts()]
+        """``(spec with the preset, the profile and the shared parameters applied, clients)``
+        per group, as the simulator receives them."""
+        shared = self.shared_transmission()
+        return [(compose_spec(a, self.preset, shared), n) for a, n in self.group_counts()]
 
     @property
     def label(self) -> str:
@@ -782,13 +809,20 @@ class SimConfig:
     def validate(self) -> SimConfig:
         """Full validation: the algorithm specs against the Rust registry, then the whole
         configuration as the simulator checks it before a run."""
-        self.resolved_specs()
+        self.validated_native()
+        return self
+
+    def validated_native(self) -> dict:
+        """:func:`to_native` of this configuration, checked by the simulator (see
+        :meth:`validate`)."""
+        native = to_native(self)
         try:
-            resolve_sim_config(to_native(self))
+            resolve_sim_config(native)  # one call into Rust when all is well
         except ValueError as e:
+            self.resolved_specs()  # an algorithm, preset or shared parameter at fault: its own key
             key, _, message = str(e).partition(": ")
             raise ConfigError(_python_key(key, bool(self.groups)), message or str(e)) from None
-        return self
+        return native
 
     def resolved_specs(self) -> list[str]:
         """Fully resolved algorithm spec of every group (validates them). An error caused by
@@ -797,7 +831,7 @@ class SimConfig:
         for i, (written, _) in enumerate(self.group_counts()):
             key = f"groups[{i}].algorithm" if self.groups else "algorithm"
             resolve_spec(written, key)  # the spec as written first: its own errors are its own
-            spec = compose_spec(written, self.preset, self.transmission)
+            spec = compose_spec(written, self.preset, self.shared_transmission())
             try:
                 out.append(resolve_spec(spec, key))
             except ConfigError as e:

@@ -49,7 +49,9 @@ def save(fig, stem, formats=("png", "svg", "pdf")) -> dict[str, bytes]:
     out = {}
     for fmt in formats:
         buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, dpi=90, bbox_inches="tight", metadata=_metadata(fmt))
+        # no bbox_inches="tight": every figure lays itself out (tight_layout), and a tight
+        # bounding box would draw the figure twice per format
+        fig.savefig(buf, format=fmt, dpi=90, metadata=_metadata(fmt))
         out[fmt] = buf.getvalue()
         if stem is not None:
             stem.with_suffix(f".{fmt}").write_bytes(out[fmt])
@@ -132,6 +134,10 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
+#: Widest figure, inches: wider ones would be scaled down until their text is unreadable.
+_MAX_WIDTH_IN = 16.0
+
+
 def _grid(n_panels: int, n_cols_hint: int) -> tuple[int, int]:
     cols = max(1, min(n_panels, n_cols_hint, 4))
     rows = (n_panels + cols - 1) // cols
@@ -172,8 +178,8 @@ def box_figure(
     colors = _colors(series)
     xs_all = _sorted_values(flows["clients"])
     n_buf = flows["buffer_bytes"].nunique() if "buffer_bytes" in dims else 4
-    rows, cols = _grid(len(panels), n_buf)
     pw = min(7.0, max(3.6, 0.22 * len(xs_all) * len(series) + 1.2))
+    rows, cols = _grid(len(panels), min(n_buf, max(1, int(_MAX_WIDTH_IN // pw))))
     fig = Figure(figsize=(pw * cols, 3.4 * rows + 0.6))
     axes = fig.subplots(rows, cols, squeeze=False)
     values = flows[value].astype(float)
@@ -184,24 +190,23 @@ def box_figure(
         ax = axes[i // cols][i % cols]
         xs = sorted({k[len(dims)] for k in stats if k[: len(dims)] == key})
         width = 0.8 / max(1, len(series))
-        for xi, x in enumerate(xs):
-            for si, s in enumerate(series):
-                st = stats.get((*key, x, s))
-                if st is None:
-                    continue
-                pos = xi - 0.4 + width * (si + 0.5)
-                art = ax.bxp(
-                    [st],
-                    positions=[pos],
-                    widths=width * 0.85,
-                    showfliers=False,
-                    patch_artist=True,
-                    manage_ticks=False,
-                    medianprops={"color": "black", "linewidth": 1.2},
-                )
-                for b in art["boxes"]:
-                    b.set_facecolor(colors[s])
-                    b.set_alpha(0.85)
+        for si, s in enumerate(series):  # one bxp call per series and panel
+            boxes = [(xi, stats.get((*key, x, s))) for xi, x in enumerate(xs)]
+            boxes = [(xi, st) for xi, st in boxes if st is not None]
+            if not boxes:
+                continue
+            art = ax.bxp(
+                [st for _, st in boxes],
+                positions=[xi - 0.4 + width * (si + 0.5) for xi, _ in boxes],
+                widths=width * 0.85,
+                showfliers=False,
+                patch_artist=True,
+                manage_ticks=False,
+                medianprops={"color": "black", "linewidth": 1.2},
+            )
+            for b in art["boxes"]:
+                b.set_facecolor(colors[s])
+                b.set_alpha(0.85)
         ax.set_xticks(range(len(xs)))
         ax.set_xticklabels([str(x) for x in xs])
         ax.set_xlim(-0.6, len(xs) - 0.4)
@@ -210,6 +215,11 @@ def box_figure(
         if scale == "log":
             ax.set_yscale("log")
             _plain_log_axis(ax)
+        elif scale == "linear":
+            top = max((st["whishi"] for k, st in stats.items() if k[: len(dims)] == key), default=0.0)
+            ax.set_ylim(bottom=0, top=None if top > 0 else 1.0)
+            if top <= 0:
+                ax.text(0.5, 0.5, "none", transform=ax.transAxes, ha="center", va="center", color="0.4")
         elif scale == "symlog":
             from matplotlib.ticker import FuncFormatter
 
@@ -243,8 +253,8 @@ def histogram_figure(hist, dims: list[str]):
     colors = _colors(series)
     kmax = int(hist.loc[hist["count"] > 0, "retransmissions"].max()) if (hist["count"] > 0).any() else 0
     n_buf = hist["buffer_bytes"].nunique() if "buffer_bytes" in dims else 4
-    rows, cols = _grid(len(panels), n_buf)
     pw = min(5.5, max(3.6, 0.12 * (kmax + 1) * len(series) + 1.5))
+    rows, cols = _grid(len(panels), min(n_buf, max(1, int(_MAX_WIDTH_IN // pw))))
     fig = Figure(figsize=(pw * cols, 3.2 * rows + 0.6))
     axes = fig.subplots(rows, cols, squeeze=False)
     width = 0.8 / max(1, len(series))

@@ -65,7 +65,7 @@ FIGURES = {
 }
 
 _CASE_ORDER = ("errors", "workload", "buffer_bytes")
-_NOT_DIMS = {"seed", "algorithm", "clients", "groups", "transmission"}
+_NOT_DIMS = {"seed", "algorithm", "clients", "groups"}
 
 
 # -- data preparation -------------------------------------------------------------------------
@@ -150,49 +150,50 @@ def summary_table(flows, runs, dims: list[str], series_order: list[str] | None =
     fraction."""
     import pandas as pd
 
-    from .stats import describe
-
     keys = ["series", "clients", *dims]
-    run_cols = ["config_hash", "useful_fraction", "downlink_busy_fraction", "truncated"]
-    run_info = runs[[c for c in run_cols if c in runs]]
-    per_run = _per_run(flows, runs).set_index(["config_hash", "series"])
-    rows = []
-    for key, g in flows.groupby(keys, sort=False, dropna=False):
-        d = describe(g["fct_s"].astype(float))
-        hashes = g["config_hash"].unique()
-        r = run_info[run_info["config_hash"].isin(hashes)]
-        pr = per_run.loc[[(h, key[0]) for h in hashes]]
-        m = pr["fct_run_median"].dropna()
-        row = dict(zip(keys, key))
-        row.update(
-            {
-                "runs": len(hashes),
-                "flows": len(g),
-                "unfinished": int(g["fct_s"].isna().sum()),
-                "fct_median": d["median"],
-                "fct_p10": d["p10"],
-                "fct_p25": d["p25"],
-                "fct_p75": d["p75"],
-                "fct_p90": d["p90"],
-                "fct_run_median_mean": float(m.mean()) if len(m) else float("nan"),
-                "ci95": float(F.t95(len(m) - 1) * m.std() / len(m) ** 0.5) if len(m) > 1 else float("nan"),
-                "jain": float(pr["jain"].mean()),
-                "retx_median": float(g["retransmissions"].median()),
-                "unnecessary_median": float(g["unnecessary_retransmissions"].median()),
-                "unnecessary_mean": float(g["unnecessary_retransmissions"].mean()),
-                "failed_exchanges": int(g["failed_exchanges"].sum()),
-            }
-        )
-        if "useful_fraction" in r:
-            row["useful_fraction"] = float(r["useful_fraction"].mean())
-        if "downlink_busy_fraction" in r:
-            row["downlink_busy"] = float(r["downlink_busy_fraction"].mean())
-        rows.append(row)
-    df = pd.DataFrame(rows)
-    if len(df):
-        df = df[[*dims, "series", "clients", *[c for c in df.columns if c not in keys]]]
-        df = _order_cases(df, dims, series_order or F._ordered(flows["series"]))
-    return df
+    if not len(flows):
+        return pd.DataFrame()
+    f = flows.assign(_unfinished=flows["fct_s"].isna(), fct_s=flows["fct_s"].astype(float))
+    g = f.groupby(keys, sort=False, dropna=False)
+    qs = g["fct_s"].quantile([0.10, 0.25, 0.50, 0.75, 0.90])  # linear interpolation, NaN ignored
+    qs = qs.unstack()
+    df = pd.DataFrame(
+        {
+            "runs": g["config_hash"].nunique(),
+            "flows": g.size(),
+            "unfinished": g["_unfinished"].sum().astype(int),
+            "fct_median": qs[0.50],
+            "fct_p10": qs[0.10],
+            "fct_p25": qs[0.25],
+            "fct_p75": qs[0.75],
+            "fct_p90": qs[0.90],
+        }
+    )
+    # per run (and series, for mixed runs): its median FCT and Jain's index, then over the
+    # replications of each case
+    per_run = _per_run(f, runs)
+    case_of = f.drop_duplicates(["config_hash", "series"])[["config_hash", *keys]]
+    per_run = per_run.merge(case_of, on=["config_hash", "series"])
+    run_cols = [c for c in ("useful_fraction", "downlink_busy_fraction") if c in runs]
+    per_run = per_run.merge(runs[["config_hash", *run_cols]].drop_duplicates("config_hash"), on="config_hash")
+    pr = per_run.groupby(keys, sort=False, dropna=False)
+    m = pr["fct_run_median"]
+    n = m.count()
+    df["fct_run_median_mean"] = m.mean()
+    half = [F.t95(int(k) - 1) * sd / k**0.5 if k > 1 else float("nan") for sd, k in zip(m.std(), n)]
+    df["ci95"] = pd.Series(half, index=n.index)
+    df["jain"] = pr["jain"].mean()
+    df["retx_median"] = g["retransmissions"].median().astype(float)
+    df["unnecessary_median"] = g["unnecessary_retransmissions"].median().astype(float)
+    df["unnecessary_mean"] = g["unnecessary_retransmissions"].mean().astype(float)
+    df["failed_exchanges"] = g["failed_exchanges"].sum().astype(int)
+    if "useful_fraction" in run_cols:
+        df["useful_fraction"] = pr["useful_fraction"].mean()
+    if "downlink_busy_fraction" in run_cols:
+        df["downlink_busy"] = pr["downlink_busy_fraction"].mean()
+    df = df.reset_index()
+    df = df[[*dims, "series", "clients", *[c for c in df.columns if c not in keys]]]
+    return _order_cases(df, dims, series_order or F._ordered(flows["series"]))
 
 
 def _table(df, floatfmt: str = "{:.4g}") -> dict:
@@ -228,9 +229,10 @@ def _versions() -> list[tuple[str, str]]:
 
 def _pick_trace_runs(res: Results, trace_run: str | None) -> list:
     """Runs to trace: ``trace_run`` (a config hash) or, for each algorithm, replication 0 of
-    the case where something happens: the single-algorithm case (buffer, workload, errors,
-    clients) whose least-retransmitting algorithm retransmits most per flow (ties: fewer
-    clients, so the trace stays small)."""
+    the case where something happens: among the single-algorithm cases (buffer, workload,
+    errors, clients) where every algorithm retransmits at least once per flow, the one with the
+    fewest clients (so the trace stays small; ties: the most retransmissions); if there is
+    none, the case whose least-retransmitting algorithm retransmits most per flow."""
     runs = res.runs
     if trace_run:
         sel = runs[runs["config_hash"].str.startswith(trace_run)]
@@ -244,7 +246,11 @@ def _pick_trace_runs(res: Results, trace_run: str | None) -> list:
     case = list(dict.fromkeys(case))
     per_flow = single.assign(_r=single["retransmissions"] / single["clients"].clip(lower=1))
     score = per_flow.groupby(case, sort=False)["_r"].min().reset_index()
-    score = score.sort_values(["_r", "clients"], ascending=[False, True], kind="stable")
+    busy = score[score["_r"] >= 1.0]
+    if len(busy):  # every algorithm retransmits at least once per flow: the fewest clients
+        score = busy.sort_values(["clients", "_r"], ascending=[True, False], kind="stable")
+    else:
+        score = score.sort_values(["_r", "clients"], ascending=[False, True], kind="stable")
     best = score.iloc[0]
     for c in case:
         single = single[single[c] == best[c]]
@@ -347,6 +353,23 @@ def _dataset_section(res: Results, name: str, dims: list[str], series_order: lis
         "points": points,
         "seeds": _table(pd.DataFrame(seeds), "{:.3f}"),
     }
+
+
+def _algorithms_as_run(results: list[Results], names: list[str] | None):
+    """Every distinct (label, fully resolved spec) of the datasets' runs, side by side, one
+    column per parameter: a mismatch between algorithms (MAX_RETRANSMIT 4 against 20) shows."""
+    from .config import groups_table
+
+    seen: dict[tuple[str, str], None] = {}
+    for i, r in enumerate(results):
+        first = r.runs.drop_duplicates("point_hash") if "point_hash" in r.runs else r.runs
+        for row in first.itertuples(index=False):
+            cfg = SimConfig.from_flat(row._asdict())
+            specs = [g["cc"] for g in json.loads(row.config_json)["groups"]]
+            for lbl, spec in zip(cfg.group_labels(), specs):
+                seen[(lbl + (f" [{names[i]}]" if names else ""), spec)] = None
+    table = groups_table([(lbl, 0, spec) for lbl, spec in seen], differences=False)
+    return table.drop(columns="clients").drop_duplicates()
 
 
 def _names(results: list[Results]) -> list[str]:
@@ -552,6 +575,8 @@ def report(
             "table": _table(cmp.rename(columns={"series": "algorithm"})),
         }
 
+    algorithms_table = _algorithms_as_run(results, names if compare is not None else None)
+
     meta = res.experiment
     name = meta.get("name") or runs["experiment"].iloc[0]
     if title is None:
@@ -586,6 +611,7 @@ def report(
         "flow. useful_fraction: useful share of the downlink bytes; downlink_busy: link utilisation. "
         "Also in summary.csv.",
         histogram=_table(htab, "{:.0f}"),
+        algorithms=_table(algorithms_table),
         datasets=datasets,
         versions=_versions(),
         build_s=time.perf_counter() - t0,

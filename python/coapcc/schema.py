@@ -31,7 +31,13 @@ __all__ = [
     "resolve_sim_config",
     "did_you_mean",
     "parse_spec",
+    "TRANSMISSION_KEYS",
+    "profile_params",
 ]
+
+#: The transmission parameters a testbed profile sets for every algorithm of a run (RFC 7252
+#: §4.8; NSTART once the registry has it).
+TRANSMISSION_KEYS = ("ack_timeout", "ack_random_factor", "max_retransmit", "nstart")
 
 
 @cache
@@ -91,13 +97,15 @@ def loss_model(errors: str, clock: str = "time", burst_packets: float = 5.0) -> 
 
 
 @lru_cache(maxsize=1024)
-def _link_text(params: str) -> str:
-    return _native.testbed_link_json(params)
+def _link(params: tuple) -> dict:
+    return json.loads(_native.testbed_link_json(json.dumps(dict(params))))
 
 
 def testbed_link(**params: Any) -> dict:
-    """The testbed's link chains (the simulator's ``LinkConfig``) with ``params`` applied."""
-    return json.loads(_link_text(json.dumps(params, sort_keys=True)))
+    """The testbed's link chains (the simulator's ``LinkConfig``) with ``params`` applied.
+
+    Cached: the same parameters give the same dict object, which callers must not modify."""
+    return _link(tuple(sorted(params.items())))
 
 
 def resolve_sim_config(native: dict) -> dict:
@@ -121,3 +129,28 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
             k, _, v = pair.partition("=")
             params[k.strip()] = v.strip()
     return name.strip(), params
+
+
+@cache
+def _profile(name: str) -> tuple:
+    _, params = parse_spec(_native.resolve_algorithm(f"default:preset={name}"))
+    shared = shared_params()
+    return tuple((k, _number(params[k])) for k in TRANSMISSION_KEYS if k in shared and k in params)
+
+
+def profile_params(name: str) -> dict[str, Any]:
+    """The shared transmission parameters of reproduction preset ``name`` (``helsinki2018``:
+    ``{"ack_timeout": 2, "ack_random_factor": 1.5, "max_retransmit": 20}``): what a testbed
+    profile sets for every algorithm, leaving each algorithm's other parameters at its own
+    defaults. ``ValueError`` for an unknown preset."""
+    return dict(_profile(name))
+
+
+def _number(text: str) -> Any:
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return text

@@ -25,10 +25,14 @@ def simulate(
     Give a :class:`~coapcc.SimConfig` (or a dict of its fields), keyword options, or both
     (options override fields of ``config``; dotted keys go through ``**{"link.x": v}``)::
 
-        >>> r = coapcc.simulate(algorithm="cocoa", preset="helsinki2018", clients=10,
-        ...                     buffer_bytes=2500, seed=1)                 # doctest: +SKIP
+        >>> r = coapcc.simulate(algorithm="cocoa", clients=10, buffer_bytes=2500, seed=1)  # doctest: +SKIP
+        >>> r = coapcc.simulate(algorithm="cocoa", preset="helsinki2018", max_retransmit=20,
+        ...                     clients=10, seed=1)                        # doctest: +SKIP
         >>> r.flows["fct_s"].median()                                      # doctest: +SKIP
         >>> r.retransmissions_per_exchange                                 # doctest: +SKIP
+
+    An algorithm name alone means its own defaults; ``preset=`` applies a reproduction preset
+    and shared transmission parameters (``max_retransmit=20``...) apply to every group.
 
     Raises :class:`~coapcc.ConfigError` (a ValueError) naming the key and the valid choices
     for a configuration that cannot run (unknown algorithm or parameter, unknown error
@@ -45,8 +49,7 @@ def simulate(
         cfg = SimConfig.from_dict({**config, **options})
     else:
         raise TypeError(f"config: expected SimConfig or dict, got {type(config).__name__}")
-    cfg.validate()
-    config_json = json.dumps(to_native(cfg))
+    config_json = json.dumps(cfg.validated_native())
     if cfg.trace:
         # Only runners that take a trace path (the simulator does) can honour ``trace``.
         text = get_runner(runner)(config_json, cfg.trace)

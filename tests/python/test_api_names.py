@@ -233,3 +233,61 @@ def test_summary_keeps_counts_integer():
         assert isinstance(s[k], int), k
     by = r.summary(by="label")
     assert by["transmissions"].dtype == np.int64 and by["flows"].dtype == np.int64
+
+
+def test_python_defaults_are_the_simulators():
+    """SimConfig() maps to the simulator's own default configuration (apart from the default
+    algorithm, see above): the defaults are read from Rust, not restated."""
+    from coapcc import _native
+    from coapcc.config import to_native
+
+    rust = json.loads(_native.default_sim_config_json())
+    mine = to_native(SimConfig())
+    rust.pop("groups"), mine.pop("groups")
+    assert mine == rust
+    limits = json.loads(_native.sim_limits_json())
+    assert set(limits["choices"]["workload"]) == {"continuous", "random"}
+    with pytest.raises(ConfigError) as e:
+        SimConfig(endpoint_model="fast")
+    assert e.value.choices == limits["choices"]["endpoint_model"]
+
+
+def test_a_testbed_profile_sets_the_shared_parameters_of_every_group():
+    """profile="helsinki2018": MAX_RETRANSMIT 20 (and the testbed's ACK_TIMEOUT and
+    ACK_RANDOM_FACTOR) for every algorithm, each keeping its other defaults."""
+    groups = [{"algorithm": a, "share": 0.25} for a in ("default", "cocoa", "fasor", "pcocoa")]
+    cfg = SimConfig(groups=groups, clients=8, profile="helsinki2018")
+    t = cfg.groups_table()
+    assert t["max_retransmit"].tolist() == ["20"] * 4
+    assert t["ack_timeout"].tolist() == ["2"] * 4
+    # other parameters are the algorithms' own: default keeps RFC 7252 dithering and no cap
+    default = SimConfig(algorithm="default").groups_table()
+    assert t.loc[0, "dither"] == default.loc[0, "dither"] and t.loc[0, "backoff_cap"] == "none"
+    # transmission wins over the profile, the spec over both
+    c2 = SimConfig(
+        algorithm="default:max_retransmit=7", profile="helsinki2018", transmission={"ack_timeout": 3}
+    )
+    assert "ack_timeout=3," in c2.resolved_specs()[0] and "max_retransmit=7," in c2.resolved_specs()[0]
+    assert "profile" not in SimConfig().to_dict() and SimConfig.from_flat(cfg.flat()) == cfg
+    with pytest.raises(ConfigError) as e:
+        SimConfig(profile="helsinky2018")
+    assert e.value.key == "profile" and "did you mean 'helsinki2018'" in str(e.value)
+    coapcc.simulate(cfg, exchanges=2)  # runs
+
+
+@pytest.mark.parametrize(
+    "name, runs, digest", [("anrw18", 7360, "3ca61e02cb5d4671"), ("fasor18", 2600, "f4cf02f1bda2fcbe")]
+)
+def test_catalogue_runs_keep_their_seeds(name, runs, digest):
+    """The catalogue's presets are explicit, and new optional fields (profile, transmission,
+    labels) stay out of a run's identity: every run of anrw18 and fasor18 keeps the seed it had
+    when the preset was implicit (digest of the seeds as planned before this change)."""
+    import hashlib
+
+    from coapcc.experiment import find_experiment
+
+    exp = find_experiment(name)
+    assert exp.base.get("preset") == "helsinki2018"
+    seeds = [str(r.config.seed) for r in exp.runs()]
+    assert len(seeds) == runs
+    assert hashlib.sha256(",".join(seeds).encode()).hexdigest()[:16] == digest

@@ -141,8 +141,10 @@ fn resolve_sim_config_json(config_json: &str) -> PyResult<String> {
 }
 
 /// Limits and choices of the simulator's configuration as JSON: `max_clients`, the
-/// reproduction `presets`, the named error `profiles` and the testbed link's defaults
-/// (`link`, in the parameter names of [`testbed_link_json`]).
+/// reproduction `presets`, the named error `profiles`, the testbed link's defaults (`link`,
+/// in the parameter names of [`testbed_link_json`]) and the values of every enumerated field
+/// (`choices`: `workload`, `failed_exchanges`, `duplicate_mode`, `unnecessary_def`,
+/// `endpoint_model`, `error_clock`).
 #[pyfunction]
 fn sim_limits_json() -> String {
     use coapcc_sim::link::{ErrorClock, LossModel, StageConfig};
@@ -174,13 +176,33 @@ fn sim_limits_json() -> String {
             }
         }
     }
+    use coapcc_sim::config::{DuplicateMode, EndpointModel, FailedPolicy, UnnecessaryDef, WorkloadKind};
     serde_json::json!({
         "max_clients": coapcc_sim::config::MAX_CLIENTS,
         "presets": presets,
         "profiles": profiles,
         "link": d,
+        "choices": {
+            "workload": variants::<WorkloadKind>(),
+            "failed_exchanges": variants::<FailedPolicy>(),
+            "duplicate_mode": variants::<DuplicateMode>(),
+            "unnecessary_def": variants::<UnnecessaryDef>(),
+            "endpoint_model": variants::<EndpointModel>(),
+            "error_clock": variants::<ErrorClock>(),
+        },
     })
     .to_string()
+}
+
+/// The names of a unit-variant enum as serde spells them, from the enum itself (the message
+/// of a failed deserialisation lists them: "unknown variant `x`, expected one of `a`, `b`").
+fn variants<T: serde::de::DeserializeOwned>() -> Vec<String> {
+    let err = match serde_json::from_value::<T>(serde_json::Value::String("\u{1}".into())) {
+        Ok(_) => return Vec::new(),
+        Err(e) => e.to_string(),
+    };
+    let list = err.split("expected one of").nth(1).or_else(|| err.split("expected").nth(1)).unwrap_or("");
+    list.split('`').skip(1).step_by(2).map(str::to_string).collect()
 }
 
 /// The extension module.

@@ -237,7 +237,43 @@ pub struct ClientSummary {
     pub elapsed: Duration,
 }
 
-fn request_from(args: &ClientArgs, uri: &CoapUri) -> anyhow::Result<Request> {
+impl ClientSummary {
+    /// A summary of `requests` requests to `peer` before any was answered.
+    pub fn new(seed: u64, peer: SocketAddr, requests: u32) -> Self {
+        ClientSummary {
+            seed,
+            peer,
+            requests,
+            responses: 0,
+            success: 0,
+            client_errors: 0,
+            server_errors: 0,
+            failed: 0,
+            first_failure: None,
+            exchanges: 0,
+            retransmissions: 0,
+            last_code: None,
+            last_payload: None,
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    /// Count a response of class `code` (2.xx, 4.xx, 5.xx are tallied apart).
+    pub fn count_response(&mut self, code: Code) {
+        self.responses += 1;
+        match code.class() {
+            2 => self.success += 1,
+            4 => self.client_errors += 1,
+            5 => self.server_errors += 1,
+            _ => {}
+        }
+        self.last_code = Some(code);
+    }
+}
+
+/// The request `args` describe for `uri` (options, payload, content formats, Block2 size):
+/// one definition for the UDP and the TCP client.
+pub(crate) fn request_from(args: &ClientArgs, uri: &CoapUri) -> anyhow::Result<Request> {
     let mut options = Options::new();
     for seg in &uri.path {
         options.add(option::URI_PATH, seg.as_bytes().to_vec());
@@ -317,22 +353,7 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
     // queued at once), while memory and per-packet work stay independent of --count.
     let window = u64::from(args.nstart.max(1)) + 1;
     let mut submitted: u32 = 0;
-    let mut s = ClientSummary {
-        seed,
-        peer,
-        requests: args.count,
-        responses: 0,
-        success: 0,
-        client_errors: 0,
-        server_errors: 0,
-        failed: 0,
-        first_failure: None,
-        exchanges: 0,
-        retransmissions: 0,
-        last_code: None,
-        last_payload: None,
-        elapsed: Duration::ZERO,
-    };
+    let mut s = ClientSummary::new(seed, peer, args.count);
     let signal = shutdown_signal();
     tokio::pin!(signal);
     let mut interrupted = None;
@@ -358,14 +379,7 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         while let Some(ev) = driver.endpoint().poll_event() {
             let line = match ev {
                 Event::Response { id, response, .. } => {
-                    s.responses += 1;
-                    match response.code.class() {
-                        2 => s.success += 1,
-                        4 => s.client_errors += 1,
-                        5 => s.server_errors += 1,
-                        _ => {}
-                    }
-                    s.last_code = Some(response.code);
+                    s.count_response(response.code);
                     let line = json!({"type": "request", "id": id.0, "outcome": "ok", "code": response.code.to_string(),
                                       "bytes": response.payload.len(), "t_s": secs(now)});
                     s.last_payload = Some(response.payload);

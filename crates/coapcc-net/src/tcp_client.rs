@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use coapcc_cc::{Entropy, SplitMix64};
 use coapcc_proto::tcp::TcpMessage;
-use coapcc_proto::{option, Block, Token};
+use coapcc_proto::{Block, Token};
 use serde_json::json;
 use tokio::net::TcpStream;
 
@@ -109,6 +109,8 @@ async fn run_exchanges(
     rng: &mut SplitMix64,
     log: &mut dyn Write,
 ) -> anyhow::Result<ClientSummary> {
+    // Options, payload and content formats exactly as the UDP client builds them.
+    let template = crate::client::request_from(args, uri)?;
     let t0 = std::time::Instant::now();
     let stream = tokio::time::timeout(per_exchange, TcpStream::connect(peer))
         .await
@@ -120,22 +122,7 @@ async fn run_exchanges(
     let (r, w) = stream.into_split();
     let mut reader = FrameReader::new(r, cfg.max_message_size);
     let mut writer = FrameWriter::new(w, cfg.write_timeout);
-    let mut s = ClientSummary {
-        seed: 0,
-        peer,
-        requests: args.count,
-        responses: 0,
-        success: 0,
-        client_errors: 0,
-        server_errors: 0,
-        failed: 0,
-        first_failure: None,
-        exchanges: 0,
-        retransmissions: 0,
-        last_code: None,
-        last_payload: None,
-        elapsed: Duration::ZERO,
-    };
+    let mut s = ClientSummary::new(0, peer, args.count);
     let result: Result<(), SessionError> = async {
         // The CSM first, then at once the requests (the study's client does not wait for the
         // server's CSM).
@@ -149,17 +136,9 @@ async fn run_exchanges(
             // Block size: ours (early negotiation) if given, then whatever the server chose.
             let mut follow_szx = szx;
             let code = loop {
-                let mut m = TcpMessage::new(args.method.code()).with_token(token(rng));
-                for seg in &uri.path {
-                    m.options.add(option::URI_PATH, seg.as_bytes().to_vec());
-                }
-                for q in &uri.query {
-                    m.options.add(option::URI_QUERY, q.as_bytes().to_vec());
-                }
-                if let Some(p) = &args.payload {
-                    m.payload = p.as_bytes().to_vec();
-                    m.options.set_content_format(0);
-                }
+                let mut m = TcpMessage::new(template.method).with_token(token(rng));
+                m.options = template.options.clone();
+                m.payload = template.payload.clone();
                 if let Some(z) = follow_szx {
                     m.set_block2(Block::new(num, false, z).expect("valid block")).expect("valid block");
                 }
@@ -187,14 +166,7 @@ async fn run_exchanges(
                     _ => break resp.code,
                 }
             };
-            s.responses += 1;
-            match code.class() {
-                2 => s.success += 1,
-                4 => s.client_errors += 1,
-                5 => s.server_errors += 1,
-                _ => {}
-            }
-            s.last_code = Some(code);
+            s.count_response(code);
             let line = json!({"type": "request", "id": id, "outcome": "ok", "code": code.to_string(), "bytes": body.len(),
                               "t_s": t_req.elapsed().as_secs_f64()});
             writeln!(log, "{}", to_line(&line)).map_err(SessionError::Io)?;

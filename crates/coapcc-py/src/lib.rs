@@ -7,6 +7,8 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+mod custom;
+
 /// Run the Rust command line with `argv` (program name first); returns the exit code.
 #[pyfunction]
 fn cli(py: Python<'_>, argv: Vec<String>) -> i32 {
@@ -73,5 +75,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_algorithm, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_sim_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(custom::simulate_custom_json, m)?)?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! reassembly.
 
 use super::dedup::Cached;
+use super::timers::TimerKey;
 use super::{ClientReq, Endpoint, Event, FailReason, Out, OutState, Outcome, Peer, RecordKind, Request, RequestId};
 use crate::option;
 use crate::{Block, Message, MessageType, Token};
@@ -43,7 +44,9 @@ impl<P: Peer> Endpoint<P> {
             self.by_mid.remove(&(peer, msg.message_id));
             match out.kind {
                 RecordKind::Request(_) => {
+                    let old = out.state.deadline();
                     out.state = OutState::WaitResponse { deadline: now + self.response_timeout };
+                    self.timers.rearm(TimerKey::Out(xid), old, out.state.deadline());
                 }
                 RecordKind::SeparateResponse(_) => {
                     self.finish(now, xid, Outcome::Acknowledged, None);

@@ -347,6 +347,10 @@ pub struct Stats {
     pub requests_received: u64,
     /// Requests rejected by the endpoint itself (unknown critical option, bad Block2).
     pub requests_rejected: u64,
+    /// Requests refused with 5.03 because their peer had
+    /// [`EndpointConfig::max_pending_per_peer`](super::EndpointConfig::max_pending_per_peer)
+    /// requests pending.
+    pub requests_refused: u64,
     /// ACKs, RSTs and responses that matched nothing (late duplicates, strays).
     pub unmatched: u64,
     /// Retransmissions sent.
@@ -357,4 +361,7 @@ pub struct Stats {
     pub dedup_expired: u64,
     /// Deduplication entries now.
     pub dedup_len: u64,
+    /// Timers armed now (exchanges in flight, unanswered requests, paced peers; never one
+    /// per queued exchange).
+    pub timers_armed: u64,
 }

@@ -64,7 +64,7 @@ use core::time::Duration;
 pub use config::{DuplicateMode, EndpointConfig, LifetimeMode, TransmissionParams};
 pub use types::{
     Event, ExchangeRecord, FailReason, Outcome, RecordKind, Request, RequestId, Response, ServerRequestId, Stats,
-    TransmissionRecord, Transmit,
+    TransmissionRecord, Transmit, TransmitKind,
 };
 
 use dedup::DedupCache;
@@ -446,7 +446,16 @@ impl<P: Peer> Endpoint<P> {
 
     pub(super) fn send(&mut self, peer: P, msg: &Message) {
         self.stats.datagrams_out += 1;
-        self.transmits.push_back(Transmit { peer, bytes: msg.to_bytes() });
+        let kind = if msg.code.is_request() {
+            TransmitKind::Request
+        } else if msg.code.is_response() {
+            TransmitKind::Response
+        } else if msg.mtype == MessageType::Rst {
+            TransmitKind::Reset
+        } else {
+            TransmitKind::EmptyAck
+        };
+        self.transmits.push_back(Transmit { peer, bytes: msg.to_bytes(), kind });
     }
 
     pub(super) fn send_rst(&mut self, peer: P, mid: u16) {

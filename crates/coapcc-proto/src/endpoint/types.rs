@@ -145,6 +145,21 @@ pub struct Transmit<P> {
     pub peer: P,
     /// The encoded CoAP message.
     pub bytes: Vec<u8>,
+    /// What it is (so that a caller never has to parse it again).
+    pub kind: TransmitKind,
+}
+
+/// What a [`Transmit`] carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransmitKind {
+    /// A request (any copy).
+    Request,
+    /// A response: piggybacked in an ACK, separate, NON, or replayed for a duplicate.
+    Response,
+    /// An Empty ACK.
+    EmptyAck,
+    /// An RST.
+    Reset,
 }
 
 /// Why a client request (or a server's separate response) failed.
@@ -206,6 +221,9 @@ pub enum Event<P> {
         peer: P,
         /// The response.
         response: Message,
+        /// With copy identification, the ordinal of the (last) request copy whose token the
+        /// response carried (0 = the original); `None` otherwise.
+        copy: Option<u32>,
     },
     /// Client role: request `id` failed.
     Failed {

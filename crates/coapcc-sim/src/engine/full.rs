@@ -11,7 +11,6 @@ pub(crate) struct Full {
     eps: Vec<Endpoint<u32>>,
     server: Endpoint<u32>,
     server_id: u32,
-    copy_id: Vec<bool>,
     request: Request,
     response: Response,
     ip_version: u8,
@@ -37,9 +36,7 @@ impl Full {
         let mut sent_copy = false;
         while let Some(t) = sim.m.eps[c].poll_transmit(now) {
             let size = sim.m.ip_size(&t.bytes);
-            let is_request = peek_header(&t.bytes)
-                .is_ok_and(|h| matches!(h.mtype, MessageType::Con | MessageType::Non) && h.code.is_request());
-            if is_request {
+            if t.kind == TransmitKind::Request {
                 if !sim.clients[c].active {
                     sim.start_exchange(c);
                 }
@@ -62,10 +59,12 @@ impl Full {
         }
         while let Some(ev) = sim.m.eps[c].poll_event() {
             match ev {
-                Event::Response { .. } => {
+                Event::Response { copy, .. } => {
                     let rec = sim.clients[c].recs[sim.clients[c].cur as usize];
                     let answer = match via {
-                        Some(a) if a.0 != NONE => a,
+                        // The echoed copy: the one the client's layer read from the token
+                        // (copy identification), else the server's duplicate rule's.
+                        Some(a) if a.0 != NONE => (a.0, copy.map_or(a.1, |k| k as u16), a.2),
                         // A separate response (sent on the server's timer or after an Empty
                         // ACK) answers the request the server received first.
                         _ => {
@@ -109,18 +108,14 @@ impl Full {
         while let Some(t) = sim.m.server.poll_transmit(now) {
             let size = sim.m.ip_size(&t.bytes);
             let peer = t.peer;
-            let is_response = peek_header(&t.bytes).is_ok_and(|h| h.code.is_response());
+            let is_response = t.kind == TransmitKind::Response;
             let exchange = sim.clients[peer as usize].cur;
             let p = match origin {
                 Some(o) if is_response && o.client == peer && o.copy != NONE => {
-                    let echo = if sim.m.copy_id[peer as usize] {
-                        token_last_byte(&t.bytes).map_or(NONE, u16::from)
-                    } else {
-                        // Without copy identification the tokens are equal: the echoed copy is
-                        // the one the protocol layer's duplicate rule answers.
-                        let first = sim.clients[peer as usize].recs[o.exchange as usize].first_req;
-                        proto_duplicate_mode(sim.duplicate_mode).echo(first, o.copy)
-                    };
+                    // Which copy the answer identifies, by the protocol layer's duplicate
+                    // rule (with copy identification the client reads it from the token).
+                    let first = sim.clients[peer as usize].recs[o.exchange as usize].first_req;
+                    let echo = proto_duplicate_mode(sim.duplicate_mode).echo(first, o.copy);
                     Packet { seq: 0, client: peer, exchange: o.exchange, copy: o.copy, echo, buf: t.bytes }
                 }
                 _ => Packet { seq: 0, client: peer, exchange, copy: NONE, echo: NONE, buf: t.bytes },
@@ -139,24 +134,13 @@ impl Full {
     }
 }
 
-/// The last token byte of a datagram (the copy ordinal under copy identification).
-fn token_last_byte(datagram: &[u8]) -> Option<u8> {
-    let tkl = (*datagram.first()? & 0x0F) as usize;
-    if tkl == 0 {
-        return None;
-    }
-    datagram.get(4 + tkl - 1).copied()
-}
-
 impl Model for Full {
     type Buf = Vec<u8>;
 
     fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self {
         let n = cfg.total_clients() as usize;
         let mut eps = Vec::with_capacity(n);
-        let mut copy_id = Vec::with_capacity(n);
         for (gc, alg) in cfg.groups.iter().zip(algs) {
-            let uses = alg.instance().uses_copy_id();
             for _ in 0..gc.clients {
                 let c = eps.len() as u64;
                 let ecfg = ep::EndpointConfig { cc: alg.config(), token_len: cfg.coap.token_len, ..Default::default() };
@@ -166,7 +150,6 @@ impl Model for Full {
                     e = e.with_controller(f);
                 }
                 eps.push(e);
-                copy_id.push(uses);
             }
         }
         let scfg = ep::EndpointConfig {
@@ -188,7 +171,6 @@ impl Model for Full {
             eps,
             server,
             server_id: n as u32,
-            copy_id,
             request,
             response: Response::content(vec![b'x'; cfg.coap.response_payload_bytes as usize]),
             ip_version: cfg.coap.ip_version,

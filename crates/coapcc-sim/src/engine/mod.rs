@@ -43,8 +43,8 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use coapcc_cc::{CongestionControl, Instant, Snapshot, SplitMix64};
 use coapcc_proto::endpoint::lifecycle::{self, ConExchange, Expiry};
-use coapcc_proto::endpoint::{self as ep, Endpoint, Event, Request, Response, ServerRequestId};
-use coapcc_proto::{option, peek_header, Code, MessageType};
+use coapcc_proto::endpoint::{self as ep, Endpoint, Event, Request, Response, ServerRequestId, TransmitKind};
+use coapcc_proto::{option, Code};
 
 use crate::algorithms::{ClientCc, GroupAlg};
 use crate::coap;

@@ -44,12 +44,12 @@ impl ControllerFactory for Opaque {
     }
 }
 
-/// The reference wall time (ms) printed by another `coapcc-sim-bench` run with `--quick`.
-fn baseline_ms(bin: &str) -> Option<f64> {
-    let out = Command::new(bin).arg("--quick").output().ok()?;
-    let text = String::from_utf8(out.stdout).ok()?;
-    let line = text.lines().find(|l| l.starts_with("wall time"))?;
-    line.split_whitespace().nth(2)?.parse().ok()
+/// Wall time, seconds, of one child process of `bin` that runs the reference scenario once
+/// (`--child 400 50 1410000`; every build of this benchmark has that mode).
+fn child_wall(bin: &str) -> Option<f64> {
+    let t = Instant::now();
+    let out = Command::new(bin).args(["--child", "400", "50", "1410000"]).output().ok()?;
+    out.status.success().then(|| t.elapsed().as_secs_f64())
 }
 
 fn scenario(clients: u32, exchanges: u32, buffer: u64, seed: u64) -> SimConfig {
@@ -171,19 +171,26 @@ fn main() {
         packets(&fr) as f64 / full_wall / 1e6
     );
     if let Some(bin) = &baseline {
-        // Interleave: baseline (its own median of 5), this build (median of 5), three rounds.
+        // Interleaved child processes (baseline, this build, baseline, ...): load changes hit
+        // both alike. Each child runs the reference scenario once, process start included.
+        let me = std::env::current_exe().expect("own path").to_string_lossy().into_owned();
+        let rounds = if quick { 11 } else { 31 };
         let (mut old, mut new) = (Vec::new(), Vec::new());
-        for _ in 0..3 {
-            if let Some(ms) = baseline_ms(bin) {
-                old.push(ms);
+        for _ in 0..rounds {
+            if let (Some(o), Some(n)) = (child_wall(bin), child_wall(&me)) {
+                old.push(o * 1e3);
+                new.push(n * 1e3);
             }
-            new.push(time_runs(&cfg, 5).0 * 1e3);
         }
         if old.is_empty() {
             println!("baseline           {bin} did not run");
         } else {
+            let k = old.len();
             let (o, n) = (median(&mut old), median(&mut new));
-            println!("baseline           {o:>10.2} ms  ({bin}; this build {n:.2} ms, ratio {:.3}; medians of 3 interleaved rounds)", n / o);
+            println!(
+                "baseline           {o:>10.2} ms  per child process ({bin}); this build {n:.2} ms; ratio {:.3} (medians of {k} interleaved pairs)",
+                n / o
+            );
         }
     }
     let base = child_hwm(0, 0, 0);

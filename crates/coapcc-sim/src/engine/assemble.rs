@@ -104,12 +104,24 @@ impl<'t, M: Model> Sim<'t, M> {
         };
         let downlink = link(&self.down, self.busy_window.0);
         let uplink = link(&self.up, self.busy_window.1);
-        let serialised = downlink.serialised_bytes;
+        let mut serialised = downlink.serialised_bytes;
+        let access_links: Vec<AccessLinkReport> = cfg
+            .topology
+            .access_links
+            .iter()
+            .zip(self.extra.iter().zip(&self.extra_busy))
+            .map(|(a, ((u, d), busy))| {
+                let links = LinksReport { downlink: link(d, busy.0), uplink: link(u, busy.1) };
+                serialised += links.downlink.serialised_bytes;
+                AccessLinkReport { groups: a.groups.clone(), links }
+            })
+            .collect();
         SimReport {
             config: cfg,
             flows,
             retransmissions_per_exchange: std::mem::take(&mut self.hist),
             links: LinksReport { downlink, uplink },
+            access_links,
             useful_fraction: if serialised > 0 { self.useful_bytes as f64 / serialised as f64 } else { 0.0 },
             sim_time_s: secs(end),
             wall_s: 0.0,

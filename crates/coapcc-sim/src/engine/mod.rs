@@ -50,7 +50,7 @@ use crate::algorithms::{ClientCc, GroupAlg};
 use crate::coap;
 use crate::config::{ConfigError, DuplicateMode, SimConfig, UnnecessaryDef};
 use crate::link::{ms_to_ns, Link, Nanos};
-use crate::report::{secs, FlowReport, GroupReport, LinkReport, LinksReport, SimReport, Summary};
+use crate::report::{secs, AccessLinkReport, FlowReport, GroupReport, LinkReport, LinksReport, SimReport, Summary};
 use crate::timers::TimerHeap;
 use crate::trace::{ExchangeOutcome, ExchangeTrace, TraceSink, TxTrace};
 use crate::workload::{uniform_u64, FlowPlan, Next};
@@ -197,6 +197,9 @@ pub(crate) trait Model: Sized {
     fn snapshot(&self, c: usize) -> Snapshot;
 }
 
+/// An extra access link: (uplink, downlink).
+type AccessPair<B> = (Link<Packet<B>>, Link<Packet<B>>);
+
 /// One simulation run.
 pub(crate) struct Sim<'t, M: Model> {
     now: Nanos,
@@ -208,6 +211,10 @@ pub(crate) struct Sim<'t, M: Model> {
     server_q: VecDeque<(Nanos, Packet<M::Buf>, u64)>,
     up: Link<Packet<M::Buf>>,
     down: Link<Packet<M::Buf>>,
+    /// Extra access links of the topology: (uplink, downlink) each.
+    extra: Vec<AccessPair<M::Buf>>,
+    /// Per client: 0 = `up`/`down`, k = `extra[k - 1]` (empty for the dumbbell).
+    client_link: Vec<u16>,
     clients: Vec<Client>,
     groups: Vec<Group>,
     duplicate_mode: DuplicateMode,
@@ -218,6 +225,8 @@ pub(crate) struct Sim<'t, M: Model> {
     done: usize,
     window_end: Option<Nanos>,
     busy_window: (u64, u64),
+    /// Busy time of each extra access link in the window: (downlink, uplink).
+    extra_busy: Vec<(u64, u64)>,
     last_event: Nanos,
     events: u64,
     trace: Option<&'t mut dyn TraceSink>,
@@ -245,6 +254,29 @@ impl<'t, M: Model> Sim<'t, M> {
         let up = Link::new(&cfg.link.uplink, mtu, seed, STREAM_UPLINK).map_err(|e| link_err("link.uplink", e))?;
         let down =
             Link::new(&cfg.link.downlink, mtu, seed, STREAM_DOWNLINK).map_err(|e| link_err("link.downlink", e))?;
+        let mut extra = Vec::with_capacity(cfg.topology.access_links.len());
+        let mut group_link = vec![0u16; cfg.groups.len()];
+        for (i, a) in cfg.topology.access_links.iter().enumerate() {
+            let k = i as u64 + 1;
+            let field = |d: &str| format!("topology.access_links[{i}].{d}");
+            let u = Link::new(&a.uplink, mtu, seed, STREAM_UPLINK + (k << 16))
+                .map_err(|e| link_err(&field("uplink"), e))?;
+            let d = Link::new(&a.downlink, mtu, seed, STREAM_DOWNLINK + (k << 16))
+                .map_err(|e| link_err(&field("downlink"), e))?;
+            extra.push((u, d));
+            for &g in &a.groups {
+                group_link[g as usize] = k as u16;
+            }
+        }
+        let client_link: Vec<u16> = if extra.is_empty() {
+            Vec::new()
+        } else {
+            cfg.groups
+                .iter()
+                .zip(&group_link)
+                .flat_map(|(g, &k)| std::iter::repeat(k).take(g.clients as usize))
+                .collect()
+        };
         let m = M::new(cfg, algs);
         let tracing = trace.is_some();
         let n = cfg.total_clients() as usize;
@@ -292,6 +324,9 @@ impl<'t, M: Model> Sim<'t, M> {
             server_q: VecDeque::new(),
             up,
             down,
+            extra_busy: vec![(0, 0); extra.len()],
+            extra,
+            client_link,
             clients,
             groups,
             duplicate_mode: cfg.server.duplicate_mode,
@@ -310,6 +345,30 @@ impl<'t, M: Model> Sim<'t, M> {
         })
     }
 
+    /// Client `c`'s uplink (its access link's).
+    #[inline(always)]
+    fn uplink(&mut self, c: usize) -> &mut Link<Packet<M::Buf>> {
+        if self.extra.is_empty() {
+            return &mut self.up;
+        }
+        match self.client_link.get(c) {
+            Some(&k) if k > 0 => &mut self.extra[k as usize - 1].0,
+            _ => &mut self.up,
+        }
+    }
+
+    /// Client `c`'s downlink.
+    #[inline(always)]
+    fn downlink(&mut self, c: usize) -> &mut Link<Packet<M::Buf>> {
+        if self.extra.is_empty() {
+            return &mut self.down;
+        }
+        match self.client_link.get(c) {
+            Some(&k) if k > 0 => &mut self.extra[k as usize - 1].1,
+            _ => &mut self.down,
+        }
+    }
+
     #[inline]
     fn next_seq(&mut self) -> u64 {
         self.seq += 1;
@@ -326,6 +385,8 @@ impl<'t, M: Model> Sim<'t, M> {
             Server,
             Up,
             Down,
+            ExtraUp(usize),
+            ExtraDown(usize),
         }
         loop {
             let mut best: Option<(Nanos, u64, Src)> = self.timers.peek().map(|e| (e.time, e.seq, Src::Timer));
@@ -347,6 +408,18 @@ impl<'t, M: Model> Sim<'t, M> {
             if let Some((t, p)) = self.down.peek() {
                 if best.map_or(true, |b| (t, p.seq) < (b.0, b.1)) {
                     best = Some((t, p.seq, Src::Down));
+                }
+            }
+            for (i, (u, d)) in self.extra.iter().enumerate() {
+                if let Some((t, p)) = u.peek() {
+                    if best.map_or(true, |b| (t, p.seq) < (b.0, b.1)) {
+                        best = Some((t, p.seq, Src::ExtraUp(i)));
+                    }
+                }
+                if let Some((t, p)) = d.peek() {
+                    if best.map_or(true, |b| (t, p.seq) < (b.0, b.1)) {
+                        best = Some((t, p.seq, Src::ExtraDown(i)));
+                    }
                 }
             }
             let Some((t, _, src)) = best else { return false };
@@ -379,6 +452,14 @@ impl<'t, M: Model> Sim<'t, M> {
                 }
                 Src::Down => {
                     let p = self.down.poll(t).expect("peeked");
+                    M::at_client(self, p);
+                }
+                Src::ExtraUp(i) => {
+                    let p = self.extra[i].0.poll(t).expect("peeked");
+                    M::at_server(self, p);
+                }
+                Src::ExtraDown(i) => {
+                    let p = self.extra[i].1.poll(t).expect("peeked");
                     M::at_client(self, p);
                 }
             }
@@ -426,6 +507,9 @@ impl<'t, M: Model> Sim<'t, M> {
         if self.window_end.is_none() {
             self.window_end = Some(end);
             self.busy_window = (self.down.path().busy_ns_until(end), self.up.path().busy_ns_until(end));
+            for (b, (u, d)) in self.extra_busy.iter_mut().zip(&self.extra) {
+                *b = (d.path().busy_ns_until(end), u.path().busy_ns_until(end));
+            }
         }
     }
 
@@ -457,7 +541,7 @@ impl<'t, M: Model> Sim<'t, M> {
         }
         let pkt = Packet { seq, client: c as u32, exchange: cl.cur, copy, echo: copy, buf };
         self.first_packet.get_or_insert(now);
-        self.up.push(now, size, pkt);
+        self.uplink(c).push(now, size, pkt);
         self.timers.set(c as u32, deadline, tseq);
     }
 
@@ -466,7 +550,8 @@ impl<'t, M: Model> Sim<'t, M> {
         let seq = self.next_seq();
         let exchange = self.clients[c].cur;
         self.first_packet.get_or_insert(self.now);
-        self.up.push(self.now, size, Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf });
+        let now = self.now;
+        self.uplink(c).push(now, size, Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf });
     }
 
     /// A request copy reached the server (metrics only).
@@ -504,7 +589,8 @@ impl<'t, M: Model> Sim<'t, M> {
 
     fn send_response(&mut self, mut p: Packet<M::Buf>, size: u32) {
         p.seq = self.next_seq(); // the downlink event's own insertion order
-        self.down.push(self.now, size, p);
+        let now = self.now;
+        self.downlink(p.client as usize).push(now, size, p);
     }
 
     /// Client `c`'s active exchange completed with a response (`answer`), after the model

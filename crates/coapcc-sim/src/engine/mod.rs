@@ -1,6 +1,6 @@
-//! The discrete-event engine: virtual clock, event queue, workloads and metrics. The endpoint
-//! models that run the clients and the server are in [`compact`] and [`full`]; the report
-//! and trace records are assembled in `assemble`.
+//! The discrete-event engine: virtual clock, event queue, links and workloads. The endpoint
+//! models that run the clients and the server are in `compact` and `full`, the metrics
+//! recorded during a run in `metrics`, the report and trace records assembled in `assemble`.
 //!
 //! # Event queue
 //!
@@ -58,9 +58,11 @@ use crate::workload::{uniform_u64, FlowPlan, Next};
 mod assemble;
 mod compact;
 mod full;
+mod metrics;
 
 pub(crate) use compact::Compact;
 pub(crate) use full::Full;
+use metrics::{ExRec, Group};
 
 /// Stream id base of uplink elements.
 pub const STREAM_UPLINK: u64 = 0x100;
@@ -127,19 +129,6 @@ impl Ord for Ev {
     }
 }
 
-/// Per-exchange record kept until the end of the run (unnecessary-retransmission metric).
-#[derive(Clone, Copy, Debug)]
-struct ExRec {
-    /// Copies sent.
-    tx: u16,
-    /// Smallest copy that reached the server.
-    min_req: u16,
-    /// Smallest copy whose response reached the client.
-    min_resp: u16,
-    /// First copy that reached the server.
-    first_req: u16,
-}
-
 /// A client's workload position and measurements (the protocol state is the model's).
 struct Client {
     group: u32,
@@ -160,11 +149,6 @@ struct Client {
     completed: u64,
     failed: u64,
     recs: Vec<ExRec>,
-}
-
-struct Group {
-    name: &'static str,
-    hist: Vec<u64>,
 }
 
 /// What a response that completed an exchange carried: (answered copy, echoed copy, IP size).
@@ -554,27 +538,6 @@ impl<'t, M: Model> Sim<'t, M> {
         self.uplink(c).push(now, size, Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf });
     }
 
-    /// A request copy reached the server (metrics only).
-    fn note_request<B>(&mut self, p: &Packet<B>) {
-        if p.copy == NONE {
-            return;
-        }
-        let rec = &mut self.clients[p.client as usize].recs[p.exchange as usize];
-        rec.min_req = rec.min_req.min(p.copy);
-        if rec.first_req == NONE {
-            rec.first_req = p.copy;
-        }
-    }
-
-    /// A response to copy `p.copy` reached its client (metrics only).
-    fn note_response<B>(&mut self, p: &Packet<B>) {
-        if p.copy == NONE {
-            return;
-        }
-        let rec = &mut self.clients[p.client as usize].recs[p.exchange as usize];
-        rec.min_resp = rec.min_resp.min(p.copy);
-    }
-
     /// The server answers `p` now (or after its processing delay; `sid` is the model's
     /// handle for the delayed answer).
     fn server_answer(&mut self, p: Packet<M::Buf>, size: u32, sid: u64) {
@@ -596,31 +559,16 @@ impl<'t, M: Model> Sim<'t, M> {
     /// Client `c`'s active exchange completed with a response (`answer`), after the model
     /// told the algorithm.
     fn exchange_done(&mut self, c: usize, answer: Answer) {
-        let cl = &mut self.clients[c];
-        cl.active = false;
-        cl.completed += 1;
-        let n = cl.recs[cl.cur as usize].tx.saturating_sub(1) as usize;
-        let g = cl.group as usize;
-        if let Some(h) = self.hist.get_mut(n) {
-            *h += 1;
-        }
-        if let Some(h) = self.groups[g].hist.get_mut(n) {
-            *h += 1;
-        }
-        self.useful_bytes += answer.2 as u64;
-        if self.trace.is_some() {
-            self.emit_trace(c, ExchangeOutcome::Ack, Some(answer));
-        }
+        self.clients[c].active = false;
+        self.record_completed(c, answer);
         let next = self.clients[c].plan.after(true);
         self.follow(c, next);
     }
 
     /// Client `c`'s active exchange gave up, after the model told the algorithm.
     fn exchange_failed(&mut self, c: usize) {
-        let cl = &mut self.clients[c];
-        cl.active = false;
-        cl.failed += 1;
-        self.emit_trace(c, ExchangeOutcome::GiveUp, None);
+        self.clients[c].active = false;
+        self.record_failed(c);
         let next = self.clients[c].plan.after(false);
         self.follow(c, next);
     }

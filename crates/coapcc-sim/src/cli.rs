@@ -288,7 +288,14 @@ pub fn summary(r: &SimReport) -> String {
             g.failed_exchanges
         );
     }
-    for (name, l) in [("downlink", &r.links.downlink), ("uplink", &r.links.uplink)] {
+    let mut links = vec![("downlink".to_string(), &r.links.downlink), ("uplink".to_string(), &r.links.uplink)];
+    for (k, a) in r.access_links.iter().enumerate() {
+        let groups: Vec<String> = a.groups.iter().map(|g| g.to_string()).collect();
+        let at = format!("access link {} (groups {})", k + 1, groups.join(", "));
+        links.push((format!("{at} downlink"), &a.links.downlink));
+        links.push((format!("{at} uplink"), &a.links.uplink));
+    }
+    for (name, l) in links {
         let _ = writeln!(
             s,
             "{name}: utilisation {:.1} %, {} packets offered, {} buffer drops, {} error losses",

@@ -33,6 +33,10 @@ pub struct SimConfig {
     pub workload: WorkloadConfig,
     /// The constrained link.
     pub link: LinkConfig,
+    /// Where the client groups sit (default: all behind `link`, the testbed's dumbbell). Left
+    /// out of the serialised form when it is the default.
+    #[serde(skip_serializing_if = "TopologyConfig::is_default")]
+    pub topology: TopologyConfig,
     /// Message encoding, i.e. packet sizes (AMBIG-T5).
     pub coap: CoapConfig,
     /// The CoAP server.
@@ -56,6 +60,7 @@ impl Default for SimConfig {
             groups: vec![GroupConfig { cc: DEFAULT_CC.into(), clients: 1 }],
             workload: WorkloadConfig::default(),
             link: LinkConfig::default(),
+            topology: TopologyConfig::default(),
             coap: CoapConfig::default(),
             server: ServerConfig::default(),
             metrics: MetricsConfig::default(),
@@ -64,6 +69,40 @@ impl Default for SimConfig {
         }
     }
 }
+
+/// The topology, as data: every client sits behind one access link (an uplink and a downlink
+/// chain) to the one server. Groups not placed on an extra access link share `link` — with no
+/// extra access link this is the testbed's dumbbell. Each extra access link has its own
+/// elements and random streams (uplink element i of extra link k ≥ 1: stream
+/// `0x100 + 0x10000·k + i`, downlink `0x200 + 0x10000·k + i`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TopologyConfig {
+    /// Extra access links (default none).
+    pub access_links: Vec<AccessLinkConfig>,
+}
+
+impl TopologyConfig {
+    /// No extra access link: the dumbbell.
+    pub fn is_default(&self) -> bool {
+        self.access_links.is_empty()
+    }
+}
+
+/// An access link of its own for some client groups.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccessLinkConfig {
+    /// Indices of the groups behind it (each group sits behind at most one).
+    pub groups: Vec<u32>,
+    /// Client → server chain.
+    pub uplink: Vec<StageConfig>,
+    /// Server → client chain.
+    pub downlink: Vec<StageConfig>,
+}
+
+/// Most extra access links.
+pub const MAX_ACCESS_LINKS: usize = 1000;
 
 /// A group of clients running the same algorithm (ANRW's mixed runs use two groups).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -347,6 +386,25 @@ impl SimConfig {
         }
         for (name, chain) in [("link.uplink", &self.link.uplink), ("link.downlink", &self.link.downlink)] {
             link::validate_chain(chain, req.max(resp) as u32).map_err(|e| invalid(name, e))?;
+        }
+        let access = &self.topology.access_links;
+        if access.len() > MAX_ACCESS_LINKS {
+            return Err(invalid("topology.access_links", format!("at most {MAX_ACCESS_LINKS} access links")));
+        }
+        let mut placed = vec![false; self.groups.len()];
+        for (k, a) in access.iter().enumerate() {
+            for &g in &a.groups {
+                let field = format!("topology.access_links[{k}].groups");
+                match placed.get_mut(g as usize) {
+                    None => return Err(invalid(&field, format!("group {g} does not exist"))),
+                    Some(true) => return Err(invalid(&field, format!("group {g} is already placed"))),
+                    Some(p) => *p = true,
+                }
+            }
+            for (dir, chain) in [("uplink", &a.uplink), ("downlink", &a.downlink)] {
+                link::validate_chain(chain, req.max(resp) as u32)
+                    .map_err(|e| invalid(&format!("topology.access_links[{k}].{dir}"), e))?;
+            }
         }
         let s = &self.server;
         if !(s.processing_delay_ms.is_finite() && (0.0..=1e12).contains(&s.processing_delay_ms)) {

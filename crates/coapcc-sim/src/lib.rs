@@ -45,11 +45,12 @@ pub mod workload;
 pub use algorithms::CustomAlgorithms;
 pub use coapcc_proto::endpoint::{Controller, ControllerFactory, FnFactory};
 pub use config::{
-    CoapConfig, ConfigError, DuplicateMode, EndpointModel, EndpointModelConfig, FailedPolicy, GroupConfig, LinkConfig,
-    MetricsConfig, ServerConfig, SimConfig, UnnecessaryDef, WorkloadConfig, WorkloadKind,
+    AccessLinkConfig, CoapConfig, ConfigError, DuplicateMode, EndpointModel, EndpointModelConfig, FailedPolicy,
+    GroupConfig, LinkConfig, MetricsConfig, ServerConfig, SimConfig, TopologyConfig, UnnecessaryDef, WorkloadConfig,
+    WorkloadKind,
 };
 pub use engine::{STREAM_DITHER, STREAM_DOWNLINK, STREAM_ENDPOINT, STREAM_SERVER, STREAM_UPLINK, STREAM_WORKLOAD};
-pub use report::{FlowReport, GroupReport, LinkReport, LinksReport, SimReport, Summary};
+pub use report::{AccessLinkReport, FlowReport, GroupReport, LinkReport, LinksReport, SimReport, Summary};
 pub use trace::{ExchangeTrace, JsonLinesTrace, TraceSink};
 
 /// Run one simulation. Validates the configuration first (no run starts with an invalid

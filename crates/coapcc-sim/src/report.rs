@@ -19,8 +19,12 @@ pub struct SimReport {
     /// Element k: number of completed exchanges with exactly k retransmissions (pooled over
     /// all clients; length = largest MAX_RETRANSMIT + 1). Failed exchanges are not counted.
     pub retransmissions_per_exchange: Vec<u64>,
-    /// Per-direction link counters.
+    /// Per-direction link counters (of `link`, the access link shared by every group not
+    /// placed elsewhere).
     pub links: LinksReport,
+    /// The extra access links of `topology`, in order (absent for the dumbbell).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub access_links: Vec<AccessLinkReport>,
     /// Useful share of the downlink: bytes of the response that completed each exchange (one
     /// per completed exchange) / bytes serialised by the downlink's first rate stage (every
     /// admitted response, including duplicates and those later lost to link errors). IP
@@ -66,7 +70,16 @@ pub struct FlowReport {
     pub completed_exchanges: u64,
 }
 
-/// Both directions.
+/// An extra access link of the topology.
+#[derive(Clone, Debug, Serialize)]
+pub struct AccessLinkReport {
+    /// The groups behind it.
+    pub groups: Vec<u32>,
+    /// Its counters.
+    pub links: LinksReport,
+}
+
+/// Both directions of a link.
 #[derive(Clone, Debug, Serialize)]
 pub struct LinksReport {
     /// Server → client.

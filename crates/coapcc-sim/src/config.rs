@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::algorithms::{CustomAlgorithms, GroupAlg};
 use crate::coap;
-use crate::link;
+use crate::link::{self, StageConfig};
 
 /// Default bottleneck buffer, bytes, both directions (28 200 B), defined by the link crate.
 pub use crate::link::DEFAULT_BUFFER_BYTES;

@@ -460,3 +460,44 @@ def test_progress_bar_counts_runs(tiny_file, tmp_path, capsys):
     coapcc.sweep(str(tiny_file), tmp_path / "res", workers=1, runner="fakesim:fake_runner", progress=True)
     err = capsys.readouterr().err
     assert "100%" in err and "17/17 runs" in err
+
+
+# -- batching: bounded memory, same tables ------------------------------------------------------
+
+
+def _records(tiny_file):
+    from coapcc.sweeper import execute
+
+    tasks = plan(load_experiment(tiny_file))
+    return [execute("fakesim:fake_runner", t.config_json, t.ident(), t.planned.config) for t in tasks]
+
+
+def test_flows_chunks_make_the_same_table(tiny_file):
+    import pyarrow as pa
+
+    from coapcc.dataset import records_to_tables
+
+    recs = [json.loads(r) for r, _ in _records(tiny_file)]
+    runs1, one = records_to_tables(recs, chunk_rows=10**6)
+    runs2, many = records_to_tables(recs, chunk_rows=5)
+    one, many = list(one), list(many)
+    assert len(one) == 1 and len(many) > 5 and all(len(c) <= 6 for c in many)  # whole runs (<= 6 flows)
+    assert runs1.equals(runs2)
+    assert pa.concat_tables(many).equals(one[0])
+    assert one[0].num_rows == sum(len(r["flows"]["client"]) for r in recs)
+
+
+def test_writer_holds_at_most_one_part(tiny_file, tmp_path):
+    from coapcc.dataset import DatasetWriter
+
+    recs = _records(tiny_file)
+    out = tmp_path / "res"
+    w = DatasetWriter(out, part_flows=10)
+    for rec, flows in recs:
+        w.add(rec, flows)
+        assert w._flows < 10 + 6  # flushed as soon as the limit is reached
+    w.close()
+    parts = list((out / "runs").glob("part-*.parquet"))
+    assert len(parts) > 3 and not list((out / "runs").glob("journal-*"))
+    res = coapcc.load_results(out)
+    assert len(res.runs) == 17 and res.runs["config_hash"].is_unique

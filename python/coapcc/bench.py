@@ -91,6 +91,19 @@ def cpu_timed_runner(config_json: str) -> str:
     return report
 
 
+def _peak_rss_mb(fallback: float) -> float:
+    """This process's peak resident memory (MB) since it started: ``VmHWM`` (Linux), which,
+    unlike ``ru_maxrss``, does not include the image of the parent it was forked from."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return fallback
+
+
 def _sweep_child(name: str, out: str, workers: int, quick: bool) -> None:
     """In a fresh process: one sweep; prints its wall time and resource usage as JSON."""
     import resource
@@ -112,7 +125,7 @@ def _sweep_child(name: str, out: str, workers: int, quick: bool) -> None:
                 "wall_s": wall,
                 "parent_cpu_s": me.ru_utime + me.ru_stime,
                 "workers_cpu_s": kids.ru_utime + kids.ru_stime,
-                "parent_maxrss_mb": me.ru_maxrss / 1024,
+                "parent_maxrss_mb": _peak_rss_mb(me.ru_maxrss / 1024),
             }
         )
     )

@@ -44,7 +44,7 @@ class Task:
 
     @property
     def cost(self) -> float:
-        """Rough relative cost (for ordering and the progress bar): flows x exchanges."""
+        """Rough relative cost (to start the longest runs first): flows x exchanges."""
         c = self.planned.config
         return float(c.clients * c.exchanges)
 

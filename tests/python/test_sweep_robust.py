@@ -527,3 +527,35 @@ def test_fct_percentiles_equal_describe_bitwise():
         for k, v in got.items():
             w = want[k]
             assert (v == w) or (v != v and w != w), (k, v, w, vals)
+
+
+def test_per_run_files_of_older_versions_are_consolidated(tiny_file, tmp_path):
+    """Datasets written by earlier versions hold one file per run: a sweep consolidates them
+    into a part and runs nothing again."""
+    import pyarrow.parquet as pq
+
+    from coapcc.dataset import records_to_tables
+    from coapcc.sweeper import _write_meta
+
+    out, ref = tmp_path / "res", tmp_path / "ref"
+    coapcc.sweep(str(tiny_file), ref, workers=1, runner="fakesim:fake_runner", progress=False)
+    exp = load_experiment(tiny_file)
+    _write_meta(out, exp, plan(exp))
+    for sub in ("runs", "flows"):
+        (out / sub).mkdir(parents=True)
+    for rec, _ in _records(tiny_file):
+        r = json.loads(rec)
+        rt, chunks = records_to_tables([r])
+        pq.write_table(rt, out / "runs" / f"{r['h']}.parquet")
+        pq.write_table(pa_concat(chunks), out / "flows" / f"{r['h']}.parquet")
+    _assert_same(_tables(out), _tables(ref))
+    o = coapcc.sweep(str(tiny_file), out, workers=1, runner="fakesim:fake_runner", progress=False)
+    assert (o.done_before, o.ran) == (17, 0)
+    assert [p.name[:5] for p in (out / "runs").iterdir()] == ["part-"]
+    _assert_same(_tables(out), _tables(ref))
+
+
+def pa_concat(tables):
+    import pyarrow as pa
+
+    return pa.concat_tables(list(tables))

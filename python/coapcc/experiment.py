@@ -72,8 +72,8 @@ __all__ = [
 
 
 #: Largest experiment (runs, counting every replication) that is planned: a plan is held in
-#: memory, so a grid that explodes (a typo adding a dimension) is refused with a clear message
-#: rather than exhausting memory. ``$COAPCC_MAX_RUNS`` raises it.
+#: memory (about 0.7 kB a run), so a grid that explodes (a typo adding a dimension) is refused
+#: with a clear message rather than exhausting memory. ``$COAPCC_MAX_RUNS`` raises it.
 MAX_RUNS = 200_000
 
 #: Keys a grid or a base cannot set: seeds are derived (top-level ``seed`` and

@@ -39,8 +39,12 @@ class Task:
 
     planned: PlannedRun
     config_hash: str
-    config_json: str
     block_index: int
+
+    @property
+    def config_json(self) -> str:
+        """The simulator's input (made when the run is sent, so a plan stays small)."""
+        return json.dumps(to_native(self.planned.config))
 
     @property
     def cost(self) -> float:
@@ -103,7 +107,7 @@ def plan(experiment: Experiment) -> list[Task]:
         if h in seen:
             continue
         seen.add(h)
-        tasks.append(Task(run, h, json.dumps(to_native(cfg)), block_index[run.block]))
+        tasks.append(Task(run, h, block_index[run.block]))
     return tasks
 
 

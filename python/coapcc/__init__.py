@@ -7,7 +7,7 @@ imported only by the functions that need them.
 * :func:`simulate` runs one configuration (:class:`SimConfig`) and returns a :class:`SimResult`
   with pandas tables (``flows``, ``retransmissions_per_exchange``, ``links``);
 * :func:`load_experiment` / :func:`find_experiment` read an experiment file (TOML; the
-  catalogue is ``experiments/``), :func:`sweep` runs it into a Parquet dataset,
+  catalogue ships in ``coapcc/experiments/``), :func:`sweep` runs it into a Parquet dataset,
   :func:`load_results` reads one back, :func:`report` writes the HTML report.
 
 >>> import coapcc

@@ -11,15 +11,22 @@
    * ``simulate+raw``: plus reading ``.raw`` (the parsed report);
    * ``simulate+tables``: plus building the three DataFrames.
 
-2. With ``--sweeps``: wall time of the full ``anrw18`` and ``fasor18`` sweeps with
-   ``--workers`` (default 2) into a temporary directory (or ``--out``).
+2. With ``--sweeps``: the full ``anrw18`` and ``fasor18`` sweeps with ``--workers``
+   (default 2) into a temporary directory (or ``--out``), each in a fresh ``coapcc sweep``
+   process: wall time; CPU time of the sweep (its process and its workers) against the CPU
+   time spent in the simulator itself (measured around each ``simulate_json`` call in the
+   same run), whose difference is the overhead of the Python layer (planning, encoding,
+   Arrow, Parquet, process pool); the sweep process's peak memory (max RSS); and the time to
+   load the dataset back. ``--quick`` sweeps the ``[quick]`` variants instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -72,33 +79,89 @@ def _tables(r):
     return r
 
 
-def sweeps(names=("anrw18", "fasor18"), workers: int = 2, out: str | None = None) -> list[dict]:
-    """Wall time of full sweeps (fresh datasets)."""
+def cpu_timed_runner(config_json: str) -> str:
+    """The simulator, appending the CPU time of each call (seconds) to $COAPCC_BENCH_CPU_FILE."""
+    from coapcc.runner import native_runner
+
+    t = time.thread_time()
+    report = native_runner(config_json)
+    dt = time.thread_time() - t
+    with open(os.environ["COAPCC_BENCH_CPU_FILE"], "a") as f:
+        f.write(f"{dt!r}\n")
+    return report
+
+
+def _peak_rss_mb(fallback: float) -> float:
+    """This process's peak resident memory (MB) since it started: ``VmHWM`` (Linux), which,
+    unlike ``ru_maxrss``, does not include the image of the parent it was forked from."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return fallback
+
+
+def _sweep_child(name: str, out: str, workers: int, quick: bool) -> None:
+    """In a fresh process: one sweep; prints its wall time and resource usage as JSON."""
+    import resource
+
+    import coapcc
+
+    t = time.perf_counter()
+    o = coapcc.sweep(
+        name, out, workers=workers, quick=quick, runner=f"{__name__}:cpu_timed_runner", progress=False
+    )
+    wall = time.perf_counter() - t
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(
+        json.dumps(
+            {
+                "runs": o.total,
+                "ran": o.ran,
+                "failed": len(o.failed),
+                "wall_s": wall,
+                "parent_cpu_s": me.ru_utime + me.ru_stime,
+                "workers_cpu_s": kids.ru_utime + kids.ru_stime,
+                "parent_maxrss_mb": _peak_rss_mb(me.ru_maxrss / 1024),
+            }
+        )
+    )
+
+
+def sweeps(
+    names=("anrw18", "fasor18"), workers: int = 2, out: str | None = None, quick: bool = False
+) -> list[dict]:
+    """Full sweeps (fresh datasets), each in its own process; see the module docstring."""
     import coapcc
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="coapcc-bench-") as tmp:
         for name in names:
             dest = f"{out or tmp}/{name}"
-            t = time.perf_counter()
-            o = coapcc.sweep(name, dest, workers=workers, progress=False)
-            wall = time.perf_counter() - t
+            cpu_file = f"{tmp}/{name}.cpu"
+            env = {**os.environ, "COAPCC_BENCH_CPU_FILE": cpu_file}
+            code = (
+                "import sys; from coapcc.bench import _sweep_child; "
+                f"_sweep_child({name!r}, {dest!r}, {workers}, {quick})"
+            )
+            r = subprocess.run(
+                [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+            )
+            if r.returncode != 0:
+                raise RuntimeError(f"sweep {name} failed: {r.stderr[-2000:]}")
+            row = json.loads(r.stdout.strip().splitlines()[-1])
+            with open(cpu_file) as f:
+                row["simulator_cpu_s"] = sum(float(x) for x in f.read().split())
+            row["cpu_s"] = row["parent_cpu_s"] + row["workers_cpu_s"]
+            row["overhead"] = 1.0 - row["simulator_cpu_s"] / row["cpu_s"]
             t = time.perf_counter()
             res = coapcc.load_results(dest)
-            load = time.perf_counter() - t
-            rows.append(
-                {
-                    "experiment": name,
-                    "runs": o.total,
-                    "ran": o.ran,
-                    "failed": len(o.failed),
-                    "workers": workers,
-                    "wall_s": wall,
-                    "simulator_s": float(res.runs["wall_s"].sum()),
-                    "load_s": load,
-                    "flows": len(res.flows),
-                }
-            )
+            row["load_s"] = time.perf_counter() - t
+            row["flows"] = len(res.flows)
+            rows.append({"experiment": name + ("-quick" if quick else ""), "workers": workers, **row})
     return rows
 
 
@@ -109,8 +172,30 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sweeps", action="store_true", help="also time the full anrw18 and fasor18 sweeps")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--out", default=None, help="keep the sweep datasets here")
+    p.add_argument("--quick", action="store_true", help="with --sweeps: the [quick] variants")
+    p.add_argument("--only-sweeps", action="store_true", help="skip the overhead measurement")
+    p.add_argument("--experiments", default="anrw18,fasor18", help="with --sweeps: comma-separated names")
     a = p.parse_args(argv)
+    if a.only_sweeps:
+        a.sweeps = True
 
+    if not a.only_sweeps:
+        _print_overhead(a)
+    if a.sweeps:
+        print(f"Sweeps, {a.workers} workers, each in a fresh process:")
+        for r in sweeps(tuple(a.experiments.split(",")), workers=a.workers, out=a.out, quick=a.quick):
+            print(
+                f"{r['experiment']}: {r['runs']} runs ({r['failed']} failed), {r['flows']} flows: "
+                f"wall {r['wall_s']:.1f} s; CPU {r['cpu_s']:.1f} s (sweep process {r['parent_cpu_s']:.1f} s, "
+                f"workers {r['workers_cpu_s']:.1f} s), of which simulator {r['simulator_cpu_s']:.1f} s: "
+                f"overhead {100 * r['overhead']:.1f} % of the CPU; sweep process peak "
+                f"{r['parent_maxrss_mb']:.0f} MB; load {r['load_s']:.1f} s",
+                flush=True,
+            )
+    return 0
+
+
+def _print_overhead(a) -> None:
     print(f"Python-layer overhead, {a.clients} clients (median of {a.repeat}, ms):")
     hdr = (
         f"{'algorithm':<10} {'buffer':>8} {'direct':>8} {'+parse':>8} {'simulate':>9} {'+raw':>8} {'+tables':>8}"
@@ -125,14 +210,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['simulate']:>9.2f} {r['simulate+raw']:>8.2f} {r['simulate+tables']:>8.2f}  {ov:>8.1f}% "
             f"{ov_raw:>14.1f}%"
         )
-    if a.sweeps:
-        print(f"\nFull sweeps, {a.workers} workers:")
-        for r in sweeps(workers=a.workers, out=a.out):
-            print(
-                f"{r['experiment']}: {r['runs']} runs ({r['failed']} failed), {r['flows']} flows: "
-                f"wall {r['wall_s']:.1f} s (simulator {r['simulator_s']:.1f} s CPU), load {r['load_s']:.1f} s"
-            )
-    return 0
 
 
 if __name__ == "__main__":

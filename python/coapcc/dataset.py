@@ -1,28 +1,29 @@
-"""Results datasets: Parquet files written run by run, consolidated in parts.
+"""Results datasets: runs journaled as they finish, written as Parquet parts in batches.
 
 Layout of ``DIR`` (``results/NAME/`` by default)::
 
-    DIR/experiment.toml            the experiment file the sweep ran (copied at each sweep)
-    DIR/experiment.json            its name, title, base seed, blocks, coapcc version
-    DIR/runs/<hash>.parquet        one finished run: one row (config columns, metrics, histogram)
-    DIR/flows/<hash>.parquet       its flows: one row per flow
-    DIR/runs/part-<id>.parquet     many runs, consolidated (same columns)
-    DIR/flows/part-<id>.parquet    their flows
+    DIR/experiment.toml            the experiment file the sweep ran
+    DIR/experiment.json            its name, title, definition (seed, replications, base, blocks)
+    DIR/runs/part-<id>.parquet     many runs: one row each (config columns, metrics, histogram)
+    DIR/flows/part-<id>.parquet    their flows: one row per flow
+    DIR/runs/journal-<id>.jsonl    runs finished since the last part: one record (JSON line) each
+    DIR/runs/<hash>.parquet        one run (datasets of older versions; consolidated by a sweep)
+    DIR/quarantine/                damaged parts moved aside by a sweep
+    DIR/.lock                      held (flock) by the sweep writing the dataset
     DIR/traces/<hash>.jsonl        optional per-exchange traces (written by ``coapcc report``)
 
 ``<hash>`` is :func:`coapcc.config.config_hash` of the run's configuration (seed included).
 
-**Crash safety.** Every file is written under a temporary name in its folder and renamed
-into place. A finished run is written at once as its own pair of files, flows first and the
-run row last: a run counts as done exactly when its row is in ``runs/`` (``<hash>.parquet``
-or a part). So an interrupted sweep (Ctrl-C, crash, lost worker) loses no finished run and
-leaves nothing half-written that counts, and a rerun only does what is missing.
-
-**Parts.** Thousands of small files are slow to read back, so every few hundred runs (and at
-the end) the sweep consolidates the runs it wrote into one pair of part files (flows part
-first, runs part last, same ``<id>``), then deletes the per-run files the part covers. A
-crash between the two steps only leaves duplicates, which loading ignores (a run is read from
-one place only); a flows part without its runs part is ignored and removed by the next sweep.
+**Crash safety.** A finished run's record (:func:`encode_run`) is appended at once to the
+sweep's journal, so an interrupted sweep (Ctrl-C, SIGTERM, SIGKILL, a lost worker, a full
+disk) loses no finished run, and a line cut off by a crash does not count. A run is done
+exactly when its record is in a journal or its row in a runs part. When the held runs reach a
+part's size, and at the end, they are written as one part (flows part first, runs part last,
+same ``<id>``), each under a temporary name, fsynced, renamed into place, its folder fsynced;
+then the journal is deleted. A crash between the two steps only leaves duplicates, which
+loading ignores (a run is read from one place only); a flows part without its runs part is
+removed by the next sweep, and a part that cannot be read is moved to ``quarantine/`` by the
+next sweep (:func:`quarantine_damaged`), which runs its runs again.
 
 Every row of both tables carries the full configuration: one column per
 :class:`~coapcc.SimConfig` field (:meth:`~coapcc.SimConfig.flat`: nested sections as
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -149,17 +151,14 @@ def encode_run(ident: dict[str, Any], cfg: SimConfig, report: dict) -> bytes:
     """
     from . import __version__
     from .result import link_fields
-    from .stats import describe
 
-    common = {**ident, **config_columns(cfg)}
+    common = {**ident, **_config_columns_cached(cfg, ident.get("point_hash"))}
     flows = report.get("flows", [])
-    keys = [k for k in FLOW_FIELDS if not flows or k in flows[0]]
-    keys += [k for k in (flows[0] if flows else {}) if k not in keys]
-    flow_cols = {k: [f.get(k) for f in flows] for k in keys}
+    flow_cols = _flow_columns(flows)
 
     hist = [int(x) for x in report.get("retransmissions_per_exchange", [])]
-    fcts = [f["fct_s"] for f in flows if f.get("fct_s") is not None]
-    fct = describe(fcts)
+    fcts = [x for x in flow_cols.get("fct_s", ()) if x is not None]
+    fct = _fct_percentiles(fcts)
     run: dict[str, Any] = {
         "config_json": canonical_json(report.get("config") or to_native(cfg)),
         "flows": len(flows),
@@ -174,7 +173,8 @@ def encode_run(ident: dict[str, Any], cfg: SimConfig, report: dict) -> bytes:
         "failed_exchanges",
         "completed_exchanges",
     ):
-        run[k] = int(sum(int(f.get(k) or 0) for f in flows))
+        col = flow_cols.get(k, ())
+        run[k] = int(sum(col)) if None not in col else int(sum(int(x or 0) for x in col))
     run["retransmissions_per_exchange"] = hist
     for k in ("useful_fraction", "sim_time_s", "wall_s", "events", "truncated"):
         run[k] = report.get(k)
@@ -182,6 +182,61 @@ def encode_run(ident: dict[str, Any], cfg: SimConfig, report: dict) -> bytes:
     run["coapcc_version"] = __version__
     rec = {"h": ident["config_hash"], "common": common, "run": run, "flows": flow_cols}
     return json.dumps(rec, separators=(",", ":"), allow_nan=True).encode()
+
+
+def _fct_percentiles(values: list) -> dict:
+    """``median, p10, p25, p75, p90`` of ``values`` exactly as :func:`coapcc.stats.describe`
+    computes them (numpy's ``linear`` method: virtual index ``(n - 1) q``, numpy's two-sided
+    lerp), in plain Python: numpy's per-call overhead was a third of a sweep's encoding time.
+    ``tests/python/test_sweep_robust.py`` checks bitwise equality with ``describe``."""
+    a = sorted(v for v in values if v == v)  # NaN dropped, as describe does
+    n = len(a)
+    out = {}
+    for p in (10, 25, 50, 75, 90):
+        key = "median" if p == 50 else f"p{p}"
+        if n == 0:
+            out[key] = float("nan")
+            continue
+        vi = (n - 1) * (p / 100)
+        lo = math.floor(vi)
+        if vi >= n - 1:
+            out[key] = float(a[-1])
+            continue
+        x, y = float(a[lo]), float(a[lo + 1])
+        g = vi - lo
+        d = y - x
+        out[key] = y - d * (1 - g) if g >= 0.5 else x + d * g
+    return out
+
+
+_POINT_COLUMNS: dict[str, dict] = {}
+
+
+def _config_columns_cached(cfg: SimConfig, point_hash: str | None) -> dict:
+    """:func:`config_columns`, computed once per grid point (replications differ only in
+    their seed) in this process."""
+    if not point_hash:
+        return config_columns(cfg)
+    cols = _POINT_COLUMNS.get(point_hash)
+    if cols is None:
+        if len(_POINT_COLUMNS) > 4096:
+            _POINT_COLUMNS.clear()
+        cols = _POINT_COLUMNS[point_hash] = config_columns(cfg)
+    out = dict(cols)
+    out["seed"] = cfg.seed
+    return out
+
+
+def _flow_columns(flows: list[dict]) -> dict[str, list]:
+    """The simulator's per-flow records as columns (:data:`FLOW_FIELDS` first, in order)."""
+    if not flows:
+        return {k: [] for k in FLOW_FIELDS}
+    first = flows[0]
+    keys = [k for k in FLOW_FIELDS if k in first] + [k for k in first if k not in FLOW_FIELDS]
+    if list(first) == keys and len(set(map(len, flows))) == 1:
+        # One shape (the simulator's: a struct, same fields in the same order): transpose in C.
+        return {k: list(col) for k, col in zip(keys, zip(*[tuple(f.values()) for f in flows]))}
+    return {k: [f.get(k) for f in flows] for k in keys}
 
 
 def _column(name: str, values: list):
@@ -195,6 +250,16 @@ def _column(name: str, values: list):
     return a
 
 
+def _transpose(rows: list[dict], keys: list[str]) -> dict[str, list]:
+    """Columns ``keys`` of ``rows`` (missing values None); in C when every row has exactly
+    these keys in this order (records of one sweep do)."""
+    kt = tuple(keys)
+    if all(len(r) == len(kt) for r in rows) and all(tuple(r) == kt for r in rows):
+        cols = list(zip(*[tuple(r.values()) for r in rows])) if rows else [() for _ in keys]
+        return {k: list(c) for k, c in zip(keys, cols)}
+    return {k: [r.get(k) for r in rows] for k in keys}
+
+
 def _union_keys(dicts) -> list[str]:
     keys: dict[str, None] = {}
     for d in dicts:
@@ -203,22 +268,33 @@ def _union_keys(dicts) -> list[str]:
     return list(keys)
 
 
-def records_to_tables(records: list[dict], chunk_rows: int = 65536):
+def _repeat(col, index, counts):
+    """Rows ``index`` of ``col`` (each row ``counts[i]`` times, in order)."""
+    import numpy as np
+    import pyarrow as pa
+
+    t = col.type
+    if col.null_count == 0 and (pa.types.is_integer(t) or pa.types.is_floating(t)):
+        return pa.array(np.repeat(col.to_numpy(zero_copy_only=False), counts), type=t)
+    return col.take(pa.array(index))
+
+
+def records_to_tables(records: list[dict], chunk_rows: int = 32768):
     """``(runs_table, flows_chunks)`` of a batch of records: the runs table (one row per run:
-    configuration columns, then metrics) and the flows table as a list of tables of at most
-    ``chunk_rows`` rows with one schema (configuration columns, then the per-flow fields), so
-    a large part is written row group by row group without building it whole."""
+    configuration columns, then metrics) and the flows table as an iterator of tables of at
+    most ``chunk_rows`` rows with one schema (configuration columns, then the per-flow
+    fields), so a large part is written row group by row group without building it whole."""
     import numpy as np
     import pyarrow as pa
 
     commons = [r["common"] for r in records]
     ckeys = _union_keys(commons)
-    common_t = pa.table({k: _column(k, [c.get(k) for c in commons]) for k in ckeys})
+    common_t = pa.table({k: _column(k, v) for k, v in _transpose(commons, ckeys).items()})
     runs = [r["run"] for r in records]
     rkeys = [k for k in _union_keys(runs) if k not in common_t.column_names]
     runs_t = common_t
-    for k in rkeys:
-        runs_t = runs_t.append_column(k, _column(k, [r.get(k) for r in runs]))
+    for k, v in _transpose(runs, rkeys).items():
+        runs_t = runs_t.append_column(k, _column(k, v))
 
     counts = []
     for r in records:
@@ -232,18 +308,29 @@ def records_to_tables(records: list[dict], chunk_rows: int = 65536):
             col = r["flows"].get(k)
             vals.extend(col if col is not None else [None] * n)
         flow_arrays.append(_column(k, vals))
-    index = np.repeat(np.arange(len(records), dtype=np.int64), counts)
-    total = int(index.size)
-    chunks = []
-    for lo in range(0, max(total, 1), chunk_rows):
-        hi = min(total, lo + chunk_rows)
-        t = common_t.take(pa.array(index[lo:hi]))
-        for k, a in zip(fkeys, flow_arrays):
-            if k in common_t.column_names:
-                k = f"flow_{k}"
-            t = t.append_column(k, a.slice(lo, hi - lo))
-        chunks.append(t)
-    return runs_t, chunks
+    names = [f"flow_{k}" if k in common_t.column_names else k for k in fkeys]
+    counts_a = np.asarray(counts, dtype=np.int64)
+    bounds = np.concatenate([[0], np.cumsum(counts_a)])
+
+    def chunks():
+        lo_run = 0
+        lo = 0
+        while True:
+            # Whole runs per chunk (at least one), up to chunk_rows rows.
+            hi_run = int(np.searchsorted(bounds, lo + chunk_rows, side="right")) - 1
+            hi_run = min(max(hi_run, lo_run + 1), len(records))
+            hi = int(bounds[hi_run])
+            sub = common_t.slice(lo_run, hi_run - lo_run)
+            c = counts_a[lo_run:hi_run]
+            index = np.repeat(np.arange(hi_run - lo_run, dtype=np.int64), c)
+            cols = [_repeat(col, index, c) for col in sub.columns]
+            cols += [a.slice(lo, hi - lo) for a in flow_arrays]
+            yield pa.Table.from_arrays(cols, names=[*common_t.column_names, *names])
+            lo_run, lo = hi_run, hi
+            if lo_run >= len(records):
+                return
+
+    return runs_t, chunks()
 
 
 # -- files --------------------------------------------------------------------------------
@@ -282,16 +369,21 @@ def _atomic_write_bytes(data: bytes, path: Path) -> None:
     _fsync_dir(path.parent)
 
 
-def _atomic_write_tables(tables: list, path: Path) -> None:
-    """Write ``tables`` (one schema) as one Parquet file, one row group each, durably."""
+def _atomic_write_tables(tables, path: Path) -> None:
+    """Write ``tables`` (an iterable of tables of one schema) as one Parquet file, one row
+    group each, durably; the tables are consumed one at a time."""
     import pyarrow.parquet as pq
 
     tmp = _tmp_name(path)
     try:
         with open(tmp, "wb") as f:
-            with pq.ParquetWriter(f, tables[0].schema, **_PARQUET_OPTIONS) as w:
-                for t in tables:
-                    w.write_table(t)
+            w = None
+            for t in tables:
+                if w is None:
+                    w = pq.ParquetWriter(f, t.schema, **_PARQUET_OPTIONS)
+                w.write_table(t)
+            if w is not None:
+                w.close()
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -354,8 +446,8 @@ class DatasetWriter:
         self,
         out: str | os.PathLike,
         part_runs: int = 5000,
-        part_flows: int = 150_000,
-        part_bytes: int = 48 << 20,
+        part_flows: int = 100_000,
+        part_bytes: int = 32 << 20,
     ):
         self.out = Path(out)
         (self.out / "runs").mkdir(parents=True, exist_ok=True)
@@ -388,8 +480,19 @@ class DatasetWriter:
         """Write the runs held since the last part as one part, then drop their journal."""
         if not self._pending:
             return
-        records = [json.loads(r) for r in self._pending]
-        write_part(self.out, records)
+        import gc
+
+        # Parsing a part's records allocates millions of small objects that all stay alive
+        # until the part is written: the cyclic collector would rescan them over and over.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            records = [json.loads(r) for r in self._pending]
+            write_part(self.out, records)
+            del records
+        finally:
+            if enabled:
+                gc.enable()
         self._pending, self._flows, self._bytes = [], 0, 0
         self._close_journal(delete=True)
 

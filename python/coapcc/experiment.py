@@ -72,8 +72,8 @@ __all__ = [
 
 
 #: Largest experiment (runs, counting every replication) that is planned: a plan is held in
-#: memory, so a grid that explodes (a typo adding a dimension) is refused with a clear message
-#: rather than exhausting memory. ``$COAPCC_MAX_RUNS`` raises it.
+#: memory (about 0.7 kB a run), so a grid that explodes (a typo adding a dimension) is refused
+#: with a clear message rather than exhausting memory. ``$COAPCC_MAX_RUNS`` raises it.
 MAX_RUNS = 200_000
 
 #: Keys a grid or a base cannot set: seeds are derived (top-level ``seed`` and
@@ -427,12 +427,18 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
     return Experiment.from_dict(data, name=p.stem, source=text, path=str(p))
 
 
+#: The catalogue shipped with the package (``coapcc/experiments/*.toml``, package data).
+PACKAGE_CATALOGUE = Path(__file__).resolve().parent / "experiments"
+
+
 def catalogue_dirs() -> list[Path]:
-    """Where catalogue entries are looked up: ``$COAPCC_EXPERIMENTS`` (``:``-separated),
-    ``./experiments``, and the ``experiments/`` folder of the source tree."""
+    """Where catalogue entries are looked up, first match wins: ``$COAPCC_EXPERIMENTS``
+    (``:``-separated folders), ``./experiments`` (your own entries), then the catalogue shipped
+    inside the package (:data:`PACKAGE_CATALOGUE`), so an installed ``coapcc`` finds
+    ``anrw18`` anywhere."""
     dirs = [Path(d) for d in os.environ.get("COAPCC_EXPERIMENTS", "").split(os.pathsep) if d]
     dirs.append(Path.cwd() / "experiments")
-    dirs.append(Path(__file__).resolve().parents[2] / "experiments")
+    dirs.append(PACKAGE_CATALOGUE)
     seen, out = set(), []
     for d in dirs:
         r = d.resolve()

@@ -2,7 +2,9 @@
 
 ``--quick`` runs the entry's ``[quick]`` variant (fewer replications and a trimmed grid, as
 the file documents) into ``results/NAME-quick/``: a preview that takes about two minutes on
-a 2-core laptop. Finished runs are kept, so an interrupted reproduction resumes.
+a 2-core laptop. Finished runs are kept, so an interrupted reproduction resumes. The
+catalogue ships inside the package (``coapcc/experiments/``), so this works from an installed
+``coapcc`` in any folder.
 """
 
 from __future__ import annotations
@@ -56,7 +58,9 @@ def reproduce(
         log=log,
     )
     if outcome.interrupted:
-        raise KeyboardInterrupt
+        from .sweeper import Interrupted
+
+        raise Interrupted(outcome.signal or 2)
     if outcome.failed:
         print(f"reproduce: {len(outcome.failed)} runs failed; the report covers the others", file=log)
     path = report(outcome.out, trace=trace, log=log)
@@ -108,11 +112,14 @@ def main(argv: list[str]) -> int:
             progress=not a.no_progress,
             trace=not a.no_trace,
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         print("reproduce: interrupted; rerun to continue", file=sys.stderr)
-        return 130
+        return 128 + getattr(e, "signum", 2)
     except (ConfigError, FileNotFoundError, RuntimeError, ValueError) as e:
         print(f"coapcc reproduce: error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # a full disk, a read-only folder...
+        print(f"coapcc reproduce: error: {e}; finished runs are kept, rerun to continue", file=sys.stderr)
+        return 1
     print(path)
     return 0

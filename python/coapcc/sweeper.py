@@ -39,12 +39,16 @@ class Task:
 
     planned: PlannedRun
     config_hash: str
-    config_json: str
     block_index: int
 
     @property
+    def config_json(self) -> str:
+        """The simulator's input (made when the run is sent, so a plan stays small)."""
+        return json.dumps(to_native(self.planned.config))
+
+    @property
     def cost(self) -> float:
-        """Rough relative cost (for ordering and the progress bar): flows x exchanges."""
+        """Rough relative cost (to start the longest runs first): flows x exchanges."""
         c = self.planned.config
         return float(c.clients * c.exchanges)
 
@@ -103,7 +107,7 @@ def plan(experiment: Experiment) -> list[Task]:
         if h in seen:
             continue
         seen.add(h)
-        tasks.append(Task(run, h, json.dumps(to_native(cfg)), block_index[run.block]))
+        tasks.append(Task(run, h, block_index[run.block]))
     return tasks
 
 
@@ -145,10 +149,14 @@ def _serial(tasks, runner) -> Iterator[tuple[Task, object, BaseException | None]
             yield t, None, e
 
 
+_READY = "ready"
+
+
 def _pool_worker(conn, runner, parent_pid: int) -> None:
     """A pool worker: dies with the sweep (see :func:`coapcc.runner.worker_init`), runs the
     tasks it receives, one at a time, until the pipe closes."""
     worker_init(parent_pid)
+    conn.send(_READY)
     while True:
         try:
             msg = conn.recv()
@@ -178,7 +186,8 @@ def _pool(tasks, runner, workers: int):
     ctx = mp.get_context("spawn")
     me = os.getpid()
     todo = list(reversed(tasks))  # pop() from the end: longest first
-    slots: list[list] = []  # [process, connection, task or None]
+    slots: list[list] = []  # [process, connection, task or None, started]
+    failed_starts = 0
 
     def start():
         parent, child = ctx.Pipe(duplex=True)
@@ -187,7 +196,7 @@ def _pool(tasks, runner, workers: int):
         )
         p.start()
         child.close()
-        return [p, parent, None]
+        return [p, parent, None, False]
 
     def feed(slot) -> None:
         if todo:
@@ -213,10 +222,25 @@ def _pool(tasks, runner, workers: int):
                         reply = s[1].recv()
                 except (EOFError, OSError):
                     reply = None
+                if reply == _READY:
+                    s[3] = True
+                    continue
                 if reply is None:  # the worker died (killed, out of memory): fail its run
                     s[0].join(timeout=1)
                     s[1].close()
                     code = s[0].exitcode
+                    if not s[3]:
+                        failed_starts += 1
+                        if failed_starts >= 2:  # it is not the run: workers cannot start
+                            raise RuntimeError(
+                                f"sweep workers die while starting (exit code {code}); a script that "
+                                "calls coapcc.sweep() must do so under 'if __name__ == \"__main__\":' "
+                                "(the workers are spawned processes that import the main module)"
+                            )
+                        todo.append(task)  # not its fault: run it again
+                        slots[i] = s = start()
+                        feed(s)
+                        continue
                     slots[i] = s = start()
                     yield task, None, RunError("WorkerDied", f"the worker running it died (exit code {code})")
                 else:
@@ -462,6 +486,13 @@ def _run(experiment, out, todo, outcome, workers, scheduler, dask_local, runner,
     if workers < 1:
         raise ConfigError("workers", f"must be >= 1, got {workers}")
     if scheduler or dask_local:
+        import importlib.util
+
+        if importlib.util.find_spec("distributed") is None:
+            raise RuntimeError(
+                "the Dask executor (--dask, --scheduler) needs dask.distributed, which is not "
+                "installed: pip install 'coapcc[cluster]'"
+            )
         mode = f"dask {scheduler}" if scheduler else f"dask LocalCluster, {workers} workers"
     elif workers == 1 or len(todo) <= 1:
         mode = "serial"

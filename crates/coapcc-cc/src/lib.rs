@@ -11,6 +11,10 @@
 //! - [`registry`]: names, the textual form `NAME[:key=value,...]`, the [`Algorithm`] enum.
 //! - [`params`]: named parameters and reproduction presets; [`common`]: RFC 7252 parameters
 //!   and dithering; [`estimator`]: the parameterised RFC 6298 estimator.
+//! - [`shared`]: the transmission parameters every algorithm shares, set once for any
+//!   algorithm ([`AlgorithmConfig::set_shared`], [`TransmissionOverrides`]) and listed side by
+//!   side ([`AlgorithmConfig::shared_values`]); the rule "a name alone means its
+//!   specification's defaults, a preset is explicit, overrides apply last".
 //! - One module per family: [`default`], [`cocoa`] (CoCoA, CoCoA-S, CoCoA FullBackoff,
 //!   CoCoA+, Californium's CoCoA), [`fasor`], [`pcocoa`], [`californium`] (BasicRto,
 //!   LinuxRto, PeakhopperRto).
@@ -51,6 +55,7 @@ pub mod params;
 pub mod pcocoa;
 pub mod registry;
 pub mod rng;
+pub mod shared;
 pub mod time;
 
 pub use api::{
@@ -60,4 +65,5 @@ pub use common::COMMON_INFO;
 pub use params::{ParamInfo, Preset};
 pub use registry::{lookup, Algorithm, AlgorithmConfig, AlgorithmInfo, SpecError, ALGORITHMS};
 pub use rng::{Entropy, SplitMix64};
+pub use shared::{ParamValue, SharedError, SharedInfo, TransmissionOverrides, SHARED_PARAMS};
 pub use time::Instant;

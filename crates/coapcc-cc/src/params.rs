@@ -26,6 +26,9 @@ pub struct ParamInfo {
     pub values: &'static str,
     /// What it does, and the specification item it resolves.
     pub doc: &'static str,
+    /// The shared transmission parameter this parameter implements for its algorithm (a
+    /// name of [`crate::SHARED_PARAMS`], e.g. `backoff_cap` for CoCoA's `cap`), if any.
+    pub shared: Option<&'static str>,
 }
 
 impl ParamInfo {
@@ -54,7 +57,7 @@ impl<C> Clone for Param<C> {
 
 impl<C> Copy for Param<C> {}
 
-const NO_INFO: ParamInfo = ParamInfo { key: "", aliases: &[], default: "", values: "", doc: "" };
+const NO_INFO: ParamInfo = ParamInfo { key: "", aliases: &[], default: "", values: "", doc: "", shared: None };
 
 /// The descriptions of a parameter table, in order (for `const` lists of [`ParamInfo`]).
 pub const fn infos<C, const N: usize>(table: &[Param<C>]) -> [ParamInfo; N] {
@@ -80,6 +83,12 @@ pub fn write_params<C>(table: &[Param<C>], cfg: &C, w: &mut KvWriter<'_>) -> fmt
     Ok(())
 }
 
+/// Write the value (only) of parameter `key` of `table`; `None` if the table has no such key.
+pub fn write_value<C>(table: &[Param<C>], cfg: &C, key: &str, w: &mut dyn fmt::Write) -> Option<fmt::Result> {
+    let p = table.iter().find(|p| p.info.matches(key))?;
+    Some((p.write)(cfg, p.info.key, &mut KvWriter::values_only(w)))
+}
+
 /// Set every parameter of `table` to its documented default. The defaults are constants that
 /// a test parses for every algorithm; a default that did not parse would leave the field as
 /// it was (and fail that test), never panic.
@@ -99,15 +108,26 @@ pub fn apply_defaults<C>(table: &[Param<C>], cfg: &mut C) {
 /// KIND is `flag(f)` (on/off), `secs(f)` (seconds > 0), `opt_secs(f)` (`none` or seconds),
 /// `number(f, min, max, "expected")` (finite float), `int(f, min, max, "expected")` (u32), `positive(f, max, "expected")` (float in
 /// (0, max]), `choice(f, TABLE, "expected")` (a name of a `(name, value)` table), or
-/// `custom(set_closure, write_closure)`.
+/// `custom(set_closure, write_closure)`. A trailing `, shared = "name"` marks the parameter
+/// as the algorithm's form of a shared transmission parameter ([`crate::SHARED_PARAMS`]).
 macro_rules! param {
-    ($C:ty, $key:literal $(| $alias:literal)* = $def:literal, $vals:expr, $doc:expr, $kind:ident ( $($args:tt)* )) => {
+    ($C:ty, $key:literal $(| $alias:literal)* = $def:literal, $vals:expr, $doc:expr, $kind:ident ( $($args:tt)* )
+        $(, shared = $shared:literal)?) => {
         $crate::params::Param::<$C> {
-            info: $crate::params::ParamInfo { key: $key, aliases: &[$($alias),*], default: $def, values: $vals, doc: $doc },
+            info: $crate::params::ParamInfo {
+                key: $key,
+                aliases: &[$($alias),*],
+                default: $def,
+                values: $vals,
+                doc: $doc,
+                shared: $crate::params::param!(@shared $($shared)?),
+            },
             set: $crate::params::param!(@set $C, $kind($($args)*)),
             write: $crate::params::param!(@write $C, $kind($($args)*)),
         }
     };
+    (@shared) => { None };
+    (@shared $shared:literal) => { Some($shared) };
     (@set $C:ty, custom($set:expr, $write:expr)) => { $set };
     (@write $C:ty, custom($set:expr, $write:expr)) => { $write };
     (@set $C:ty, $kind:ident($($f:ident).+ $(, $arg:expr)*)) => {
@@ -201,6 +221,9 @@ pub trait Params {
     fn apply_preset(&mut self, preset: Preset) -> Result<(), ()>;
     /// Descriptions of all parameters.
     fn info(&self) -> &'static [ParamInfo];
+    /// Write the canonical value of `key` (own or common parameter, key or alias); `None` if
+    /// there is no such parameter.
+    fn write_value(&self, key: &str, w: &mut dyn fmt::Write) -> Option<fmt::Result>;
     /// Check cross-parameter constraints; `Err` names the offending key and the constraint.
     fn validate(&self) -> Result<(), (&'static str, &'static str)> {
         Ok(())
@@ -295,16 +318,25 @@ pub fn parse_u32(value: &str, min: u32, max: u32, expected: &'static str) -> Res
 pub struct KvWriter<'a> {
     w: &'a mut dyn fmt::Write,
     first: bool,
+    values_only: bool,
 }
 
 impl<'a> KvWriter<'a> {
     /// A writer appending to `w`.
     pub fn new(w: &'a mut dyn fmt::Write) -> Self {
-        KvWriter { w, first: true }
+        KvWriter { w, first: true, values_only: false }
+    }
+
+    /// A writer that writes only the values (one parameter's value, for tables).
+    pub fn values_only(w: &'a mut dyn fmt::Write) -> Self {
+        KvWriter { w, first: true, values_only: true }
     }
 
     /// Write one pair.
     pub fn kv(&mut self, key: &str, value: impl fmt::Display) -> fmt::Result {
+        if self.values_only {
+            return write!(self.w, "{value}");
+        }
         if !self.first {
             self.w.write_char(',')?;
         }

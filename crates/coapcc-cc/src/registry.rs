@@ -159,6 +159,11 @@ macro_rules! each_config {
     };
 }
 
+/// Run `f` on the family configuration inside `cfg` (its [`Params`] view).
+pub(crate) fn with_params<R>(cfg: &AlgorithmConfig, f: impl FnOnce(&dyn Params) -> R) -> R {
+    each_config!(cfg, c => f(c))
+}
+
 impl AlgorithmConfig {
     /// A fresh algorithm instance (initial state).
     pub fn build(&self) -> Algorithm {

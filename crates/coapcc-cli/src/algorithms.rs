@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use coapcc_cc::{ParamInfo, Preset, ALGORITHMS, COMMON_INFO};
+use coapcc_cc::{AlgorithmConfig, ParamInfo, Preset, ALGORITHMS, COMMON_INFO, SHARED_PARAMS};
 use serde_json::{json, Value};
 
 /// Arguments of `coapcc algorithms`.
@@ -16,7 +16,12 @@ pub struct AlgorithmsArgs {
 }
 
 fn param_json(p: &ParamInfo) -> Value {
-    json!({"key": p.key, "aliases": p.aliases, "default": p.default, "values": p.values, "doc": p.doc})
+    json!({"key": p.key, "aliases": p.aliases, "default": p.default, "values": p.values, "doc": p.doc, "shared": p.shared})
+}
+
+/// Shared transmission parameter -> the algorithm's own key for it.
+fn shared_keys(cfg: &AlgorithmConfig) -> Vec<(&'static str, Option<&'static str>)> {
+    SHARED_PARAMS.iter().map(|s| (s.name, cfg.shared_param(s.name).ok().map(|p| p.key))).collect()
 }
 
 /// Everything `coapcc algorithms --json` prints: one object per algorithm.
@@ -38,6 +43,7 @@ pub fn registry_json() -> Value {
                     "params": cfg.params().iter().map(param_json).collect::<Vec<_>>(),
                     "common_params": COMMON_INFO.iter().map(param_json).collect::<Vec<_>>(),
                     "all_presets": presets,
+                    "shared": shared_keys(&cfg).into_iter().map(|(s, k)| (s.to_string(), json!(k))).collect::<serde_json::Map<String, Value>>(),
                 })
             })
             .collect(),
@@ -73,6 +79,17 @@ pub fn run(args: &AlgorithmsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         if !presets.is_empty() {
             writeln!(out, "{:<18} presets: {}", "", presets.join(", "))?;
         }
+        let renamed: Vec<String> = shared_keys(&cfg)
+            .into_iter()
+            .filter_map(|(s, k)| match k {
+                Some(k) if k != s => Some(format!("{s} = {k}")),
+                Some(_) => None,
+                None => Some(format!("{s}: none")),
+            })
+            .collect();
+        if !renamed.is_empty() {
+            writeln!(out, "{:<18} shared: {}", "", renamed.join(", "))?;
+        }
         for p in cfg.params() {
             writeln!(out, "{:<18}   {:<22} = {:<14} [{}] {}", "", p.key, p.default, p.values, p.doc)?;
         }
@@ -84,8 +101,20 @@ pub fn run(args: &AlgorithmsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     writeln!(
         out,
+        "\nShared transmission parameters (one name for every algorithm; \"shared:\" above gives an algorithm's own key):"
+    )?;
+    for s in SHARED_PARAMS {
+        writeln!(out, "  {:<22} {}", s.name, s.doc)?;
+    }
+    writeln!(
+        out,
         "\nPresets (key preset=NAME, applied before the other keys): {}",
         Preset::ALL.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+    )?;
+    writeln!(
+        out,
+        "A name alone means the specification's defaults (RFC 7252 transmission parameters); a preset sets its \
+         testbed's shared parameters for every algorithm, plus what its publication used for the algorithms it ran."
     )?;
     Ok(())
 }

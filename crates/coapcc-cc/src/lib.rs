@@ -17,7 +17,8 @@
 //!   specification's defaults, a preset is explicit, overrides apply last".
 //! - One module per family: [`default`], [`cocoa`] (CoCoA, CoCoA-S, CoCoA FullBackoff,
 //!   CoCoA+, Californium's CoCoA), [`fasor`], [`pcocoa`], [`californium`] (BasicRto,
-//!   LinuxRto, PeakhopperRto).
+//!   LinuxRto, PeakhopperRto), [`makarem`] (Makarem's thesis RTO, CoCoA-4-state, and the
+//!   rate-based IDC-CoAP and MBC-CoAP, paced through [`CongestionControl::earliest_start`]).
 //!
 //! ## Example
 //! ```
@@ -50,6 +51,7 @@ pub mod common;
 pub mod default;
 pub mod estimator;
 pub mod fasor;
+pub mod makarem;
 mod num;
 pub mod params;
 pub mod pcocoa;

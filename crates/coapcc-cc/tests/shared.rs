@@ -8,6 +8,15 @@ use coapcc_cc::{
 };
 use common::PRESET_SHARED;
 
+/// Algorithms without a backoff: every copy waits the RTO (makarem-rto) or the pacing of a
+/// rate-based control; they have no backed-off timer to cap.
+const NO_BACKOFF: &[&str] =
+    &["makarem-rto", "idc-coap", "idc-coap-extra", "idc-coap-probing", "idc-coap-exp", "mbc-coap"];
+
+fn has_backoff(cfg: &AlgorithmConfig) -> bool {
+    !NO_BACKOFF.contains(&cfg.name())
+}
+
 fn parse(spec: &str) -> AlgorithmConfig {
     AlgorithmConfig::parse(spec).unwrap_or_else(|e| panic!("{spec}: {e}"))
 }
@@ -62,8 +71,15 @@ fn every_algorithm_has_every_shared_parameter() {
         let mut cfg = a.default_config();
         let values: Vec<_> = cfg.shared_values().map(|(n, v)| (n, v.map(|v| v.to_string()))).collect();
         assert_eq!(values.len(), SHARED_PARAMS.len());
-        assert!(values.iter().all(|(_, v)| v.is_some()), "{}: {values:?}", a.name);
+        assert!(values.iter().all(|(n, v)| v.is_some() || (*n == "backoff_cap" && !has_backoff(&cfg))), "{}", a.name);
         cfg.set_shared("max_retransmit", "20").unwrap();
+        if !has_backoff(&cfg) {
+            let e = cfg.set_shared("backoff_cap", "45").unwrap_err();
+            assert_eq!(e, SharedError::NotApplicable { name: "backoff_cap", algorithm: a.name });
+            assert!(e.to_string().contains("has no parameter"), "{e}");
+            assert!(cfg.shared_value("backoff_cap").is_none());
+            continue;
+        }
         cfg.set_shared("backoff_cap", "45").unwrap();
         cfg.set_shared("ACK_TIMEOUT", "1.5").unwrap();
         assert_eq!(cfg.max_retransmit(), 20);
@@ -114,7 +130,7 @@ fn overrides_apply_after_the_preset() {
         let mut typed = a.default_config();
         let mut text = a.default_config();
         let r = o.apply(&mut typed);
-        if a.name == "californium-cocoa" {
+        if a.name == "californium-cocoa" || !has_backoff(&typed) {
             assert!(r.is_err(), "Californium's MAX_ACK_TIMEOUT cannot be removed");
             continue;
         }
@@ -138,6 +154,9 @@ fn overrides_apply_after_the_preset() {
 fn shared_backoff_cap_bounds_every_algorithm() {
     for a in ALGORITHMS {
         let mut cfg = a.default_config();
+        if !has_backoff(&cfg) {
+            continue;
+        }
         cfg.set_shared("backoff_cap", "5").unwrap();
         cfg.set_shared("max_retransmit", "8").unwrap();
         let mut cc = cfg.build();

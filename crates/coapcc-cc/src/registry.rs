@@ -518,6 +518,14 @@ mod tests {
         }
     }
 
+    /// The per-flow state stays as small as CoCoA's: the simulator keeps one per client and
+    /// its speed at thousands of clients is bound by cache misses on that state
+    /// (BENCHMARKS.md). A member that needs more must not grow every flow.
+    #[test]
+    fn algorithm_state_stays_small() {
+        assert!(core::mem::size_of::<Algorithm>() <= 432, "{}", core::mem::size_of::<Algorithm>());
+    }
+
     /// Every default parses and is written back unchanged (the table is the only declaration).
     #[test]
     fn table_defaults_parse_and_round_trip() {

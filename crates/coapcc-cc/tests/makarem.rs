@@ -230,6 +230,15 @@ fn idc_variants() {
     let sp = sp - (sp - 1.01 * 0.5) * 0.5;
     exact(mk(&d).spacing(), sp.max(0.1));
 
+    // The counter's start (a gap, counter0): 11 = no loss yet halves the spacing per ACK; below
+    // 10 the spacing moves half-way to 1.01 * loss_spacing.
+    for (counter0, want) in [(11, 0.5), (1, 1.0 - (1.0 - 1.01 * 0.2) * 0.5)] {
+        let mut d = Driver::new(&format!("idc-coap-exp:spacing0=1,loss_spacing0=0.2,counter0={counter0}"));
+        let ex = start_paced(&mut d, 0.0);
+        ack_after(&mut d, &ex, 0.1);
+        exact(mk(&d).spacing(), want);
+    }
+
     // Algorithm 8 parses with its own constants.
     let d = Driver::new("idc-coap-probing");
     assert_eq!(mk(&d).config().dw, 0.25);

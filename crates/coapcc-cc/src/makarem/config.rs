@@ -144,6 +144,8 @@ pub struct MakaremConfig {
     pub probe_save_loss: bool,
     /// M-AMBIG-10: Algorithm 9's exponential factor (1/2; 3/4 tried).
     pub exp_factor: f64,
+    /// Algorithms 8 and 9: the initial cycle index / counter (not given; 11 = "no loss yet").
+    pub counter0: u32,
     /// MBC window m (10).
     pub m: u32,
     /// MBC probing pacing gain (1.25).
@@ -180,6 +182,7 @@ impl MakaremConfig {
             probe_increase: ProbeIncrease::Multiply,
             probe_save_loss: false,
             exp_factor: 0.5,
+            counter0: 11,
             m: 10,
             probe_gain: 1.25,
             drain_gain: 0.75,
@@ -417,6 +420,10 @@ const P_MBC_DRAIN: Param<MakaremConfig> = param!(
     "Pacing gain of the preventive phase (second of 8, and a probing phase whose packet is a retransmission).",
     positive(drain_gain, 100.0, "a number > 0")
 );
+const P_COUNTER0: Param<MakaremConfig> = param!(MakaremConfig, "counter0" = "11", "1..=11",
+    "Initial cycle index (Algorithm 8) or counter n (Algorithm 9); not given by the thesis: 11 is the no-loss phase, so the rate rises until the first loss sets the congestion level.",
+    int(counter0, 1, 11, "an integer 1..=11"));
+
 const P_MIN_RTO: Param<MakaremConfig> = param!(MakaremConfig, "min_rto" = "0.001", "seconds > 0",
     "Lower bound of the RTO estimate. Not in the thesis (gap): without it a zero RTT sample would arm a zero timer; 1 ms is below any RTT of the thesis's scenarios.",
     secs(min_rto));
@@ -432,11 +439,11 @@ param_table!(IDC_EXTRA, IDC_EXTRA_INFO: MakaremConfig = [
     P_IW_17, P_DW_001, P_FW, P_SPACING0, P_LOSS_SPACING0, P_ALPHA, P_GAMMA, P_K, P_K_SPURIOUS, P_SAMPLE, P_MIN_RTO,
 ]);
 param_table!(IDC_PROBING, IDC_PROBING_INFO: MakaremConfig = [
-    P_IW_15, P_DW_025, P_MARGIN, P_PROBE_INCREASE, P_PROBE_SAVE, P_SPACING0, P_LOSS_SPACING0, P_ALPHA, P_GAMMA, P_K,
+    P_IW_15, P_DW_025, P_MARGIN, P_PROBE_INCREASE, P_PROBE_SAVE, P_COUNTER0, P_SPACING0, P_LOSS_SPACING0, P_ALPHA, P_GAMMA, P_K,
     P_K_SPURIOUS, P_SAMPLE, P_MIN_RTO,
 ]);
 param_table!(IDC_EXP, IDC_EXP_INFO: MakaremConfig = [
-    P_IW_15, P_EXP_FACTOR, P_MARGIN, P_SPACING0, P_LOSS_SPACING0, P_ALPHA, P_GAMMA, P_K, P_K_SPURIOUS, P_SAMPLE, P_MIN_RTO,
+    P_IW_15, P_EXP_FACTOR, P_MARGIN, P_COUNTER0, P_SPACING0, P_LOSS_SPACING0, P_ALPHA, P_GAMMA, P_K, P_K_SPURIOUS, P_SAMPLE, P_MIN_RTO,
 ]);
 param_table!(MBC, MBC_INFO: MakaremConfig = [
     P_M, P_MBC_PROBE, P_MBC_DRAIN, P_ALPHA, P_GAMMA, P_K, P_K_SPURIOUS, P_SAMPLE, P_MIN_RTO,

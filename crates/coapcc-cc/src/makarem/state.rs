@@ -306,7 +306,7 @@ impl CongestionControl for Makarem {
                 spacing: c.spacing0,
                 loss_spacing: c.loss_spacing0,
                 lost_prev: false,
-                counter: IDC_CYCLE + 1,
+                counter: c.counter0,
                 before_probing: c.spacing0,
             }),
         };

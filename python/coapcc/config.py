@@ -28,10 +28,25 @@ import dataclasses
 import hashlib
 import json
 import math
+import numbers
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from .schema import (
+    default_sim_config,
+    did_you_mean,
+    limits,
+    link_defaults,
+    loss_model,
+    parse_spec,
+    presets,
+    resolve_sim_config,
+    shared_params,
+    testbed_link,
+)
 
 __all__ = [
     "ConfigError",
@@ -45,6 +60,9 @@ __all__ = [
     "to_native",
     "config_hash",
     "canonical_json",
+    "compose_spec",
+    "split_label",
+    "groups_table",
 ]
 
 #: Workloads of the short-lived experiments (spec §2).
@@ -70,6 +88,13 @@ class ConfigError(ValueError):
         super().__init__(text)
 
 
+def _unknown_key(key: str, what: str, valid: Iterable[str]) -> ConfigError:
+    """An unknown key, with the closest valid key suggested."""
+    valid = list(valid)
+    word = key.rsplit(".", 1)[-1]
+    return ConfigError(key, f"unknown {what}{did_you_mean(word, valid)}", valid)
+
+
 _FIELDS_CACHE: dict = {}
 
 
@@ -81,97 +106,113 @@ def _fields(cls) -> tuple:
     return f
 
 
-def _check_int(key: str, value: Any, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool) or type(value).__name__ == "bool_"  # numpy.bool_
+
+
+def _check_int(key: str, value: Any, minimum: int | None = None, maximum: int | None = None) -> int:
+    """An integer (Python, numpy or pandas; a float only if integral) in [minimum, maximum]."""
+    if _is_bool(value) or not isinstance(value, numbers.Real):
+        raise ConfigError(key, f"expected an integer, got {value!r}")
+    if not isinstance(value, numbers.Integral):
+        f = float(value)
+        if not f.is_integer():
             raise ConfigError(key, f"expected an integer, got {value!r}")
+        value = f
+    value = int(value)
     if minimum is not None and value < minimum:
         raise ConfigError(key, f"must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ConfigError(key, f"must be <= {maximum}, got {value}")
     return value
 
 
-def _check_float(key: str, value: Any, lo: float | None = None, hi: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+def _check_float(
+    key: str, value: Any, lo: float | None = None, hi: float | None = None, positive: bool = False
+) -> float:
+    """A finite number (Python, numpy or pandas) in [lo, hi] (and > 0 if ``positive``)."""
+    if _is_bool(value) or not isinstance(value, numbers.Real):
         raise ConfigError(key, f"expected a number, got {value!r}")
     value = float(value)
     if not math.isfinite(value):
         raise ConfigError(key, f"must be finite, got {value}")
+    if positive and value <= 0:
+        raise ConfigError(key, f"must be > 0, got {value}")
     if lo is not None and value < lo:
-        raise ConfigError(key, f"must be >= {lo}, got {value}")
+        raise ConfigError(key, f"must be >= {lo:g}, got {value}")
     if hi is not None and value > hi:
-        raise ConfigError(key, f"must be <= {hi}, got {value}")
+        raise ConfigError(key, f"must be <= {hi:g}, got {value}")
     return value
 
 
-def _check_probability(key: str, text: str) -> float:
-    try:
-        p = float(text)
-    except ValueError:
-        raise ConfigError(key, f"expected a probability in [0, 1], got {text!r}") from None
-    if not 0.0 <= p <= 1.0:
-        raise ConfigError(key, f"expected a probability in [0, 1], got {text!r}")
-    return p
-
-
-def check_errors(value: Any, key: str = "errors") -> str:
-    """Validate a link-error profile: ``none|low|medium|high|bernoulli:P|ge:P,R,K,H``."""
+def check_errors(value: Any, key: str = "errors", clock: str = "time", burst_packets: float = 5.0) -> str:
+    """Validate a link-error profile ``none|low|medium|high|bernoulli:P|ge:P,R,K,H|
+    ge-time:T_L,T_B,K,H`` with the simulator's own parser; returns it normalised."""
     if not isinstance(value, str):
         raise ConfigError(key, f"expected a string, got {value!r}", _ERROR_CHOICES.split(", "))
     text = value.strip().lower()
-    if text in ERROR_PROFILES:
-        return text
-    if text.startswith("bernoulli:"):
-        _check_probability(key, text.split(":", 1)[1])
-        return text
-    if text.startswith("ge:"):
-        parts = text.split(":", 1)[1].split(",")
-        if len(parts) != 4:
-            raise ConfigError(key, f"'ge:' takes four probabilities P,R,K,H, got {value!r}")
-        for p in parts:
-            _check_probability(key, p)
-        return text
-    if text.startswith("ge-time:"):
-        parts = text.split(":", 1)[1].split(",")
-        if len(parts) != 4:
-            raise ConfigError(
-                key,
-                f"'ge-time:' takes T_L,T_B (mean sojourns, s) and K,H (loss probabilities), got {value!r}",
-            )
-        for t in parts[:2]:
-            try:
-                ok = 0 < float(t) <= 1e9
-            except ValueError:
-                ok = False
-            if not ok:
-                raise ConfigError(key, f"'ge-time:' sojourn {t!r} must be a positive number of seconds")
-        for p in parts[2:]:
-            _check_probability(key, p)
-        return text
-    raise ConfigError(key, f"unknown error profile {value!r}", _ERROR_CHOICES.split(", "))
+    try:
+        loss_model(text, clock, burst_packets)
+    except ValueError as e:
+        raise ConfigError(key, str(e)) from None
+    return text
 
 
-def _algorithm_name(spec: str) -> str:
-    return spec.split(":", 1)[0].strip()
+def split_label(spec: str) -> tuple[str | None, str]:
+    """``LABEL=NAME[:key=value,...]`` -> ``(LABEL, spec)``; a spec without a label -> ``(None, spec)``.
+
+    A label is the part before an ``=`` that comes before any ``:``.
+
+    >>> split_label("fasor=fasor:preset=helsinki2018")
+    ('fasor', 'fasor:preset=helsinki2018')
+    >>> split_label("default:max_retransmit=20")
+    (None, 'default:max_retransmit=20')
+    """
+    head = spec.split(":", 1)[0]
+    if "=" in head:
+        label, _, rest = spec.partition("=")
+        return label.strip(), rest.strip()
+    return None, spec
+
+
+def _format_value(v: Any) -> str:
+    if _is_bool(v):
+        return "on" if v else "off"
+    if isinstance(v, numbers.Integral):
+        return str(int(v))
+    if isinstance(v, numbers.Real):
+        f = float(v)
+        return str(int(f)) if f.is_integer() else repr(f)
+    return str(v).strip()
+
+
+def compose_spec(spec: str, preset: str | None = None, transmission: Mapping[str, Any] | None = None) -> str:
+    """The spec the simulator receives: ``NAME:preset=P,<shared parameters>,<spec's own>``.
+
+    A preset written in ``spec`` wins over ``preset``; the spec's own parameters win over the
+    shared ``transmission`` ones (they come last). A label (``LABEL=spec``) is dropped.
+
+    >>> compose_spec("cocoa", "helsinki2018")
+    'cocoa:preset=helsinki2018'
+    >>> compose_spec("default:max_retransmit=4", "helsinki2018", {"ack_timeout": 3})
+    'default:preset=helsinki2018,ack_timeout=3,max_retransmit=4'
+    >>> compose_spec("fb1=default-fb1:preset=rfc7252", "helsinki2018")
+    'default-fb1:preset=rfc7252'
+    """
+    spec = split_label(spec)[1]
+    name, _, params = spec.partition(":")
+    own = [p.strip() for p in params.split(",") if p.strip()]
+    written = [p for p in own if re.match(r"preset\s*=", p, re.IGNORECASE)]
+    parts = written or ([f"preset={preset}"] if preset else [])
+    for k, v in (transmission or {}).items():
+        parts.append(f"{k}={_format_value(v)}")
+    parts += [p for p in own if p not in written]
+    return name.strip() + (":" + ",".join(parts) if parts else "")
 
 
 def with_preset(spec: str, preset: str | None) -> str:
-    """``spec`` with ``preset=P`` applied first (explicit parameters in ``spec`` still win).
-
-    >>> with_preset("cocoa", "helsinki2018")
-    'cocoa:preset=helsinki2018'
-    >>> with_preset("default:max_retransmit=4", "helsinki2018")
-    'default:preset=helsinki2018,max_retransmit=4'
-    >>> with_preset("default:preset=rfc7252", "helsinki2018")
-    'default:preset=rfc7252'
-    """
-    if not preset:
-        return spec
-    name, _, params = spec.partition(":")
-    if re.search(r"(^|,)\s*preset\s*=", params):
-        return spec
-    return f"{name}:preset={preset}" + (f",{params}" if params else "")
+    """``spec`` with ``preset=P`` applied first (explicit parameters in ``spec`` still win)."""
+    return compose_spec(spec, preset)
 
 
 def resolve_spec(spec: str, key: str = "algorithm") -> str:
@@ -188,16 +229,21 @@ def resolve_spec(spec: str, key: str = "algorithm") -> str:
 class Group:
     """A group of clients sharing one congestion-control algorithm (for mixed runs).
 
-    Give either ``clients`` (a count) or ``share`` (a fraction of :attr:`SimConfig.clients`).
-    Shares are turned into counts by largest remainder, ties to the earlier group.
+    Give either ``clients`` (a count) or ``share`` (a fraction of :attr:`SimConfig.clients`;
+    the shares of a run add up to 1). Shares are turned into counts by largest remainder, ties
+    to the earlier group. ``label`` is the short name tables and plots show (default: the
+    spec as written); ``algorithm="LABEL=SPEC"`` sets it too.
 
     >>> Group("default-fb1", share=0.5)
-    Group(algorithm='default-fb1', clients=None, share=0.5)
+    Group(algorithm='default-fb1', clients=None, share=0.5, label=None)
+    >>> Group("fb1=default-fb1:preset=helsinki2018", clients=3).name
+    'fb1'
     """
 
     algorithm: str = "default"
     clients: int | None = None
     share: float | None = None
+    label: str | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], key: str = "groups") -> Group:
@@ -206,11 +252,24 @@ class Group:
         if isinstance(data, str):
             return cls(algorithm=data)
         if not isinstance(data, Mapping):
-            raise ConfigError(key, f"expected a table {{algorithm=..., clients=N or share=F}}, got {data!r}")
-        unknown = set(data) - {"algorithm", "clients", "share"}
-        if unknown:
-            raise ConfigError(f"{key}.{sorted(unknown)[0]}", "unknown key", ["algorithm", "clients", "share"])
+            raise ConfigError(
+                key, f"expected a table {{algorithm=..., clients=N or share=F, label=...}}, got {data!r}"
+            )
+        valid = [f.name for f in _fields(Group)]
+        for k in data:
+            if k not in valid:
+                raise _unknown_key(f"{key}.{k}", "group key", valid)
         return cls(**dict(data))
+
+    @property
+    def spec(self) -> str:
+        """The algorithm spec without its label."""
+        return split_label(self.algorithm)[1].strip()
+
+    @property
+    def name(self) -> str:
+        """The label: ``label``, else the ``LABEL=`` of ``algorithm``, else the spec as written."""
+        return self.label or split_label(self.algorithm)[0] or self.spec
 
     def to_dict(self) -> dict:
         return {k: v for k, v in ((f.name, getattr(self, f.name)) for f in _fields(Group)) if v is not None}
@@ -247,6 +306,10 @@ class _Section:
                 raise ConfigError(key, f"expected a string, got {v!r}")
 
     @classmethod
+    def defaults(cls) -> dict:
+        return {f.name: f.default for f in dataclasses.fields(cls)}
+
+    @classmethod
     def coerce(cls, value: Any):
         if isinstance(value, cls):
             return value
@@ -257,8 +320,15 @@ class _Section:
         names = [f.name for f in dataclasses.fields(cls)]
         for k in value:
             if k not in names:
-                raise ConfigError(f"{cls._prefix}.{k}", "unknown key", names)
+                raise _unknown_key(f"{cls._prefix}.{k}", "key", names)
         return cls(**dict(value))
+
+
+_DEFAULTS = default_sim_config()
+_LINK = link_defaults()
+_COAP = _DEFAULTS["coap"]
+_SERVER = _DEFAULTS["server"]
+_WORKLOAD = _DEFAULTS["workload"]
 
 
 @dataclass(frozen=True)
@@ -273,24 +343,25 @@ class Link(_Section):
 
     _prefix = "link"
 
-    #: Uplink rate, bit/s.
-    uplink_rate_bps: int = 60_000
-    #: Downlink rate, bit/s.
-    downlink_rate_bps: int = 30_000
-    #: Uplink one-way propagation delay, ms.
-    uplink_delay_ms: float = 200.0
-    #: Downlink one-way propagation delay, ms.
-    downlink_delay_ms: float = 400.0
-    #: Rest-of-path delay U[min, max] ms per packet and direction, FIFO (AMBIG-T1).
-    rest_of_path_min_ms: float = 10.0
+    #: Uplink rate, bit/s (testbed: 60 000).
+    uplink_rate_bps: int = _LINK["uplink_rate_bps"]
+    #: Downlink rate, bit/s (testbed: 30 000).
+    downlink_rate_bps: int = _LINK["downlink_rate_bps"]
+    #: Uplink one-way propagation delay, ms (testbed: 200).
+    uplink_delay_ms: float = float(_LINK["uplink_delay_ms"])
+    #: Downlink one-way propagation delay, ms (testbed: 400).
+    downlink_delay_ms: float = float(_LINK["downlink_delay_ms"])
+    #: Rest-of-path delay U[min, max] ms per packet and direction, FIFO (the testbed papers
+    #: give the range, not the distribution: uniform is our reading; 10-20 ms).
+    rest_of_path_min_ms: float = float(_LINK["rest_of_path_min_ms"])
     #: See ``rest_of_path_min_ms``.
-    rest_of_path_max_ms: float = 20.0
-    #: Bytes added to every packet by the rate stages (AMBIG-T4).
-    per_packet_overhead_bytes: int = 0
-    #: Whether the packet in service counts against the buffer (AMBIG-T2; netem-like).
-    buffer_counts_in_service: bool = True
-    #: MTU, bytes.
-    mtu_bytes: int = 296
+    rest_of_path_max_ms: float = float(_LINK["rest_of_path_max_ms"])
+    #: Bytes added to every packet by the rate stages (link-layer header; unpublished, 0).
+    per_packet_overhead_bytes: int = _LINK["per_packet_overhead_bytes"]
+    #: Whether the packet in service counts against the buffer (netem-like; unpublished).
+    buffer_counts_in_service: bool = _LINK["buffer_counts_in_service"]
+    #: MTU, bytes (testbed: 296).
+    mtu_bytes: int = _LINK["mtu_bytes"]
 
     def __post_init__(self) -> None:
         self._validate()
@@ -306,19 +377,19 @@ class Link(_Section):
 
 @dataclass(frozen=True)
 class Coap(_Section):
-    """Message encoding, i.e. packet sizes (AMBIG-T5): a 39-byte GET and a 94-byte response
-    with the defaults."""
+    """Message encoding, i.e. packet sizes (the papers do not give the encoding; these
+    defaults make a 39-byte GET and a 94-byte response)."""
 
     _prefix = "coap"
 
     #: 4 or 6 (20 or 40 bytes of IP header).
-    ip_version: int = 4
+    ip_version: int = _COAP["ip_version"]
     #: Token length, 0-8 bytes.
-    token_len: int = 1
+    token_len: int = _COAP["token_len"]
     #: Path of the GET (one Uri-Path option per segment).
-    uri_path: str = "hello"
-    #: Payload of the piggybacked 2.05 response, bytes (spec §2: 60).
-    response_payload_bytes: int = 60
+    uri_path: str = _COAP["uri_path"]
+    #: Payload of the piggybacked 2.05 response, bytes (the papers: 60).
+    response_payload_bytes: int = _COAP["response_payload_bytes"]
 
     def __post_init__(self) -> None:
         self._validate()
@@ -334,11 +405,12 @@ class Server(_Section):
 
     _prefix = "server"
 
-    #: Processing delay before the response is sent, ms (AMBIG-T8).
-    processing_delay_ms: float = 0.0
-    #: What a retransmitted copy is answered with (AMBIG-21): ``answer_each_copy`` or
-    #: ``replay_cached``.
-    duplicate_mode: str = "answer_each_copy"
+    #: Processing delay before the response is sent, ms (unpublished; 0).
+    processing_delay_ms: float = float(_SERVER["processing_delay_ms"])
+    #: What a retransmitted copy is answered with: ``answer_each_copy`` (every copy gets its
+    #: own response, echoing that copy) or ``replay_cached`` (the cached response of the first
+    #: copy). RFC 7252 allows both; it matters to algorithms that identify copies.
+    duplicate_mode: str = _SERVER["duplicate_mode"]
 
     def __post_init__(self) -> None:
         self._validate()
@@ -364,46 +436,69 @@ def _split_shares(total: int, groups: tuple[Group, ...]) -> list[int]:
 
 _SECTIONS = {"link": Link, "coap": Coap, "server": Server}
 
-#: Error-chain clocks (AMBIG-T3).
+#: Error-chain clocks of the medium/high profiles.
 ERROR_CLOCKS = ("time", "packet")
-#: Mean burst sojourn of the medium/high profiles, seconds (inferred, spec §1.4).
-PROFILE_BURST_MEAN_S = 1.0
+
+#: Fields that a configuration lists in :meth:`SimConfig.to_dict` only when they are set (they
+#: were added after the first datasets: leaving them out keeps every earlier run's identity,
+#: hence its derived seed, unchanged).
+_OPTIONAL_FIELDS = ("transmission",)
 
 
 @dataclass(frozen=True)
 class SimConfig:
-    """One simulation run of the Helsinki constrained-link testbed (spec §1, §2).
+    """One simulation run of the Helsinki constrained-link testbed.
 
-    Every field has a documented default; ``SimConfig()`` is what ``coapcc simulate`` runs
-    by default: one Default-CoAP client (``helsinki2018`` preset) doing 50 exchanges over an
+    Every field has a documented default; ``SimConfig()`` is one client running ``default``
+    (Default CoAP with the RFC 7252 parameters: MAX_RETRANSMIT 4) doing 50 exchanges over an
     error-free link with a 28 200-byte buffer.
+
+    **One meaning per name.** An algorithm name alone always means that algorithm's own
+    defaults, here as on the command line (``coapcc simulate --cc default``) and in experiment
+    files. A reproduction preset is asked for explicitly: in the spec
+    (``"default:preset=helsinki2018"``) or for every group at once with ``preset``. Shared
+    transmission parameters (``ack_timeout``, ``ack_random_factor``, ``max_retransmit``...) are
+    set once for every group with ``transmission`` (or as keywords of :meth:`from_dict` and
+    :func:`coapcc.simulate`); :meth:`groups_table` shows every group's resolved values side by
+    side.
 
     >>> cfg = SimConfig(algorithm="cocoa", clients=10)
     >>> cfg.algorithm_specs()
+    [('cocoa', 10)]
+    >>> SimConfig(algorithm="cocoa", clients=10, preset="helsinki2018").algorithm_specs()
     [('cocoa:preset=helsinki2018', 10)]
+    >>> SimConfig.from_dict({"algorithm": "cocoa", "max_retransmit": 20}).algorithm_specs()
+    [('cocoa:max_retransmit=20', 1)]
     >>> SimConfig(clients=0)
     Traceback (most recent call last):
     ...
     coapcc.config.ConfigError: clients: must be >= 1, got 0
     """
 
-    #: Congestion-control algorithm spec ``NAME[:key=value,...]`` (see ``coapcc algorithms``).
-    #: Ignored when ``groups`` is given.
+    #: Congestion-control algorithm spec ``[LABEL=]NAME[:key=value,...]`` (see ``coapcc
+    #: algorithms``); ``LABEL`` is the short name tables and plots show. Ignored when
+    #: ``groups`` is given.
     algorithm: str = "default"
     #: Number of simultaneous clients (flows). With ``groups`` given by ``share``, the total.
     clients: int = 1
     #: Mixed runs: groups of clients, each with its own algorithm (e.g. half Default CoAP,
     #: half a FullBackoff variant). Empty = every client runs ``algorithm``.
     groups: tuple[Group, ...] = ()
-    #: Reproduction preset applied to every algorithm spec first (``helsinki2018``: the
-    #: settings of ANRW 2018 and the FASOR paper). ``None`` or ``""``: the algorithms' own
-    #: defaults.
-    preset: str | None = "helsinki2018"
-    #: Bottleneck buffer size in bytes, both directions (spec §1.3: 2500, 14100, 28200, 1410000).
-    buffer_bytes: int = 28_200
+    #: Reproduction preset applied to every group's spec first (``helsinki2018``: the
+    #: settings of ANRW 2018 and the FASOR paper; see ``coapcc algorithms``). ``None``: each
+    #: algorithm's own defaults. A preset written in a spec wins.
+    preset: str | None = None
+    #: Shared transmission parameters applied to every group on top of the preset (e.g.
+    #: ``{"max_retransmit": 20}``): the keys every algorithm shares (``ack_timeout``,
+    #: ``ack_random_factor``, ``max_retransmit``...; :func:`coapcc.schema.shared_params`).
+    #: A parameter written in a group's spec wins.
+    transmission: Mapping[str, Any] = field(default_factory=dict)
+    #: Bottleneck buffer size in bytes, both directions (the papers: 2500, 14100, 28200,
+    #: 1410000).
+    buffer_bytes: int = _LINK["buffer_bytes"]
     #: Link-error profile, both directions: ``none``, ``low``, ``medium``, ``high``,
     #: ``bernoulli:P``, ``ge:P,R,K,H`` (per-packet chain; K, H = loss probabilities in the
-    #: low and burst states) or ``ge-time:T_L,T_B,K,H`` (mean sojourns in s) (spec §1.4).
+    #: low and burst states) or ``ge-time:T_L,T_B,K,H`` (mean sojourns in s).
     errors: str = "none"
     #: Clock of the medium/high two-state chains: ``time`` (exponential sojourns, T_B = 1 s,
     #: inferred) or ``packet`` (one step per packet, mean burst ``error_burst_packets``).
@@ -411,40 +506,45 @@ class SimConfig:
     #: Mean burst length in packets of the medium/high chains with ``error_clock = packet``.
     error_burst_packets: float = 5.0
     #: ``continuous`` (one client, CC state kept over all exchanges) or ``random`` (batches of
-    #: ``batch_min``-``batch_max`` exchanges, CC state reset between batches) (spec §2).
-    workload: str = "continuous"
-    #: Successful request-response pairs per flow (spec §2: 50).
-    exchanges: int = 50
-    #: Random workload: batch sizes are uniform integers in [batch_min, batch_max] (AMBIG-T6).
-    batch_min: int = 1
+    #: ``batch_min``-``batch_max`` exchanges, CC state reset between batches).
+    workload: str = _WORKLOAD["kind"]
+    #: Successful request-response pairs per flow (the papers: 50).
+    exchanges: int = _WORKLOAD["exchanges"]
+    #: Random workload: batch sizes are uniform integers in [batch_min, batch_max] (the
+    #: papers say "1 to 10 exchanges"; the distribution is our reading).
+    batch_min: int = _WORKLOAD["batch_min"]
     #: See ``batch_min``.
-    batch_max: int = 10
-    #: Each client starts at U[0, start_jitter_ms] (AMBIG-T7; 0 = all at t = 0).
-    start_jitter_ms: float = 0.0
+    batch_max: int = _WORKLOAD["batch_max"]
+    #: Each client starts at U[0, start_jitter_ms] (0 = all at t = 0, unpublished).
+    start_jitter_ms: float = float(_WORKLOAD["start_jitter_ms"])
     #: A failed exchange is ``replace``-d by a new one (flows run until ``exchanges``
     #: successes) or ``count``-s towards ``exchanges``.
-    failed_exchange_policy: str = "replace"
-    #: Unnecessary-retransmission definition (AMBIG-T9): ``response_delivered`` or
-    #: ``request_delivered``.
-    unnecessary_def: str = "response_delivered"
+    failed_exchange_policy: str = _WORKLOAD["failed_exchanges"]
+    #: When a retransmission counts as unnecessary: ``response_delivered`` (an earlier copy
+    #: reached the server and its response reached the client) or ``request_delivered`` (an
+    #: earlier copy reached the server).
+    unnecessary_def: str = _DEFAULTS["metrics"]["unnecessary_def"]
     #: Implementation of the clients and the server: ``compact`` (the simulator's own model,
     #: fastest) or ``full`` (real ``coapcc-proto`` endpoints exchanging encoded datagrams).
     endpoint_model: str = "compact"
     #: Bound on simulated time, seconds; a run reaching it reports ``truncated``.
-    max_sim_time_s: float = 100_000.0
+    max_sim_time_s: float = float(_DEFAULTS["max_sim_time_s"])
     #: Seed of every random process of the run.
-    seed: int = 1
+    seed: int = _DEFAULTS["seed"]
     #: The link (rates, delays, MTU...); see :class:`Link`.
     link: Link = field(default_factory=Link)
     #: Message sizes; see :class:`Coap`.
     coap: Coap = field(default_factory=Coap)
     #: The server; see :class:`Server`.
     server: Server = field(default_factory=Server)
-    #: Write the simulator's per-exchange trace (JSON lines) to this file. Does not change
-    #: the results, so it is not part of the configuration hash.
+    #: Write the simulator's per-exchange trace (JSON lines) to this file (a path). Does not
+    #: change the results, so it is not part of the configuration hash.
     trace: str | None = None
 
     # -- construction -------------------------------------------------------------------
+
+    def __hash__(self) -> int:
+        return hash(canonical_json(self.to_dict()))
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -452,7 +552,54 @@ class SimConfig:
             raise ConfigError(
                 "algorithm", f"expected an algorithm spec NAME[:key=value,...], got {self.algorithm!r}"
             )
-        set_(self, "clients", _check_int("clients", self.clients, 1))
+        max_clients = limits()["max_clients"]
+        set_(self, "clients", _check_int("clients", self.clients, 1, max_clients))
+        set_(self, "groups", self._checked_groups(max_clients))
+        if self.preset == "":
+            set_(self, "preset", None)
+        if self.preset is not None:
+            if not isinstance(self.preset, str):
+                raise ConfigError("preset", f"expected a preset name, got {self.preset!r}", presets())
+            if self.preset not in presets():
+                raise ConfigError(
+                    "preset",
+                    f"unknown preset {self.preset!r}{did_you_mean(self.preset, presets())}",
+                    presets(),
+                )
+        set_(self, "transmission", _check_transmission(self.transmission))
+        set_(self, "buffer_bytes", _check_int("buffer_bytes", self.buffer_bytes, 1, 2**63 - 1))
+        _check_choice("error_clock", self.error_clock, ERROR_CLOCKS)
+        set_(
+            self,
+            "error_burst_packets",
+            _check_float("error_burst_packets", self.error_burst_packets, 1.0, 1e9),
+        )
+        set_(self, "errors", check_errors(self.errors, "errors", self.error_clock, self.error_burst_packets))
+        _check_choice("workload", self.workload, WORKLOADS)
+        set_(self, "exchanges", _check_int("exchanges", self.exchanges, 1, _U32))
+        set_(self, "batch_min", _check_int("batch_min", self.batch_min, 1, _U32))
+        set_(self, "batch_max", _check_int("batch_max", self.batch_max, 1, _U32))
+        if self.batch_min > self.batch_max:
+            raise ConfigError("batch_min", f"{self.batch_min} exceeds batch_max = {self.batch_max}")
+        set_(self, "start_jitter_ms", _check_float("start_jitter_ms", self.start_jitter_ms, 0.0, 1e12))
+        _check_choice("failed_exchange_policy", self.failed_exchange_policy, ("replace", "count"))
+        _check_choice("unnecessary_def", self.unnecessary_def, ("response_delivered", "request_delivered"))
+        _check_choice("endpoint_model", self.endpoint_model, ("compact", "full"))
+        set_(
+            self,
+            "max_sim_time_s",
+            _check_float("max_sim_time_s", self.max_sim_time_s, None, 1e9, positive=True),
+        )
+        set_(self, "seed", _check_int("seed", self.seed, 0, 2**64 - 1))
+        for name, cls in _SECTIONS.items():
+            set_(self, name, cls.coerce(getattr(self, name)))
+        if self.trace is not None:
+            if isinstance(self.trace, os.PathLike):
+                set_(self, "trace", os.fspath(self.trace))
+            elif not isinstance(self.trace, str) or not self.trace.strip():
+                raise ConfigError("trace", f"expected a file path (str or os.PathLike), got {self.trace!r}")
+
+    def _checked_groups(self, max_clients: int) -> tuple[Group, ...]:
         groups = self.groups
         if isinstance(groups, (Group, Mapping, str)):
             groups = [groups]
@@ -460,98 +607,88 @@ class SimConfig:
             groups = tuple(Group.from_dict(g, f"groups[{i}]") for i, g in enumerate(groups or ()))
         except TypeError:
             raise ConfigError("groups", f"expected a list of groups, got {self.groups!r}") from None
-        set_(self, "groups", groups)
-        if groups:
-            by_count = [g.clients is not None for g in groups]
-            for i, g in enumerate(groups):
-                k = f"groups[{i}]"
-                if not isinstance(g.algorithm, str) or not g.algorithm.strip():
-                    raise ConfigError(f"{k}.algorithm", f"expected an algorithm spec, got {g.algorithm!r}")
-                if (g.clients is None) == (g.share is None):
-                    raise ConfigError(k, "give exactly one of clients or share")
-                if g.clients is not None:
-                    _check_int(f"{k}.clients", g.clients, 1)
-                else:
-                    _check_float(f"{k}.share", g.share, 0.0)
-                    if g.share <= 0:
-                        raise ConfigError(f"{k}.share", f"must be > 0, got {g.share}")
-            if any(by_count) and not all(by_count):
-                raise ConfigError("groups", "give every group a clients count, or every group a share")
-            if all(by_count):
-                set_(self, "clients", sum(g.clients for g in groups))
+        if not groups:
+            return ()
+        out = []
+        for i, g in enumerate(groups):
+            k = f"groups[{i}]"
+            if not isinstance(g.algorithm, str) or not g.algorithm.strip():
+                raise ConfigError(f"{k}.algorithm", f"expected an algorithm spec, got {g.algorithm!r}")
+            if g.label is not None and (not isinstance(g.label, str) or not g.label.strip()):
+                raise ConfigError(f"{k}.label", f"expected a short text, got {g.label!r}")
+            if (g.clients is None) == (g.share is None):
+                raise ConfigError(k, "give exactly one of clients or share")
+            if g.clients is not None:
+                g = dataclasses.replace(g, clients=_check_int(f"{k}.clients", g.clients, 1, max_clients))
             else:
-                for i, n in enumerate(_split_shares(self.clients, groups)):
-                    if n == 0:
-                        raise ConfigError(
-                            f"groups[{i}].share",
-                            f"share {groups[i].share} of {self.clients} clients is no client; use more clients",
-                        )
-        if self.preset == "":
-            set_(self, "preset", None)
-        if self.preset is not None and not isinstance(self.preset, str):
-            raise ConfigError("preset", f"expected a preset name, got {self.preset!r}")
-        set_(self, "buffer_bytes", _check_int("buffer_bytes", self.buffer_bytes, 1))
-        set_(self, "errors", check_errors(self.errors))
-        _check_choice("error_clock", self.error_clock, ERROR_CLOCKS)
-        set_(self, "error_burst_packets", _check_float("error_burst_packets", self.error_burst_packets, 1.0))
-        _check_choice("workload", self.workload, WORKLOADS)
-        set_(self, "exchanges", _check_int("exchanges", self.exchanges, 1))
-        set_(self, "batch_min", _check_int("batch_min", self.batch_min, 1))
-        set_(self, "batch_max", _check_int("batch_max", self.batch_max, 1))
-        if self.batch_min > self.batch_max:
-            raise ConfigError("batch_min", f"{self.batch_min} exceeds batch_max = {self.batch_max}")
-        set_(self, "start_jitter_ms", _check_float("start_jitter_ms", self.start_jitter_ms, 0.0))
-        _check_choice("failed_exchange_policy", self.failed_exchange_policy, ("replace", "count"))
-        _check_choice("unnecessary_def", self.unnecessary_def, ("response_delivered", "request_delivered"))
-        _check_choice("endpoint_model", self.endpoint_model, ("compact", "full"))
-        set_(self, "max_sim_time_s", _check_float("max_sim_time_s", self.max_sim_time_s, 0.0, 1e9))
-        if self.max_sim_time_s <= 0:
-            raise ConfigError("max_sim_time_s", f"must be > 0, got {self.max_sim_time_s}")
-        set_(self, "seed", _check_int("seed", self.seed, 0))
-        if self.seed >= 2**64:
-            raise ConfigError("seed", f"must be < 2**64, got {self.seed}")
-        for name, cls in _SECTIONS.items():
-            set_(self, name, cls.coerce(getattr(self, name)))
-        if self.trace is not None and not isinstance(self.trace, str):
-            set_(self, "trace", str(self.trace))
+                g = dataclasses.replace(
+                    g, share=_check_float(f"{k}.share", g.share, None, 1.0, positive=True)
+                )
+            out.append(g)
+        groups = tuple(out)
+        by_count = [g.clients is not None for g in groups]
+        if any(by_count) and not all(by_count):
+            raise ConfigError("groups", "give every group a clients count, or every group a share")
+        if all(by_count):
+            total = sum(g.clients for g in groups)
+            if total > max_clients:
+                raise ConfigError("groups", f"{total} clients in all; must be <= {max_clients}")
+            object.__setattr__(self, "clients", total)
+        else:
+            total_share = sum(g.share for g in groups)
+            if abs(total_share - 1.0) > 1e-9:
+                raise ConfigError(
+                    "groups",
+                    f"shares add up to {total_share:g}; they must add up to 1 (or give each group a clients count)",
+                )
+            for i, n in enumerate(_split_shares(self.clients, groups)):
+                if n == 0:
+                    raise ConfigError(
+                        f"groups[{i}].share",
+                        f"share {groups[i].share} of {self.clients} clients is no client; use more clients",
+                    )
+        return groups
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SimConfig:
         """Build from a plain mapping (TOML table, JSON), accepting dotted keys
-        (``link.downlink_rate_bps``). Unknown keys raise :class:`ConfigError` listing the
-        valid keys."""
+        (``link.downlink_rate_bps``) and the shared transmission parameters as top-level keys
+        (``max_retransmit = 20`` is ``transmission = {max_retransmit = 20}``). Unknown keys
+        raise :class:`ConfigError` suggesting the closest valid key."""
         data = dict(data)
         nested: dict[str, dict] = {}
         for key in [k for k in data if "." in k]:
             head, tail = key.split(".", 1)
-            if head not in _SECTIONS:
-                raise ConfigError(key, "unknown configuration key", [f.name for f in dataclasses.fields(cls)])
+            if head not in (*_SECTIONS, "transmission"):
+                raise _unknown_key(key, "configuration key", _valid_keys())
             nested.setdefault(head, {})[tail] = data.pop(key)
+        shared = shared_params()
+        for key in [k for k in data if k in shared]:
+            nested.setdefault("transmission", {})[key] = data.pop(key)
         for head, sub in nested.items():
             base = data.get(head)
             base = base.to_dict() if isinstance(base, _Section) else dict(base or {})
             base.update(sub)
             data[head] = base
-        valid = [f.name for f in dataclasses.fields(cls)]
+        valid = [f.name for f in _fields(cls)]
         for key in data:
             if key not in valid:
-                raise ConfigError(key, "unknown configuration key", valid)
+                raise _unknown_key(key, "configuration key", _valid_keys())
         if isinstance(data.get("groups"), list):
             data["groups"] = tuple(data["groups"])
         return cls(**data)
 
     def with_seed(self, seed: int) -> SimConfig:
         """A copy with another seed (no revalidation of the other fields)."""
-        seed = _check_int("seed", seed, 0)
-        if seed >= 2**64:
-            raise ConfigError("seed", f"must be < 2**64, got {seed}")
+        seed = _check_int("seed", seed, 0, 2**64 - 1)
         new = copy.copy(self)
         object.__setattr__(new, "seed", seed)
         return new
 
     def replace(self, **changes: Any) -> SimConfig:
         """A copy with ``changes`` applied (dotted keys such as ``link.downlink_delay_ms``
-        go through ``**{...}``)."""
+        go through ``**{...}``; shared transmission parameters are merged into
+        ``transmission``)."""
         data = self.to_dict()
         data.update(changes)
         return SimConfig.from_dict(data)
@@ -559,28 +696,37 @@ class SimConfig:
     # -- views --------------------------------------------------------------------------
 
     def to_dict(self) -> dict:
-        """Plain mapping of every field (round-trips through :meth:`from_dict`)."""
+        """Plain mapping of every field (round-trips through :meth:`from_dict`); optional
+        fields that are unset (an empty ``transmission``) are left out."""
         out = {}
         for f in _fields(SimConfig):
             v = getattr(self, f.name)
+            if f.name in _OPTIONAL_FIELDS and not v:
+                continue
             if f.name == "groups":
                 v = [g.to_dict() for g in v]
             elif isinstance(v, _Section):
                 v = v.to_dict()
+            elif f.name == "transmission":
+                v = dict(v)
             out[f.name] = v
         return out
 
     def flat(self) -> dict:
-        """Every field as one flat mapping (``link_downlink_rate_bps``...); ``groups`` as JSON
-        text ("" if none), ``preset`` "" if none. These are the dataset's config columns."""
+        """Every field as one flat mapping (``link_downlink_rate_bps``...); ``groups`` and
+        ``transmission`` as JSON text ("" if none), ``preset`` "" if none. These are the
+        dataset's config columns."""
         out = {}
-        for k, v in self.to_dict().items():
+        for f in _fields(SimConfig):
+            k, v = f.name, getattr(self, f.name)
             if k == "trace":
                 continue
             if k == "groups":
-                out[k] = canonical_json(v) if v else ""
-            elif isinstance(v, dict):
-                for kk, vv in v.items():
+                out[k] = canonical_json([g.to_dict() for g in v]) if v else ""
+            elif k == "transmission":
+                out[k] = canonical_json(dict(v)) if v else ""
+            elif isinstance(v, _Section):
+                for kk, vv in v.to_dict().items():
                     out[f"{k}_{kk}"] = vv
             else:
                 out[k] = "" if v is None else v
@@ -602,109 +748,164 @@ class SimConfig:
             elif f.name in row and f.name != "trace":
                 data[f.name] = _plain(row[f.name])
         data["groups"] = tuple(json.loads(data["groups"])) if data.get("groups") else ()
+        data["transmission"] = json.loads(data["transmission"]) if data.get("transmission") else {}
         data["preset"] = data.get("preset") or None
         return cls(**data)
 
-    def group_counts(self) -> list[tuple[str, int]]:
-        """``(algorithm spec as written, clients)`` per group, shares turned into counts."""
+    def _group_list(self) -> list[tuple[Group, int]]:
         if not self.groups:
-            return [(self.algorithm, self.clients)]
+            return [(Group(self.algorithm, clients=self.clients), self.clients)]
         if self.groups[0].clients is not None:
-            return [(g.algorithm, g.clients) for g in self.groups]
-        return [(g.algorithm, n) for g, n in zip(self.groups, _split_shares(self.clients, self.groups))]
+            return [(g, g.clients) for g in self.groups]
+        return list(zip(self.groups, _split_shares(self.clients, self.groups)))
+
+    def group_counts(self) -> list[tuple[str, int]]:
+        """``(algorithm spec as written, without its label; clients)`` per group, shares
+        turned into counts."""
+        return [(g.spec, n) for g, n in self._group_list()]
+
+    def group_labels(self) -> list[str]:
+        """The short label of every group (see :attr:`Group.name`)."""
+        return [g.name for g, _ in self._group_list()]
 
     def algorithm_specs(self) -> list[tuple[str, int]]:
-        """``(spec with the preset applied, clients)`` per group, as the simulator receives them."""
-        return [(with_preset(a, self.preset), n) for a, n in self.group_counts()]
+        """``(spec with the preset and the shared parameters applied, clients)`` per group,
+        as the simulator receives them."""
+        return [(compose_spec(a, self.preset, self.transmission), n) for a, n in self.group_counts()]
 
     @property
     def label(self) -> str:
-        """Algorithm label as written (without the preset): ``cocoa``,
+        """Algorithm label (without the preset): the group labels, ``cocoa``,
         ``default:max_retransmit=4``, or ``default+default-fb1`` for a mixed run."""
-        return "+".join(a.strip() for a, _ in self.group_counts())
+        return "+".join(self.group_labels())
 
     def validate(self) -> SimConfig:
-        """Full validation, including the algorithm specs against the Rust registry."""
+        """Full validation: the algorithm specs against the Rust registry, then the whole
+        configuration as the simulator checks it before a run."""
         self.resolved_specs()
+        try:
+            resolve_sim_config(to_native(self))
+        except ValueError as e:
+            key, _, message = str(e).partition(": ")
+            raise ConfigError(_python_key(key, bool(self.groups)), message or str(e)) from None
         return self
 
     def resolved_specs(self) -> list[str]:
-        """Fully resolved algorithm spec of every group (validates them)."""
-        return [
-            resolve_spec(spec, f"groups[{i}].algorithm" if self.groups else "algorithm")
-            for i, (spec, _) in enumerate(self.algorithm_specs())
+        """Fully resolved algorithm spec of every group (validates them). An error caused by
+        ``preset`` or ``transmission`` is reported under that key."""
+        out = []
+        for i, (written, _) in enumerate(self.group_counts()):
+            key = f"groups[{i}].algorithm" if self.groups else "algorithm"
+            resolve_spec(written, key)  # the spec as written first: its own errors are its own
+            spec = compose_spec(written, self.preset, self.transmission)
+            try:
+                out.append(resolve_spec(spec, key))
+            except ConfigError as e:
+                message = str(e).split(": ", 1)[1]
+                if self.preset and "preset" in message and self.preset in message:
+                    raise ConfigError("preset", message) from None
+                bad = next((k for k in self.transmission if k in message), None)
+                raise ConfigError(f"transmission.{bad}" if bad else key, message) from None
+        return out
+
+    def groups_table(self, differences: bool = False):
+        """Every group's resolved configuration side by side (a pandas DataFrame, one row per
+        group: ``label``, ``clients``, ``algorithm`` and every parameter), so that a mismatch
+        between groups (e.g. MAX_RETRANSMIT 4 against 20) is visible. With ``differences``,
+        only the parameters whose values differ between groups."""
+        return groups_table(
+            [
+                (lbl, n, spec)
+                for lbl, (_, n), spec in zip(self.group_labels(), self.group_counts(), self.resolved_specs())
+            ],
+            differences,
+        )
+
+
+_U32 = 2**32 - 1
+
+
+def _valid_keys() -> list[str]:
+    return [f.name for f in _fields(SimConfig)] + list(shared_params())
+
+
+def _check_transmission(value: Any) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError("transmission", f"expected a table of shared parameters, got {value!r}")
+    shared = shared_params()
+    out = {}
+    for k, v in value.items():
+        if k not in shared:
+            raise _unknown_key(f"transmission.{k}", "shared transmission parameter", shared)
+        v = _plain(v)
+        if _is_bool(v):
+            v = bool(v)
+        elif isinstance(v, numbers.Integral):
+            v = int(v)
+        elif isinstance(v, numbers.Real):
+            v = _check_float(f"transmission.{k}", v)
+        elif not isinstance(v, str):
+            raise ConfigError(f"transmission.{k}", f"expected a number or a word, got {v!r}")
+        out[k] = v
+    return out
+
+
+def _python_key(rust_key: str, grouped: bool) -> str:
+    """The :class:`SimConfig` key of a field path of the simulator's configuration."""
+    m = re.match(r"groups\[(\d+)\]\.cc$", rust_key)
+    if m:
+        return f"groups[{m.group(1)}].algorithm" if grouped else "algorithm"
+    if rust_key == "groups":
+        return "groups" if grouped else "clients"
+    if rust_key.startswith("workload."):
+        tail = rust_key.split(".", 1)[1]
+        return {"kind": "workload", "failed_exchanges": "failed_exchange_policy"}.get(tail, tail)
+    if rust_key.startswith("link.") and rust_key.split(".")[1] in ("uplink", "downlink"):
+        return "link"
+    if rust_key.startswith("metrics."):
+        return rust_key.split(".", 1)[1]
+    return rust_key
+
+
+def groups_table(groups: Iterable[tuple[str, int, str]], differences: bool = False):
+    """``(label, clients, resolved spec)`` per group -> a DataFrame with one row per group and
+    one column per parameter (shared transmission parameters first)."""
+    import pandas as pd
+
+    rows = []
+    for label, n, spec in groups:
+        name, params = parse_spec(spec)
+        rows.append({"label": label, "clients": int(n), "algorithm": name, **params})
+    df = pd.DataFrame(rows)
+    shared = [k for k in shared_params() if k in df.columns]
+    rest = [c for c in df.columns if c not in ("label", "clients", "algorithm", *shared)]
+    df = df[["label", "clients", "algorithm", *shared, *rest]]
+    if differences:
+        keep = [
+            c for c in df.columns if c in ("label", "clients") or df[c].astype(str).nunique(dropna=False) > 1
         ]
-
-
-def _loss_model(cfg: SimConfig) -> dict:
-    """The simulator's LossModel for ``cfg.errors`` (mirrors ``LossModel::parse`` of
-    crates/coapcc-sim/src/link/loss.rs; tests/python/test_native_mapping.py checks they agree)."""
-    e = cfg.errors
-    if e == "none":
-        return {"model": "none"}
-    if e == "low":
-        return {"model": "bernoulli", "p": 0.02}
-    if e in ("medium", "high"):
-        low, burst, avg = (0.0, 0.5, 0.10) if e == "medium" else (0.02, 0.8, 0.18)
-        pi_b = (avg - low) / (burst - low)
-        if cfg.error_clock == "time":
-            return {
-                "model": "gilbert_elliott_time",
-                "low_mean_s": PROFILE_BURST_MEAN_S * (1.0 - pi_b) / pi_b,
-                "burst_mean_s": PROFILE_BURST_MEAN_S,
-                "loss_low": low,
-                "loss_burst": burst,
-            }
-        r = 1.0 / cfg.error_burst_packets
-        return {
-            "model": "gilbert_elliott",
-            "p": r * pi_b / (1.0 - pi_b),
-            "r": r,
-            "loss_low": low,
-            "loss_burst": burst,
-        }
-    kind, _, rest = e.partition(":")
-    v = [float(x) for x in rest.split(",")]
-    if kind == "bernoulli":
-        return {"model": "bernoulli", "p": v[0]}
-    if kind == "ge-time":
-        return {
-            "model": "gilbert_elliott_time",
-            "low_mean_s": v[0],
-            "burst_mean_s": v[1],
-            "loss_low": v[2],
-            "loss_burst": v[3],
-        }
-    return {"model": "gilbert_elliott", "p": v[0], "r": v[1], "loss_low": v[2], "loss_burst": v[3]}
+        df = df[keep]
+    return df.rename_axis("group")
 
 
 def to_native(cfg: SimConfig) -> dict:
     """The simulator's JSON configuration (``SimConfig`` of crates/coapcc-sim/src/config.rs)
-    for ``cfg``. This is the only function that knows the Rust schema.
+    for ``cfg``.
 
-    The link chains are the testbed's (``link::testbed_uplink`` / ``testbed_downlink``) with
-    this configuration's rates, delays, buffer and loss model.
+    The link is the simulator's testbed link (``coapcc._native.testbed_link_json``) with
+    this configuration's rates, delays, buffer and loss model: Python never builds a link
+    chain or a loss model itself.
     """
     lk = cfg.link
-    loss = _loss_model(cfg)
-
-    def rate(bps: int) -> dict:
-        return {
-            "rate": {
-                "bits_per_s": bps,
-                "buffer_bytes": cfg.buffer_bytes,
-                "buffer_counts_in_service": lk.buffer_counts_in_service,
-                "per_packet_overhead_bytes": lk.per_packet_overhead_bytes,
-            }
-        }
-
-    jitter = {
-        "jitter": {
-            "min_ms": lk.rest_of_path_min_ms,
-            "max_ms": lk.rest_of_path_max_ms,
-            "allow_reordering": False,
-        }
-    }
+    link = testbed_link(
+        buffer_bytes=cfg.buffer_bytes,
+        errors=cfg.errors,
+        error_clock=cfg.error_clock,
+        burst_packets=cfg.error_burst_packets,
+        **{k: v for k, v in lk.to_dict().items()},
+    )
     out: dict[str, Any] = {
         "seed": cfg.seed,
         "groups": [{"cc": spec, "clients": n} for spec, n in cfg.algorithm_specs()],
@@ -716,21 +917,7 @@ def to_native(cfg: SimConfig) -> dict:
             "start_jitter_ms": cfg.start_jitter_ms,
             "failed_exchanges": cfg.failed_exchange_policy,
         },
-        "link": {
-            "mtu_bytes": lk.mtu_bytes,
-            "uplink": [
-                rate(lk.uplink_rate_bps),
-                {"delay": {"ms": lk.uplink_delay_ms}},
-                {"loss": loss},
-                jitter,
-            ],
-            "downlink": [
-                jitter,
-                rate(lk.downlink_rate_bps),
-                {"delay": {"ms": lk.downlink_delay_ms}},
-                {"loss": loss},
-            ],
-        },
+        "link": link,
         "coap": cfg.coap.to_dict(),
         "server": cfg.server.to_dict(),
         "metrics": {"unnecessary_def": cfg.unnecessary_def},

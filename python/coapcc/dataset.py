@@ -35,7 +35,6 @@ same for every replication of a point) and ``seed``; the runs table also has
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import time
@@ -50,9 +49,12 @@ __all__ = [
     "load_results",
     "done_hashes",
     "encode_run",
-    "EncodedRun",
+    "records_to_tables",
     "DatasetWriter",
+    "DatasetLock",
+    "DatasetBusy",
     "compact",
+    "quarantine_damaged",
     "CASE_COLUMNS",
 ]
 
@@ -135,78 +137,32 @@ def _table(cols: dict[str, list]):
     return t
 
 
-@dataclass
-class EncodedRun:
-    """One finished run: its tables as Arrow IPC bytes (cheap to send from a worker; for the
-    parts) and as Parquet bytes (its own files)."""
-
-    config_hash: str
-    flows_ipc: bytes
-    run_ipc: bytes
-    flows_parquet: bytes
-    run_parquet: bytes
-
-    @property
-    def flows(self):
-        return _from_ipc(self.flows_ipc)
-
-    @property
-    def run(self):
-        return _from_ipc(self.run_ipc)
+# -- one run, as a record ------------------------------------------------------------------
 
 
-def _ipc(table) -> bytes:
-    import pyarrow as pa
-
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as w:
-        w.write_table(table)
-    return sink.getvalue().to_pybytes()
-
-
-def _from_ipc(data: bytes):
-    import pyarrow as pa
-
-    return pa.ipc.open_stream(data).read_all()
-
-
-def _parquet_bytes(table) -> bytes:
-    import pyarrow.parquet as pq
-
-    buf = io.BytesIO()
-    pq.write_table(table, buf, **_PARQUET_OPTIONS)
-    return buf.getvalue()
-
-
-def encode_run(ident: dict[str, Any], cfg: SimConfig, report: dict) -> EncodedRun:
-    """The flows table and the one-row runs table of one run, and their Parquet encoding.
-
-    Runs on the workers (it is the expensive part of writing), so the process collecting
-    results only writes bytes."""
-    import numpy as np
-    import pyarrow as pa
-
+def encode_run(ident: dict[str, Any], cfg: SimConfig, report: dict) -> bytes:
+    """One finished run as a *record*: a line of JSON (bytes, no newline) holding its
+    configuration columns (``common``), its run-level metrics (``run``) and its flows as
+    columns (``flows``). Records are cheap to make on a worker and to send; the sweeping
+    process appends them to a journal and turns a batch of them into one part
+    (:func:`records_to_tables`), so Arrow and Parquet costs are paid once per part, not per run.
+    """
     from . import __version__
     from .result import link_fields
     from .stats import describe
 
     common = {**ident, **config_columns(cfg)}
-    common_t = _table({k: [v] for k, v in common.items()})
     flows = report.get("flows", [])
-    n = len(flows)
     keys = [k for k in FLOW_FIELDS if not flows or k in flows[0]]
     keys += [k for k in (flows[0] if flows else {}) if k not in keys]
-    flow_t = _table({k: [f.get(k) for f in flows] for k in keys})
-    ft = common_t.take(pa.array(np.zeros(n, dtype=np.int64)))
-    for name, col in zip(flow_t.column_names, flow_t.columns):
-        ft = ft.append_column(name, col)
+    flow_cols = {k: [f.get(k) for f in flows] for k in keys}
 
     hist = [int(x) for x in report.get("retransmissions_per_exchange", [])]
     fcts = [f["fct_s"] for f in flows if f.get("fct_s") is not None]
     fct = describe(fcts)
     run: dict[str, Any] = {
         "config_json": canonical_json(report.get("config") or to_native(cfg)),
-        "flows": n,
+        "flows": len(flows),
         "finished_flows": len(fcts),
     }
     for k in ("median", "p10", "p25", "p75", "p90"):
@@ -224,26 +180,129 @@ def encode_run(ident: dict[str, Any], cfg: SimConfig, report: dict) -> EncodedRu
         run[k] = report.get(k)
     run.update(link_fields(report))
     run["coapcc_version"] = __version__
-    rt = common_t
-    run_t = _table({k: [v] for k, v in run.items()})
-    for name, col in zip(run_t.column_names, run_t.columns):
-        rt = rt.append_column(name, col)
-    return EncodedRun(ident["config_hash"], _ipc(ft), _ipc(rt), _parquet_bytes(ft), _parquet_bytes(rt))
+    rec = {"h": ident["config_hash"], "common": common, "run": run, "flows": flow_cols}
+    return json.dumps(rec, separators=(",", ":"), allow_nan=True).encode()
+
+
+def _column(name: str, values: list):
+    import pyarrow as pa
+
+    a = pa.array(values)
+    if pa.types.is_null(a.type):
+        want = _arrow_type(name)
+        if want is not None:
+            a = pa.nulls(len(values), want)
+    return a
+
+
+def _union_keys(dicts) -> list[str]:
+    keys: dict[str, None] = {}
+    for d in dicts:
+        for k in d:
+            keys.setdefault(k, None)
+    return list(keys)
+
+
+def records_to_tables(records: list[dict], chunk_rows: int = 65536):
+    """``(runs_table, flows_chunks)`` of a batch of records: the runs table (one row per run:
+    configuration columns, then metrics) and the flows table as a list of tables of at most
+    ``chunk_rows`` rows with one schema (configuration columns, then the per-flow fields), so
+    a large part is written row group by row group without building it whole."""
+    import numpy as np
+    import pyarrow as pa
+
+    commons = [r["common"] for r in records]
+    ckeys = _union_keys(commons)
+    common_t = pa.table({k: _column(k, [c.get(k) for c in commons]) for k in ckeys})
+    runs = [r["run"] for r in records]
+    rkeys = [k for k in _union_keys(runs) if k not in common_t.column_names]
+    runs_t = common_t
+    for k in rkeys:
+        runs_t = runs_t.append_column(k, _column(k, [r.get(k) for r in runs]))
+
+    counts = []
+    for r in records:
+        cols = r["flows"]
+        counts.append(len(next(iter(cols.values()))) if cols else 0)
+    fkeys = _union_keys(r["flows"] for r in records)
+    flow_arrays = []
+    for k in fkeys:
+        vals: list = []
+        for r, n in zip(records, counts):
+            col = r["flows"].get(k)
+            vals.extend(col if col is not None else [None] * n)
+        flow_arrays.append(_column(k, vals))
+    index = np.repeat(np.arange(len(records), dtype=np.int64), counts)
+    total = int(index.size)
+    chunks = []
+    for lo in range(0, max(total, 1), chunk_rows):
+        hi = min(total, lo + chunk_rows)
+        t = common_t.take(pa.array(index[lo:hi]))
+        for k, a in zip(fkeys, flow_arrays):
+            if k in common_t.column_names:
+                k = f"flow_{k}"
+            t = t.append_column(k, a.slice(lo, hi - lo))
+        chunks.append(t)
+    return runs_t, chunks
+
+
+# -- files --------------------------------------------------------------------------------
+
+
+def _fsync_dir(d: Path) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:  # pragma: no cover - not on every platform
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def _tmp_name(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
 
 
 def _atomic_write_bytes(data: bytes, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    """Write ``data`` to ``path`` durably: a temporary file in the same folder, fsync, rename,
+    fsync of the folder. On an error (a full disk) nothing is left behind."""
+    tmp = _tmp_name(path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _atomic_write_tables(tables: list, path: Path) -> None:
+    """Write ``tables`` (one schema) as one Parquet file, one row group each, durably."""
+    import pyarrow.parquet as pq
+
+    tmp = _tmp_name(path)
+    try:
+        with open(tmp, "wb") as f:
+            with pq.ParquetWriter(f, tables[0].schema, **_PARQUET_OPTIONS) as w:
+                for t in tables:
+                    w.write_table(t)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
 
 
 def _atomic_write_table(table, path: Path) -> None:
-    import pyarrow.parquet as pq
-
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(table, tmp, **_PARQUET_OPTIONS)
-    os.replace(tmp, path)
+    _atomic_write_tables([table], path)
 
 
 def _concat(tables):
@@ -252,43 +311,116 @@ def _concat(tables):
     return pa.concat_tables(tables, promote_options="permissive")
 
 
-class DatasetWriter:
-    """Writes finished runs into a dataset: each at once as its own files, and every
-    ``part_runs`` runs (and on :meth:`close`) consolidated into a part."""
+# -- journals -----------------------------------------------------------------------------
 
-    def __init__(self, out: str | os.PathLike, part_runs: int = 500):
+JOURNAL_GLOB = "journal-*.jsonl"
+
+
+def read_journal(path: Path) -> list[dict]:
+    """The complete records of a journal (a line cut off by a crash is ignored)."""
+    out = []
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return out
+    for line in data.split(b"\n"):
+        if not line:
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and "h" in rec and "common" in rec:
+            out.append(rec)
+    return out
+
+
+def _journals(out: Path) -> list[Path]:
+    d = out / "runs"
+    return sorted(d.glob(JOURNAL_GLOB)) if d.is_dir() else []
+
+
+class DatasetWriter:
+    """Writes finished runs into a dataset.
+
+    Each run's record (:func:`encode_run`) is appended at once to a journal
+    (``runs/journal-<id>.jsonl``, one JSON line per run, flushed to the OS per run), so a
+    killed sweep loses no finished run. When the runs held reach ``part_runs`` runs,
+    ``part_flows`` flows or ``part_bytes`` bytes (and on :meth:`close`), they become one part:
+    a flows part, then a runs part, each fsynced and renamed into place; then the journal is
+    deleted. Memory is bounded by the part limits whatever the size of the sweep."""
+
+    def __init__(
+        self,
+        out: str | os.PathLike,
+        part_runs: int = 5000,
+        part_flows: int = 150_000,
+        part_bytes: int = 48 << 20,
+    ):
         self.out = Path(out)
         (self.out / "runs").mkdir(parents=True, exist_ok=True)
         (self.out / "flows").mkdir(parents=True, exist_ok=True)
-        self.part_runs = part_runs
-        self._pending: list[tuple[str, bytes, bytes]] = []
+        self.part_runs, self.part_flows, self.part_bytes = part_runs, part_flows, part_bytes
+        self._pending: list[bytes] = []
+        self._flows = 0
+        self._bytes = 0
+        self._journal = None
+        self._journal_path: Path | None = None
 
-    def add(self, enc: EncodedRun) -> None:
-        h = enc.config_hash
-        _atomic_write_bytes(enc.flows_parquet, self.out / "flows" / f"{h}.parquet")
-        _atomic_write_bytes(enc.run_parquet, self.out / "runs" / f"{h}.parquet")
-        self._pending.append((h, enc.run_ipc, enc.flows_ipc))
-        if len(self._pending) >= self.part_runs:
+    def add(self, record: bytes, flows: int = 0) -> None:
+        """Add one run's record (``flows``: its number of flows, for the part limit)."""
+        if self._journal is None:
+            self._journal_path = self.out / "runs" / f"journal-{time.time_ns():x}-{os.getpid()}.jsonl"
+            self._journal = open(self._journal_path, "ab")  # noqa: SIM115 - closed in flush/close
+        self._journal.write(record + b"\n")
+        self._journal.flush()
+        self._pending.append(record)
+        self._flows += flows
+        self._bytes += len(record)
+        if (
+            len(self._pending) >= self.part_runs
+            or self._flows >= self.part_flows
+            or self._bytes >= self.part_bytes
+        ):
             self.flush()
 
     def flush(self) -> None:
-        """Consolidate the runs written since the last flush into one part."""
+        """Write the runs held since the last part as one part, then drop their journal."""
         if not self._pending:
             return
-        write_part(
-            self.out,
-            [_from_ipc(r) for _, r, _ in self._pending],
-            [_from_ipc(f) for _, _, f in self._pending],
-            [h for h, _, _ in self._pending],
-        )
-        self._pending = []
+        records = [json.loads(r) for r in self._pending]
+        write_part(self.out, records)
+        self._pending, self._flows, self._bytes = [], 0, 0
+        self._close_journal(delete=True)
+
+    def _close_journal(self, delete: bool) -> None:
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+            if delete and self._journal_path is not None:
+                self._journal_path.unlink(missing_ok=True)
+                _fsync_dir(self._journal_path.parent)
 
     def close(self) -> None:
-        self.flush()
+        """Write the last part. If that fails (a full disk), the journal stays: the next sweep
+        turns it into a part."""
+        try:
+            self.flush()
+        finally:
+            self._close_journal(delete=False)
 
 
-def write_part(out: Path, run_tables: list, flow_tables: list, hashes: list[str]) -> None:
-    """Write one part (flows, then runs) and delete the per-run files it covers."""
+def write_part(out: Path, records: list[dict]) -> str:
+    """Write one part (flows, then runs) from records; returns its name."""
+    runs_t, flow_chunks = records_to_tables(records)
+    pid = f"part-{time.time_ns():x}-{os.getpid()}"
+    _atomic_write_tables(flow_chunks, out / "flows" / f"{pid}.parquet")
+    _atomic_write_table(runs_t, out / "runs" / f"{pid}.parquet")
+    return pid
+
+
+def _write_part_tables(out: Path, run_tables: list, flow_tables: list, hashes: list[str]) -> None:
+    """Write one part from per-run tables (legacy per-run files) and delete those files."""
     pid = f"part-{time.time_ns():x}-{os.getpid()}"
     _atomic_write_table(_concat(flow_tables), out / "flows" / f"{pid}.parquet")
     _atomic_write_table(_concat(run_tables), out / "runs" / f"{pid}.parquet")
@@ -307,23 +439,35 @@ def _run_files(out: Path) -> tuple[list[Path], list[Path]]:
     return parts, singles
 
 
-def done_hashes(out: str | os.PathLike) -> set[str]:
-    """Hashes of the runs already in a dataset."""
+def _part_hashes(p: Path) -> list[str]:
     import pyarrow.parquet as pq
 
-    parts, singles = _run_files(Path(out))
+    return pq.read_table(p, columns=["config_hash"]).column("config_hash").to_pylist()
+
+
+def done_hashes(out: str | os.PathLike) -> set[str]:
+    """Hashes of the runs already in a dataset (parts, per-run files and journals; damaged
+    parts count as missing)."""
+    out = Path(out)
+    parts, singles = _run_files(out)
     done = {p.stem for p in singles}
     for p in parts:
-        done.update(pq.read_table(p, columns=["config_hash"]).column("config_hash").to_pylist())
+        try:
+            done.update(_part_hashes(p))
+        except (OSError, ValueError):  # damaged: quarantined by the next sweep
+            continue
+    for j in _journals(out):
+        done.update(r["h"] for r in read_journal(j))
     return done
 
 
 def clean_temporaries(out: str | os.PathLike) -> int:
     """Remove what an interrupted writer can leave: temporary files, and flows parts whose runs
-    part was never written. Returns how many files were removed."""
+    part was never written. Returns how many files were removed. Only call it while holding
+    the dataset's lock (:class:`DatasetLock`): another writer's temporaries are live."""
     out = Path(out)
     n = 0
-    for sub in ("runs", "flows"):
+    for sub in ("runs", "flows", "."):
         d = out / sub
         if d.is_dir():
             for p in d.glob(".*.tmp"):
@@ -337,19 +481,94 @@ def clean_temporaries(out: str | os.PathLike) -> int:
     return n
 
 
+def quarantine_damaged(out: str | os.PathLike, log=None) -> list[str]:
+    """Move parts that cannot be read (a 0-byte or cut-off file, a runs part without its flows
+    part) to ``DIR/quarantine/``, saying so on ``log``; their runs count as missing, so the
+    next sweep runs them again. Returns the names moved. Call it while holding the lock."""
+    import pyarrow.parquet as pq
+
+    out = Path(out)
+    parts, _ = _run_files(out)
+    moved = []
+    for p in parts:
+        fp = out / "flows" / p.name
+        reason = None
+        try:
+            _part_hashes(p)
+        except (OSError, ValueError) as e:
+            reason = f"runs part unreadable: {e}"
+        if reason is None:
+            if not fp.exists():
+                reason = "its flows part is missing"
+            else:
+                try:
+                    pq.read_metadata(fp)
+                    _part_hashes(fp)
+                except (OSError, ValueError) as e:
+                    reason = f"flows part unreadable: {e}"
+        if reason is None:
+            continue
+        q = out / "quarantine"
+        q.mkdir(exist_ok=True)
+        stamp = time.strftime("%Y%m%dT%H%M%S")
+        for sub, f in (("runs", p), ("flows", fp)):
+            if f.exists():
+                os.replace(f, q / f"{stamp}-{sub}-{f.name}")
+        _fsync_dir(out / "runs")
+        moved.append(p.name)
+        if log is not None:
+            print(
+                f"sweep: damaged part {p.name} ({reason}) moved to {q}/; its runs will be run again",
+                file=log,
+                flush=True,
+            )
+    return moved
+
+
+def recover_journals(out: str | os.PathLike) -> int:
+    """Turn the journals an interrupted sweep left into a part (runs already in a part are
+    skipped); returns the number of runs recovered. Call it while holding the lock."""
+    out = Path(out)
+    journals = _journals(out)
+    if not journals:
+        return 0
+    in_parts: set[str] = set()
+    for p in _run_files(out)[0]:
+        try:
+            in_parts.update(_part_hashes(p))
+        except (OSError, ValueError):
+            continue
+    records, seen = [], set()
+    for j in journals:
+        for r in read_journal(j):
+            if r["h"] not in in_parts and r["h"] not in seen:
+                seen.add(r["h"])
+                records.append(r)
+    if records:
+        write_part(out, records)
+    for j in journals:
+        j.unlink(missing_ok=True)
+    _fsync_dir(out / "runs")
+    return len(records)
+
+
 def compact(out: str | os.PathLike) -> int:
-    """Consolidate the per-run files of a dataset (e.g. left by an interrupted sweep) into one
-    part; returns the number of runs consolidated."""
+    """Consolidate what an interrupted sweep left (journals, per-run files of older versions)
+    into parts; returns the number of runs consolidated. Call it while holding the lock."""
     import pyarrow.parquet as pq
 
     out = Path(out)
     clean_temporaries(out)
+    n = recover_journals(out)
     parts, singles = _run_files(out)
     if not singles:
-        return 0
+        return n
     in_parts = set()
     for p in parts:
-        in_parts.update(pq.read_table(p, columns=["config_hash"]).column("config_hash").to_pylist())
+        try:
+            in_parts.update(_part_hashes(p))
+        except (OSError, ValueError):
+            continue
     runs, flows, hashes = [], [], []
     for p in singles:
         h = p.stem
@@ -362,12 +581,61 @@ def compact(out: str | os.PathLike) -> int:
             flows.append(pq.read_table(fp))
         hashes.append(h)
     if runs:
-        write_part(out, runs, flows, hashes)
+        _write_part_tables(out, runs, flows, hashes)
     else:
         for h in hashes:
             for sub in ("runs", "flows"):
                 (out / sub / f"{h}.parquet").unlink(missing_ok=True)
-    return len(runs)
+    return n + len(runs)
+
+
+class DatasetBusy(RuntimeError):
+    """Another process is writing the dataset."""
+
+
+class DatasetLock:
+    """An exclusive lock on a dataset folder (``DIR/.lock``, ``flock``): one sweep at a time.
+    A second sweep into the same folder is refused with :class:`DatasetBusy`; the lock goes
+    with the process, so a killed sweep never leaves it behind."""
+
+    def __init__(self, out: str | os.PathLike):
+        self.path = Path(out) / ".lock"
+        self._fd: int | None = None
+
+    def acquire(self) -> DatasetLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock
+            self._fd = fd
+            return self
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            try:
+                holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+            finally:
+                os.close(fd)
+            raise DatasetBusy(
+                f"{self.path.parent} is in use by another sweep (pid {holder}); wait for it to finish, "
+                "or sweep into another folder with --out"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # releases the flock
+            self._fd = None
+
+    def __enter__(self) -> DatasetLock:
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
 
 
 @dataclass
@@ -414,7 +682,11 @@ class Results:
 
 
 def _read_dataset(out: Path):
-    """(runs table, flows table) with every run exactly once."""
+    """(runs table, flows table) with every run exactly once. Damaged parts are skipped with a
+    warning (the next ``coapcc sweep`` quarantines them and runs their runs again); runs still
+    in a journal (an interrupted sweep) are included."""
+    import warnings
+
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -422,10 +694,19 @@ def _read_dataset(out: Path):
     parts, singles = _run_files(out)
     run_tables, flow_tables, seen = [], [], set()
     for p in parts:
-        rt = pq.read_table(p)
+        try:
+            rt = pq.read_table(p)
+            ft = pq.read_table(out / "flows" / p.name)
+        except (OSError, ValueError) as e:
+            warnings.warn(
+                f"{p}: damaged part skipped ({e}); run 'coapcc sweep' on this dataset to quarantine "
+                "it and run its runs again",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            continue
         hashes = rt.column("config_hash").to_pylist()
         fresh = [h not in seen for h in hashes]
-        ft = pq.read_table(out / "flows" / p.name)
         if not all(fresh):
             keep = [h for h, f in zip(hashes, fresh) if f]
             rt = rt.filter(pc.is_in(rt.column("config_hash"), value_set=pa.array(keep, pa.string())))
@@ -439,6 +720,16 @@ def _read_dataset(out: Path):
         seen.add(p.stem)
         run_tables.append(pq.read_table(p))
         flow_tables.append(pq.read_table(out / "flows" / p.name))
+    pending = []
+    for j in _journals(out):
+        for r in read_journal(j):
+            if r["h"] not in seen:
+                seen.add(r["h"])
+                pending.append(r)
+    if pending:
+        rt, chunks = records_to_tables(pending)
+        run_tables.append(rt)
+        flow_tables.extend(chunks)
     if not run_tables:
         return None, None
     return _concat(run_tables), _concat(flow_tables)

@@ -60,6 +60,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = [
+    "MAX_RUNS",
     "Experiment",
     "Block",
     "PlannedRun",
@@ -68,6 +69,49 @@ __all__ = [
     "catalogue",
     "find_experiment",
 ]
+
+
+#: Largest experiment (runs, counting every replication) that is planned: a plan is held in
+#: memory, so a grid that explodes (a typo adding a dimension) is refused with a clear message
+#: rather than exhausting memory. ``$COAPCC_MAX_RUNS`` raises it.
+MAX_RUNS = 200_000
+
+#: Keys a grid or a base cannot set: seeds are derived (top-level ``seed`` and
+#: ``replications``), traces are recorded by ``coapcc report``.
+_NOT_SWEEPABLE = {
+    "seed": "run seeds are derived from the top-level 'seed' and the replication index; "
+    "set 'seed' (base seed) or 'replications' at the top of the file",
+    "trace": "a sweep records no traces (coapcc report records one traced run); remove 'trace'",
+}
+
+
+def max_runs() -> int:
+    """The run limit in force (:data:`MAX_RUNS`, or ``$COAPCC_MAX_RUNS``)."""
+    v = os.environ.get("COAPCC_MAX_RUNS")
+    if v:
+        try:
+            return max(1, int(v))
+        except ValueError:
+            raise ConfigError("COAPCC_MAX_RUNS", f"expected an integer, got {v!r}") from None
+    return MAX_RUNS
+
+
+def check_name(name: str) -> str:
+    """An experiment name becomes a folder name (``results/NAME``): refuse names that would
+    escape it or hide it (``../x``, ``/abs``, ``a/b``, ``.x``, empty)."""
+    if (
+        not name
+        or name.startswith(".")
+        or any(c in name for c in ("/", "\\", "\0"))
+        or os.path.isabs(name)
+        or name != name.strip()
+    ):
+        raise ConfigError(
+            "name",
+            f"{name!r} cannot name a results folder: use letters, digits, '-', '_' or '.', "
+            "no '/' or '\\', not starting with '.'",
+        )
+    return name
 
 
 def derive_seed(base_seed: int, config: SimConfig, replication: int) -> int:
@@ -161,7 +205,7 @@ class Experiment:
         for k in data:
             if k not in known:
                 raise ConfigError(k, "unknown experiment key", sorted(known))
-        exp_name = str(data.get("name") or name or "experiment")
+        exp_name = check_name(str(data.get("name") or name or "experiment"))
         blocks_data = data.get("block")
         if blocks_data is None:
             blocks_data = [{"name": "main", "grid": data.get("grid", {})}]
@@ -178,6 +222,12 @@ class Experiment:
             for k, v in grid.items():
                 if not isinstance(v, list) or not v:
                     raise ConfigError(f"{bkey}.grid.{k}", f"expected a non-empty list of values, got {v!r}")
+                if k in _NOT_SWEEPABLE:
+                    raise ConfigError(f"{bkey}.grid.{k}", _NOT_SWEEPABLE[k])
+                _check_distinct(f"{bkey}.grid.{k}", v)
+            for k in b.get("base", {}):
+                if k in _NOT_SWEEPABLE:
+                    raise ConfigError(f"{bkey}.base.{k}", _NOT_SWEEPABLE[k])
             reps = b.get("replications")
             if reps is not None and (not isinstance(reps, int) or reps < 1):
                 raise ConfigError(f"{bkey}.replications", f"must be an integer >= 1, got {reps!r}")
@@ -199,10 +249,23 @@ class Experiment:
         seed = data.get("seed", 1)
         if not isinstance(seed, int) or seed < 0:
             raise ConfigError("seed", f"must be an integer >= 0, got {seed!r}")
+        for k in data.get("base", {}):
+            if k in _NOT_SWEEPABLE:
+                raise ConfigError(f"base.{k}", _NOT_SWEEPABLE[k])
         quick = dict(data.get("quick", {}))
         for k in quick:
             if k not in ("replications", "base", "grid"):
                 raise ConfigError(f"quick.{k}", "unknown key", ["replications", "base", "grid"])
+        if "replications" in quick:
+            qr = quick["replications"]
+            if not isinstance(qr, int) or isinstance(qr, bool) or qr < 1:
+                raise ConfigError("quick.replications", f"must be an integer >= 1, got {qr!r}")
+        for k, v in quick.get("grid", {}).items():
+            if not isinstance(v, list) or not v:
+                raise ConfigError(f"quick.grid.{k}", f"expected a non-empty list of values, got {v!r}")
+        for k in quick.get("base", {}):
+            if k in _NOT_SWEEPABLE:
+                raise ConfigError(f"quick.base.{k}", _NOT_SWEEPABLE[k])
         exp = cls(
             name=exp_name,
             blocks=tuple(blocks),
@@ -215,12 +278,39 @@ class Experiment:
             source=source,
             path=path,
         )
+        exp.check_size()
         exp.points()  # validate every configuration now, with the key at fault
         if quick:
-            exp.quick_variant().points()
+            q = exp.quick_variant()
+            if not q.blocks:
+                raise ConfigError(
+                    "quick.grid", "the [quick] variant keeps no block: every block lost a grid value"
+                )
+            q.check_size()
+            q.points()
         return exp
 
     # -- derived ------------------------------------------------------------------------
+
+    def size(self) -> int:
+        """Runs of the experiment, counting every point and replication (before runs that
+        several blocks share are merged; see :meth:`summary`), computed without planning."""
+        return sum(b.size() * (b.replications or self.replications) for b in self.blocks)
+
+    def check_size(self) -> None:
+        """Refuse an experiment larger than :func:`max_runs` (before anything is planned)."""
+        n, limit = self.size(), max_runs()
+        if n > limit:
+            dims = "; ".join(
+                f"{b.name}: {' x '.join(f'{k}[{len(v)}]' for k, v in b.grid.items()) or '1 point'}"
+                f" x {b.replications or self.replications}"
+                for b in self.blocks
+            )
+            raise ConfigError(
+                "grid",
+                f"experiment {self.name!r} has {n:,} runs, more than the limit of {limit:,} ({dims}); "
+                "split it into several experiments, or raise the limit with COAPCC_MAX_RUNS",
+            )
 
     def quick_variant(self) -> Experiment:
         """The ``--quick`` version: ``[quick]`` replications, base overrides and grid trims.
@@ -287,13 +377,43 @@ class Experiment:
                 out.append(PlannedRun(self.name, b.name, pi, r, assignment, seeded, phash))
         return out
 
-    def summary(self) -> str:
-        lines = [f"{self.name}: {len(self.runs())} runs"]
+    def summary(self, runs: list[PlannedRun] | None = None) -> str:
+        """The plan in a few lines: distinct runs in total, and per block its product.
+
+        ``runs`` are the distinct planned runs (what :func:`coapcc.sweeper.plan` keeps, one per
+        configuration); by default every configuration that is equal (seed included) counts
+        once, so the total is what a sweep runs. A block that repeats runs of an earlier block
+        says how many."""
+        if runs is None:
+            seen, runs = set(), []
+            for r in self.runs():
+                key = canonical_json(r.config.to_dict())
+                if key not in seen:
+                    seen.add(key)
+                    runs.append(r)
+        per_block: dict[str, int] = {}
+        for r in runs:
+            per_block[r.block] = per_block.get(r.block, 0) + 1
+        lines = [f"{self.name}: {len(runs)} runs"]
         for b in self.blocks:
             reps = b.replications or self.replications
             dims = " x ".join(f"{k}[{len(v)}]" for k, v in b.grid.items()) or "1 point"
-            lines.append(f"  {b.name}: {dims} x {reps} replications = {b.size() * reps} runs")
+            n = b.size() * reps
+            line = f"  {b.name}: {dims} x {reps} replications = {n} runs"
+            shared = n - per_block.get(b.name, 0)
+            if shared:
+                line += f" ({shared} already in an earlier block, run once)"
+            lines.append(line)
         return "\n".join(lines)
+
+
+def _check_distinct(key: str, values: list) -> None:
+    seen: dict[str, Any] = {}
+    for v in values:
+        k = canonical_json(v)
+        if k in seen:
+            raise ConfigError(key, f"value {v!r} is listed twice (each grid value gives distinct runs)")
+        seen[k] = v
 
 
 def load_experiment(path: str | os.PathLike) -> Experiment:

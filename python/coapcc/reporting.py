@@ -1,28 +1,31 @@
-"""``coapcc report``: the papers' figures and a self-contained HTML report from a dataset.
+"""``coapcc report``: the papers' figures and a self-contained HTML report from a dataset,
+or two datasets side by side (``coapcc report A B``).
 
-Figures (matplotlib, Agg; see docs/reports.md for the mapping to the papers' figures):
+Figures (matplotlib, Agg; PNG embedded in the HTML, and PNG, SVG and PDF files in
+``figures/``; see docs/reports.md for the mapping to the papers' figures):
 
 * ``fct``: flow completion time box plots (boxes at the quartiles, whiskers at p10 / p90, no
-  fliers; ANRW 2018 and FASOR paper style), one panel per buffer x workload (x errors...),
-  x axis = number of clients, one box per algorithm;
-* ``fct-mixed``: the same for mixed runs, one box per algorithm within the mix;
-* ``retransmissions`` and ``unnecessary``: retransmissions and unnecessary retransmissions
-  per flow, same layout;
-* ``histogram``: retransmissions per exchange (share of completed exchanges that needed k
-  retransmissions; ANRW Table 2 style), at the largest number of clients of each panel;
-* ``trace``: RTO and RTT over time of one flow per algorithm, from a trace that the report
-  records itself by re-running one run of the dataset with tracing on (same seed, so the
-  same run).
+  fliers; ANRW 2018 and FASOR paper style), one panel per case, x = clients;
+* ``fct-ci``: mean over replications of each run's median FCT, with 95 % confidence intervals;
+* ``fct-cdf``: FCT distribution (empirical CDF) at each panel's largest number of clients;
+* ``fct-mixed``: FCT box plots of mixed runs, one box per group label within the mix;
+* ``retransmissions`` and ``unnecessary``: retransmissions and unnecessary retransmissions per
+  flow (linear axes), left out with a note when there are none;
+* ``histogram``: retransmissions per exchange (ANRW Table 2 style);
+* ``trace``: RTO and RTT over time of one flow per algorithm, and ``timeline``: goodput and
+  retransmissions over time of that whole run. The report records the trace itself by
+  re-running one run of the dataset with tracing on (same seed, so the same run), at the
+  case where the algorithms retransmit most.
 
-Percentiles use linear interpolation between closest ranks (AMBIG-T10).
+Every table lists cases in one order: panel dimensions (numbers ascending), then the series in
+the experiment's order, then clients ascending. The HTML comes from the jinja2 template
+``templates/report.html.j2``.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
-import html
-import io
 import json
 import os
 import platform
@@ -31,17 +34,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+from . import figures as F
 from .config import SimConfig, to_native
 from .dataset import Results, load_results
 from .runner import RunnerLike
 
-__all__ = ["report", "main", "FIGURES"]
+__all__ = ["report", "main", "FIGURES", "summary_table", "jain_index"]
 
 #: Figure ids and their captions (the paper mapping is in docs/reports.md).
 FIGURES = {
     "fct": "Flow completion time (FCT) per flow, pooled over replications. Boxes: quartiles; "
     "line: median; whiskers: 10th and 90th percentiles; no outliers drawn.",
-    "fct-mixed": "Mixed runs: FCT per flow, one box per algorithm sharing the link.",
+    "fct-ci": "Median FCT of a run, averaged over the replications of each case; bars: 95 % confidence "
+    "interval of that mean (Student t over replications).",
+    "fct-cdf": "Distribution of the FCT over flows (pooled over replications) at the largest number of "
+    "clients of each panel; a curve that stays below 1 has unfinished flows.",
+    "fct-mixed": "Mixed runs: FCT per flow, one box per group sharing the link (label in mix).",
     "retransmissions": "Retransmissions per flow (all copies after the first, over the flow's exchanges).",
     "unnecessary": "Unnecessary retransmissions per flow (copy k is unnecessary iff an earlier copy reached "
     "the server and its response reached the client).",
@@ -51,31 +59,16 @@ FIGURES = {
     "trace": "One flow per algorithm over time: the timer armed with each transmission (circles: first "
     "transmission; crosses: timers that expired and caused a retransmission), the RTT of each "
     "exchange (from the first transmission to the response) and the RTO the next exchange "
-    "starts from.",
+    "starts from. The flow with the most retransmissions of the traced run.",
+    "timeline": "The traced runs as a whole over time: goodput (exchanges completed per second, all "
+    "clients) and retransmissions sent per second.",
 }
 
 _CASE_ORDER = ("errors", "workload", "buffer_bytes")
-_NOT_DIMS = {"seed", "algorithm", "clients", "groups"}
+_NOT_DIMS = {"seed", "algorithm", "clients", "groups", "transmission"}
 
 
 # -- data preparation -------------------------------------------------------------------------
-
-
-def _ordered(values) -> list:
-    """Distinct values in order of first appearance."""
-    import pandas as pd
-
-    return list(pd.unique(pd.Series(list(values) if not hasattr(values, "dtype") else values)))
-
-
-def _sorted_values(series) -> list:
-    vals = [v.item() if hasattr(v, "item") else v for v in _ordered(series)]
-    try:
-        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
-            return sorted(vals)
-    except TypeError:
-        pass
-    return vals
 
 
 def _config_columns() -> list[str]:
@@ -94,285 +87,67 @@ def _panel_dims(runs) -> list[str]:
     return dims
 
 
-def _panels(df, dims: list[str]) -> list[tuple]:
-    """The panel keys present in ``df``, ordered dimension by dimension (numbers ascending,
-    everything else in order of appearance)."""
-    if not dims:
-        return [()]
-    orders = [{v: i for i, v in enumerate(_sorted_values(df[c]))} for c in dims]
-    keys = [
-        tuple(v.item() if hasattr(v, "item") else v for v in r)
-        for r in df[dims].drop_duplicates().itertuples(index=False)
+def _order_cases(df, dims: list[str], series_order: list[str], series_col: str = "series", extra=()):
+    """``df`` sorted into the one case order of the report: ``dims`` (numbers ascending,
+    others in order of appearance), series in ``series_order``, clients ascending, then
+    ``extra`` columns."""
+    if not len(df):
+        return df
+    keys, tmp = [], {}
+    for c in dims:
+        vals = F._sorted_values(df[c])
+        tmp[f"_o_{c}"] = df[c].map({v: i for i, v in enumerate(vals)})
+        keys.append(f"_o_{c}")
+    tmp["_o_series"] = df[series_col].map({s: i for i, s in enumerate(series_order)})
+    keys += ["_o_series", "clients", *extra]
+    return df.assign(**tmp).sort_values(keys, kind="stable").drop(columns=list(tmp)).reset_index(drop=True)
+
+
+def jain_index(values) -> float:
+    """Jain's fairness index (sum x)^2 / (n sum x^2) of ``values`` (NaN ignored): 1 when all
+    are equal, 1/n when one takes everything."""
+    import numpy as np
+
+    x = np.asarray(values, dtype=float)
+    x = x[~np.isnan(x)]
+    if x.size == 0 or not (x * x).sum():
+        return float("nan")
+    return float(x.sum() ** 2 / (x.size * (x * x).sum()))
+
+
+def _series(flows, runs):
+    """The series of every flow: the run's label, or "group label in mix" for mixed runs."""
+    labels_of: dict[str, list[str]] = {}
+    for g in flows["groups"].unique():
+        if g:
+            labels_of[g] = SimConfig(groups=tuple(json.loads(g)), clients=1000).group_labels()
+    mixed = flows["groups"] != ""
+    group_label = [
+        labels_of[g][int(i)] if g else ""
+        for g, i in zip(flows["groups"], flows.get("group", [0] * len(flows)))
     ]
-    return sorted(keys, key=lambda k: tuple(o[v] for o, v in zip(orders, k)))
-
-
-def _plain_log_axis(ax) -> None:
-    from matplotlib.ticker import FuncFormatter, LogLocator
-
-    fmt = FuncFormatter(lambda v, _: f"{v:g}")
-    ax.yaxis.set_major_formatter(fmt)
-    ax.yaxis.set_minor_locator(LogLocator(subs=(2, 5)))
-    lo, hi = ax.get_ylim()
-    ax.yaxis.set_minor_formatter(fmt if hi / max(lo, 1e-12) < 200 else FuncFormatter(lambda v, _: ""))
-
-
-def _fmt_value(col: str, v: Any) -> str:
-    if col == "buffer_bytes":
-        return f"buffer {int(v)} B"
-    if col == "errors":
-        return f"errors {v}"
-    if col == "workload":
-        return str(v)
-    return f"{col}={v}"
-
-
-def _panel_title(dims: list[str], key: tuple) -> str:
-    return " · ".join(_fmt_value(c, v) for c, v in zip(dims, key)) or "all runs"
-
-
-def _colors(series: list[str]) -> dict[str, Any]:
-    import matplotlib
-
-    cmap = matplotlib.colormaps["tab10"] if len(series) <= 10 else matplotlib.colormaps["tab20"]
-    return {s: cmap(i % cmap.N) for i, s in enumerate(series)}
-
-
-def _png(fig) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-    return buf.getvalue()
-
-
-def _grid(n_panels: int, n_cols_hint: int) -> tuple[int, int]:
-    cols = max(1, min(n_panels, n_cols_hint, 4))
-    rows = (n_panels + cols - 1) // cols
-    return rows, cols
-
-
-# -- figures ------------------------------------------------------------------------------------
-
-
-def box_figure(
-    flows,
-    value: str,
-    ylabel: str,
-    dims: list[str],
-    series_col: str = "series",
-    scale: str = "auto",
-    title: str = "",
-):
-    """Box plots of ``value`` per flow: one panel per value of ``dims``, x = clients, one box per
-    ``series_col``. Boxes at quartiles, whiskers at p10/p90, no fliers."""
-    from matplotlib.figure import Figure
-    from matplotlib.patches import Patch
-
-    flows = flows[flows[value].notna()]
-    panels = _panels(flows, dims)
-    series = _ordered(flows[series_col])
-    keys = [*dims, "clients", series_col]
-    grouped = flows.assign(_v=flows[value].astype(float)).groupby(keys, sort=False)["_v"]
-    qs = grouped.quantile([0.10, 0.25, 0.50, 0.75, 0.90]).unstack()  # linear interpolation (AMBIG-T10)
-    stats = {
-        k if isinstance(k, tuple) else (k,): {
-            "whislo": r[0.10],
-            "q1": r[0.25],
-            "med": r[0.50],
-            "q3": r[0.75],
-            "whishi": r[0.90],
-            "fliers": [],
-        }
-        for k, r in qs.iterrows()
-    }
-    colors = _colors(series)
-    xs_all = _sorted_values(flows["clients"])
-    n_buf = flows["buffer_bytes"].nunique() if "buffer_bytes" in dims else 4
-    rows, cols = _grid(len(panels), n_buf)
-    pw = min(7.0, max(3.6, 0.22 * len(xs_all) * len(series) + 1.2))
-    fig = Figure(figsize=(pw * cols, 3.4 * rows + 0.6))
-    axes = fig.subplots(rows, cols, squeeze=False)
-    values = flows[value].astype(float)
-    if scale == "auto":
-        pos = values[values > 0]
-        scale = "log" if len(pos) == len(values) and len(pos) and pos.max() / pos.min() > 20 else "linear"
-    for i, key in enumerate(panels):
-        ax = axes[i // cols][i % cols]
-        xs = sorted({k[len(dims)] for k in stats if k[: len(dims)] == key})
-        width = 0.8 / max(1, len(series))
-        for xi, x in enumerate(xs):
-            for si, s in enumerate(series):
-                st = stats.get((*key, x, s))
-                if st is None:
-                    continue
-                pos = xi - 0.4 + width * (si + 0.5)
-                art = ax.bxp(
-                    [st],
-                    positions=[pos],
-                    widths=width * 0.85,
-                    showfliers=False,
-                    patch_artist=True,
-                    manage_ticks=False,
-                    medianprops={"color": "black", "linewidth": 1.2},
-                )
-                for b in art["boxes"]:
-                    b.set_facecolor(colors[s])
-                    b.set_alpha(0.85)
-        ax.set_xticks(range(len(xs)))
-        ax.set_xticklabels([str(x) for x in xs])
-        ax.set_xlim(-0.6, len(xs) - 0.4)
-        ax.set_xlabel("clients")
-        ax.set_ylabel(ylabel)
-        if scale == "log":
-            ax.set_yscale("log")
-            _plain_log_axis(ax)
-        elif scale == "symlog":
-            from matplotlib.ticker import FuncFormatter
-
-            ax.set_yscale("symlog", linthresh=1.0)
-            ax.set_ylim(bottom=0, top=max(2.0, 1.4 * ax.get_ylim()[1]))
-            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.set_title(_panel_title(dims, key), fontsize=10)
-        ax.grid(axis="y", alpha=0.3, which="both")
-    for j in range(len(panels), rows * cols):
-        axes[j // cols][j % cols].set_visible(False)
-    fig.legend(
-        handles=[Patch(facecolor=colors[s], label=s) for s in series],
-        loc="upper center",
-        ncol=min(len(series), 6),
-        frameon=False,
-        bbox_to_anchor=(0.5, 1.0),
+    return flows["algorithm"].where(
+        ~mixed, [f"{gl} in {a}" for gl, a in zip(group_label, flows["algorithm"])]
     )
-    if title:
-        fig.suptitle(title, y=1.04)
-    fig.tight_layout(rect=(0, 0, 1, 0.95))
-    return fig
 
 
-def histogram_figure(hist, dims: list[str]):
-    """Share of completed exchanges with k retransmissions, one panel per value of ``dims``
-    (at the panel's largest number of clients), bars per algorithm; log scale."""
-    from matplotlib.figure import Figure
-
-    panels = _panels(hist, dims)
-    series = _ordered(hist["algorithm"])
-    colors = _colors(series)
-    kmax = int(hist.loc[hist["count"] > 0, "retransmissions"].max()) if (hist["count"] > 0).any() else 0
-    n_buf = hist["buffer_bytes"].nunique() if "buffer_bytes" in dims else 4
-    rows, cols = _grid(len(panels), n_buf)
-    pw = min(5.5, max(3.6, 0.12 * (kmax + 1) * len(series) + 1.5))
-    fig = Figure(figsize=(pw * cols, 3.2 * rows + 0.6))
-    axes = fig.subplots(rows, cols, squeeze=False)
-    width = 0.8 / max(1, len(series))
-    for i, key in enumerate(panels):
-        ax = axes[i // cols][i % cols]
-        sub = hist
-        for c, v in zip(dims, key):
-            sub = sub[sub[c] == v]
-        n = max(sub["clients"])
-        sub = sub[sub["clients"] == n]
-        for si, s in enumerate(series):
-            h = sub[sub["algorithm"] == s].groupby("retransmissions")["count"].sum()
-            if h.sum() == 0:
-                continue
-            share = 100.0 * h / h.sum()
-            share = share[share > 0]
-            ax.bar(
-                [k - 0.4 + width * (si + 0.5) for k in share.index],
-                share.values,
-                width=width,
-                color=colors[s],
-                label=s,
-            )
-        ax.set_yscale("log")
-        _plain_log_axis(ax)
-        ax.set_xlim(-0.6, kmax + 0.6)
-        ax.set_xticks(range(0, kmax + 1, max(1, (kmax + 1) // 10)))
-        ax.set_xlabel("retransmissions before success")
-        ax.set_ylabel("% of exchanges")
-        ax.set_title(f"{_panel_title(dims, key)} · {n} clients", fontsize=10)
-        ax.grid(axis="y", alpha=0.3, which="both")
-    for j in range(len(panels), rows * cols):
-        axes[j // cols][j % cols].set_visible(False)
-    from matplotlib.patches import Patch
-
-    fig.legend(
-        handles=[Patch(facecolor=colors[s], label=s) for s in series],
-        loc="upper center",
-        ncol=min(len(series), 6),
-        frameon=False,
-        bbox_to_anchor=(0.5, 1.0),
+def _per_run(flows, runs, series_col: str = "series"):
+    """One row per run and series: the case keys, the run's median FCT and Jain's index of
+    its flows' throughput (completed exchanges / FCT)."""
+    thr = flows["completed_exchanges"].astype(float) / flows["fct_s"].astype(float)
+    f = flows.assign(_thr=thr)
+    agg = f.groupby(["config_hash", series_col], sort=False).agg(
+        fct_run_median=("fct_s", "median"), jain=("_thr", jain_index)
     )
-    fig.tight_layout(rect=(0, 0, 1, 0.95))
-    return fig
+    return agg.reset_index()
 
 
-def trace_figure(traces: list[tuple[str, str, Any]]):
-    """One panel per (algorithm, description, flow trace): timers, RTT and RTO over time."""
-    from matplotlib.figure import Figure
-
-    n = len(traces)
-    cols = min(n, 2)
-    rows = (n + cols - 1) // cols
-    fig = Figure(figsize=(7.5 * cols, 3.4 * rows))
-    axes = fig.subplots(rows, cols, squeeze=False)
-    for i, (alg, desc, tr) in enumerate(traces):
-        ax = axes[i // cols][i % cols]
-        tx, ex = tr.transmissions, tr.exchanges
-        first = tx[tx["copy"] == 0]
-        ax.scatter(
-            first["sent_s"],
-            first["timer_s"],
-            s=12,
-            marker="o",
-            facecolors="none",
-            edgecolors="tab:blue",
-            label="timer of 1st transmission",
-        )
-        exp = tx[(tx["copy"] > 0) | tx["expired"]]
-        exp = exp[exp["expired"]]
-        if len(exp):
-            ax.scatter(
-                exp["sent_s"], exp["timer_s"], s=14, marker="x", color="tab:red", label="expired timer"
-            )
-        ok = ex[ex["rtt_s"].notna()]
-        ax.plot(
-            ok["time_s"],
-            ok["rtt_s"],
-            ".-",
-            color="tab:green",
-            markersize=3,
-            linewidth=0.8,
-            label="RTT (1st transmission to response)",
-        )
-        ax.step(
-            ex["time_s"],
-            ex["cc_rto_s"],
-            where="post",
-            color="black",
-            linewidth=1.0,
-            label="RTO for the next exchange",
-        )
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("seconds")
-        ax.set_yscale("log")
-        _plain_log_axis(ax)
-        ax.set_title(f"{alg}: {desc}", fontsize=10)
-        ax.grid(alpha=0.3, which="both")
-        if i == 0:
-            ax.legend(fontsize=7, loc="upper left")
-    for j in range(n, rows * cols):
-        axes[j // cols][j % cols].set_visible(False)
-    fig.tight_layout()
-    return fig
-
-
-# -- tables ---------------------------------------------------------------------------------------
-
-
-def summary_table(flows, runs, dims: list[str]):
-    """Per case (series x clients x panel dims): runs, flows, FCT median/p10/p25/p75/p90 (s),
-    median retransmissions and unnecessary retransmissions per flow, failed exchanges, mean
-    useful fraction and downlink busy fraction."""
+def summary_table(flows, runs, dims: list[str], series_order: list[str] | None = None):
+    """Per case (panel dims x series x clients): runs, flows, FCT median/p10/p25/p75/p90 (s),
+    the mean over replications of each run's median FCT with its 95 % confidence half-width,
+    Jain's fairness index (mean over runs), median retransmissions and unnecessary
+    retransmissions per flow, failed exchanges, mean useful fraction and downlink busy
+    fraction."""
     import pandas as pd
 
     from .stats import describe
@@ -380,11 +155,14 @@ def summary_table(flows, runs, dims: list[str]):
     keys = ["series", "clients", *dims]
     run_cols = ["config_hash", "useful_fraction", "downlink_busy_fraction", "truncated"]
     run_info = runs[[c for c in run_cols if c in runs]]
+    per_run = _per_run(flows, runs).set_index(["config_hash", "series"])
     rows = []
     for key, g in flows.groupby(keys, sort=False, dropna=False):
         d = describe(g["fct_s"].astype(float))
         hashes = g["config_hash"].unique()
         r = run_info[run_info["config_hash"].isin(hashes)]
+        pr = per_run.loc[[(h, key[0]) for h in hashes]]
+        m = pr["fct_run_median"].dropna()
         row = dict(zip(keys, key))
         row.update(
             {
@@ -396,6 +174,9 @@ def summary_table(flows, runs, dims: list[str]):
                 "fct_p25": d["p25"],
                 "fct_p75": d["p75"],
                 "fct_p90": d["p90"],
+                "fct_run_median_mean": float(m.mean()) if len(m) else float("nan"),
+                "ci95": float(F.t95(len(m) - 1) * m.std() / len(m) ** 0.5) if len(m) > 1 else float("nan"),
+                "jain": float(pr["jain"].mean()),
                 "retx_median": float(g["retransmissions"].median()),
                 "unnecessary_median": float(g["unnecessary_retransmissions"].median()),
                 "unnecessary_mean": float(g["unnecessary_retransmissions"].mean()),
@@ -409,47 +190,37 @@ def summary_table(flows, runs, dims: list[str]):
         rows.append(row)
     df = pd.DataFrame(rows)
     if len(df):
-        order = {s: i for i, s in enumerate(_ordered(flows["series"]))}
-        df = df.assign(_o=df["series"].map(order)).sort_values([*dims, "_o", "clients"], kind="stable")
-        df = df.drop(columns="_o").reset_index(drop=True)
+        df = df[[*dims, "series", "clients", *[c for c in df.columns if c not in keys]]]
+        df = _order_cases(df, dims, series_order or F._ordered(flows["series"]))
     return df
 
 
-def _html_table(df, floatfmt: str = "{:.4g}", max_rows: int | None = None) -> str:
-    cols = list(df.columns)
-    out = [
-        "<div class='scroll'><table><thead><tr>",
-        *[f"<th>{html.escape(str(c))}</th>" for c in cols],
-        "</tr></thead><tbody>",
-    ]
-    for i, rec in enumerate(df.itertuples(index=False)):
-        if max_rows is not None and i >= max_rows:
-            out.append(f"<tr><td colspan='{len(cols)}'>... {len(df) - max_rows} more rows</td></tr>")
-            break
+def _table(df, floatfmt: str = "{:.4g}") -> dict:
+    """A table for the template: column names and rows of display strings."""
+    rows = []
+    for rec in df.itertuples(index=False):
         cells = []
         for v in rec:
             if isinstance(v, float):
-                s = "" if v != v else floatfmt.format(v)
+                cells.append("" if v != v else floatfmt.format(v))
             else:
-                s = str(v)
-            cells.append(f"<td>{html.escape(s)}</td>")
-        out.append("<tr>" + "".join(cells) + "</tr>")
-    out.append("</tbody></table></div>")
-    return "".join(out)
+                cells.append(str(v))
+        rows.append(cells)
+    return {"columns": [str(c) for c in df.columns], "rows": rows}
 
 
-def _versions() -> dict[str, str]:
+def _versions() -> list[tuple[str, str]]:
     from importlib import metadata
 
     from . import __version__
 
     out = {"coapcc": __version__, "python": platform.python_version(), "platform": platform.platform()}
-    for pkg in ("numpy", "pandas", "pyarrow", "matplotlib", "dask", "distributed", "tqdm"):
+    for pkg in ("numpy", "pandas", "pyarrow", "matplotlib", "jinja2", "dask", "distributed", "tqdm"):
         try:
             out[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
             out[pkg] = "not installed"
-    return out
+    return list(out.items())
 
 
 # -- traces -----------------------------------------------------------------------------------
@@ -457,8 +228,9 @@ def _versions() -> dict[str, str]:
 
 def _pick_trace_runs(res: Results, trace_run: str | None) -> list:
     """Runs to trace: ``trace_run`` (a config hash) or, for each algorithm, replication 0 of
-    one congested point (smallest buffer, first workload, error-free if present, the largest
-    number of clients up to 100)."""
+    the case where something happens: the single-algorithm case (buffer, workload, errors,
+    clients) whose least-retransmitting algorithm retransmits most per flow (ties: fewer
+    clients, so the trace stays small)."""
     runs = res.runs
     if trace_run:
         sel = runs[runs["config_hash"].str.startswith(trace_run)]
@@ -467,29 +239,26 @@ def _pick_trace_runs(res: Results, trace_run: str | None) -> list:
         return [sel.iloc[0]]
     single = runs[(runs["groups"] == "") & (runs["replication"] == 0)]
     if single.empty:
-        single = runs
-    for col, pick in (("buffer_bytes", min), ("workload", None), ("errors", None)):
-        vals = _ordered(single[col].tolist())
-        v = pick(vals) if pick else ("none" if col == "errors" and "none" in vals else vals[0])
-        single = single[single[col] == v]
-    clients = sorted(single["clients"].unique())
-    small = [c for c in clients if c <= 100]
-    n = max(small) if small else min(clients)
-    single = single[single["clients"] == n]
-    out = []
-    for alg in _ordered(single["algorithm"].tolist()):
-        out.append(single[single["algorithm"] == alg].iloc[0])
-    return out
+        single = runs[runs["replication"] == 0]
+    case = [c for c in ("buffer_bytes", "workload", "errors", "clients", *_panel_dims(runs)) if c in single]
+    case = list(dict.fromkeys(case))
+    per_flow = single.assign(_r=single["retransmissions"] / single["clients"].clip(lower=1))
+    score = per_flow.groupby(case, sort=False)["_r"].min().reset_index()
+    score = score.sort_values(["_r", "clients"], ascending=[False, True], kind="stable")
+    best = score.iloc[0]
+    for c in case:
+        single = single[single[c] == best[c]]
+    return [single[single["algorithm"] == alg].iloc[0] for alg in F._ordered(single["algorithm"].tolist())]
 
 
-def _traces(res: Results, rows: list, runner_trace, log) -> tuple[list, list[dict]]:
-    """Record (or reuse) a trace of each run in ``rows``; returns the figure inputs and notes."""
+def _traces(res: Results, rows: list, runner_trace, log) -> tuple[list, list, list[dict]]:
+    """Record (or reuse) a trace of each run in ``rows``: flow panels, whole-run panels, notes."""
     from .runner import run_with_trace
     from .trace import read_trace
 
     tdir = res.path / "traces"
     tdir.mkdir(exist_ok=True)
-    panels, notes = [], []
+    panels, runs_panels, notes = [], [], []
     flows = res.flows
     for row in rows:
         h = row["config_hash"]
@@ -498,7 +267,8 @@ def _traces(res: Results, rows: list, runner_trace, log) -> tuple[list, list[dic
         reproduced = None
         if not path.exists():
             tmp = tdir / f".{h}.{os.getpid()}.tmp"
-            print(f"report: tracing run {h} ({cfg.label}, {cfg.clients} clients)", file=log, flush=True)
+            clients = f"{cfg.clients} client" + ("s" if cfg.clients != 1 else "")
+            print(f"report: tracing run {h} ({cfg.label}, {clients})", file=log, flush=True)
             rep = json.loads((runner_trace or run_with_trace)(json.dumps(to_native(cfg)), str(tmp)))
             os.replace(tmp, path)
             mine = sorted((f["client"], f["fct_s"], f["transmissions"]) for f in rep["flows"])
@@ -511,309 +281,380 @@ def _traces(res: Results, rows: list, runner_trace, log) -> tuple[list, list[dic
         # The flow with the most retransmissions (ties: lowest client) shows the timers at work.
         fl = fl.sort_values(["retransmissions", "client"], ascending=[False, True])
         client = int(fl.iloc[0]["client"]) if len(fl) else 0
-        tr = read_trace(path, clients=[client])
-        desc = (
-            f"client {client} of {cfg.clients}, buffer {cfg.buffer_bytes} B, {cfg.workload}, "
-            f"errors {cfg.errors}, seed {cfg.seed}"
-        )
-        panels.append((cfg.label, desc, tr))
+        whole = read_trace(path)
+        tr = whole.flow(client)
+        where = f"buffer {cfg.buffer_bytes} B, {cfg.workload}, errors {cfg.errors}, seed {cfg.seed}"
+        panels.append((cfg.label, f"client {client} of {cfg.clients}, {where}", tr))
+        runs_panels.append((cfg.label, f"{cfg.clients} clients, {where}", whole))
         notes.append(
             {
                 "algorithm": cfg.label,
                 "config_hash": h,
                 "client": client,
+                "retransmissions of the flow": int(fl.iloc[0]["retransmissions"]) if len(fl) else 0,
                 "trace": str(path.name),
                 "reproduces dataset run": "yes"
                 if reproduced
                 else ("(trace reused)" if reproduced is None else "NO"),
             }
         )
-    return panels, notes
+    return panels, runs_panels, notes
 
 
 # -- the report ---------------------------------------------------------------------------------
 
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1500px;
-padding:0 1em;color:#222}
-h1{font-size:1.6em} h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
-table{border-collapse:collapse;font-size:.82em;margin:.5em 0}
-th,td{border:1px solid #ddd;padding:2px 6px;text-align:right} th{background:#f3f3f3}
-td:first-child,th:first-child{text-align:left}
-figure{margin:1em 0} figure img{max-width:100%;height:auto;border:1px solid #eee}
-.scroll{overflow-x:auto;max-width:100%}
-figcaption{font-size:.9em;color:#444;max-width:1100px}
-pre{background:#f7f7f7;padding:.6em;overflow:auto;font-size:.8em;max-height:40em}
-details{margin:.5em 0} .muted{color:#666}
-"""
 
-# Sets data-figures-loaded on <body> once every image has decoded (used by the headless
-# browser test; harmless elsewhere).
-_JS = """
-<script>
-(function(){
-  function check(){
-    var imgs = Array.prototype.slice.call(document.images);
-    var ok = imgs.length > 0 && imgs.every(function(i){ return i.complete && i.naturalWidth > 0; });
-    document.body.setAttribute('data-figures-loaded', ok ? String(imgs.length) : 'no');
-  }
-  if (document.readyState === 'complete') check(); else window.addEventListener('load', check);
-})();
-</script>
-"""
+def _dataset_section(res: Results, name: str, dims: list[str], series_order: list[str]) -> dict:
+    import pandas as pd
+
+    runs = res.runs
+    meta = res.experiment
+    reps = runs.groupby("point_hash")["replication"].nunique()
+    produced_by = (
+        ", ".join(sorted(runs["coapcc_version"].astype(str).unique())) if "coapcc_version" in runs else "?"
+    )
+    overview = [
+        ("experiment", meta.get("name") or runs["experiment"].iloc[0]),
+        ("dataset", str(res.path)),
+        ("runs", len(runs)),
+        ("flows", len(res.flows)),
+        ("grid points", runs["point_hash"].nunique()),
+        ("replications per point", f"{reps.min()}–{reps.max()}" if reps.min() != reps.max() else reps.min()),
+        ("base seed", meta.get("seed", "?")),
+        ("simulator wall time (sum over runs)", f"{runs['wall_s'].sum():.1f} s"),
+        ("runs produced by coapcc", produced_by),
+    ]
+    toml_path = res.path / "experiment.toml"
+    point_rows = runs.sort_values(["block_index", "point", "replication"]).drop_duplicates(["block", "point"])
+    points = [
+        {
+            "title": f"{r['block']} #{r['point']}: {r['algorithm']}, {r['clients']} clients, buffer "
+            f"{r['buffer_bytes']} B, {r['workload']}, errors {r['errors']}",
+            "hash": r["point_hash"],
+            "config": json.dumps(json.loads(r["config_json"]), indent=1),
+        }
+        for _, r in point_rows.iterrows()
+    ]
+    cols = ["block", "point", "replication", "algorithm", "clients", *dims, "seed", "config_hash", "wall_s"]
+    seeds = runs[[c for c in dict.fromkeys(cols) if c in runs]].assign(series=runs["algorithm"])
+    seeds = _order_cases(seeds, [d for d in dims if d in seeds], series_order, extra=("replication",))
+    seeds = seeds.drop(columns="series")
+    return {
+        "name": name,
+        "overview": overview,
+        "experiment_toml": toml_path.read_text() if toml_path.exists() else "",
+        "first_config": json.dumps(json.loads(runs["config_json"].iloc[0]), indent=2),
+        "points": points,
+        "seeds": _table(pd.DataFrame(seeds), "{:.3f}"),
+    }
+
+
+def _names(results: list[Results]) -> list[str]:
+    names = [r.experiment.get("name") or r.path.name for r in results]
+    if len(set(names)) < len(names):
+        names = [r.path.name for r in results]
+    if len(set(names)) < len(names):
+        names = [f"{chr(65 + i)}: {n}" for i, n in enumerate(names)]
+    return names
 
 
 def report(
     path: str | os.PathLike,
     out: str | os.PathLike | None = None,
     *,
+    compare: str | os.PathLike | None = None,
     trace: bool = True,
     trace_run: str | None = None,
     runner: RunnerLike = None,
     title: str | None = None,
+    formats: tuple[str, ...] = ("png", "svg", "pdf"),
     log=None,
 ) -> Path:
-    """Write the HTML report of the dataset at ``path`` (default ``path/report.html``, with the
-    figures also saved as ``path/figures/*.png``) and return its path.
+    """Write the HTML report of the dataset at ``path`` and return its path (default
+    ``path/report.html``; with ``compare``, ``path/compare-<other>.html``). The figures are
+    also saved in ``figures/`` next to it, in every format of ``formats``, and the summary as
+    ``summary.csv``.
 
-    ``trace``: record a trace (one run per algorithm, re-run with tracing on) for the RTO/RTT
-    figure; ``trace_run``: the config hash (or a prefix) of the run to trace instead.
-    ``runner``: a callable ``(config_json, trace_path) -> report_json`` replacing the simulator
-    for the traced run.
+    ``compare``: a second dataset, reported side by side (each series tagged with its
+    dataset, plus a table of the cases both have). ``trace``: record a trace (one run per
+    algorithm, re-run with tracing on) for the RTO/RTT and timeline figures; ``trace_run``: the
+    config hash (or a prefix) of the run to trace instead. ``runner``: a callable
+    ``(config_json, trace_path) -> report_json`` replacing the simulator for the traced run.
 
     >>> coapcc.report("results/anrw18")                       # doctest: +SKIP
     PosixPath('results/anrw18/report.html')
     """
     log = log or sys.stderr
     import matplotlib
+    import pandas as pd
 
     matplotlib.use("Agg")
     t0 = time.perf_counter()
-    res = load_results(path)
-    runs, flows = res.runs, res.flows
-    if runs.empty:
-        raise ValueError(f"{path}: the dataset has no runs yet (run coapcc sweep first)")
-    out = Path(out) if out is not None else res.path / "report.html"
-    figdir = out.parent / "figures"
+    results = [load_results(path)] + ([load_results(compare)] if compare is not None else [])
+    for r in results:
+        if r.runs.empty:
+            raise ValueError(f"{r.path}: the dataset has no runs yet (run coapcc sweep first)")
+    names = _names(results)
+    res = results[0]
+    if out is None:
+        out = res.path / ("report.html" if compare is None else f"compare-{results[1].path.name}.html")
+    out = Path(out)
+    figdir = out.parent / ("figures" if compare is None else f"figures-{out.stem}")
     figdir.mkdir(parents=True, exist_ok=True)
-    meta = res.experiment
-    name = meta.get("name") or runs["experiment"].iloc[0]
-    dims = _panel_dims(runs)
 
-    flows = flows.copy()
+    tagged_runs, tagged_flows = [], []
+    for r, name in zip(results, names):
+        f = r.flows.copy()
+        f["series"] = _series(f, r.runs)
+        rr = r.runs.copy()
+        rr["series"] = rr["algorithm"]
+        if compare is not None:
+            f["series"] = f["series"] + f" [{name}]"
+            rr["series"] = rr["series"] + f" [{name}]"
+            f["dataset"], rr["dataset"] = name, name
+        tagged_runs.append(rr)
+        tagged_flows.append(f)
+    runs = pd.concat(tagged_runs, ignore_index=True)
+    flows = pd.concat(tagged_flows, ignore_index=True)
+    # Panels: what varies within a dataset (what only differs between two datasets is the
+    # comparison itself, shown as the series' [dataset] tag).
+    dims = list(dict.fromkeys(d for r in results for d in _panel_dims(r.runs)))
+    if compare is not None:
+        # interleave: alg [A], alg [B], next alg [A]...
+        order = []
+        for base in F._ordered(pd.concat([r.flows["algorithm"] for r in results])):
+            order += [s for s in F._ordered(flows["series"]) if s.rsplit(" [", 1)[0] == base]
+        order += [s for s in F._ordered(flows["series"]) if s not in order]
+    else:
+        order = F._ordered(flows["series"])
+
     mixed = flows["groups"] != ""
-    flows["series"] = flows["algorithm"].where(~mixed, flows["cc"] + " in " + flows["algorithm"])
-    single_flows = flows[~mixed]
-    mixed_flows = flows[mixed]
+    single_flows, mixed_flows = flows[~mixed], flows[mixed]
+    figures: list[dict] = []
+    omitted: list[dict] = []
 
-    figures: list[tuple[str, str, bytes]] = []  # (id, caption, png)
+    def add(fig_id: str, fig, notes=None, extra: str = "") -> None:
+        data = F.save(fig, figdir / fig_id, formats)
+        png = data.get("png") or F.save(fig, None, ("png",))["png"]
+        files = [(fmt.upper(), f"{figdir.name}/{fig_id}.{fmt}") for fmt in formats if fmt != "png"]
+        figures.append(
+            {
+                "id": fig_id,
+                "caption": FIGURES[fig_id] + extra,
+                "png_b64": base64.b64encode(png).decode(),
+                "files": files,
+                "notes": notes,
+            }
+        )
 
-    def add(fig_id: str, fig, extra: str = "") -> None:
-        png = _png(fig)
-        (figdir / f"{fig_id}.png").write_bytes(png)
-        figures.append((fig_id, FIGURES[fig_id] + extra, png))
+    def ordered(df):
+        return df.assign(_o=df["series"].map({s: i for i, s in enumerate(order)})).sort_values(
+            "_o", kind="stable"
+        )
 
     if len(single_flows):
-        add("fct", box_figure(single_flows, "fct_s", "FCT (s)", dims))
+        sf = ordered(single_flows)
+        add("fct", F.box_figure(sf, "fct_s", "FCT (s)", dims))
+        per_run = _per_run(sf, runs).merge(
+            runs[["config_hash", "clients", *dims]].drop_duplicates("config_hash"), on="config_hash"
+        )
+        if per_run.groupby(["series", "clients", *dims]).size().max() > 1:
+            add("fct-ci", F.ci_figure(ordered(per_run), "fct_run_median", "median FCT of a run (s)", dims))
+        else:
+            omitted.append({"id": "fct-ci", "text": "one replication per case: no confidence intervals."})
+        add("fct-cdf", F.cdf_figure(sf, dims))
     if len(mixed_flows):
-        add("fct-mixed", box_figure(mixed_flows, "fct_s", "FCT (s)", dims))
+        add("fct-mixed", F.box_figure(ordered(mixed_flows), "fct_s", "FCT (s)", dims))
     if len(single_flows):
-        add(
-            "retransmissions",
-            box_figure(single_flows, "retransmissions", "retransmissions per flow", dims, scale="symlog"),
+        for fig_id, col, ylabel in (
+            ("retransmissions", "retransmissions", "retransmissions per flow"),
+            ("unnecessary", "unnecessary_retransmissions", "unnecessary retransmissions per flow"),
+        ):
+            if (single_flows[col].fillna(0) > 0).any():
+                add(fig_id, F.box_figure(ordered(single_flows), col, ylabel, dims, scale="linear"))
+            else:
+                omitted.append(
+                    {"id": fig_id, "text": f"none: no flow of any single-algorithm run had {ylabel[:-9]}."}
+                )
+    hist_parts = []
+    for r, name in zip(results, names):
+        h = r.histogram
+        h = h[h["config_hash"].isin(r.runs.loc[r.runs["groups"] == "", "config_hash"])]
+        if compare is not None:
+            h = h.assign(algorithm=h["algorithm"] + f" [{name}]")
+        hist_parts.append(h)
+    hist = pd.concat(hist_parts, ignore_index=True)
+    if len(hist) and (hist.loc[hist["retransmissions"] > 0, "count"] > 0).any():
+        add("histogram", F.histogram_figure(hist, dims))
+    elif len(hist):
+        omitted.append(
+            {"id": "histogram", "text": "none: every completed exchange succeeded without a retransmission."}
         )
-        add(
-            "unnecessary",
-            box_figure(
-                single_flows,
-                "unnecessary_retransmissions",
-                "unnecessary retransmissions per flow",
-                dims,
-                scale="symlog",
-            ),
-        )
-    hist = res.histogram
-    hist = hist[hist["config_hash"].isin(runs.loc[runs["groups"] == "", "config_hash"])]
-    if len(hist):
-        add("histogram", histogram_figure(hist, dims))
     trace_notes: list[dict] = []
     if trace:
         try:
-            panels, trace_notes = _traces(res, _pick_trace_runs(res, trace_run), runner, log)
+            panels, whole, trace_notes = _traces(res, _pick_trace_runs(res, trace_run), runner, log)
             if panels:
-                add("trace", trace_figure(panels))
+                add("trace", F.trace_figure(panels), notes=_table(pd.DataFrame(trace_notes)))
+                add("timeline", F.timeline_figure(whole))
         except Exception as e:  # noqa: BLE001 - the rest of the report is still useful
             print(f"report: warning: no trace figure: {type(e).__name__}: {e}", file=log)
-            trace_notes = [{"error": f"{type(e).__name__}: {e}"}]
+            omitted.append({"id": "trace", "text": f"no trace figure: {type(e).__name__}: {e}"})
 
-    summary = summary_table(
-        flows, runs.assign(downlink_busy_fraction=runs.get("downlink_busy_fraction")), dims
+    summary = summary_table(flows, runs, dims, order)
+    summary.to_csv(
+        out.parent / ("summary.csv" if compare is None else f"{out.stem}-summary.csv"), index=False
     )
-    summary.to_csv(out.parent / "summary.csv", index=False)
 
-    # Retransmissions-per-exchange table (counts), one row per case.
-    hist_all = res.histogram
-    kmax = (
-        int(hist_all.loc[hist_all["count"] > 0, "retransmissions"].max())
-        if (hist_all["count"] > 0).any()
-        else 0
-    )
+    # Retransmissions-per-exchange table (counts), one row per case, in the summary's order.
+    kmax = int(hist.loc[hist["count"] > 0, "retransmissions"].max()) if (hist["count"] > 0).any() else 0
     hkeys = ["algorithm", "clients", *dims]
     htab = (
-        hist_all[hist_all["retransmissions"] <= kmax]
+        hist[hist["retransmissions"] <= kmax]
         .pivot_table(index=hkeys, columns="retransmissions", values="count", aggfunc="sum", sort=False)
         .reset_index()
     )
     htab.columns = [str(c) for c in htab.columns]
-
-    # Points: the exact configuration of each grid point (replication 0's config JSON).
-    point_rows = runs.sort_values(["block_index", "point", "replication"]).drop_duplicates(["block", "point"])
-    versions = _versions()
-    produced_by = (
-        ", ".join(sorted(runs["coapcc_version"].astype(str).unique())) if "coapcc_version" in runs else "?"
+    htab = htab[[*dims, "algorithm", "clients", *[c for c in htab.columns if c not in hkeys]]]
+    htab = _order_cases(htab.rename(columns={"algorithm": "series"}), dims, order).rename(
+        columns={"series": "algorithm"}
     )
-    reps = runs.groupby("point_hash")["replication"].nunique()
-    title = title or meta.get("title") or f"coapcc report: {name}"
 
-    h: list[str] = []
-    h.append(
-        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-        f"<style>{_CSS}</style></head><body>"
-    )
-    h.append(f"<h1>{html.escape(title)}</h1>")
-    if meta.get("description"):
-        h.append(f"<p>{html.escape(meta['description'])}</p>")
+    comparison = None
+    if compare is not None:
+        keys = [*dims, "clients"]
+        s = summary.assign(
+            algorithm=summary["series"].str.rsplit(" [", n=1).str[0],
+            dataset=summary["series"].str.rsplit(" [", n=1).str[1].str.rstrip("]"),
+        )
+        a = s[s["dataset"] == names[0]].set_index(["algorithm", *keys])
+        b = s[s["dataset"] == names[1]].set_index(["algorithm", *keys])
+        both = a.index.intersection(b.index)
+        cmp = pd.DataFrame(index=both)
+        for col in ("fct_median", "fct_p90", "retx_median", "failed_exchanges", "jain"):
+            cmp[f"{col} [{names[0]}]"] = a.loc[both, col]
+            cmp[f"{col} [{names[1]}]"] = b.loc[both, col]
+        cmp["fct_median ratio"] = cmp[f"fct_median [{names[1]}]"] / cmp[f"fct_median [{names[0]}]"]
+        cmp = cmp.reset_index()
+        cmp = cmp[
+            [
+                *dims,
+                "algorithm",
+                "clients",
+                *[c for c in cmp.columns if c not in (*dims, "algorithm", "clients")],
+            ]
+        ]
+        cmp = _order_cases(
+            cmp.rename(columns={"algorithm": "series"}), dims, F._ordered(a.reset_index()["algorithm"])
+        )
+        comparison = {
+            "note": f"Cases present in both datasets ({len(cmp)}); ratio = {names[1]} / {names[0]}.",
+            "table": _table(cmp.rename(columns={"series": "algorithm"})),
+        }
+
+    meta = res.experiment
+    name = meta.get("name") or runs["experiment"].iloc[0]
+    if title is None:
+        title = meta.get("title") or f"coapcc report: {name}"
+        if compare is not None:
+            title = f"coapcc report: {names[0]} vs {names[1]}"
+    warnings = []
+    if "truncated" in runs and runs["truncated"].fillna(False).astype(bool).any():
+        warnings.append(
+            f"{int(runs['truncated'].fillna(False).astype(bool).sum())} runs hit max_sim_time_s and were truncated."
+        )
     overview = [
-        ("experiment", name),
-        ("dataset", str(res.path)),
+        ("datasets" if compare is not None else "dataset", ", ".join(str(r.path) for r in results)),
         ("runs", len(runs)),
         ("flows", len(flows)),
-        ("grid points", runs["point_hash"].nunique()),
-        ("replications per point", f"{reps.min()}–{reps.max()}" if reps.min() != reps.max() else reps.min()),
-        ("base seed", meta.get("seed", "?")),
-        ("simulator wall time (sum over runs)", f"{runs['wall_s'].sum():.1f} s"),
-        ("runs produced by coapcc", produced_by),
         ("report generated", time.strftime("%Y-%m-%d %H:%M:%S %Z")),
     ]
-    h.append(
-        "<table>"
-        + "".join(
-            f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>" for k, v in overview
-        )
-        + "</table>"
+    datasets = [_dataset_section(r, n, dims, F._ordered(r.runs["algorithm"])) for r, n in zip(results, names)]
+    html = _render(
+        title=title,
+        description=meta.get("description", "") if compare is None else "",
+        overview=overview,
+        warnings=warnings,
+        figures=figures,
+        omitted=omitted,
+        comparison=comparison,
+        summary=_table(summary),
+        summary_note="FCT in seconds over flows, pooled over replications (linear-interpolation "
+        "percentiles). fct_run_median_mean ± ci95: each run's median FCT averaged over the case's "
+        "replications, with the half-width of its 95 % confidence interval. jain: Jain's fairness "
+        "index of the flows' throughput (exchanges / FCT), mean over runs. retx / unnecessary: per "
+        "flow. useful_fraction: useful share of the downlink bytes; downlink_busy: link utilisation. "
+        "Also in summary.csv.",
+        histogram=_table(htab, "{:.0f}"),
+        datasets=datasets,
+        versions=_versions(),
+        build_s=time.perf_counter() - t0,
     )
-    if runs.get("truncated") is not None and runs["truncated"].fillna(False).astype(bool).any():
-        h.append(
-            f"<p><b>Warning:</b> {int(runs['truncated'].fillna(False).astype(bool).sum())} runs hit "
-            f"max_sim_time_s and were truncated.</p>"
-        )
-    h.append("<h2>Figures</h2>")
-    for fig_id, caption, png in figures:
-        b64 = base64.b64encode(png).decode()
-        h.append(
-            f"<figure id='fig-{fig_id}'><img alt='{fig_id}' src='data:image/png;base64,{b64}'>"
-            f"<figcaption><b>{fig_id}.</b> {html.escape(caption)}</figcaption></figure>"
-        )
-        if fig_id == "trace" and trace_notes:
-            import pandas as pd
-
-            h.append(_html_table(pd.DataFrame(trace_notes)))
-    if trace and not any(f[0] == "trace" for f in figures) and trace_notes:
-        h.append(f"<p class='muted'>No trace figure: {html.escape(str(trace_notes[0].get('error')))}</p>")
-
-    h.append(
-        "<h2>Summary per case</h2><p class='muted'>FCT in seconds over flows, pooled over "
-        "replications (linear-interpolation percentiles). retx / unnecessary: per flow. useful_fraction: "
-        "useful share of the downlink bytes; downlink_busy: link utilisation. Also in summary.csv.</p>"
-    )
-    h.append(_html_table(summary))
-    h.append(
-        "<h2>Retransmissions per exchange</h2><p class='muted'>Completed exchanges by number of "
-        "retransmissions (columns), pooled over flows and replications.</p>"
-    )
-    h.append(f"<details><summary>{len(htab)} cases</summary>{_html_table(htab, '{:.0f}')}</details>")
-
-    h.append("<h2>Configuration</h2>")
-    if meta:
-        h.append("<p>Experiment: base seed, blocks and grids as swept.</p>")
-    toml_path = res.path / "experiment.toml"
-    if toml_path.exists():
-        h.append(
-            f"<details open><summary>experiment.toml</summary><pre>{html.escape(toml_path.read_text())}</pre>"
-            "</details>"
-        )
-    first = json.loads(runs["config_json"].iloc[0])
-    h.append(
-        "<details><summary>Fully resolved simulator configuration of the first run</summary>"
-        f"<pre>{html.escape(json.dumps(first, indent=2))}</pre></details>"
-    )
-    h.append(
-        f"<details><summary>All {len(point_rows)} grid points: exact simulator configuration "
-        "(replication 0; the other replications differ only in the seed)</summary>"
-    )
-    for _, r in point_rows.iterrows():
-        h.append(
-            f"<details><summary>{html.escape(r['block'])} #{r['point']}: {html.escape(r['algorithm'])}, "
-            f"{r['clients']} clients, buffer {r['buffer_bytes']} B, {html.escape(r['workload'])}, errors "
-            f"{html.escape(r['errors'])} <span class='muted'>(point {r['point_hash']})</span></summary>"
-            f"<pre>{html.escape(json.dumps(json.loads(r['config_json']), indent=1))}</pre></details>"
-        )
-    h.append("</details>")
-    seeds = runs[
-        [
-            "block",
-            "point",
-            "replication",
-            "algorithm",
-            "clients",
-            "buffer_bytes",
-            "workload",
-            "errors",
-            "seed",
-            "config_hash",
-            "wall_s",
-        ]
-    ]
-    h.append(
-        "<h2>Seeds</h2><p class='muted'>Seed of every run (derived from the base seed, the point's "
-        "configuration and the replication index); config_hash names the run's files in the dataset.</p>"
-    )
-    h.append(f"<details><summary>{len(seeds)} runs</summary>{_html_table(seeds, '{:.3f}')}</details>")
-    h.append("<h2>Software</h2>")
-    h.append(
-        "<table>"
-        + "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in versions.items())
-        + "</table>"
-    )
-    h.append(f"<p class='muted'>Report built in {time.perf_counter() - t0:.1f} s.</p>")
-    h.append(_JS)
-    h.append("</body></html>")
     tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text("\n".join(h))
+    tmp.write_text(html)
     os.replace(tmp, out)
     return out
+
+
+def _render(**context: Any) -> str:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("coapcc", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return env.get_template("report.html.j2").render(**context)
 
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(
         prog="coapcc report",
-        description="Figures, summary tables and a self-contained HTML report of a "
-        "results dataset (from coapcc sweep).",
+        description="Figures, summary tables and a self-contained HTML report of a results dataset "
+        "(from coapcc sweep); with a second dataset, both side by side.",
     )
     p.add_argument("dataset", help="results dataset directory (e.g. results/anrw18)")
+    p.add_argument("other", nargs="?", default=None, help="a second dataset to compare with the first")
     p.add_argument(
-        "--out", "-o", default=None, metavar="FILE", help="HTML file (default: DATASET/report.html)"
+        "--out",
+        "-o",
+        default=None,
+        metavar="FILE",
+        help="HTML file (default: DATASET/report.html, or DATASET/compare-OTHER.html)",
     )
-    p.add_argument("--no-trace", action="store_true", help="skip the traced run and the RTO/RTT figure")
+    p.add_argument("--no-trace", action="store_true", help="skip the traced run and its figures")
     p.add_argument(
         "--trace-run", default=None, metavar="HASH", help="config hash (prefix) of the run to trace"
     )
     p.add_argument("--title", default=None, help="report title")
+    p.add_argument(
+        "--formats",
+        default="png,svg,pdf",
+        help="figure files to write, comma-separated (png, svg, pdf; default all three)",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     a = p.parse_args(argv)
+    formats = tuple(f.strip().lower() for f in a.formats.split(",") if f.strip())
+    bad = [f for f in formats if f not in ("png", "svg", "pdf")]
+    if bad:
+        p.error(f"--formats: unknown format {bad[0]!r} (valid: png, svg, pdf)")
+    log = open(os.devnull, "w") if a.quiet else sys.stderr  # noqa: SIM115 - lives as long as the command
     try:
-        path = report(a.dataset, a.out, trace=not a.no_trace, trace_run=a.trace_run, title=a.title)
+        path = report(
+            a.dataset,
+            a.out,
+            compare=a.other,
+            trace=not a.no_trace,
+            trace_run=a.trace_run,
+            title=a.title,
+            formats=formats,
+            log=log,
+        )
     except (FileNotFoundError, ValueError) as e:
         print(f"coapcc report: error: {e}", file=sys.stderr)
         return 2
-    print(path)
+    if not a.quiet:
+        print(path)
     return 0

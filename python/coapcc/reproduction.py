@@ -69,6 +69,10 @@ def reproduce(
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["makarem21"]:  # models and studies, not a simulator sweep (coapcc.models)
+        from .models.reproduce import main as makarem21_main
+
+        return makarem21_main(argv[1:])
     from .sweeper import add_executor_args
 
     names = ", ".join(sorted(catalogue())) or "none found"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import json
+import statistics
 from functools import cached_property
 from typing import Any
 
@@ -54,8 +55,8 @@ class SimResult:
             first access, so a result costs nothing until it is read.
 
     Tables (pandas DataFrames, built on first access):
-        flows: one row per flow (client): ``client, group, cc, fct_s, transmissions,
-            retransmissions, unnecessary_retransmissions, failed_exchanges``.
+        flows: one row per flow (client): ``seed, client, group, label, cc, fct_s,
+            transmissions, retransmissions, unnecessary_retransmissions, failed_exchanges``.
         retransmissions_per_exchange: the histogram of completed exchanges by number of
             retransmissions (``retransmissions, exchanges, share``), ANRW Table 2 style.
         links: one row per direction (index ``downlink``, ``uplink``) with the byte and
@@ -107,12 +108,39 @@ class SimResult:
 
     @cached_property
     def flows(self):
+        """One row per flow, with the run's ``seed`` and the group's ``label``, so the flows of
+        several runs concatenate into one table (``pd.concat([r.flows for r in results])``)."""
         import pandas as pd
 
         rows = self.raw.get("flows", [])
         df = pd.DataFrame(rows)
-        cols = [c for c in FLOW_COLUMNS if c in df.columns] + [c for c in df.columns if c not in FLOW_COLUMNS]
-        return df[cols] if len(df.columns) else pd.DataFrame(columns=list(FLOW_COLUMNS))
+        if not len(df.columns):
+            df = pd.DataFrame(columns=list(FLOW_COLUMNS))
+        labels = self.config.group_labels()
+        if "group" in df.columns:
+            df.insert(
+                df.columns.get_loc("group") + 1,
+                "label",
+                [labels[g] if 0 <= g < len(labels) else str(g) for g in df["group"].astype(int)],
+            )
+        df.insert(0, "seed", pd.Series([self.seed] * len(df), dtype="uint64"))
+        first = ["seed", "client", "group", "label"]
+        cols = [c for c in (*first, *FLOW_COLUMNS) if c in df.columns]
+        cols = list(dict.fromkeys(cols)) + [c for c in df.columns if c not in cols]
+        return df[cols]
+
+    def groups_table(self, differences: bool = False):
+        """Every group's configuration as the simulator resolved it, side by side (one row per
+        group: ``label``, ``clients``, ``algorithm`` and every parameter); see
+        :meth:`coapcc.SimConfig.groups_table`."""
+        from .config import groups_table
+
+        groups = (self.raw.get("config") or {}).get("groups") or []
+        labels = self.config.group_labels()
+        return groups_table(
+            [(labels[i] if i < len(labels) else str(i), g["clients"], g["cc"]) for i, g in enumerate(groups)],
+            differences,
+        )
 
     @cached_property
     def retransmissions_per_exchange(self):
@@ -156,7 +184,8 @@ class SimResult:
 
         if by is not None:
             rows = {key: _flow_summary(g) for key, g in self.flows.groupby(by, sort=False)}
-            return pd.DataFrame.from_dict(rows, orient="index").rename_axis(by)
+            df = pd.DataFrame.from_dict(rows, orient="index").rename_axis(by)
+            return df.astype({c: "int64" for c in _INT_SUMMARY if c in df.columns})
         s = _flow_summary(self.flows)
         s.update(
             {
@@ -168,14 +197,17 @@ class SimResult:
                 "seed": self.seed,
             }
         )
-        return pd.Series(s, name=self.config.label)
+        # object dtype: integer counts stay integers next to the float statistics
+        return pd.Series(s, name=self.config.label, dtype=object)
 
     # -- display ------------------------------------------------------------------------
 
     def __repr__(self) -> str:
         flows = self.raw.get("flows", [])
-        fcts = sorted(f["fct_s"] for f in flows if f.get("fct_s") is not None)
-        med = f"{fcts[len(fcts) // 2]:.3f} s" if fcts else "n/a"
+        fcts = [f["fct_s"] for f in flows if f.get("fct_s") is not None]
+        # the median of summary() and of the datasets (linear interpolation: the mean of the
+        # two middle values for an even count)
+        med = f"{statistics.median(fcts):.3f} s" if fcts else "n/a"
         c = self.config
         return (
             f"<SimResult {c.label} clients={c.clients} buffer={c.buffer_bytes} B "
@@ -195,6 +227,17 @@ class SimResult:
             f"<details><summary>configuration</summary><pre>"
             f"{html.escape(json.dumps(self.raw.get('config', {}), indent=2))}</pre></details></div>"
         )
+
+
+#: Columns of :meth:`SimResult.summary` that are counts.
+_INT_SUMMARY = (
+    "flows",
+    "transmissions",
+    "retransmissions",
+    "unnecessary_retransmissions",
+    "failed_exchanges",
+    "seed",
+)
 
 
 def _flow_summary(flows) -> dict:

@@ -12,6 +12,8 @@ Runners can also be named by a string ``"module:function"`` (so a worker imports
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from typing import Callable, Union
 
 Runner = Callable[[str], str]
@@ -60,12 +62,26 @@ def run_one(runner: RunnerLike, config_json: str) -> str:
     return get_runner(runner)(config_json)
 
 
-def worker_init() -> None:
-    """Process-pool worker initialiser: leave Ctrl-C to the parent, which stops the sweep
-    and terminates the workers itself."""
+def worker_init(parent_pid: int | None = None) -> None:
+    """Worker initialiser: leave Ctrl-C to the parent (which stops the sweep and the workers
+    itself), and die with the parent: on Linux the kernel sends SIGKILL to this process when
+    its parent dies (``PR_SET_PDEATHSIG``), so killing a sweep, even with SIGKILL, leaves no
+    worker behind; if the parent is already gone (``parent_pid`` given), exit at once."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            PR_SET_PDEATHSIG = 1
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):  # pragma: no cover - no libc prctl
+            pass
+    if parent_pid is not None and os.getppid() != parent_pid:
+        os._exit(1)
 
 
 def run_with_trace(config_json: str, trace_path: str) -> str:

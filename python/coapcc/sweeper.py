@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import ConfigError, config_hash, to_native
-from .experiment import Experiment, PlannedRun, find_experiment
+from .experiment import Experiment, PlannedRun, check_name, find_experiment
 from .runner import RunnerLike, run_one, worker_init
 
-__all__ = ["sweep", "plan", "Task", "SweepOutcome", "main"]
+__all__ = ["sweep", "plan", "Task", "SweepOutcome", "DatasetMismatch", "main"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,7 @@ class SweepOutcome:
     ran: int = 0  #: finished and written by this sweep
     failed: list = field(default_factory=list)  #: (config_hash, error message)
     interrupted: bool = False
+    signal: int = 0  #: the signal that interrupted it (2 = SIGINT, 15 = SIGTERM)
     wall_s: float = 0.0
 
     @property
@@ -109,11 +110,25 @@ def plan(experiment: Experiment) -> list[Task]:
 # -- executors ------------------------------------------------------------------------------
 
 
-def execute(runner: RunnerLike, config_json: str, ident: dict, cfg):
-    """Worker entry point: run one configuration and encode its tables (picklable)."""
+class RunError(Exception):
+    """A run that failed on a worker (the worker's exception, as text)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+def _describe(e: BaseException) -> str:
+    return f"{e.kind if isinstance(e, RunError) else type(e).__name__}: {e}"
+
+
+def execute(runner: RunnerLike, config_json: str, ident: dict, cfg) -> tuple[bytes, int]:
+    """Worker entry point: run one configuration; returns its record
+    (:func:`coapcc.dataset.encode_run`) and its number of flows."""
     from .dataset import encode_run
 
-    return encode_run(ident, cfg, json.loads(run_one(runner, config_json)))
+    report = json.loads(run_one(runner, config_json))
+    return encode_run(ident, cfg, report), len(report.get("flows", ()))
 
 
 def _args(t: Task) -> tuple:
@@ -130,33 +145,105 @@ def _serial(tasks, runner) -> Iterator[tuple[Task, object, BaseException | None]
             yield t, None, e
 
 
-def _pool(tasks, runner, workers: int):
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+def _pool_worker(conn, runner, parent_pid: int) -> None:
+    """A pool worker: dies with the sweep (see :func:`coapcc.runner.worker_init`), runs the
+    tasks it receives, one at a time, until the pipe closes."""
+    worker_init(parent_pid)
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        try:
+            reply = (True, execute(runner, *msg))
+        except Exception as e:  # noqa: BLE001 - sent to the parent as text (picklable)
+            reply = (False, (type(e).__name__, str(e)))
+        try:
+            conn.send(reply)
+        except (BrokenPipeError, OSError):
+            return
 
-    ex = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=worker_init)
+
+def _pool(tasks, runner, workers: int):
+    """A local pool of ``workers`` spawned processes, one task in flight per worker, driven
+    by this generator alone (no helper threads or queues, so nothing can hang it): a worker
+    that dies fails its run and is replaced; on any exit (end, Ctrl-C, SIGTERM, an error in
+    the caller such as a full disk) the workers are stopped, and they die with this process
+    even if it is killed (SIGKILL) first."""
+    import multiprocessing as mp
+    from multiprocessing.connection import wait
+
+    ctx = mp.get_context("spawn")
+    me = os.getpid()
+    todo = list(reversed(tasks))  # pop() from the end: longest first
+    slots: list[list] = []  # [process, connection, task or None]
+
+    def start():
+        parent, child = ctx.Pipe(duplex=True)
+        p = ctx.Process(
+            target=_pool_worker, args=(child, runner, me), daemon=True, name="coapcc-sweep-worker"
+        )
+        p.start()
+        child.close()
+        return [p, parent, None]
+
+    def feed(slot) -> None:
+        if todo:
+            slot[2] = todo.pop()
+            slot[1].send(_args(slot[2]))
+        else:
+            slot[2] = None
+
     try:
-        futures = {ex.submit(execute, runner, *_args(t)): t for t in tasks}
-        for f in as_completed(futures):
-            e = f.exception()
-            yield futures[f], (None if e else f.result()), e
+        for _ in range(min(workers, len(todo))):
+            slot = start()
+            slots.append(slot)
+            feed(slot)
+        while any(s[2] is not None for s in slots):
+            busy = [s for s in slots if s[2] is not None]
+            ready = wait([s[1] for s in busy] + [s[0].sentinel for s in busy])
+            for i, s in enumerate(slots):
+                if s[2] is None or (s[1] not in ready and s[0].sentinel not in ready):
+                    continue
+                task, reply = s[2], None
+                try:
+                    if s[1].poll():
+                        reply = s[1].recv()
+                except (EOFError, OSError):
+                    reply = None
+                if reply is None:  # the worker died (killed, out of memory): fail its run
+                    s[0].join(timeout=1)
+                    s[1].close()
+                    code = s[0].exitcode
+                    slots[i] = s = start()
+                    yield task, None, RunError("WorkerDied", f"the worker running it died (exit code {code})")
+                else:
+                    ok, value = reply
+                    yield task, (value if ok else None), (None if ok else RunError(*value))
+                feed(s)
     finally:
-        # On Ctrl-C (or any early exit) do not wait for running simulations: stop our workers.
-        procs = list(getattr(ex, "_processes", {}).values())
-        ex.shutdown(wait=False, cancel_futures=True)
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
-        for p in procs:
-            p.join(timeout=5)
+        for s in slots:
+            with contextlib.suppress(Exception):
+                s[1].close()
+        for s in slots:
+            if s[0].is_alive():
+                s[0].terminate()
+        deadline = time.monotonic() + 5
+        for s in slots:
+            s[0].join(timeout=max(0.0, deadline - time.monotonic()))
+            if s[0].is_alive():
+                s[0].kill()
+                s[0].join(timeout=1)
 
 
 def _dask(tasks, runner, workers: int, scheduler: str | None):
     try:
         from distributed import Client, LocalCluster, as_completed
-    except ImportError:  # pragma: no cover
+    except ImportError:
         raise RuntimeError(
-            "the dask executor needs dask.distributed: pip install 'dask[distributed]'"
+            "the Dask executor (--dask, --scheduler) needs dask.distributed: pip install 'coapcc[cluster]'"
         ) from None
     cluster = None
     if scheduler:
@@ -195,22 +282,47 @@ def _dask(tasks, runner, workers: int, scheduler: str | None):
 # -- the sweep --------------------------------------------------------------------------------
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM (or SIGHUP), handled like Ctrl-C: stop the workers, keep every finished run."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _terminate_like_interrupt():
+    """While sweeping, SIGTERM and SIGHUP raise :class:`Interrupted` (as SIGINT raises
+    KeyboardInterrupt), so batch schedulers and ``timeout`` stop a sweep cleanly."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise Interrupted(signum)
+
+    old = {}
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            old[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
 def default_out(experiment: Experiment) -> Path:
-    return Path("results") / experiment.name
+    return Path("results") / check_name(experiment.name)
 
 
-def _write_meta(out: Path, experiment: Experiment, tasks: list[Task]) -> None:
-    from . import __version__
-
-    out.mkdir(parents=True, exist_ok=True)
-    if experiment.source is not None:
-        tmp = out / ".experiment.toml.tmp"
-        tmp.write_text(experiment.source)
-        os.replace(tmp, out / "experiment.toml")
-    meta = {
-        "name": experiment.name,
-        "title": experiment.title,
-        "description": experiment.description,
+def definition(experiment: Experiment) -> dict:
+    """What defines an experiment's runs (not its title or description): base seed,
+    replications, base and blocks, as stored in ``experiment.json``."""
+    return {
         "seed": experiment.seed,
         "replications": experiment.replications,
         "base": dict(experiment.base),
@@ -223,13 +335,66 @@ def _write_meta(out: Path, experiment: Experiment, tasks: list[Task]) -> None:
             }
             for b in experiment.blocks
         ],
+    }
+
+
+def _plain_json(x):
+    return json.loads(json.dumps(x, default=str, sort_keys=True))
+
+
+class DatasetMismatch(RuntimeError):
+    """The dataset holds runs of another definition of the experiment."""
+
+
+def _check_same_definition(out: Path, experiment: Experiment, has_runs: bool) -> None:
+    """Refuse to add runs of a changed experiment to a dataset of another version of it: the
+    dataset would silently mix two grids."""
+    meta_path = out / "experiment.json"
+    if not has_runs or not meta_path.exists():
+        return
+    try:
+        old = json.loads(meta_path.read_text())
+    except (OSError, ValueError):
+        return
+    new = _plain_json({"name": experiment.name, **definition(experiment)})
+    old = _plain_json({k: old.get(k) for k in new})
+    if old == new:
+        return
+    changed = [k for k in new if old.get(k) != new[k]]
+    if "blocks" in changed:
+        ob = {b.get("name"): b for b in old.get("blocks") or []}
+        nb = {b["name"]: b for b in new["blocks"]}
+        details = [f"block {n!r} added" for n in nb if n not in ob]
+        details += [f"block {n!r} removed" for n in ob if n not in nb]
+        for n in nb:
+            if n in ob and ob[n] != nb[n]:
+                keys = [k for k in nb[n] if ob[n].get(k) != nb[n][k]]
+                details.append(f"block {n!r}: {', '.join(keys)} changed")
+        changed = [k for k in changed if k != "blocks"] + details
+    raise DatasetMismatch(
+        f"{out} holds runs of another version of experiment {old.get('name')!r} ({'; '.join(changed)}): "
+        "sweeping the new version into it would mix two grids. Sweep into another folder (--out), "
+        "or delete the dataset to start again"
+    )
+
+
+def _write_meta(out: Path, experiment: Experiment, tasks: list[Task]) -> None:
+    from . import __version__
+    from .dataset import _atomic_write_bytes
+
+    out.mkdir(parents=True, exist_ok=True)
+    if experiment.source is not None:
+        _atomic_write_bytes(experiment.source.encode(), out / "experiment.toml")
+    meta = {
+        "name": experiment.name,
+        "title": experiment.title,
+        "description": experiment.description,
+        **definition(experiment),
         "runs": len(tasks),
         "coapcc_version": __version__,
         "source_path": experiment.path,
     }
-    tmp = out / ".experiment.json.tmp"
-    tmp.write_text(json.dumps(meta, indent=2, default=str))
-    os.replace(tmp, out / "experiment.json")
+    _atomic_write_bytes(json.dumps(meta, indent=2, default=str).encode(), out / "experiment.json")
 
 
 def sweep(
@@ -250,11 +415,17 @@ def sweep(
     ``workers=1`` runs serially in this process; otherwise a process pool of ``workers``
     (default: CPU cores), or Dask when ``scheduler`` (an address) or ``dask_local`` is given.
 
-    >>> outcome = coapcc.sweep("experiments/anrw18.toml", workers=2)   # doctest: +SKIP
-    >>> res = coapcc.load_results(outcome.out)                         # doctest: +SKIP
+    One sweep at a time writes a dataset (a second one raises
+    :class:`coapcc.dataset.DatasetBusy`), and a dataset holds one version of an experiment
+    (a changed grid raises :class:`DatasetMismatch`). SIGTERM stops a sweep as Ctrl-C does
+    (``outcome.interrupted``); a full disk raises ``OSError`` after stopping the workers, with
+    every finished run kept.
+
+    >>> outcome = coapcc.sweep("anrw18", workers=2)   # doctest: +SKIP
+    >>> res = coapcc.load_results(outcome.out)        # doctest: +SKIP
     """
     log = log or sys.stderr
-    from .dataset import DatasetWriter, compact, done_hashes
+    from .dataset import DatasetLock, compact, done_hashes, quarantine_damaged
 
     if isinstance(experiment, str):
         experiment = find_experiment(experiment)
@@ -263,12 +434,33 @@ def sweep(
     out = Path(out) if out is not None else default_out(experiment)
     t0 = time.perf_counter()
     tasks = plan(experiment)
-    _write_meta(out, experiment, tasks)
-    compact(out)  # runs left as single files by an interrupted sweep join a part
-    done = done_hashes(out)
-    todo = [t for t in tasks if t.config_hash not in done]
-    outcome = SweepOutcome(experiment.name, out, len(tasks), len(tasks) - len(todo))
+    if not tasks:
+        raise ConfigError("grid", f"experiment {experiment.name!r} has no runs")
+    with DatasetLock(out), _terminate_like_interrupt():
+        quarantine_damaged(out, log=log)
+        compact(out)  # runs left in journals (or per-run files) by an interrupted sweep join a part
+        done = done_hashes(out)
+        _check_same_definition(out, experiment, bool(done))
+        _write_meta(out, experiment, tasks)
+        todo = [t for t in tasks if t.config_hash not in done]
+        outcome = SweepOutcome(experiment.name, out, len(tasks), len(tasks) - len(todo))
+        if len(done) > outcome.done_before:
+            print(
+                f"sweep: note: {out} also holds {len(done) - outcome.done_before} runs that are not in this "
+                "plan (another coapcc version resolved an algorithm differently?)",
+                file=log,
+                flush=True,
+            )
+        _run(experiment, out, todo, outcome, workers, scheduler, dask_local, runner, progress, log, t0)
+    return outcome
+
+
+def _run(experiment, out, todo, outcome, workers, scheduler, dask_local, runner, progress, log, t0) -> None:
+    from .dataset import DatasetWriter
+
     workers = workers or os.cpu_count() or 1
+    if workers < 1:
+        raise ConfigError("workers", f"must be >= 1, got {workers}")
     if scheduler or dask_local:
         mode = f"dask {scheduler}" if scheduler else f"dask LocalCluster, {workers} workers"
     elif workers == 1 or len(todo) <= 1:
@@ -276,14 +468,14 @@ def sweep(
     else:
         mode = f"process pool, {min(workers, len(todo))} workers"
     print(
-        f"sweep {experiment.name} -> {out}: {len(tasks)} runs, {outcome.done_before} done, "
+        f"sweep {experiment.name} -> {out}: {outcome.total} runs, {outcome.done_before} done, "
         f"{len(todo)} to run ({mode})",
         file=log,
         flush=True,
     )
     if not todo:
         outcome.wall_s = time.perf_counter() - t0
-        return outcome
+        return
     # Longest first: better load balance; the order does not change any result.
     todo.sort(key=lambda t: -t.cost)
     if scheduler or dask_local:
@@ -298,43 +490,50 @@ def sweep(
     if progress:
         from tqdm import tqdm
 
-        # Progress is weighted by each run's estimated cost, so the ETA is meaningful although
-        # runs differ in size by orders of magnitude; the description counts runs.
+        # Counts runs (the percentage is of runs; runs are started longest first, so the ETA
+        # starts pessimistic).
         bar = tqdm(
-            total=sum(t.cost for t in todo),
+            total=len(todo),
             file=sys.stderr,
-            bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
-            desc=f"{experiment.name} 0/{len(todo)} runs",
+            unit="run",
+            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} runs [{elapsed}<{remaining}]",
+            desc=experiment.name,
             dynamic_ncols=True,
             mininterval=0.5,
         )
+    ok = False
     try:
         for task, encoded, error in results:
             if error is not None:
-                outcome.failed.append((task.config_hash, f"{type(error).__name__}: {error}"))
+                outcome.failed.append((task.config_hash, _describe(error)))
                 print(
                     f"sweep: run {task.config_hash} ({task.planned.block} {dict(task.planned.assignment)} "
-                    f"rep {task.planned.replication}) failed: {error}",
+                    f"rep {task.planned.replication}) failed: {_describe(error)}",
                     file=log,
                     flush=True,
                 )
             else:
-                writer.add(encoded)
+                record, flows = encoded
+                writer.add(record, flows)
                 outcome.ran += 1
             if bar is not None:
-                bar.update(task.cost)
-                bar.set_description_str(
-                    f"{experiment.name} {outcome.ran + len(outcome.failed)}/{len(todo)} runs", refresh=False
-                )
-    except KeyboardInterrupt:
+                bar.update(1)
+        ok = True
+    except KeyboardInterrupt as e:
         outcome.interrupted = True
+        outcome.signal = getattr(e, "signum", 2)
+        ok = True
     finally:
-        close = getattr(results, "close", None)
-        if close:
-            close()
-        writer.close()
         if bar is not None:
             bar.close()
+        close = getattr(results, "close", None)
+        if close:
+            close()  # stops the workers
+        if ok:
+            writer.close()
+        else:  # an error (a full disk): keep what can be kept, report the first error
+            with contextlib.suppress(Exception):
+                writer.close()
     outcome.wall_s = time.perf_counter() - t0
     if outcome.interrupted:
         print(
@@ -350,7 +549,6 @@ def sweep(
             file=log,
             flush=True,
         )
-    return outcome
 
 
 def add_executor_args(p: argparse.ArgumentParser) -> None:
@@ -399,7 +597,7 @@ def main(argv: list[str]) -> int:
         if a.quick:
             exp = exp.quick_variant()
         if a.list:
-            print(exp.summary())
+            print(exp.summary([t.planned for t in plan(exp)]))
             return 0
         outcome = sweep(
             exp,
@@ -410,9 +608,22 @@ def main(argv: list[str]) -> int:
             runner=a.runner,
             progress=not a.no_progress,
         )
+    except KeyboardInterrupt as e:  # while planning, or reading the dataset
+        print("coapcc sweep: interrupted", file=sys.stderr)
+        return 128 + getattr(e, "signum", 2)
+    except BrokenPipeError:  # --list | head
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - no flush error at exit
+        return 0
     except (ConfigError, FileNotFoundError, RuntimeError) as e:
         print(f"coapcc sweep: error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # a full disk, a read-only folder...
+        print(
+            f"coapcc sweep: error: {e}; every finished run written so far is kept, rerun to continue",
+            file=sys.stderr,
+        )
+        return 1
     if outcome.interrupted:
-        return 130
+        return 128 + (outcome.signal or 2)
     return 1 if outcome.failed else 0

@@ -74,3 +74,12 @@ def counting_runner(config_json: str) -> str:
         f.write(f"{json.loads(config_json)['seed']}\n")
     time.sleep(float(os.environ.get("COAPCC_SLEEP", "0")))
     return native_runner(config_json)
+
+
+def dying_runner(config_json: str) -> str:
+    """The fake simulator, but the worker process dies (as if killed, or out of memory) on
+    runs whose seed is a multiple of $COAPCC_DIE_SEED_MOD."""
+    seed = json.loads(config_json)["seed"]
+    if seed % int(os.environ["COAPCC_DIE_SEED_MOD"]) == 0:
+        os._exit(9)
+    return fake_runner(config_json)

@@ -68,3 +68,76 @@ def test_resolve_algorithm_errors_name_valid_choices():
     with pytest.raises(ValueError, match="expected"):
         coapcc.resolve_algorithm("default:max_retransmit=-1")
     assert "max_retransmit=20" in coapcc.resolve_algorithm("default:preset=helsinki2018")
+
+
+def test_help_command_prints_a_commands_help():
+    r = run("help", "simulate")
+    assert r.returncode == 0 and "--cc" in r.stdout and "--buffer" in r.stdout
+    r = run("help", "sweep")
+    assert r.returncode == 0 and "usage: coapcc sweep" in r.stdout
+
+
+def test_no_command_prints_help_and_exits_2():
+    r = run(check=False)
+    assert r.returncode == 2 and "Commands:" in r.stderr and r.stdout == ""
+
+
+@pytest.mark.parametrize("name", ["frobnicate", "simulte"])
+def test_unknown_command_lists_every_command(name):
+    r = run(name, check=False)
+    assert r.returncode == 2 and f"unknown command '{name}'" in r.stderr
+    for cmd in ("algorithms", "simulate", "server", "client", "emulate", "sweep", "report", "reproduce"):
+        assert f"\n  {cmd} " in r.stderr, cmd
+    assert "Traceback" not in r.stderr
+    if name == "simulte":
+        assert "did you mean 'simulate'" in r.stderr
+
+
+@pytest.mark.parametrize("args", [["algorithms"], ["algorithms", "--json"], ["sweep", "anrw18", "--list"]])
+def test_a_closed_pipe_ends_quietly(args):
+    """`coapcc algorithms | head -1`: no error message, no traceback, exit 0."""
+    p = subprocess.Popen([*COAPCC, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.readline()
+    p.stdout.close()  # the reader goes away with most of the output unread
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 0, err
+    assert err == ""
+
+
+def test_ctrl_c_exits_130_without_a_traceback():
+    import signal
+    import time
+
+    # a simulation that runs for many seconds
+    p = subprocess.Popen(
+        [*COAPCC, "simulate", "--clients", "2000", "--exchanges", "100000", "--buffer", "1410000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.5)
+    assert p.poll() is None, p.communicate()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_scripts(shell):
+    out = run("completion", shell).stdout
+    for cmd in ("simulate", "sweep", "report", "reproduce"):
+        assert cmd in out
+    if shell == "bash":
+        assert subprocess.run(["bash", "-n"], input=out, text=True).returncode == 0
+
+
+def test_python_front_lists_every_rust_subcommand():
+    """The Python ``coapcc`` forwards exactly the Rust CLI's subcommands (no silent drift)."""
+    import json
+
+    from coapcc import _native
+    from coapcc.cli import RUST_COMMANDS
+
+    rust = [name for name, _ in json.loads(_native.rust_commands_json()) if name != "help"]
+    assert sorted(RUST_COMMANDS) == sorted(rust)

@@ -3,7 +3,7 @@
 import subprocess
 
 import coapcc
-from conftest import COAPCC, needs_sim, subprocess_env
+from conftest import COAPCC, subprocess_env
 
 
 def run(*args, env=None, check=True, cwd=None):
@@ -37,7 +37,6 @@ def test_sweep_list_and_errors(tiny_file):
     assert r.returncode == 2 and "unknown algorithm 'reno'" in r.stderr
 
 
-@needs_sim
 def test_sweep_report_reproduce_by_name(tiny_file, tmp_path):
     env = subprocess_env(COAPCC_EXPERIMENTS=tiny_file.parent)
     # By name, default output folder results/NAME under the working directory.

@@ -9,36 +9,30 @@ import pytest
 
 import coapcc
 from coapcc.reporting import summary_table
-from conftest import needs_sim
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.fixture(scope="module")
 def report_path(tmp_path_factory):
-    if not coapcc.runner.have_simulator():
-        pytest.skip("this build of coapcc._native has no simulate_json")
     from conftest import TINY
 
     d = tmp_path_factory.mktemp("report")
     f = d / "tiny.toml"
+    # 2 500 B buffer and 6 clients of a 2 s timer: congested enough to retransmit
     f.write_text(TINY.replace("exchanges = 4", "exchanges = 6"))
     coapcc.sweep(str(f), d / "res", workers=1, progress=False)
     return coapcc.report(d / "res")
 
 
-@needs_sim
 def test_report_is_self_contained(report_path):
     html = report_path.read_text()
-    imgs = re.findall(r"<img alt='([\w-]+)' src='data:image/png;base64,([A-Za-z0-9+/=]+)'>", html)
-    assert [i for i, _ in imgs] == [
-        "fct",
-        "fct-mixed",
-        "retransmissions",
-        "unnecessary",
-        "histogram",
-        "trace",
-    ]
+    imgs = re.findall(r'<img alt="([\w-]+)" src="data:image/png;base64,([A-Za-z0-9+/=]+)">', html)
+    ids = [i for i, _ in imgs]
+    assert ids[:4] == ["fct", "fct-ci", "fct-cdf", "fct-mixed"] and ids[-2:] == ["trace", "timeline"]
+    # a figure with nothing to show is left out, with a note saying so
+    for fig_id in ("retransmissions", "unnecessary", "histogram"):
+        assert (fig_id in ids) != (f"<b>{fig_id}:</b> none" in html), fig_id
     for _, b64 in imgs:
         assert base64.b64decode(b64)[:8] == b"\x89PNG\r\n\x1a\n"
     assert "http://" not in html and "https://" not in html and "<link" not in html  # nothing external
@@ -60,7 +54,11 @@ def test_report_is_self_contained(report_path):
     ):
         assert needle in html, needle
     figs = report_path.parent / "figures"
-    assert {p.stem for p in figs.glob("*.png")} == {i for i, _ in imgs}
+    for ext, magic in (("png", b"\x89PNG"), ("svg", b"<?xml"), ("pdf", b"%PDF")):
+        files = {p.stem: p for p in figs.glob(f"*.{ext}")}
+        assert set(files) == set(ids), ext
+        assert all(p.read_bytes().startswith(magic) for p in files.values()), ext
+        assert f"figures/fct.{ext}" in html or ext == "png"
     assert (report_path.parent / "summary.csv").exists()
     # Every seed of the dataset is listed.
     res = coapcc.load_results(report_path.parent)
@@ -68,13 +66,21 @@ def test_report_is_self_contained(report_path):
         assert str(s) in html
     # The traced runs reproduce the dataset's runs exactly (same seed, same numbers).
     assert "<td>NO</td>" not in html and html.count("<td>yes</td>") == 2
+    for col in ("fct_run_median_mean", "ci95", "jain"):
+        assert f"<th>{col}</th>" in html
 
 
-@needs_sim
 def test_summary_numbers(report_path):
     res = coapcc.load_results(report_path.parent)
     flows = res.flows.assign(series=res.flows["algorithm"])
     t = summary_table(flows, res.runs, ["buffer_bytes"])
+    # one case order: buffer, then series in the experiment's order, then clients
+    assert list(t[["buffer_bytes", "series", "clients"]].itertuples(index=False, name=None))[:4] == [
+        (2500, "default", 1),
+        (2500, "default", 6),
+        (2500, "cocoa", 1),
+        (2500, "cocoa", 6),
+    ]
     row = t[(t["series"] == "cocoa") & (t["clients"] == 6) & (t["buffer_bytes"] == 2500)].iloc[0]
     fct = flows[(flows["algorithm"] == "cocoa") & (flows["clients"] == 6) & (flows["buffer_bytes"] == 2500)][
         "fct_s"
@@ -84,9 +90,14 @@ def test_summary_numbers(report_path):
     assert row["fct_p10"] == pytest.approx(fct.quantile(0.1)) and row["fct_p90"] == pytest.approx(
         fct.quantile(0.9)
     )
+    # mean of the two runs' medians, and its 95 % interval (t with 1 degree of freedom)
+    sel = flows[(flows["algorithm"] == "cocoa") & (flows["clients"] == 6) & (flows["buffer_bytes"] == 2500)]
+    meds = sel.groupby("config_hash")["fct_s"].median()
+    assert row["fct_run_median_mean"] == pytest.approx(meds.mean())
+    assert row["ci95"] == pytest.approx(12.706 * meds.std() / 2**0.5)
+    assert 1 / 6 <= row["jain"] <= 1
 
 
-@needs_sim
 @pytest.mark.skipif(
     CHROMIUM is None, reason="chromium is not installed (scripts/system-packages.txt; scripts/setup as root)"
 )
@@ -115,3 +126,33 @@ def test_report_renders_in_headless_chromium(report_path, tmp_path):
     cmd[-2:] = [f"--screenshot={shot}", "--window-size=1400,2000", report_path.resolve().as_uri()]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and shot.stat().st_size > 20_000
+
+
+def test_jain_index():
+    from coapcc.reporting import jain_index
+
+    assert jain_index([1, 1, 1, 1]) == pytest.approx(1.0)
+    assert jain_index([1, 0, 0, 0]) == pytest.approx(0.25)
+    assert jain_index([2, 1, float("nan")]) == pytest.approx(9 / 10)
+
+
+def test_compare_two_datasets(report_path, tmp_path):
+    """`coapcc report A B`: both datasets side by side, each series tagged with its dataset."""
+    from conftest import COAPCC, TINY
+
+    f = tmp_path / "tiny2.toml"
+    f.write_text(TINY.replace("exchanges = 4", "exchanges = 5").replace('name = "tiny"', 'name = "tiny5"'))
+    coapcc.sweep(str(f), tmp_path / "res2", workers=1, progress=False)
+    a = report_path.parent
+    r = subprocess.run(
+        [*COAPCC, "report", str(a), str(tmp_path / "res2"), "--no-trace", "--formats", "svg", "-q"],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0 and r.stdout == "", r.stderr
+    out = a / "compare-res2.html"
+    html = out.read_text()
+    assert "default [tiny]" in html and "default [tiny5]" in html
+    assert "Comparison" in html and "fct_median ratio" in html
+    assert (a / "figures-compare-res2" / "fct.svg").exists()
+    assert not (a / "figures-compare-res2" / "fct.pdf").exists()

@@ -67,6 +67,20 @@ impl Exchange {
     pub fn start_rto(&self) -> Duration {
         time::secs(self.rto_start)
     }
+
+    /// For algorithms written outside this crate: an exchange started at `now` whose
+    /// original transmission arms `timer`; `start_rto` is the undithered estimate it started
+    /// from (reported in snapshots only).
+    pub fn begin(now: Instant, timer: Duration, start_rto: Duration) -> Exchange {
+        Exchange::new(now, time::to_secs(timer), time::to_secs(start_rto))
+    }
+
+    /// For algorithms written outside this crate, in `on_timeout`: retransmission
+    /// `retransmissions() + 1` is sent with `timer`.
+    pub fn record_retransmission(&mut self, timer: Duration) {
+        self.retransmissions += 1;
+        self.timer = time::to_secs(timer);
+    }
 }
 
 /// What the caller must do when the armed timer expires.

@@ -8,7 +8,7 @@
 use std::ffi::OsString;
 use std::io::Write;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod algorithms;
 
@@ -36,6 +36,23 @@ enum Command {
     Client(coapcc_net::ClientArgs),
     /// Run commands in two network namespaces joined by the emulated constrained link (root).
     Emulate(coapcc_emu::EmulateArgs),
+    /// Simulate CoAP over a multi-hop 802.15.4 mesh (CSMA/CA, RPL grid; deterministic, seeded).
+    Mesh(coapcc_mesh::cli::MeshArgs),
+    /// Replay the RTT scenarios of Makarem's Table 5.1 through RTO algorithms: spurious
+    /// retransmissions and RMSE(RTO, RTT) per scenario.
+    RttScenarios(coapcc_studies::cli::RttScenariosArgs),
+    /// One sender under a varying residual bandwidth (Makarem, chapter 6): goodput, overhead,
+    /// application loss ratio.
+    Resbw(coapcc_studies::cli::ResBwArgs),
+}
+
+/// The Rust command line's subcommands: (name, one-line help), in declaration order. Front
+/// ends (the Python `coapcc` command) list and forward exactly these.
+pub fn subcommands() -> Vec<(String, String)> {
+    Cli::command()
+        .get_subcommands()
+        .map(|c| (c.get_name().to_string(), c.get_about().map(|a| a.to_string()).unwrap_or_default()))
+        .collect()
 }
 
 /// Run the command line with `args` (including the program name). Returns the exit code;
@@ -65,14 +82,24 @@ where
     let result = match &cli.command {
         Command::Algorithms(a) => algorithms::run(a, &mut out),
         Command::Simulate(a) => coapcc_sim::cli::run(a, &mut out),
+        Command::Mesh(a) => coapcc_mesh::cli::run(a, &mut out),
+        Command::RttScenarios(a) => coapcc_studies::cli::run_rtt_scenarios(a, &mut out),
+        Command::Resbw(a) => coapcc_studies::cli::run_resbw(a, &mut out),
         Command::Server(_) | Command::Client(_) | Command::Emulate(_) => unreachable!("handled above"),
     };
     let _ = out.flush();
     match result {
         Ok(()) => 0,
+        // The reader of our output went away (`coapcc algorithms | head`): end quietly.
+        Err(e) if is_broken_pipe(&e) => 0,
         Err(e) => {
             eprintln!("coapcc: error: {e:#}");
             1
         }
     }
+}
+
+/// Whether `e` comes from writing to a closed pipe.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
 }

@@ -8,10 +8,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-pub use coapcc_sim::cli::LinkArgs;
-use coapcc_sim::config::DEFAULT_BUFFER_BYTES;
-use coapcc_sim::link::{LossModel, StageConfig};
-use coapcc_sim::SimConfig;
+use coapcc_link::{LinkConfig, LossModel, StageConfig, DEFAULT_BUFFER_BYTES};
+use serde::Deserialize;
 
 use crate::emulator::{DirectionReport, EmuReport, Emulator, EmulatorConfig, Side, TcpProfile};
 use crate::sys;
@@ -22,6 +20,28 @@ pub const EXIT_EMULATOR_ERROR: i32 = 125;
 pub const EXIT_TIMEOUT: i32 = 124;
 /// Exit code after SIGINT/SIGTERM/SIGHUP (128 + SIGINT).
 pub const EXIT_INTERRUPTED: i32 = 130;
+
+coapcc_link::link_args!(
+    /// Link flags shared by `coapcc simulate` and `coapcc emulate`, declared once by the link
+    /// crate's `link_args!` (their meaning and errors are `coapcc_link::LinkOverrides`'s).
+    pub struct LinkArgs
+);
+
+/// The parts of a simulator configuration file the emulator uses: the seed and the link.
+/// Other fields (clients, workload, ...) are the simulator's and are ignored here; the link
+/// itself is checked strictly (unknown fields are errors).
+#[derive(Deserialize)]
+#[serde(default)]
+struct SimFile {
+    seed: u64,
+    link: LinkConfig,
+}
+
+impl Default for SimFile {
+    fn default() -> Self {
+        SimFile { seed: 1, link: LinkConfig::default() }
+    }
+}
 
 /// Arguments of `coapcc emulate`. Link flags mirror `coapcc simulate`'s and override
 /// `--config`.
@@ -115,18 +135,36 @@ fn set_delay(chain: &mut [StageConfig], ms: f64) {
     }
 }
 
+/// Largest `--timeout`, seconds (a year).
+pub const MAX_TIMEOUT_S: f64 = 365.0 * 86_400.0;
+/// Largest `--server-start-ms` (an hour).
+pub const MAX_SERVER_START_MS: u64 = 3_600_000;
+
 /// Build the emulator configuration the arguments describe.
 pub fn build_config(args: &EmulateArgs) -> Result<EmulatorConfig> {
+    if args.server_start_ms > MAX_SERVER_START_MS {
+        bail!("--server-start-ms must be at most {MAX_SERVER_START_MS} (got {})", args.server_start_ms);
+    }
+    if let Some(t) = args.timeout {
+        if !(t.is_finite() && t > 0.0 && t <= MAX_TIMEOUT_S) {
+            bail!("--timeout must be a positive number of seconds, at most {MAX_TIMEOUT_S} (got {t})");
+        }
+    }
     let sim = match &args.config {
         Some(path) => {
             let text =
                 std::fs::read_to_string(path).with_context(|| format!("cannot read config {}", path.display()))?;
-            serde_json::from_str::<SimConfig>(&text).map_err(|e| anyhow::anyhow!("config {}: {e}", path.display()))?
+            let bad = |e: String| anyhow::anyhow!("config {}: {e}", path.display());
+            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+            if !v.is_object() {
+                return Err(bad("expected a JSON object (a simulator configuration)".into()));
+            }
+            serde_json::from_value::<SimFile>(v).map_err(|e| bad(e.to_string()))?
         }
-        None => SimConfig::default(),
+        None => SimFile::default(),
     };
-    let mut link = sim.link.clone();
-    args.link.apply(&mut link)?;
+    let mut link = sim.link;
+    args.link.overrides().apply(&mut link).map_err(anyhow::Error::msg)?;
     if let Some(r) = args.uplink_rate {
         set_rate(&mut link.uplink, r);
     }
@@ -159,18 +197,60 @@ pub fn build_config(args: &EmulateArgs) -> Result<EmulatorConfig> {
     Ok(cfg)
 }
 
-/// A child process group killed (TERM, then KILL) when dropped.
+/// A command's process group, killed (TERM, then KILL) when dropped, and also when this
+/// process dies without dropping it (SIGKILL, abort).
+///
+/// The command is the leader of its own process group and gets SIGKILL when this process
+/// dies (parent-death signal), but that reaches only the leader (`ip netns exec … sh -c`),
+/// not what the shell started. So each group has a **watchdog**: a small `sh` in its own
+/// process group that blocks reading a pipe whose only writer is this process. When this
+/// process ends in any way the kernel closes the pipe; the watchdog then sends SIGTERM to the
+/// command's group and SIGKILL one second later (the same grace as a normal stop, so the
+/// commands can flush their logs). On a normal stop the guard terminates the group itself and
+/// then kills the watchdog.
 pub struct ChildGuard {
     child: Option<Child>,
     pgid: i32,
+    watchdog: Option<Child>,
+}
+
+/// The watchdog's script: `$1` is the process group to kill once stdin reaches end of file.
+const WATCHDOG_SCRIPT: &str =
+    "read _ || true; kill -s TERM -- -\"$1\" 2>/dev/null || exit 0; sleep 1; kill -s KILL -- -\"$1\" 2>/dev/null; exit 0";
+
+fn spawn_watchdog(pgid: i32) -> std::io::Result<Child> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    // The pipe to its stdin is close-on-exec here, so no other child holds it open.
+    Command::new("sh")
+        .args(["-c", WATCHDOG_SCRIPT, "coapcc-emu-watchdog", &pgid.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
 }
 
 impl ChildGuard {
-    /// Spawn `cmd` in its own process group.
+    /// Spawn `cmd` in its own process group, with a watchdog that kills the group if this
+    /// process dies first.
     pub fn spawn(mut cmd: std::process::Command) -> Result<ChildGuard> {
-        let child = sys::spawn_group(&mut cmd).context("cannot start command")?;
+        let mut child = sys::spawn_group(&mut cmd).context("cannot start command")?;
         let pgid = child.id() as i32;
-        Ok(ChildGuard { child: Some(child), pgid })
+        let watchdog = match spawn_watchdog(pgid) {
+            Ok(w) => w,
+            Err(e) => {
+                sys::kill_group(pgid, libc::SIGKILL);
+                let _ = child.wait();
+                return Err(e).context("cannot start the watchdog (sh)");
+            }
+        };
+        Ok(ChildGuard { child: Some(child), pgid, watchdog: Some(watchdog) })
+    }
+
+    /// The command's process group id (its leader's pid).
+    pub fn pgid(&self) -> i32 {
+        self.pgid
     }
 
     /// Exit status if the process has ended.
@@ -194,6 +274,17 @@ impl ChildGuard {
 
     /// SIGTERM the group, wait up to `grace`, then SIGKILL it. Returns the leader's status.
     pub fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
+        let status = self.terminate_group(grace);
+        // The group is gone: stop the watchdog before its pipe closes (killing it first keeps it
+        // from signalling a process group id that could be reused later).
+        if let Some(mut w) = self.watchdog.take() {
+            let _ = w.kill();
+            let _ = w.wait();
+        }
+        status
+    }
+
+    fn terminate_group(&mut self, grace: Duration) -> Option<ExitStatus> {
         let mut child = self.child.take()?;
         if let Ok(Some(s)) = child.try_wait() {
             sys::kill_group(self.pgid, libc::SIGKILL); // stragglers of the group
@@ -243,11 +334,8 @@ fn run(args: &EmulateArgs) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&cfg)?);
         return Ok(0);
     }
-    let deadline = match args.timeout {
-        Some(t) if t.is_finite() && t > 0.0 => Some(Instant::now() + Duration::from_secs_f64(t)),
-        Some(t) => bail!("--timeout must be a positive number of seconds (got {t})"),
-        None => None,
-    };
+    // Checked by build_config.
+    let deadline = args.timeout.map(|t| Instant::now() + Duration::from_secs_f64(t));
     let _signals = sys::install_signal_handlers();
     let emu = Emulator::start(&cfg)?;
     if !args.quiet {
@@ -344,7 +432,15 @@ pub fn chain_text(chain: &[StageConfig]) -> String {
     chain
         .iter()
         .map(|st| match st {
-            StageConfig::Rate(r) => format!("rate {} bit/s buffer {} B", r.bits_per_s, r.buffer_bytes),
+            StageConfig::Rate(r) => match &r.schedule {
+                None => format!("rate {} bit/s buffer {} B", r.bits_per_s, r.buffer_bytes),
+                Some(s) => format!(
+                    "rate {} bit/s then {} scheduled changes, buffer {} B",
+                    r.bits_per_s,
+                    s.points.len(),
+                    r.buffer_bytes
+                ),
+            },
             StageConfig::Delay(d) => format!("delay {} ms", d.ms),
             StageConfig::Jitter(j) => format!("rest-of-path U[{}, {}] ms", j.min_ms, j.max_ms),
             StageConfig::Loss(m) => match m {
@@ -448,5 +544,44 @@ mod tests {
         assert!(build_config(&parse(&["--error-clock", "packet"])).is_err());
         assert!(build_config(&parse(&["--tcp-profile", "x"])).is_err());
         assert!(build_config(&parse(&["--rest-of-path-ms", "1"])).is_err());
+        let c = build_config(&parse(&["--downlink-schedule", "0 30000; 5 10000 0.1"])).unwrap();
+        assert!(chain_text(&c.downlink).contains("then 2 scheduled changes"), "{}", chain_text(&c.downlink));
+        assert!(build_config(&parse(&["--uplink-schedule", "0 1; 1 0"])).is_err());
+        // Extreme values are errors, not panics.
+        assert!(build_config(&parse(&["--spin-us", "18446744073709551615"])).is_err());
+        assert!(build_config(&parse(&["--server-start-ms", "18446744073709551615"])).is_err());
+        for t in ["1e300", "inf", "-1e-3", "0"] {
+            let code = emulate_main(&parse(&[&format!("--timeout={t}"), "--print-config"]));
+            assert_eq!(code, EXIT_EMULATOR_ERROR, "--timeout {t}");
+        }
+    }
+
+    #[test]
+    fn a_simulator_config_file_gives_link_and_seed() {
+        let dir = std::env::temp_dir().join(format!("coapcc-emu-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("sim.json");
+        let mut sim = coapcc_sim::SimConfig { seed: 5, ..Default::default() };
+        sim.workload.exchanges = 2;
+        sim.link.set_buffer_bytes(2500);
+        sim.link.set_loss(&LossModel::Bernoulli { p: 0.25 });
+        std::fs::write(&path, serde_json::to_string(&sim).unwrap()).unwrap();
+        let p = path.to_str().unwrap();
+        let c = build_config(&parse(&["--config", p])).unwrap();
+        assert_eq!((c.seed, &c.uplink, &c.downlink), (5, &sim.link.uplink, &sim.link.downlink));
+        let c = build_config(&parse(&["--config", p, "--seed", "6", "--errors", "none"])).unwrap();
+        assert_eq!(c.seed, 6);
+        assert!(chain_text(&c.uplink).contains("no loss"));
+        std::fs::write(&path, r#"{"link": {"uplink": [{"teleport": {}}]}}"#).unwrap();
+        let e = build_config(&parse(&["--config", p])).unwrap_err().to_string();
+        assert!(e.contains("teleport") && !e.contains('\n'), "{e}");
+        std::fs::write(&path, "[5]").unwrap();
+        assert!(build_config(&parse(&["--config", p])).unwrap_err().to_string().contains("JSON object"));
+        std::fs::remove_dir_all(&dir).ok();
+        // The link model's stream constants are the simulator's.
+        assert_eq!(
+            (coapcc_link::STREAM_UPLINK, coapcc_link::STREAM_DOWNLINK),
+            (coapcc_sim::STREAM_UPLINK, coapcc_sim::STREAM_DOWNLINK)
+        );
     }
 }

@@ -21,8 +21,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use coapcc_sim::link::{self, Link, LinkCounters, LossModel, StageConfig, TESTBED_MTU};
-use coapcc_sim::{STREAM_DOWNLINK, STREAM_UPLINK};
+use coapcc_link::{
+    self as link, Link, LinkCounters, LossModel, StageConfig, DEFAULT_BUFFER_BYTES, STREAM_DOWNLINK, STREAM_UPLINK,
+    TESTBED_MTU,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::forward::{DirOptions, DirState, Direction, Fds, FlowDir, FlowKey, Lateness, TraceRecord};
@@ -39,6 +41,8 @@ pub const CLIENT_ADDR6: Ipv6Addr = Ipv6Addr::new(0xfd00, 0x198, 0x18, 0, 0, 0, 0
 pub const SERVER_ADDR6: Ipv6Addr = Ipv6Addr::new(0xfd00, 0x198, 0x18, 0, 0, 0, 0, 2);
 /// Name of the emulated interface in both namespaces.
 pub const IFNAME: &str = "emu0";
+/// Largest busy-wait before a delivery, µs (1 s).
+pub const MAX_SPIN_US: u64 = 1_000_000;
 /// Linux's minimum MTU for IPv6.
 pub const IPV6_MIN_MTU: u32 = 1280;
 
@@ -56,7 +60,7 @@ pub enum TcpProfile {
 /// Everything that defines an emulator instance.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct EmulatorConfig {
-    /// Client → server chain (coapcc-sim link elements).
+    /// Client → server chain (coapcc-link elements).
     pub uplink: Vec<StageConfig>,
     /// Server → client chain.
     pub downlink: Vec<StageConfig>,
@@ -82,7 +86,7 @@ pub struct EmulatorConfig {
 
 impl Default for EmulatorConfig {
     fn default() -> Self {
-        EmulatorConfig::testbed(coapcc_sim::config::DEFAULT_BUFFER_BYTES, LossModel::None)
+        EmulatorConfig::testbed(DEFAULT_BUFFER_BYTES, LossModel::None)
     }
 }
 
@@ -114,6 +118,9 @@ impl EmulatorConfig {
         }
         link::validate_chain(&self.uplink, self.mtu).map_err(|e| anyhow::anyhow!("uplink: {e}"))?;
         link::validate_chain(&self.downlink, self.mtu).map_err(|e| anyhow::anyhow!("downlink: {e}"))?;
+        if self.spin_us > MAX_SPIN_US {
+            bail!("spin_us = {} must be at most {MAX_SPIN_US} (1 s)", self.spin_us);
+        }
         Ok(())
     }
 }

@@ -1,5 +1,5 @@
 //! The forwarder: one thread per direction moves whole IP packets from one TUN device to the
-//! other through a [`coapcc_sim::link::Link`], the simulator's own link object, driven by
+//! other through a [`coapcc_link::Link`], the simulator's own link object, driven by
 //! the monotonic clock.
 //!
 //! Loop of a direction thread:
@@ -32,7 +32,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use coapcc_sim::link::{Link, LinkCounters, Nanos, Outcome};
+use coapcc_link::{Link, LinkCounters, Nanos, Outcome};
 use serde::Serialize;
 
 use crate::sys;

@@ -4,7 +4,7 @@
 //! the one thing both the simulator and real endpoints cross. This crate builds two network
 //! namespaces (client side and server side) joined by a userspace forwarder: one TUN device
 //! in each namespace, and one thread per direction that moves every IP packet through a
-//! [`coapcc_sim::link::Link`] (rate + byte-limited tail-drop buffer, propagation delay,
+//! [`coapcc_link::Link`] (rate + byte-limited tail-drop buffer, propagation delay,
 //! Gilbert–Elliott/Bernoulli loss, rest-of-path jitter, MTU) driven by the monotonic clock.
 //! Any IP traffic crosses it: CoAP over UDP, kernel TCP, ICMP.
 //!

@@ -427,6 +427,11 @@ struct Flow {
     exchanges: u32,
 }
 
+/// Random stream base of client `c`'s retransmission dither, `SplitMix64::stream(seed,
+/// STREAM_DITHER + c)`: the simulator's, so the stand-in client draws the same dithers as the
+/// simulated client with the same seed (a test of coapcc-sim checks the constants agree).
+pub const STREAM_DITHER: u64 = 1 << 32;
+
 /// Run the CoAP stand-in client (all flows in one thread, ns-precision timers).
 pub fn coap_client(cfg: &ClientConfig) -> Result<ClientReport> {
     let alg = AlgorithmConfig::parse(&cfg.cc).map_err(|e| anyhow::anyhow!("--cc: {e}"))?;
@@ -441,7 +446,7 @@ pub fn coap_client(cfg: &ClientConfig) -> Result<ClientReport> {
         flows.push(Flow {
             sock,
             cc: alg.build(),
-            dither: SplitMix64::stream(cfg.seed, coapcc_sim::STREAM_DITHER + c as u64),
+            dither: SplitMix64::stream(cfg.seed, STREAM_DITHER + c as u64),
             ex: None,
             msg: Vec::new(),
             mid: (c as u16).wrapping_mul(4099),
@@ -564,5 +569,6 @@ mod tests {
         assert_eq!(resp.len() + 28, coapcc_sim::CoapConfig::default().response_bytes() as usize);
         assert_eq!(&resp[..5], &[0x61, 0x45, 0x00, 0x01, 0xa5]);
         assert!(coap_response(&resp, b"").is_none(), "an ACK is not answered");
+        assert_eq!(STREAM_DITHER, coapcc_sim::STREAM_DITHER);
     }
 }

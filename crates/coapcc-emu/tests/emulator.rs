@@ -1,8 +1,16 @@
 //! Integration tests of the emulator: they create network namespaces and TUN devices, so they
-//! need root, `ip` (iproute2) and /dev/net/tun; without them every test prints why it is
-//! skipped and passes. Tests run one at a time (a process-wide lock): the forwarder's timing
-//! is what is being measured. All traffic stays inside namespaces the tests create
-//! (198.18.0.0/15, fd00::/8); every load is bounded in packets and time.
+//! need root, `ip` (iproute2) and /dev/net/tun. Without them every test prints why it is
+//! skipped and passes, except where the emulator is required: with `CI=true` (or `CI=1`) or
+//! `COAPCC_REQUIRE_EMU=1` in the environment a missing resource fails the test instead.
+//! Tests run one at a time (a process-wide lock): the forwarder's timing is what is being
+//! measured. All traffic stays inside namespaces the tests create (198.18.0.0/15, fd00::/8);
+//! every load is bounded in packets and time.
+//!
+//! Timing assertions hold on a busy machine: the link model's own delays are checked exactly
+//! (integer ns, from the emulator's per-packet trace), and the tolerance of a measured time is
+//! derived from the scheduling lateness measured in the same run (the forwarder's, and that of
+//! a probe thread woken like the endpoints are); a measurement that still misses is repeated
+//! (at most three attempts), since load only ever adds delay.
 
 use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard};
@@ -11,8 +19,7 @@ use std::time::{Duration, Instant};
 use coapcc_emu::cli::ChildGuard;
 use coapcc_emu::netns;
 use coapcc_emu::{EmuReport, Emulator, EmulatorConfig, Side};
-use coapcc_sim::link::{LinkPath, LossModel};
-use coapcc_sim::{STREAM_DOWNLINK, STREAM_UPLINK};
+use coapcc_link::{LinkPath, LossModel, STREAM_DOWNLINK, STREAM_UPLINK};
 use serde_json::Value;
 
 const PROBE: &str = env!("CARGO_BIN_EXE_coapcc-emu-probe");
@@ -20,16 +27,68 @@ const EMU: &str = env!("CARGO_BIN_EXE_coapcc-emu");
 
 static LOCK: Mutex<()> = Mutex::new(());
 
+/// Whether a missing resource must fail the test instead of skipping it: `CI` is `true` or `1`,
+/// or `COAPCC_REQUIRE_EMU=1`.
+fn required() -> bool {
+    let on =
+        |k: &str, vals: &[&str]| std::env::var(k).is_ok_and(|v| vals.contains(&v.trim().to_ascii_lowercase().as_str()));
+    on("CI", &["true", "1"]) || on("COAPCC_REQUIRE_EMU", &["1", "true"])
+}
+
+/// Skip (print why and return `None`), or panic when the emulator is required.
+fn skip(test: &str, why: &str) -> Option<MutexGuard<'static, ()>> {
+    if required() {
+        panic!("{test}: {why}; the emulator tests are required here (CI or COAPCC_REQUIRE_EMU=1 is set)");
+    }
+    eprintln!("SKIPPED {test}: {why}");
+    None
+}
+
 /// The lock, or `None` (with a message) when the machine cannot run namespaces.
 fn setup(test: &str) -> Option<MutexGuard<'static, ()>> {
     let root = coapcc_emu::sys::euid() == 0;
     let ip = Command::new("ip").arg("-V").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok();
     let tun = std::path::Path::new("/dev/net/tun").exists();
     if !(root && ip && tun) {
-        eprintln!("SKIPPED {test}: needs root, `ip` (iproute2) and /dev/net/tun (root={root}, ip={ip}, tun={tun})");
-        return None;
+        return skip(test, &format!("needs root, `ip` (iproute2) and /dev/net/tun (root={root}, ip={ip}, tun={tun})"));
     }
     Some(LOCK.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Wake-up lateness of this machine right now, µs (median, p90): a thread under the
+/// endpoints' scheduling policy (the probe tools ask for SCHED_FIFO 5) sleeps 1 ms 200 times
+/// and records how late it wakes.
+fn wakeup_lateness_us() -> (f64, f64) {
+    std::thread::spawn(|| {
+        let _ = coapcc_emu::sys::set_process_fifo(5);
+        let mut late: Vec<f64> = (0..200)
+            .map(|_| {
+                let t0 = Instant::now();
+                std::thread::sleep(Duration::from_millis(1));
+                (t0.elapsed().as_secs_f64() * 1e6 - 1000.0).max(0.0)
+            })
+            .collect();
+        late.sort_by(|a, b| a.total_cmp(b));
+        (late[100], late[180])
+    })
+    .join()
+    .unwrap()
+}
+
+/// Run `attempt` up to three times; pass on the first success. Load only adds delay, so an
+/// emulator that is right passes one of them, and a systematic error fails all three.
+fn with_retries(name: &str, mut attempt: impl FnMut() -> Result<(), String>) {
+    let mut errs = Vec::new();
+    for i in 1..=3 {
+        match attempt() {
+            Ok(()) => return,
+            Err(e) => {
+                eprintln!("{name}: attempt {i} missed: {e}");
+                errs.push(e);
+            }
+        }
+    }
+    panic!("{name}: three attempts missed: {errs:#?}");
 }
 
 fn probe_server(emu: &Emulator, side: Side, args: &[&str]) -> ChildGuard {
@@ -149,6 +208,67 @@ fn cli_propagates_the_client_exit_code_and_cleans_up() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("smaller than one packet"));
 }
 
+/// Whether process `pid` exists and is not a zombie (an orphan's zombie may linger when the
+/// machine's init does not reap).
+fn running(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+fn read_pid(path: &std::path::Path) -> Option<i32> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+#[test]
+fn commands_die_with_the_emulator_even_on_sigkill() {
+    let Some(_g) = setup("commands_die_with_the_emulator_even_on_sigkill") else { return };
+    for sig in ["KILL", "TERM"] {
+        let dir = std::env::temp_dir().join(format!("coapcc-emu-orphans-{}-{sig}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (ps, pc) = (dir.join("server.pid"), dir.join("client.pid"));
+        // The shells stay (no exec): their children are what the parent-death signal misses.
+        let server = format!("sleep 300 & echo $! > {}; wait", ps.display());
+        let client = format!("sleep 300 & echo $! > {}; wait", pc.display());
+        let mut emu = Command::new(EMU)
+            .args(["--quiet", "--server-start-ms", "100", "--server-cmd", &server, "--client-cmd", &client])
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        let pids = loop {
+            if let (Some(a), Some(b)) = (read_pid(&ps), read_pid(&pc)) {
+                break [a, b];
+            }
+            assert!(t0.elapsed() < Duration::from_secs(20), "commands did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(pids.iter().all(|&p| running(p)), "{pids:?}");
+        Command::new("kill").args([&format!("-{sig}"), &emu.id().to_string()]).status().unwrap();
+        let status = emu.wait().unwrap();
+        let t0 = Instant::now();
+        while pids.iter().any(|&p| running(p)) && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let left: Vec<i32> = pids.iter().copied().filter(|&p| running(p)).collect();
+        for &p in &left {
+            Command::new("kill").args(["-KILL", &p.to_string()]).status().unwrap();
+        }
+        assert!(left.is_empty(), "SIG{sig}: commands still running after the emulator ended: {left:?}");
+        eprintln!("SIG{sig}: emulator {status}, both commands gone after {:?}", t0.elapsed());
+        if sig == "TERM" {
+            assert_eq!(status.code(), Some(130));
+            assert!(ours(emu.id()).is_empty());
+        } else {
+            // A killed emulator cannot remove its namespaces: the next start does.
+            assert_eq!(ours(emu.id()).len(), 2);
+            netns::cleanup_stale();
+            assert!(ours(emu.id()).is_empty());
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
+
 /// One-way times of the packets a stop-and-wait ping sends, from the link model alone.
 fn model_rtts(cfg: &EmulatorConfig, n: usize, req: u32, resp: u32) -> Vec<f64> {
     let mut up = LinkPath::new(&cfg.uplink, cfg.mtu, cfg.seed, STREAM_UPLINK).unwrap();
@@ -165,51 +285,91 @@ fn model_rtts(cfg: &EmulatorConfig, n: usize, req: u32, resp: u32) -> Vec<f64> {
         .collect()
 }
 
+/// Ping through the emulator and compare with the link model.
+///
+/// Exact part: each packet's model delay as the emulator computed it (`at − t_in`, from the
+/// trace) is the offline model's, to the nanosecond, and the sum of both directions is the
+/// model RTT. Timed part: measured RTT − model RTT = ingress + uplink lateness + server
+/// turnaround + downlink lateness + egress. The forwarder's lateness is measured per packet;
+/// the endpoints' share is three wake-ups. So each RTT must lie within
+/// `base_ms` + the two measured latenesses + 3 × the machine's p90 wake-up lateness of the model
+/// (one outlier tolerated), and the median error within `base_ms / 2` + 3 × the median wake-up
+/// lateness.
+fn ping_attempt(cfg: &EmulatorConfig, server: &str, count: usize, ip_size: u32, base_ms: f64) -> Result<(), String> {
+    let emu = Emulator::start(cfg).unwrap();
+    let _echo = probe_server(&emu, Side::Server, &["udp-echo", "--bind", server, "--max-seconds", "60"]);
+    let (w50, w90) = wakeup_lateness_us();
+    let target = if server.starts_with('[') { "[fd00:198:18::2]:7000" } else { "198.18.0.2:7000" };
+    let n = count.to_string();
+    let v = probe_json(&emu, Side::Client, &["udp-ping", "--server", target, "--count", &n, "--size", "11"]);
+    let r = emu.stop().unwrap();
+    let rtts: Vec<f64> = v["rtts_ms"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    assert_eq!(rtts.len(), count);
+    let model = model_rtts(cfg, count, ip_size, ip_size);
+    let (up, down) = (&r.uplink.trace, &r.downlink.trace);
+    assert_eq!((up.len(), down.len()), (count, count), "only the pings cross the model");
+    // Exact: the emulator ran the model (load cannot change this).
+    let mut offline_up = LinkPath::new(&cfg.uplink, cfg.mtu, cfg.seed, STREAM_UPLINK).unwrap();
+    let mut offline_down = LinkPath::new(&cfg.downlink, cfg.mtu, cfg.seed, STREAM_DOWNLINK).unwrap();
+    for i in 0..count {
+        let (u, d) = (&up[i], &down[i]);
+        assert_eq!((u.size, d.size), (ip_size, ip_size));
+        let (ou, od) = (offline_up.transmit(u.t_in, u.size), offline_down.transmit(d.t_in, d.size));
+        assert_eq!((u.at, d.at), (ou.at, od.at), "ping {i}: model delivery times");
+        assert_eq!((u.at - u.t_in + d.at - d.t_in) as f64 * 1e-6, model[i], "ping {i}: model RTT");
+    }
+    let err: Vec<f64> = rtts.iter().zip(&model).map(|(m, e)| m - e).collect();
+    eprintln!("ping: measured {rtts:.3?} ms\nping: model    {model:.3?} ms\nping: error    {err:.3?} ms");
+    eprintln!("ping: machine wake-up lateness median {w50:.0} us, p90 {w90:.0} us");
+    // Where the difference comes from, per ping (µs).
+    let e0 = r.epoch_monotonic_ns as i64;
+    let ns = |k: &str| -> Vec<i64> { v[k].as_array().unwrap().iter().map(|x| x.as_i64().unwrap() - e0).collect() };
+    let (sent, recv) = (ns("sent_monotonic_ns"), ns("recv_monotonic_ns"));
+    let mut misses = Vec::new();
+    for i in 0..count {
+        let (u, d) = (&up[i], &down[i]);
+        let us = |x: i64| x as f64 / 1000.0;
+        let (lu, ld) = (us(u.t_out.unwrap() as i64 - u.at as i64), us(d.t_out.unwrap() as i64 - d.at as i64));
+        eprintln!(
+            "ping {i}: client send -> uplink read {:.0} us, uplink lateness {lu:.0} us, uplink write -> downlink read (server) {:.0} us, downlink lateness {ld:.0} us, downlink write -> client receive {:.0} us",
+            us(u.t_in as i64 - sent[i]),
+            us(d.t_in as i64 - u.t_out.unwrap() as i64),
+            us(recv[i] - d.t_out.unwrap() as i64)
+        );
+        let tol = base_ms + (lu + ld + 3.0 * w90) * 1e-3;
+        if err[i].abs() >= tol {
+            misses.push(format!("ping {i}: error {:.3} ms, tolerance {tol:.3} ms", err[i]));
+        }
+    }
+    print_timing("ping", &r);
+    assert_eq!(r.uplink.counters.delivered_packets, count as u64);
+    assert_eq!(r.flows.len(), 1);
+    assert_eq!(r.flows[0].proto, "udp");
+    if server.starts_with('[') {
+        assert!(r.flows[0].client.starts_with("[fd00:198:18::1]"), "{:?}", r.flows[0]);
+    }
+    if misses.len() > count / 10 {
+        return Err(misses.join("; "));
+    }
+    let mut sorted = err.clone();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    let median = sorted[count / 2];
+    let tol = base_ms / 2.0 + 3.0 * w50 * 1e-3;
+    if median.abs() >= tol {
+        return Err(format!("median error {median:.3} ms, tolerance {tol:.3} ms"));
+    }
+    Ok(())
+}
+
 #[test]
 fn udp_ping_rtt_matches_the_model() {
     let Some(_g) = setup("udp_ping_rtt_matches_the_model") else { return };
     let cfg = EmulatorConfig { seed: 7, trace: true, ..EmulatorConfig::default() };
-    let emu = Emulator::start(&cfg).unwrap();
-    let _echo = probe_server(&emu, Side::Server, &["udp-echo", "--bind", "0.0.0.0:7000", "--max-seconds", "60"]);
-    let v =
-        probe_json(&emu, Side::Client, &["udp-ping", "--server", "198.18.0.2:7000", "--count", "10", "--size", "11"]);
-    let r = emu.stop().unwrap();
-    let rtts: Vec<f64> = v["rtts_ms"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
-    assert_eq!(rtts.len(), 10);
     // 39-byte packets both ways: 0.6 s + 5.2 ms + 10.4 ms + two rest-of-path draws.
-    let model = model_rtts(&cfg, 10, 39, 39);
-    let mut err: Vec<f64> = rtts.iter().zip(&model).map(|(m, e)| m - e).collect();
-    eprintln!("ping: measured {rtts:.3?} ms\nping: model    {model:.3?} ms\nping: error    {err:.3?} ms");
-    for e in &model {
-        assert!((630.0..670.0).contains(e));
+    for e in model_rtts(&cfg, 10, 39, 39) {
+        assert!((630.0..670.0).contains(&e));
     }
-    // Where the difference comes from, per ping (µs): client send -> forwarder read (ingress),
-    // model delivery -> write (lateness), server turnaround, and write -> client receive.
-    let e0 = r.epoch_monotonic_ns as i64;
-    let ns = |k: &str| -> Vec<i64> { v[k].as_array().unwrap().iter().map(|x| x.as_i64().unwrap() - e0).collect() };
-    let (sent, recv) = (ns("sent_monotonic_ns"), ns("recv_monotonic_ns"));
-    for i in 0..10 {
-        let (u, d) = (&r.uplink.trace[i], &r.downlink.trace[i]);
-        let us = |x: i64| x as f64 / 1000.0;
-        eprintln!(
-            "ping {i}: client send -> uplink read {:.0} us, uplink lateness {:.0} us, uplink write -> downlink read (server) {:.0} us, downlink lateness {:.0} us, downlink write -> client receive {:.0} us",
-            us(u.t_in as i64 - sent[i]),
-            us(u.t_out.unwrap() as i64 - u.at as i64),
-            us(d.t_in as i64 - u.t_out.unwrap() as i64),
-            us(d.t_out.unwrap() as i64 - d.at as i64),
-            us(recv[i] - d.t_out.unwrap() as i64)
-        );
-    }
-    // Every RTT within 2 ms of the model, allowing one scheduling hiccup of the (user-space)
-    // endpoints on a loaded machine; the median within 1 ms.
-    let within = err.iter().filter(|e| e.abs() < 2.0).count();
-    assert!(within >= 9, "only {within}/10 RTTs within 2 ms of the model: errors {err:?}");
-    err.sort_by(|a, b| a.total_cmp(b));
-    assert!(err[5].abs() < 1.0, "median error {} ms", err[5]);
-    print_timing("ping", &r);
-    assert_eq!(r.uplink.counters.delivered_packets, 10);
-    assert_eq!(r.flows.len(), 1);
-    assert_eq!(r.flows[0].proto, "udp");
+    with_retries("udp_ping_rtt_matches_the_model", || ping_attempt(&cfg, "0.0.0.0:7000", 10, 39, 2.0));
 }
 
 fn rate_of(v: &Value, size: f64) -> (usize, f64) {
@@ -221,39 +381,79 @@ fn rate_of(v: &Value, size: f64) -> (usize, f64) {
 #[test]
 fn rates_match_both_directions() {
     let Some(_g) = setup("rates_match_both_directions") else { return };
+    with_retries("rates_match_both_directions", rates_attempt);
+}
+
+/// 40 back-to-back full-size packets each way: the rates at the receivers, and the forwarder's
+/// lateness against the machine's own wake-up lateness measured right after (a forwarder that
+/// sleeps too long or spins wrongly shows up; a busy machine does not).
+fn rates_attempt() -> Result<(), String> {
     let cfg = EmulatorConfig::testbed(1_410_000, LossModel::None);
     let emu = Emulator::start(&cfg).unwrap();
-    // Downlink: 40 full-size packets (268 B of payload = 296 B IP) back to back.
+    let mut misses = Vec::new();
+    for (name, rx, tx, addr, port, bps) in [
+        ("downlink", Side::Client, Side::Server, "198.18.0.1", "9000", 30_000.0),
+        ("uplink", Side::Server, Side::Client, "198.18.0.2", "9001", 60_000.0),
+    ] {
+        let bind = format!("0.0.0.0:{port}");
+        let sink = probe_server(&emu, rx, &["udp-sink", "--bind", &bind, "--count", "40"]);
+        let to = format!("{addr}:{port}");
+        let st = emu.command(tx, PROBE, &["udp-blast", "--server", &to, "--count", "40", "--size", "268"]).status();
+        assert!(st.unwrap().success());
+        let out = wait_output(sink);
+        let (n, rate) = rate_of(&out, 296.0);
+        eprintln!("{name}: {n} packets, {rate:.1} bit/s");
+        assert_eq!(n, 40);
+        if (rate - bps).abs() / bps >= 0.01 {
+            misses.push(format!("{name} rate {rate:.1} bit/s"));
+        }
+    }
+    let r = emu.stop().unwrap();
+    print_timing("rate", &r);
+    assert_eq!(r.downlink.counters.offered_bytes, 40 * 296);
+    let (w50, w90) = wakeup_lateness_us();
+    eprintln!("rate: machine wake-up lateness median {w50:.0} us, p90 {w90:.0} us");
+    for l in [&r.uplink.lateness, &r.downlink.lateness] {
+        if l.median_us >= 500.0 + w50 {
+            misses.push(format!("median lateness {} us (machine: {w50:.0} us)", l.median_us));
+        }
+        if l.p99_us >= 5_000.0 + 3.0 * w90 {
+            misses.push(format!("p99 lateness {} us (machine p90: {w90:.0} us)", l.p99_us));
+        }
+    }
+    if misses.is_empty() {
+        Ok(())
+    } else {
+        Err(misses.join("; "))
+    }
+}
+
+#[test]
+fn a_rate_schedule_runs_in_real_time() {
+    let Some(_g) = setup("a_rate_schedule_runs_in_real_time") else { return };
+    // The downlink switches from 30 to 60 kbit/s at 0.5 s after the start; 40 full-size packets
+    // sent after that arrive at 60 kbit/s.
+    let mut cfg = EmulatorConfig::testbed(1_410_000, LossModel::None);
+    let mut link = coapcc_link::LinkConfig { mtu_bytes: cfg.mtu, uplink: cfg.uplink.clone(), downlink: cfg.downlink };
+    link.set_schedule(false, coapcc_link::RateSchedule::parse("0.5 60000").unwrap()).unwrap();
+    cfg.downlink = link.downlink;
+    let emu = Emulator::start(&cfg).unwrap();
     let sink = probe_server(&emu, Side::Client, &["udp-sink", "--bind", "0.0.0.0:9000", "--count", "40"]);
+    while emu.now_ns() < 600_000_000 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let st = emu
         .command(Side::Server, PROBE, &["udp-blast", "--server", "198.18.0.1:9000", "--count", "40", "--size", "268"])
         .status()
         .unwrap();
     assert!(st.success());
     let out = wait_output(sink);
-    let (n, rate) = rate_of(&out, 296.0);
-    eprintln!("downlink: {n} packets, {rate:.1} bit/s");
-    assert_eq!(n, 40);
-    assert!((rate - 30_000.0).abs() / 30_000.0 < 0.01, "downlink rate {rate}");
-    // Uplink: 40 packets at 60 kbit/s.
-    let sink = probe_server(&emu, Side::Server, &["udp-sink", "--bind", "0.0.0.0:9001", "--count", "40"]);
-    let st = emu
-        .command(Side::Client, PROBE, &["udp-blast", "--server", "198.18.0.2:9001", "--count", "40", "--size", "268"])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let out = wait_output(sink);
-    let (n, rate) = rate_of(&out, 296.0);
-    eprintln!("uplink: {n} packets, {rate:.1} bit/s");
-    assert_eq!(n, 40);
-    assert!((rate - 60_000.0).abs() / 60_000.0 < 0.01, "uplink rate {rate}");
     let r = emu.stop().unwrap();
-    print_timing("rate", &r);
-    for l in [&r.uplink.lateness, &r.downlink.lateness] {
-        assert!(l.median_us < 500.0, "median lateness {} us", l.median_us);
-        assert!(l.p99_us < 5_000.0, "p99 lateness {} us", l.p99_us);
-    }
-    assert_eq!(r.downlink.counters.offered_bytes, 40 * 296);
+    let (n, rate) = rate_of(&out, 296.0);
+    eprintln!("scheduled downlink: {n} packets, {rate:.1} bit/s");
+    assert_eq!(n, 40);
+    assert!((rate - 60_000.0).abs() / 60_000.0 < 0.02, "downlink rate {rate}");
+    assert_eq!(r.downlink.counters.delivered_packets, 40);
 }
 
 fn wait_output(mut g: ChildGuard) -> Value {
@@ -368,25 +568,11 @@ fn kernel_tcp_reno_transfer() {
 fn ipv6_with_a_large_mtu() {
     let Some(_g) = setup("ipv6_with_a_large_mtu") else { return };
     if !std::path::Path::new("/proc/sys/net/ipv6").exists() {
-        eprintln!("SKIPPED ipv6_with_a_large_mtu: IPv6 is disabled in this kernel");
+        skip("ipv6_with_a_large_mtu", "IPv6 is disabled in this kernel");
         return;
     }
-    let cfg = EmulatorConfig { mtu: 1500, seed: 3, ..EmulatorConfig::default() };
-    let emu = Emulator::start(&cfg).unwrap();
-    let _echo = probe_server(&emu, Side::Server, &["udp-echo", "--bind", "[::]:7000", "--max-seconds", "60"]);
-    let v = probe_json(
-        &emu,
-        Side::Client,
-        &["udp-ping", "--server", "[fd00:198:18::2]:7000", "--count", "2", "--size", "11"],
-    );
-    let r = emu.stop().unwrap();
-    let rtts: Vec<f64> = v["rtts_ms"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
-    assert_eq!(rtts.len(), 2);
-    // 59-byte IPv6 packets both ways; the model sees only the pings (ND/MLD bypass it).
-    let model = model_rtts(&cfg, 2, 59, 59);
-    for (m, e) in rtts.iter().zip(&model) {
-        assert!((m - e).abs() < 2.0, "RTT {m:.3} ms vs model {e:.3} ms");
-    }
-    assert_eq!(r.uplink.counters.offered_packets, 2);
-    assert!(r.flows[0].client.starts_with("[fd00:198:18::1]"));
+    // 59-byte IPv6 packets both ways; the model sees only the pings (ND/MLD bypass it: the
+    // attempt checks that exactly the pings crossed it).
+    let cfg = EmulatorConfig { mtu: 1500, seed: 3, trace: true, ..EmulatorConfig::default() };
+    with_retries("ipv6_with_a_large_mtu", || ping_attempt(&cfg, "[::]:7000", 5, 59, 2.0));
 }

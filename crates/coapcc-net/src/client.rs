@@ -14,11 +14,12 @@ use coapcc_proto::{option, Block, Code, Options};
 use serde_json::json;
 use tokio::net::UdpSocket;
 
-use crate::driver::{random_seed, to_instant, UdpDriver};
+use crate::args::{shutdown_signal, Shutdown};
+use crate::driver::{random_seed, to_instant, UdpDriver, Wake};
 use crate::log::{exchange_json, secs, to_line};
 use crate::uri::CoapUri;
 
-/// Request method.
+/// Request method (case-insensitive on the command line: `get`, `GET`, `iPATCH`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Method {
     /// GET.
@@ -29,6 +30,13 @@ pub enum Method {
     Post,
     /// DELETE.
     Delete,
+    /// FETCH (RFC 8132).
+    Fetch,
+    /// PATCH (RFC 8132).
+    Patch,
+    /// iPATCH (RFC 8132).
+    #[value(name = "ipatch")]
+    IPatch,
 }
 
 impl Method {
@@ -39,8 +47,80 @@ impl Method {
             Method::Put => Code::PUT,
             Method::Post => Code::POST,
             Method::Delete => Code::DELETE,
+            Method::Fetch => Code::FETCH,
+            Method::Patch => Code::PATCH,
+            Method::IPatch => Code::IPATCH,
         }
     }
+}
+
+/// Content formats known by name (RFC 7252 §12.3 and the IANA registry); any number
+/// 0..=65535 is accepted as well.
+pub const CONTENT_FORMATS: &[(&str, u16)] = &[
+    ("text/plain", 0),
+    ("text", 0),
+    ("application/link-format", 40),
+    ("link-format", 40),
+    ("application/xml", 41),
+    ("xml", 41),
+    ("application/octet-stream", 42),
+    ("octet-stream", 42),
+    ("application/exi", 47),
+    ("exi", 47),
+    ("application/json", 50),
+    ("json", 50),
+    ("application/cbor", 60),
+    ("cbor", 60),
+    ("application/senml+json", 110),
+    ("application/senml+cbor", 112),
+];
+
+/// Parse a content format: a number (0..=65535) or a name of [`CONTENT_FORMATS`].
+pub fn parse_content_format(s: &str) -> Result<u16, String> {
+    if let Ok(n) = s.parse::<u16>() {
+        return Ok(n);
+    }
+    CONTENT_FORMATS.iter().find(|(name, _)| name.eq_ignore_ascii_case(s)).map(|&(_, n)| n).ok_or_else(|| {
+        let names: Vec<&str> = CONTENT_FORMATS.iter().map(|(n, _)| *n).collect();
+        format!("'{s}' is neither a number 0..=65535 nor a known content format ({})", names.join(", "))
+    })
+}
+
+/// A custom option from the command line: `NUMBER,VALUE`, where VALUE is text, or hex bytes
+/// after `0x` (`-O 2048,0x0a0b`), or empty.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CustomOption {
+    /// The option number (1..=65535).
+    pub number: u16,
+    /// The option value.
+    pub value: Vec<u8>,
+}
+
+/// Parse `NUMBER,VALUE` (see [`CustomOption`]).
+pub fn parse_custom_option(s: &str) -> Result<CustomOption, String> {
+    let (num, value) = s.split_once(',').unwrap_or((s, ""));
+    let number = match num.trim().parse::<u16>() {
+        Ok(0) => return Err("option number 0 is reserved".into()),
+        Ok(n) => n,
+        Err(_) => return Err(format!("'{num}' is not an option number 1..=65535 (expected NUMBER,VALUE)")),
+    };
+    let value = match value.strip_prefix("0x").or_else(|| value.strip_prefix("0X")) {
+        Some(hex) => {
+            if hex.len() % 2 != 0 {
+                return Err(format!("hex value '{hex}' has an odd number of digits"));
+            }
+            (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16))
+                .collect::<Result<Vec<u8>, _>>()
+                .map_err(|_| format!("'{hex}' is not hex"))?
+        }
+        None => value.as_bytes().to_vec(),
+    };
+    if value.len() > option::MAX_OPTION_VALUE_LEN {
+        return Err(format!("option value of {} bytes is too long", value.len()));
+    }
+    Ok(CustomOption { number, value })
 }
 
 /// `coapcc client`: send requests to a CoAP server and log every exchange as JSON lines.
@@ -50,14 +130,32 @@ impl Method {
 #[derive(Parser, Debug, Clone, PartialEq)]
 #[command(name = "client")]
 pub struct ClientArgs {
-    /// Target, e.g. `coap://127.0.0.1:5683/hello` or `coap://[::1]/large?size=102400`.
+    /// Target, e.g. `coap://127.0.0.1:5683/hello` or `coap://[::1]/large?size=102400`;
+    /// `coap+tcp://...` for CoAP over TCP (RFC 8323).
     pub uri: String,
-    /// Request method.
-    #[arg(long, short = 'm', value_enum, default_value_t = Method::Get)]
+    /// Request method (case-insensitive).
+    #[arg(long, short = 'm', value_enum, ignore_case = true, default_value_t = Method::Get)]
     pub method: Method,
-    /// Request payload (UTF-8 text).
-    #[arg(long, short = 'p')]
+    /// Request payload (UTF-8 text; libcoap's -e).
+    #[arg(long, short = 'p', visible_short_alias = 'e', conflicts_with = "payload_file")]
     pub payload: Option<String>,
+    /// Request payload read from FILE (raw bytes; libcoap's -f).
+    #[arg(long, short = 'f', value_name = "FILE")]
+    pub payload_file: Option<PathBuf>,
+    /// Content-Format of the payload: a number or a name such as `json`, `cbor`,
+    /// `text/plain` (libcoap's -t). Default with a payload: text/plain (0).
+    #[arg(long, short = 't', value_name = "FORMAT", value_parser = parse_content_format)]
+    pub content_format: Option<u16>,
+    /// Accept option: the content format wanted in the response (libcoap's -A).
+    #[arg(long, short = 'A', value_name = "FORMAT", value_parser = parse_content_format)]
+    pub accept: Option<u16>,
+    /// A custom option NUMBER,VALUE (VALUE text, or hex after 0x); repeatable (libcoap's -O).
+    #[arg(long = "option", short = 'O', value_name = "NUMBER,VALUE", value_parser = parse_custom_option)]
+    pub options: Vec<CustomOption>,
+    /// Exit 0 whenever every request got a response, whatever its code (libcoap's
+    /// coap-client behaviour). Without it a 4.xx response exits 4 and a 5.xx response 5.
+    #[arg(long)]
+    pub lenient_exit: bool,
     /// Retransmission-timer / congestion-control algorithm, NAME[:key=value,...]
     /// (see `coapcc algorithms`).
     #[arg(long, default_value = "default", value_name = "SPEC")]
@@ -119,6 +217,10 @@ pub struct ClientSummary {
     pub responses: u32,
     /// Responses with a 2.xx code.
     pub success: u32,
+    /// Responses with a 4.xx code.
+    pub client_errors: u32,
+    /// Responses with a 5.xx code.
+    pub server_errors: u32,
     /// Requests that failed (no response).
     pub failed: u32,
     /// The first failure's reason.
@@ -143,11 +245,26 @@ fn request_from(args: &ClientArgs, uri: &CoapUri) -> anyhow::Result<Request> {
     for q in &uri.query {
         options.add(option::URI_QUERY, q.as_bytes().to_vec());
     }
+    for o in &args.options {
+        options.try_add(o.number, o.value.clone())?;
+    }
+    if let Some(a) = args.accept {
+        options.set_uint(option::ACCEPT, u64::from(a));
+    }
     let mut r = Request::new(args.method.code(), "");
     r.options = options;
-    if let Some(p) = &args.payload {
-        r.payload = p.as_bytes().to_vec();
-        r.options.set_content_format(0);
+    let payload = match (&args.payload, &args.payload_file) {
+        (Some(p), _) => Some(p.as_bytes().to_vec()),
+        (None, Some(f)) => {
+            Some(std::fs::read(f).with_context(|| format!("cannot read --payload-file {}", f.display()))?)
+        }
+        (None, None) => None,
+    };
+    if let Some(p) = payload {
+        r.payload = p;
+        r.options.set_content_format(args.content_format.unwrap_or(0));
+    } else if let Some(cf) = args.content_format {
+        r.options.set_content_format(cf);
     }
     r.confirmable = !args.non;
     if let Some(bs) = args.block_size {
@@ -160,6 +277,9 @@ fn request_from(args: &ClientArgs, uri: &CoapUri) -> anyhow::Result<Request> {
 
 /// Run the client described by `args`, writing JSON lines to `log`.
 pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result<ClientSummary> {
+    if crate::tcp_client::is_tcp_uri(&args.uri) {
+        return crate::tcp_client::run_tcp_client(args, log).await;
+    }
     let uri = CoapUri::parse(&args.uri)?;
     let cc = AlgorithmConfig::parse(&args.cc).map_err(|e| anyhow::anyhow!("--cc: {e}"))?;
     let request = request_from(&args, &uri)?;
@@ -173,21 +293,17 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         .with_context(|| format!("host '{}' has no address", uri.host))?;
     let local: SocketAddr = if peer.is_ipv4() { "0.0.0.0:0".parse()? } else { "[::]:0".parse()? };
     let socket = UdpSocket::bind(local).await.with_context(|| format!("cannot bind a UDP socket on {local}"))?;
+    // Connected, so that an ICMP port unreachable is reported to us (as ConnectionRefused)
+    // and ends the run at once instead of after MAX_TRANSMIT_WAIT.
+    socket.connect(peer).await.with_context(|| format!("cannot reach {peer}"))?;
     let seed = args.seed.unwrap_or_else(random_seed);
     let mut config = EndpointConfig::with_cc(cc);
     config.nstart = args.nstart.max(1);
     config.record_exchanges = true;
     if let Some(s) = args.response_timeout {
-        if !(s.is_finite() && s > 0.0) {
-            bail!("--response-timeout must be a positive number of seconds");
-        }
-        config.response_timeout = Some(Duration::from_secs_f64(s));
+        config.response_timeout = Some(crate::args::secs("--response-timeout", s, false)?);
     }
-    let deadline = match args.timeout {
-        Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
-        Some(_) => bail!("--timeout must be a positive number of seconds"),
-        None => None,
-    };
+    let deadline = args.timeout.map(|s| crate::args::secs("--timeout", s, false)).transpose()?;
     let mut driver = UdpDriver::new(socket, config, seed);
     let start = std::time::Instant::now();
     writeln!(
@@ -196,16 +312,19 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         to_line(&json!({"type": "start", "role": "client", "uri": args.uri, "peer": peer.to_string(), "seed": seed,
                "cc": cc.to_string(), "count": args.count, "con": !args.non, "nstart": args.nstart.max(1)}))
     )?;
-    let now = driver.now();
-    for _ in 0..args.count {
-        driver.endpoint().request(now, peer, request.clone());
-    }
+    // Requests are submitted as earlier ones finish, keeping NSTART + 1 submitted so the
+    // endpoint starts the next one the moment one completes (back to back, as if all had been
+    // queued at once), while memory and per-packet work stay independent of --count.
+    let window = u64::from(args.nstart.max(1)) + 1;
+    let mut submitted: u32 = 0;
     let mut s = ClientSummary {
         seed,
         peer,
         requests: args.count,
         responses: 0,
         success: 0,
+        client_errors: 0,
+        server_errors: 0,
         failed: 0,
         first_failure: None,
         exchanges: 0,
@@ -214,9 +333,16 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         last_payload: None,
         elapsed: Duration::ZERO,
     };
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
+    let signal = shutdown_signal();
+    tokio::pin!(signal);
+    let mut interrupted = None;
     loop {
+        let done = u64::from(s.responses + s.failed);
+        while submitted < args.count && u64::from(submitted) < done + window {
+            let now = driver.now();
+            driver.endpoint().request(now, peer, request.clone());
+            submitted += 1;
+        }
         driver.flush().await;
         if s.exchanges == 0 && s.responses == 0 {
             if let Some(e) = driver.take_send_error() {
@@ -233,8 +359,11 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
             let line = match ev {
                 Event::Response { id, response, .. } => {
                     s.responses += 1;
-                    if response.code.is_success() {
-                        s.success += 1;
+                    match response.code.class() {
+                        2 => s.success += 1,
+                        4 => s.client_errors += 1,
+                        5 => s.server_errors += 1,
+                        _ => {}
                     }
                     s.last_code = Some(response.code);
                     let line = json!({"type": "request", "id": id.0, "outcome": "ok", "code": response.code.to_string(),
@@ -264,8 +393,12 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
             );
         }
         tokio::select! {
-            r = driver.wait(until) => { r.context("receiving")?; }
-            _ = &mut ctrl_c => bail!("interrupted"),
+            r = driver.wait(until) => {
+                if r.context("receiving")? == Wake::Unreachable {
+                    bail!("{peer} is unreachable (ICMP port unreachable: no CoAP server listens there)");
+                }
+            }
+            sig = &mut signal => { interrupted = Some(sig); break; }
         }
     }
     s.elapsed = start.elapsed();
@@ -275,17 +408,22 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         to_line(
             &json!({"type": "summary", "role": "client", "requests": s.requests, "responses": s.responses, "success": s.success,
                "failed": s.failed, "exchanges": s.exchanges, "retransmissions": s.retransmissions,
-               "elapsed_s": s.elapsed.as_secs_f64()})
+               "elapsed_s": s.elapsed.as_secs_f64(), "interrupted": interrupted.map(|i| i.name())})
         )
     )?;
     log.flush()?;
+    if let Some(sig) = interrupted {
+        return Err(sig.into());
+    }
     Ok(s)
 }
 
 /// `coapcc client` entry point: builds a tokio runtime, runs [`run_client`] with the log on
 /// `--log FILE` or stderr, prints the last response body on stdout (or writes it to
 /// `--output FILE`), and prints one-line
-/// errors. Exit code 0 when every request got a response, 1 otherwise.
+/// errors. Exit code 0 when every request got a 2.xx response (any response with
+/// `--lenient-exit`), 1 when a request got none, 4 or 5 when one got a 4.xx or 5.xx response,
+/// 128 + the signal number after SIGINT or SIGTERM.
 pub fn client_main(args: ClientArgs) -> i32 {
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -295,6 +433,7 @@ pub fn client_main(args: ClientArgs) -> i32 {
         }
     };
     let quiet = args.quiet;
+    let lenient = args.lenient_exit;
     let output = args.output.clone();
     let mut log: Box<dyn Write> = match &args.log {
         Some(p) => match File::create(p) {
@@ -332,13 +471,17 @@ pub fn client_main(args: ClientArgs) -> i32 {
                     s.first_failure.map(|r| r.as_str()).unwrap_or("?")
                 );
                 1
+            } else if !lenient && s.server_errors > 0 {
+                5
+            } else if !lenient && s.client_errors > 0 {
+                4
             } else {
                 0
             }
         }
         Err(e) => {
             eprintln!("coapcc client: error: {e:#}");
-            1
+            e.downcast_ref::<Shutdown>().map_or(1, |sig| sig.exit_code())
         }
     }
 }

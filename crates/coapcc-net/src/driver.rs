@@ -25,6 +25,9 @@ pub enum Wake {
     Timer,
     /// The caller's own deadline passed.
     Deadline,
+    /// An ICMP port unreachable arrived (`ConnectionRefused`; only a connected socket, as the
+    /// client's, reports it). Nothing was handed to the endpoint: the caller decides.
+    Unreachable,
 }
 
 /// An [`Endpoint`] bound to a [`UdpSocket`].
@@ -98,8 +101,9 @@ impl UdpDriver {
     }
 
     /// Wait for the next datagram, the endpoint's next timer, or `until` (whichever comes
-    /// first), and hand it to the endpoint. Transient receive errors (ICMP-induced
-    /// `ConnectionRefused`/`ConnectionReset`) are ignored.
+    /// first), and hand it to the endpoint. An ICMP-induced `ConnectionRefused` is returned as
+    /// [`Wake::Unreachable`] (the server ignores it; the client ends its run), and
+    /// `ConnectionReset` is ignored.
     pub async fn wait(&mut self, until: Option<Instant>) -> io::Result<Wake> {
         let timer = self.endpoint.poll_timeout();
         let next = match (timer, until) {
@@ -121,9 +125,8 @@ impl UdpDriver {
                 self.endpoint.handle_datagram(now, peer, &self.buf[..n]);
                 Ok(Wake::Datagram)
             }
-            Some(Err(e)) if matches!(e.kind(), io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionReset) => {
-                Ok(Wake::Datagram)
-            }
+            Some(Err(e)) if e.kind() == io::ErrorKind::ConnectionRefused => Ok(Wake::Unreachable),
+            Some(Err(e)) if e.kind() == io::ErrorKind::ConnectionReset => Ok(Wake::Datagram),
             Some(Err(e)) => Err(e),
             None => {
                 let now = self.now();

@@ -8,17 +8,23 @@
 //!   `/echo`, `/slow` and `/.well-known/core` ([`run_server`], [`server_main`], [`ServerArgs`]);
 //! - [`client`]: `coapcc client`, N requests to one URI with any congestion-control algorithm,
 //!   one JSON line per exchange ([`run_client`], [`client_main`], [`ClientArgs`]);
-//! - [`log`]: the JSON-lines format; [`uri`]: `coap://` URIs.
+//! - [`log`]: the JSON-lines format; [`uri`]: `coap://` URIs;
+//! - CoAP over TCP (RFC 8323): [`tcp_session`] (framing, CSM, signalling), [`tcp_server`]
+//!   (`coapcc server --tcp`), [`tcp_client`] (`coapcc client coap+tcp://...`); see `docs/tcp.md`.
 //!
 //! See `docs/endpoints.md` and `docs/interop.md`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod args;
 pub mod client;
 pub mod driver;
 pub mod log;
 pub mod resources;
 pub mod server;
+pub mod tcp_client;
+pub mod tcp_server;
+pub mod tcp_session;
 pub mod uri;
 
 pub use client::{client_main, run_client, ClientArgs, ClientSummary, Method};

@@ -46,7 +46,19 @@ pub const WELL_KNOWN_CORE: &str = concat!(
 /// `n` bytes of the `/large` pattern: the 64-character line
 /// `0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-\n` repeated, so that every
 /// byte's offset can be checked and a block in the wrong place is visible.
+///
+/// The pattern is built once per process (1 MiB); each call is one copy of its first `n`
+/// bytes, so a block request for a large body costs a `memcpy`, not a rebuild. Sizes above
+/// [`MAX_LARGE`] are built directly.
 pub fn large_body(n: usize) -> Vec<u8> {
+    static PATTERN: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    if n > MAX_LARGE {
+        return pattern(n);
+    }
+    PATTERN.get_or_init(|| pattern(MAX_LARGE))[..n].to_vec()
+}
+
+fn pattern(n: usize) -> Vec<u8> {
     const LINE: &[u8; 64] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-\n";
     LINE.iter().copied().cycle().take(n).collect()
 }
@@ -171,6 +183,9 @@ mod tests {
 
     #[test]
     fn large_pattern() {
+        for n in [0, 1, 64, 1000, MAX_LARGE, MAX_LARGE + 1] {
+            assert_eq!(large_body(n), pattern(n), "{n}");
+        }
         let b = large_body(130);
         assert_eq!(&b[..10], b"0123456789");
         assert_eq!(b[63], b'\n');

@@ -6,7 +6,6 @@ use std::future::Future;
 use std::io::{BufWriter, Write};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::{Parser, ValueEnum};
@@ -16,6 +15,7 @@ use coapcc_proto::{Block, Code};
 use serde_json::json;
 use tokio::net::UdpSocket;
 
+use crate::args::{shutdown_signal, Shutdown};
 use crate::driver::{random_seed, UdpDriver};
 use crate::log::{exchange_json, to_line};
 use crate::resources::{Action, Resources};
@@ -74,6 +74,9 @@ pub struct ServerArgs {
     /// Write JSON lines (separate-response exchanges and a final summary) to FILE.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Serve CoAP over TCP (RFC 8323) on --bind instead of UDP.
+    #[arg(long)]
+    pub tcp: bool,
 }
 
 impl Default for ServerArgs {
@@ -92,9 +95,7 @@ impl ServerArgs {
         let szx = Block::szx_for_size(self.block_size).with_context(|| {
             format!("--block-size {} is not one of 16, 32, 64, 128, 256, 512, 1024", self.block_size)
         })?;
-        if !(self.piggyback_timeout.is_finite() && self.piggyback_timeout >= 0.0) {
-            bail!("--piggyback-timeout must be a non-negative number of seconds");
-        }
+        let piggyback_timeout = crate::args::secs("--piggyback-timeout", self.piggyback_timeout, true)?;
         if self.dedup_capacity == 0 {
             bail!("--dedup-capacity must be at least 1");
         }
@@ -110,7 +111,7 @@ impl ServerArgs {
         c.dedup_capacity = self.dedup_capacity;
         c.block_szx = szx;
         c.max_unblocked_payload = self.block_size;
-        c.piggyback_timeout = Duration::from_secs_f64(self.piggyback_timeout);
+        c.piggyback_timeout = piggyback_timeout;
         c.record_exchanges = self.log.is_some();
         Ok(c)
     }
@@ -277,20 +278,40 @@ impl Server {
     }
 }
 
-/// Run the server described by `args` until Ctrl-C.
-pub async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
+/// Run the server described by `args` until SIGINT or SIGTERM; the log gets its summary line
+/// and is flushed either way. Returns the signal that stopped it.
+pub async fn run_server(args: ServerArgs) -> anyhow::Result<Shutdown> {
     let mut server = Server::bind(&args).await?;
+    let signal = shutdown_signal();
+    tokio::pin!(signal);
+    // Install the handlers before announcing readiness, so a signal right after is not lost.
+    let _ = futures_poll_once(signal.as_mut()).await;
     eprintln!("coapcc server: listening on {} (cc {}, seed {})", server.local_addr(), args.cc, server.seed());
+    let mut got = Shutdown::Interrupt;
     let stats = server
         .run_until(async {
-            let _ = tokio::signal::ctrl_c().await;
+            got = signal.await;
         })
         .await?;
     eprintln!(
-        "coapcc server: stopped after {} requests ({} duplicates, {} malformed, {} RST sent)",
-        stats.requests_received, stats.duplicates, stats.malformed, stats.rst_sent
+        "coapcc server: stopped ({}) after {} requests ({} duplicates, {} malformed, {} RST sent)",
+        got.name(),
+        stats.requests_received,
+        stats.duplicates,
+        stats.malformed,
+        stats.rst_sent
     );
-    Ok(())
+    Ok(got)
+}
+
+/// Poll `fut` once (to run its set-up, such as installing signal handlers) without waiting.
+async fn futures_poll_once<F: Future + Unpin>(fut: F) -> Option<F::Output> {
+    let mut fut = fut;
+    std::future::poll_fn(|cx| match std::pin::Pin::new(&mut fut).poll(cx) {
+        std::task::Poll::Ready(v) => std::task::Poll::Ready(Some(v)),
+        std::task::Poll::Pending => std::task::Poll::Ready(None),
+    })
+    .await
 }
 
 /// `coapcc server` entry point: builds a tokio runtime, runs [`run_server`], prints a
@@ -303,7 +324,15 @@ pub fn server_main(args: ServerArgs) -> i32 {
             return 1;
         }
     };
-    match rt.block_on(run_server(args)) {
+    let run = async {
+        if args.tcp {
+            crate::tcp_server::run_tcp_server(args).await
+        } else {
+            run_server(args).await.map(|_| ())
+        }
+    };
+    match rt.block_on(run) {
+        // Stopping on a signal is the server's normal end.
         Ok(()) => 0,
         Err(e) => {
             eprintln!("coapcc server: error: {e:#}");

@@ -15,6 +15,9 @@ pub struct CoapUri {
     pub query: Vec<String>,
 }
 
+/// Longest Uri-Path segment or Uri-Query item CoAP can carry (RFC 7252 §5.10).
+pub const MAX_URI_COMPONENT: usize = 255;
+
 fn percent_decode(s: &str) -> anyhow::Result<String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
@@ -76,7 +79,14 @@ impl CoapUri {
         let path = path.strip_prefix('/').unwrap_or(path);
         let path =
             if path.is_empty() { Vec::new() } else { path.split('/').map(percent_decode).collect::<Result<_, _>>()? };
-        let query = query.split('&').filter(|q| !q.is_empty()).map(percent_decode).collect::<Result<_, _>>()?;
+        let query: Vec<String> =
+            query.split('&').filter(|q| !q.is_empty()).map(percent_decode).collect::<Result<_, _>>()?;
+        // RFC 7252 §5.10: Uri-Path and Uri-Query values are 0..=255 bytes each.
+        for (what, items) in [("path segment", &path), ("query item", &query)] {
+            if let Some(long) = items.iter().find(|s| s.len() > MAX_URI_COMPONENT) {
+                bail!("URI {what} of {} bytes exceeds CoAP's limit of {MAX_URI_COMPONENT} bytes", long.len());
+            }
+        }
         Ok(CoapUri { host, port, path, query })
     }
 }
@@ -103,5 +113,10 @@ mod tests {
         assert!(CoapUri::parse("http://h/").is_err());
         assert!(CoapUri::parse("coap://:5/").is_err());
         assert!(CoapUri::parse("coap://h:99999/").is_err());
+        let long = "a".repeat(70_000);
+        let err = CoapUri::parse(&format!("coap://h/{long}")).unwrap_err().to_string();
+        assert!(err.contains("70000 bytes exceeds"), "{err}");
+        assert!(CoapUri::parse(&format!("coap://h/x?{}", "q".repeat(256))).is_err());
+        assert!(CoapUri::parse(&format!("coap://h/{}", "a".repeat(255))).is_ok());
     }
 }

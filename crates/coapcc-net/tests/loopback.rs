@@ -157,8 +157,9 @@ async fn errors_are_reported_not_panicked() {
     assert!(bind_udp("not an address").await.is_err());
     let bad = <ServerArgs as clap::Parser>::parse_from(["server", "--bind", "127.0.0.1:0", "--block-size", "1000"]);
     assert!(Server::bind(&bad).await.is_err());
-    // Nobody listens: the exchange fails after MAX_RETRANSMIT (shortened here).
-    let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    // A peer that never answers: the exchange fails after MAX_RETRANSMIT (shortened here).
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
     let (s, lines) = client(
         &format!("coap://127.0.0.1:{port}/x"),
         &["--cc", "default:ack_timeout=0.05,max_retransmit=2,dither=off"],
@@ -180,4 +181,97 @@ fn default_args() {
     let c = ClientArgs::get("coap://h/x");
     assert_eq!((c.count, c.non, c.nstart, c.cc.as_str()), (1, false, 1, "default"));
     assert!(<ClientArgs as clap::Parser>::try_parse_from(["client", "coap://h/", "--con", "--non"]).is_err());
+}
+
+/// `-n` is streamed: 20 000 back-to-back requests complete with every exchange logged in
+/// order, and the client never holds more than NSTART + 1 requests (it used to submit all of
+/// them at once, which made each packet's work grow with -n: 20 000 requests took 5.4 s and
+/// 1 000 000 allocated 909 MB before the first was sent).
+#[tokio::test]
+async fn many_requests_are_streamed() {
+    with_server("127.0.0.1:0", &[], |addr| async move {
+        let (s, lines) = client(&uri(addr, "/hello"), &["-n", "20000", "--seed", "3"]).await.unwrap();
+        assert_eq!((s.requests, s.responses, s.success, s.failed), (20_000, 20_000, 20_000, 0));
+        let ids: Vec<u64> =
+            lines.iter().filter(|l| l["type"] == "request").map(|l| l["id"].as_u64().unwrap()).collect();
+        assert_eq!(ids.len(), 20_000);
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "requests complete in submission order with NSTART = 1");
+        assert_eq!(lines.last().unwrap()["interrupted"], Value::Null);
+    })
+    .await;
+}
+
+/// Durations that cannot be represented are refused with a message naming the option
+/// (`--timeout 1e300` used to panic in `Duration::from_secs_f64`).
+#[tokio::test]
+async fn extreme_durations_are_refused() {
+    for flag in ["--timeout", "--response-timeout"] {
+        for v in ["1e300", "-1", "0", "NaN", "inf"] {
+            let arg = format!("{flag}={v}");
+            let args = <ClientArgs as clap::Parser>::parse_from(["client", "coap://127.0.0.1:9/hello", &arg]);
+            let err = run_client(args, &mut Vec::new()).await.unwrap_err().to_string();
+            assert!(err.contains(flag) && err.contains("must be a number of seconds"), "{flag} {v}: {err}");
+        }
+    }
+    for v in ["1e300", "-1", "NaN"] {
+        let arg = format!("--piggyback-timeout={v}");
+        let args = <ServerArgs as clap::Parser>::parse_from(["server", &arg]);
+        let err = args.endpoint_config().unwrap_err().to_string();
+        assert!(err.contains("--piggyback-timeout must be"), "{v}: {err}");
+    }
+    // A 70 000-byte path segment is refused, not a panic in the option encoder.
+    let long = format!("coap://127.0.0.1:9/{}", "a".repeat(70_000));
+    let err = client(&long, &[]).await.unwrap_err().to_string();
+    assert!(err.contains("exceeds CoAP's limit"), "{err}");
+}
+
+/// The client conventions of libcoap and aiocoap: case-insensitive methods, FETCH/PATCH/
+/// iPATCH, content format and Accept by name or number, custom options, payload from a file.
+#[tokio::test]
+async fn client_conventions() {
+    let dir = std::env::temp_dir().join(format!("coapcc-conv-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("body.json");
+    std::fs::write(&file, b"{\"a\": [1, 2, 3]}").unwrap();
+    let f = file.to_str().unwrap().to_string();
+    with_server("127.0.0.1:0", &[], |addr| async move {
+        let echo = uri(addr, "/echo");
+        // Payload from a file, Content-Format by name: echoed with the same format.
+        let (s, lines) = client(&echo, &["-m", "PUT", "-f", &f, "-t", "json"]).await.unwrap();
+        assert_eq!((s.success, s.last_payload.as_deref()), (1, Some(&b"{\"a\": [1, 2, 3]}"[..])));
+        assert_eq!(exchanges(&lines)[0]["code"], "2.04");
+        // Methods are case-insensitive; the text payload aliases -e/-p both work.
+        let (s, _) = client(&echo, &["-m", "post", "-e", "x", "-t", "50"]).await.unwrap();
+        assert_eq!((s.success, s.last_code.map(|c| c.to_string())), (1, Some("2.04".into())));
+        // FETCH, PATCH, iPATCH reach the server (which does not implement them: 4.05).
+        for m in ["FETCH", "patch", "iPATCH"] {
+            let (s, _) = client(&echo, &["-m", m]).await.unwrap();
+            assert_eq!((s.responses, s.client_errors, s.last_code.map(|c| c.to_string())), (1, 1, Some("4.05".into())));
+        }
+        // An elective custom option is ignored by the server; a critical unknown one gets 4.02.
+        let (s, _) = client(&uri(addr, "/hello"), &["-O", "2048,0x0a0b", "-A", "text/plain"]).await.unwrap();
+        assert_eq!(s.success, 1);
+        let (s, _) = client(&uri(addr, "/hello"), &["-O", "2049,abc"]).await.unwrap();
+        assert_eq!(s.last_code.map(|c| c.to_string()), Some("4.02".into()));
+    })
+    .await;
+    let _ = std::fs::remove_dir_all(&dir);
+    for bad in [["-O", "0,x"], ["-O", "70000,x"], ["-O", "5,0xabc"], ["-t", "nope"], ["-m", "BREW"]] {
+        let argv = [&["client", "coap://127.0.0.1/"][..], &bad[..]].concat();
+        assert!(<ClientArgs as clap::Parser>::try_parse_from(argv).is_err(), "{bad:?} must be refused");
+    }
+}
+
+/// A closed port answers with ICMP port unreachable: the client stops at once with a clear
+/// message instead of retransmitting for MAX_TRANSMIT_WAIT (93 s).
+#[tokio::test]
+async fn port_unreachable_ends_the_run() {
+    // Bind then drop a socket to find a port nobody listens on.
+    let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let started = std::time::Instant::now();
+    let err = client(&format!("coap://127.0.0.1:{port}/hello"), &[]).await.unwrap_err().to_string();
+    assert!(err.contains("unreachable"), "{err}");
+    // Well before the first retransmission (ACK_TIMEOUT 2 s x up to 1.5) would even be due;
+    // bounded generously so a loaded machine cannot fail it.
+    assert!(started.elapsed() < std::time::Duration::from_secs(25), "{:?}", started.elapsed());
 }

@@ -61,6 +61,12 @@ impl Code {
     pub const PUT: Code = Code::new(0, 3);
     /// 0.04 DELETE.
     pub const DELETE: Code = Code::new(0, 4);
+    /// 0.05 FETCH (RFC 8132).
+    pub const FETCH: Code = Code::new(0, 5);
+    /// 0.06 PATCH (RFC 8132).
+    pub const PATCH: Code = Code::new(0, 6);
+    /// 0.07 iPATCH (RFC 8132).
+    pub const IPATCH: Code = Code::new(0, 7);
     /// 2.01 Created.
     pub const CREATED: Code = Code::new(2, 1);
     /// 2.02 Deleted.
@@ -164,6 +170,9 @@ impl Code {
             Code::POST => "POST",
             Code::PUT => "PUT",
             Code::DELETE => "DELETE",
+            Code::FETCH => "FETCH",
+            Code::PATCH => "PATCH",
+            Code::IPATCH => "iPATCH",
             Code::CREATED => "Created",
             Code::DELETED => "Deleted",
             Code::VALID => "Valid",

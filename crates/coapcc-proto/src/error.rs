@@ -82,6 +82,13 @@ pub enum DecodeError {
         /// The offending code.
         code: Code,
     },
+    /// Both: option number 0, which RFC 7252 §12.2 reserves.
+    ReservedOptionNumber,
+    /// Both: more options than [`crate::option::MAX_OPTIONS`] in one message.
+    TooManyOptions {
+        /// The limit that was exceeded.
+        limit: usize,
+    },
     /// TCP: the announced frame length does not fit in memory (`usize`)
     /// or exceeds the limit configured on a [`crate::tcp::FrameDecoder`].
     FrameTooLarge {
@@ -125,6 +132,8 @@ impl fmt::Display for DecodeError {
             DecodeError::ReservedCodeClass { code } => {
                 write!(f, "code {code} is of a reserved class")
             }
+            DecodeError::ReservedOptionNumber => f.write_str("option number 0 is reserved"),
+            DecodeError::TooManyOptions { limit } => write!(f, "more than {limit} options in one message"),
             DecodeError::FrameTooLarge { len } => write!(f, "frame of {len} bytes too large"),
         }
     }
@@ -184,3 +193,21 @@ impl fmt::Display for BlockError {
 }
 
 impl std::error::Error for BlockError {}
+
+/// An option value longer than the wire format can express
+/// ([`crate::option::MAX_OPTION_VALUE_LEN`]), or than the option's definition allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OptionTooLong {
+    /// The option number.
+    pub number: u16,
+    /// The length supplied.
+    pub len: usize,
+}
+
+impl fmt::Display for OptionTooLong {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "option {} value of {} bytes is too long", self.number, self.len)
+    }
+}
+
+impl std::error::Error for OptionTooLong {}

@@ -51,7 +51,7 @@ pub mod tcp;
 pub mod token;
 
 pub use code::{Code, MessageType};
-pub use error::{BlockError, DecodeError, TokenTooLong};
+pub use error::{BlockError, DecodeError, OptionTooLong, TokenTooLong};
 pub use message::{peek_header, Header, Message, HEADER_LEN, VERSION};
 pub use option::{is_critical, Block, CoapOption, Options};
 pub use tcp::{decode_frame, encode_frame, TcpMessage};

@@ -3,7 +3,7 @@
 //! Options are kept sorted by number; repeated options keep the order in
 //! which they were added (which is their wire order).
 
-use crate::error::{BlockError, DecodeError};
+use crate::error::{BlockError, DecodeError, OptionTooLong};
 
 /// If-Match (1).
 pub const IF_MATCH: u16 = 1;
@@ -46,6 +46,12 @@ pub const SIZE1: u16 = 60;
 
 /// Longest option value the option header can express: 65535 + 269.
 pub const MAX_OPTION_VALUE_LEN: usize = 65_804;
+
+/// Most options one message may carry; a decoder refuses more
+/// ([`DecodeError::TooManyOptions`]). CoAP defines a few dozen option numbers and real
+/// messages carry a handful; the cap bounds the work and memory a hostile datagram can cause
+/// (a 1 500-byte datagram could otherwise hold 1 400 empty options).
+pub const MAX_OPTIONS: usize = 128;
 
 /// `true` iff option `number` is critical, i.e. odd (RFC 7252 §5.4.1).
 pub const fn is_critical(number: u16) -> bool {
@@ -205,6 +211,17 @@ impl Options {
     /// Removes all options.
     pub fn clear(&mut self) {
         self.list.clear();
+    }
+
+    /// As [`Options::add`], but returns an error instead of panicking when `value` is longer
+    /// than [`MAX_OPTION_VALUE_LEN`] (for values that come from users).
+    pub fn try_add(&mut self, number: u16, value: impl Into<Vec<u8>>) -> Result<(), OptionTooLong> {
+        let value = value.into();
+        if value.len() > MAX_OPTION_VALUE_LEN {
+            return Err(OptionTooLong { number, len: value.len() });
+        }
+        self.add(number, value);
+        Ok(())
     }
 
     /// Adds an instance of `number`, after any existing instances of the same
@@ -478,6 +495,12 @@ pub(crate) fn decode_options_and_payload(buf: &[u8]) -> Result<(Options, Vec<u8>
         let available = buf.len() - pos;
         if len > available {
             return Err(DecodeError::OptionValueTruncated { number: number as u16, len, available });
+        }
+        if number == 0 {
+            return Err(DecodeError::ReservedOptionNumber);
+        }
+        if list.len() == MAX_OPTIONS {
+            return Err(DecodeError::TooManyOptions { limit: MAX_OPTIONS });
         }
         list.push(CoapOption { number: number as u16, value: buf[pos..pos + len].to_vec() });
         pos += len;

@@ -163,6 +163,8 @@ fn tcp_malformations() {
     // value runs past Len even though more stream bytes follow
     assert_eq!(df(&[0x20, 0x45, 0x02, 0xAA, 0xBB]), Err(E::OptionValueTruncated { number: 0, len: 2, available: 1 }));
     assert_eq!(df(&[0x10, 0x45, 0xFF]), Err(E::EmptyPayload));
+    // option number 0 is reserved (RFC 7252 §12.2), also inside a frame
+    assert_eq!(df(&[0x10, 0x45, 0x00]), Err(E::ReservedOptionNumber));
     assert_eq!(df(&[0x30, 0x45, 0xE0, 0xFF, 0xFF]), Err(E::OptionNumberOverflow { number: 65_804 }));
     // signalling and reserved classes are not rejected by the framing layer
     assert!(df(&[0x00, 0x25]).unwrap().is_some());
@@ -171,4 +173,19 @@ fn tcp_malformations() {
     let mut d = FrameDecoder::with_max_frame_len(1152);
     d.push(&big[..3]);
     assert_eq!(d.next_message(), Err(E::FrameTooLarge { len: big.len() as u64 }));
+}
+
+/// Option number 0 is reserved; a message may carry at most `MAX_OPTIONS` options (a
+/// 1 500-byte datagram could otherwise hold 1 400 empty options).
+#[test]
+fn reserved_option_number_and_option_count() {
+    use coapcc_proto::option::MAX_OPTIONS;
+    // CON GET, MID 1, no token, option delta 0 (number 0), empty value.
+    assert_eq!(Message::decode(&[0x40, 0x01, 0x00, 0x01, 0x00]), Err(E::ReservedOptionNumber));
+    // Option 1 (If-Match) then MAX_OPTIONS more repeats with delta 0: one too many.
+    let mut d = vec![0x40, 0x01, 0x00, 0x01, 0x10];
+    d.extend(std::iter::repeat_n(0x00, MAX_OPTIONS - 1));
+    assert!(Message::decode(&d).is_ok(), "exactly MAX_OPTIONS options are accepted");
+    d.push(0x00);
+    assert_eq!(Message::decode(&d), Err(E::TooManyOptions { limit: MAX_OPTIONS }));
 }

@@ -13,6 +13,12 @@ fn cli(py: Python<'_>, argv: Vec<String>) -> i32 {
     py.detach(|| coapcc_cli::main(argv))
 }
 
+/// The Rust command line's subcommands as a JSON list of `[name, help]` pairs.
+#[pyfunction]
+fn rust_commands_json() -> String {
+    serde_json::to_string(&coapcc_cli::subcommands()).expect("strings serialise")
+}
+
 /// The package version.
 #[pyfunction]
 fn version() -> &'static str {
@@ -64,14 +70,137 @@ fn default_sim_config_json() -> String {
     serde_json::to_string(&coapcc_sim::SimConfig::default()).expect("config serialises")
 }
 
+/// The link model's schema as JSON: named error profiles with their derived parameters and
+/// loss models, the profile formulas, the error-model forms, the testbed defaults
+/// (`spec_defaults`, the fields `link_config_json` takes) and the default chains.
+#[pyfunction]
+fn link_schema_json() -> String {
+    coapcc_link::schema::link_schema_json()
+}
+
+/// The simulator's `link` object (JSON) for the testbed link described by `spec_json` (a
+/// `LinkSpec`: `buffer_bytes`, `errors`, `error_clock`, `burst_packets`, rates, delays, ...;
+/// missing fields take their defaults). Raises ValueError with a one-line message for an
+/// unknown field or an invalid value (e.g. an unknown error model).
+#[pyfunction]
+fn link_config_json(spec_json: &str) -> PyResult<String> {
+    coapcc_link::schema::link_config_json(spec_json).map_err(PyValueError::new_err)
+}
+
+/// The loss model (JSON) that an error-model text (`none|low|medium|high|bernoulli:P|
+/// ge:P,R,K,H|ge-time:T_L,T_B,K,H`) resolves to with `error_clock` (`time` or `packet`) and
+/// `burst_packets`; raises ValueError with a one-line message when it is invalid.
+#[pyfunction]
+#[pyo3(signature = (errors, error_clock="time", burst_packets=5.0))]
+fn loss_model_json(errors: &str, error_clock: &str, burst_packets: f64) -> PyResult<String> {
+    coapcc_link::schema::loss_model_json(errors, error_clock, burst_packets).map_err(PyValueError::new_err)
+}
+
+/// Makarem's RTT-scenario study: `request_json` is a `coapcc_studies::RttStudyRequest`
+/// (`cc`, `scenarios`, `seed`, `len`, `trace`, ...); returns a JSON list of rows (scenario, cc,
+/// spurious, rmse_ms, transmissions, ...). Raises ValueError on bad input. Releases the GIL.
+#[pyfunction]
+fn rtt_scenarios_json(py: Python<'_>, request_json: &str) -> PyResult<String> {
+    py.detach(|| coapcc_studies::rtt_scenarios_json(request_json)).map_err(PyValueError::new_err)
+}
+
+/// Per-message RTO and RTT of one scenario through one algorithm (messages `first` to
+/// `first + count`), as a JSON list, for RTO-vs-RTT plots.
+#[pyfunction]
+fn rtt_trace_json(py: Python<'_>, request_json: &str, first: usize, count: usize) -> PyResult<String> {
+    py.detach(|| coapcc_studies::rtt_trace_json(request_json, first, count)).map_err(PyValueError::new_err)
+}
+
+/// One residual-bandwidth run (Makarem, chapter 6): `request_json` is a
+/// `coapcc_studies::ResBwRequest`; returns the report as JSON (goodput_pps, overhead,
+/// app_loss_ratio, transmissions, delivered, ...). Releases the GIL.
+#[pyfunction]
+fn resbw_json(py: Python<'_>, request_json: &str) -> PyResult<String> {
+    py.detach(|| coapcc_studies::resbw_json(request_json)).map_err(PyValueError::new_err)
+}
+
+/// The testbed's link (the simulator's `LinkConfig` as JSON) with the parameters of
+/// `params_json` applied (the fields of `coapcc_link::LinkSpec`: `buffer_bytes`, `errors`,
+/// `error_clock`, `burst_packets`, rates, delays, rest of path, overhead, MTU; missing fields
+/// take the testbed's defaults). The same as [`link_config_json`]; Python never builds a
+/// chain itself.
+#[pyfunction]
+fn testbed_link_json(params_json: &str) -> PyResult<String> {
+    coapcc_link::schema::link_config_json(params_json).map_err(PyValueError::new_err)
+}
+
+/// Check a simulation configuration (JSON) as the simulator would before running it, and
+/// return it with every group's algorithm fully resolved (JSON). Raises ValueError with the
+/// simulator's one-line message (`field: problem`).
+#[pyfunction]
+fn resolve_sim_config_json(config_json: &str) -> PyResult<String> {
+    let cfg: coapcc_sim::SimConfig = serde_json::from_str(config_json)
+        .map_err(|e| PyValueError::new_err(format!("invalid simulation config: {e}")))?;
+    let r = cfg.resolved().map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(serde_json::to_string(&r).expect("config serialises"))
+}
+
+/// Limits and choices of the simulator's configuration as JSON: `max_clients`, the
+/// reproduction `presets`, the named error `profiles` and the testbed link's defaults
+/// (`link`, in the parameter names of [`testbed_link_json`]).
+#[pyfunction]
+fn sim_limits_json() -> String {
+    use coapcc_sim::link::{ErrorClock, LossModel, StageConfig};
+    let presets: Vec<&str> = coapcc_cc::Preset::ALL.iter().map(|(n, _)| *n).collect();
+    let profiles: Vec<&str> = ["none", "low", "medium", "high"]
+        .into_iter()
+        .filter(|n| LossModel::profile(n, ErrorClock::Time, 5.0).is_some())
+        .collect();
+    let link = coapcc_sim::config::LinkConfig::default();
+    let mut d = serde_json::Map::new();
+    d.insert("mtu_bytes".into(), link.mtu_bytes.into());
+    for (dir, chain) in [("uplink", &link.uplink), ("downlink", &link.downlink)] {
+        for st in chain {
+            match st {
+                StageConfig::Rate(r) => {
+                    d.insert(format!("{dir}_rate_bps"), r.bits_per_s.into());
+                    d.insert("buffer_bytes".into(), r.buffer_bytes.into());
+                    d.insert("buffer_counts_in_service".into(), r.buffer_counts_in_service.into());
+                    d.insert("per_packet_overhead_bytes".into(), r.per_packet_overhead_bytes.into());
+                }
+                StageConfig::Delay(x) => {
+                    d.insert(format!("{dir}_delay_ms"), x.ms.into());
+                }
+                StageConfig::Jitter(j) => {
+                    d.insert("rest_of_path_min_ms".into(), j.min_ms.into());
+                    d.insert("rest_of_path_max_ms".into(), j.max_ms.into());
+                }
+                _ => {}
+            }
+        }
+    }
+    serde_json::json!({
+        "max_clients": coapcc_sim::config::MAX_CLIENTS,
+        "presets": presets,
+        "profiles": profiles,
+        "link": d,
+    })
+    .to_string()
+}
+
 /// The extension module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cli, m)?)?;
+    m.add_function(wrap_pyfunction!(rust_commands_json, m)?)?;
+    m.add_function(wrap_pyfunction!(rtt_scenarios_json, m)?)?;
+    m.add_function(wrap_pyfunction!(rtt_trace_json, m)?)?;
+    m.add_function(wrap_pyfunction!(resbw_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms_json, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_algorithm, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_sim_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(link_schema_json, m)?)?;
+    m.add_function(wrap_pyfunction!(link_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(loss_model_json, m)?)?;
+    m.add_function(wrap_pyfunction!(testbed_link_json, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_sim_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_limits_json, m)?)?;
     Ok(())
 }

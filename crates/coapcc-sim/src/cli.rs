@@ -15,7 +15,7 @@ use crate::config::{
     DuplicateMode, EndpointModel, GroupConfig, SimConfig, UnnecessaryDef, WorkloadKind, DEFAULT_BUFFER_BYTES,
     DEFAULT_CC,
 };
-use crate::link::{ErrorClock, LossModel, StageConfig};
+use crate::link::{LossModel, StageConfig};
 use crate::report::SimReport;
 use crate::trace::JsonLinesTrace;
 
@@ -88,73 +88,11 @@ pub struct SimulateArgs {
     pub endpoint: Option<EndpointModel>,
 }
 
-/// Link flags shared by `coapcc simulate` and `coapcc emulate` (one definition, so the two
-/// commands describe a link the same way). Each flag overrides the corresponding part of a
-/// [`LinkConfig`](crate::config::LinkConfig).
-#[derive(Args, Clone, Debug, Default, PartialEq)]
-pub struct LinkArgs {
-    /// Bottleneck buffer in bytes, both directions (spec sizes: 2500, 14100, 28200,
-    /// 1410000). Default 28200.
-    #[arg(long, value_name = "BYTES")]
-    pub buffer: Option<u64>,
-    /// Link errors, both directions (independent processes): none | low | medium | high |
-    /// bernoulli:P | ge:P,R,K,H | ge-time:T_L,T_B,K,H (K, H = loss probabilities in the
-    /// low-error and burst states). Default none.
-    #[arg(long, value_name = "MODEL")]
-    pub errors: Option<String>,
-    /// Clock of the medium/high profiles' error chain: time (default; exponential sojourns,
-    /// T_B = 1 s, inferred) or packet.
-    #[arg(long, value_name = "time|packet", value_parser = parse_enum::<ErrorClock>)]
-    pub error_clock: Option<ErrorClock>,
-    /// Mean burst length in packets of the profiles with --error-clock packet (not
-    /// published; default 5).
-    #[arg(long, value_name = "PACKETS")]
-    pub burst_packets: Option<f64>,
-    /// Rest-of-path delay bounds MIN,MAX in ms, both directions (default 10,20).
-    #[arg(long, value_name = "MIN,MAX")]
-    pub rest_of_path_ms: Option<String>,
-    /// Bytes added per packet by the rate stages (link-layer header; default 0).
-    #[arg(long, value_name = "BYTES")]
-    pub overhead_bytes: Option<u32>,
-}
-
-impl LinkArgs {
-    /// Apply the given flags to `link`.
-    pub fn apply(&self, link: &mut crate::config::LinkConfig) -> anyhow::Result<()> {
-        if let Some(b) = self.buffer {
-            link.set_buffer_bytes(b);
-        }
-        if self.errors.is_none() && (self.error_clock.is_some() || self.burst_packets.is_some()) {
-            bail!("--error-clock and --burst-packets apply to a profile given with --errors");
-        }
-        if let Some(e) = &self.errors {
-            let burst = self.burst_packets.unwrap_or(5.0);
-            if !(burst.is_finite() && burst >= 1.0) {
-                bail!("--burst-packets must be at least 1 (got {burst})");
-            }
-            let model = LossModel::parse(e, self.error_clock.unwrap_or(ErrorClock::Time), burst)
-                .map_err(|m| anyhow::anyhow!("--errors: {m}"))?;
-            if link.set_loss(&model) == 0 {
-                bail!("--errors: the configured link chains have no loss stage");
-            }
-        }
-        if let Some(r) = &self.rest_of_path_ms {
-            let v: Vec<f64> = r
-                .split(',')
-                .map(|x| x.trim().parse::<f64>())
-                .collect::<Result<_, _>>()
-                .map_err(|_| anyhow::anyhow!("--rest-of-path-ms: expected MIN,MAX in ms, got '{r}'"))?;
-            if v.len() != 2 {
-                bail!("--rest-of-path-ms: expected MIN,MAX in ms, got '{r}'");
-            }
-            link.set_rest_of_path_ms(v[0], v[1]);
-        }
-        if let Some(o) = self.overhead_bytes {
-            link.set_overhead_bytes(o);
-        }
-        Ok(())
-    }
-}
+coapcc_link::link_args!(
+    /// Link flags shared by `coapcc simulate` and `coapcc emulate`, declared once by the link
+    /// crate's `link_args!` (their meaning and errors are `coapcc_link::LinkOverrides`'s).
+    pub struct LinkArgs
+);
 
 /// Parse a configuration enum from its JSON name, accepting `-` for `_`.
 fn parse_enum<T: DeserializeOwned>(s: &str) -> Result<T, String> {
@@ -192,7 +130,7 @@ pub fn build_config(args: &SimulateArgs) -> anyhow::Result<SimConfig> {
             g.clients = n;
         }
     }
-    args.link.apply(&mut cfg.link)?;
+    args.link.overrides().apply(&mut cfg.link).map_err(anyhow::Error::msg)?;
     if let Some(k) = args.workload {
         cfg.workload.kind = k;
     }

@@ -8,12 +8,12 @@
 use coapcc_cc::{AlgorithmConfig, CongestionControl};
 use serde::{Deserialize, Serialize};
 
+use crate::algorithms::{CustomAlgorithms, GroupAlg};
 use crate::coap;
-use crate::link::{self, LossModel, StageConfig, TESTBED_MTU};
+use crate::link;
 
-/// Default bottleneck buffer, bytes, both directions: 28 200 B (one of the published sizes,
-/// spec §1.3; the issue fixes no default).
-pub const DEFAULT_BUFFER_BYTES: u64 = 28_200;
+/// Default bottleneck buffer, bytes, both directions (28 200 B), defined by the link crate.
+pub use crate::link::DEFAULT_BUFFER_BYTES;
 
 /// Default algorithm of a group.
 pub const DEFAULT_CC: &str = "default:preset=helsinki2018";
@@ -130,72 +130,8 @@ impl Default for WorkloadConfig {
     }
 }
 
-/// The link: each direction is a chain of elements (see [`crate::link`]).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LinkConfig {
-    /// MTU, bytes (default 296). A message larger than this is a configuration error.
-    pub mtu_bytes: u32,
-    /// Client → server chain. Default: rate 60 kbit/s + 28 200 B buffer → 200 ms → no loss →
-    /// rest of path U[10, 20] ms FIFO.
-    pub uplink: Vec<StageConfig>,
-    /// Server → client chain. Default: rest of path U[10, 20] ms FIFO → rate 30 kbit/s +
-    /// 28 200 B buffer → 400 ms → no loss.
-    pub downlink: Vec<StageConfig>,
-}
-
-impl Default for LinkConfig {
-    fn default() -> Self {
-        LinkConfig {
-            mtu_bytes: TESTBED_MTU,
-            uplink: link::testbed_uplink(DEFAULT_BUFFER_BYTES, LossModel::None),
-            downlink: link::testbed_downlink(DEFAULT_BUFFER_BYTES, LossModel::None),
-        }
-    }
-}
-
-impl LinkConfig {
-    /// Set the buffer of every rate stage in both directions.
-    pub fn set_buffer_bytes(&mut self, bytes: u64) {
-        for st in self.uplink.iter_mut().chain(self.downlink.iter_mut()) {
-            if let StageConfig::Rate(r) = st {
-                r.buffer_bytes = bytes;
-            }
-        }
-    }
-
-    /// Set the model of every loss stage in both directions (each direction keeps its own,
-    /// independent random stream). Returns the number of loss stages changed.
-    pub fn set_loss(&mut self, model: &LossModel) -> usize {
-        let mut n = 0;
-        for st in self.uplink.iter_mut().chain(self.downlink.iter_mut()) {
-            if let StageConfig::Loss(m) = st {
-                *m = model.clone();
-                n += 1;
-            }
-        }
-        n
-    }
-
-    /// Set `per_packet_overhead_bytes` of every rate stage.
-    pub fn set_overhead_bytes(&mut self, bytes: u32) {
-        for st in self.uplink.iter_mut().chain(self.downlink.iter_mut()) {
-            if let StageConfig::Rate(r) = st {
-                r.per_packet_overhead_bytes = bytes;
-            }
-        }
-    }
-
-    /// Set the bounds of every jitter (rest-of-path) element.
-    pub fn set_rest_of_path_ms(&mut self, min_ms: f64, max_ms: f64) {
-        for st in self.uplink.iter_mut().chain(self.downlink.iter_mut()) {
-            if let StageConfig::Jitter(j) = st {
-                j.min_ms = min_ms;
-                j.max_ms = max_ms;
-            }
-        }
-    }
-}
+/// The link (both chains and the MTU): defined by the link crate, see [`crate::link`].
+pub use crate::link::LinkConfig;
 
 /// Message encoding (AMBIG-T5). Sizes are computed from the real CoAP encoding.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -348,14 +284,25 @@ impl SimConfig {
     /// Parse every group's algorithm and check everything else: the algorithms, in group
     /// order.
     pub fn algorithms(&self) -> Result<Vec<AlgorithmConfig>, ConfigError> {
+        let algs = self.group_algorithms(&CustomAlgorithms::new())?;
+        Ok(algs.iter().map(GroupAlg::config).collect())
+    }
+
+    /// As [`SimConfig::algorithms`], with the custom algorithms of `custom` (a group whose
+    /// `cc` is a custom name gets that algorithm).
+    pub(crate) fn group_algorithms(&self, custom: &CustomAlgorithms) -> Result<Vec<GroupAlg>, ConfigError> {
         if self.groups.is_empty() {
             return Err(invalid("groups", "at least one client group is needed"));
         }
         let mut algs = Vec::with_capacity(self.groups.len());
         for (i, g) in self.groups.iter().enumerate() {
+            if let Some(f) = custom.get(&g.cc) {
+                algs.push(GroupAlg::Custom(f.clone()));
+                continue;
+            }
             let a = AlgorithmConfig::parse(&g.cc)
                 .map_err(|e| ConfigError::Algorithm { group: i, message: e.to_string() })?;
-            algs.push(a);
+            algs.push(GroupAlg::Registry(a));
         }
         let total: u64 = self.groups.iter().map(|g| g.clients as u64).sum();
         if total == 0 {
@@ -414,10 +361,17 @@ impl SimConfig {
     /// The configuration with every group's `cc` in canonical, fully resolved form (what a
     /// report prints).
     pub fn resolved(&self) -> Result<SimConfig, ConfigError> {
-        let algs = self.algorithms()?;
+        self.resolved_with(&CustomAlgorithms::new())
+    }
+
+    /// As [`SimConfig::resolved`]; a custom algorithm's name stays as given.
+    pub fn resolved_with(&self, custom: &CustomAlgorithms) -> Result<SimConfig, ConfigError> {
+        let algs = self.group_algorithms(custom)?;
         let mut c = self.clone();
         for (g, a) in c.groups.iter_mut().zip(&algs) {
-            g.cc = a.to_string();
+            if let GroupAlg::Registry(a) = a {
+                g.cc = a.to_string();
+            }
         }
         Ok(c)
     }
@@ -436,6 +390,7 @@ impl SimConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::link::LossModel;
 
     #[test]
     fn defaults_validate_and_round_trip() {

@@ -40,14 +40,12 @@
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
-use coapcc_cc::time::duration_nanos;
-use coapcc_cc::{
-    AckInfo, Algorithm, AlgorithmConfig, CongestionControl, Exchange, GiveUpReason, Instant, Snapshot, SplitMix64,
-    TimeoutAction,
-};
+use coapcc_cc::{CongestionControl, Instant, Snapshot, SplitMix64};
+use coapcc_proto::endpoint::lifecycle::{self, ConExchange, Expiry};
 use coapcc_proto::endpoint::{self as ep, Endpoint, Event, Request, Response, ServerRequestId};
 use coapcc_proto::{option, peek_header, Code, MessageType};
 
+use crate::algorithms::{ClientCc, GroupAlg};
 use crate::coap;
 use crate::config::{ConfigError, DuplicateMode, SimConfig, UnnecessaryDef};
 use crate::link::{ms_to_ns, Link, Nanos};
@@ -170,7 +168,7 @@ pub(crate) trait Model: Sized {
     /// Payload of a packet.
     type Buf;
     /// The model for `cfg` (`algs`: each group's algorithm).
-    fn new(cfg: &SimConfig, algs: &[AlgorithmConfig]) -> Self;
+    fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self;
     /// Timer slots: one per client, plus any the model needs.
     fn timer_slots(&self, clients: usize) -> usize;
     /// Whether client `c`'s transmissions must be logged even without a trace.
@@ -220,34 +218,37 @@ pub(crate) struct Sim<'t, M: Model> {
 }
 
 /// Run `cfg` (resolved and validated) with endpoint model `M`.
-pub(crate) fn run<M: Model>(cfg: SimConfig, trace: Option<&mut dyn TraceSink>) -> Result<SimReport, ConfigError> {
+pub(crate) fn run<M: Model>(
+    cfg: SimConfig,
+    algs: &[GroupAlg],
+    trace: Option<&mut dyn TraceSink>,
+) -> Result<SimReport, ConfigError> {
     let def = cfg.metrics.unnecessary_def;
-    let mut sim = Sim::<M>::new(&cfg, trace)?;
+    let mut sim = Sim::<M>::new(&cfg, algs, trace)?;
     let truncated = sim.run();
     Ok(sim.report(cfg, truncated, def))
 }
 
 impl<'t, M: Model> Sim<'t, M> {
-    fn new(cfg: &SimConfig, trace: Option<&'t mut dyn TraceSink>) -> Result<Self, ConfigError> {
-        let algs = cfg.algorithms()?;
+    fn new(cfg: &SimConfig, algs: &[GroupAlg], trace: Option<&'t mut dyn TraceSink>) -> Result<Self, ConfigError> {
         let seed = cfg.seed;
         let mtu = cfg.link.mtu_bytes;
         let link_err = |field: &str, e: String| ConfigError::Invalid { field: field.into(), problem: e };
         let up = Link::new(&cfg.link.uplink, mtu, seed, STREAM_UPLINK).map_err(|e| link_err("link.uplink", e))?;
         let down =
             Link::new(&cfg.link.downlink, mtu, seed, STREAM_DOWNLINK).map_err(|e| link_err("link.downlink", e))?;
-        let m = M::new(cfg, &algs);
+        let m = M::new(cfg, algs);
         let tracing = trace.is_some();
         let n = cfg.total_clients() as usize;
-        let max_rtx = algs.iter().map(|a| a.build().max_retransmit()).max().unwrap_or(0);
+        let protos: Vec<_> = algs.iter().map(GroupAlg::instance).collect();
+        let max_rtx = protos.iter().map(|a| a.max_retransmit()).max().unwrap_or(0);
         let mut clients = Vec::with_capacity(n);
         let mut groups = Vec::with_capacity(algs.len());
         let mut heap = BinaryHeap::with_capacity(n + 16);
         let mut seq = 0u64;
         let jitter = ms_to_ns(cfg.workload.start_jitter_ms);
         let reserve = (cfg.workload.exchanges as usize).min(1024);
-        for (g, (gc, alg)) in cfg.groups.iter().zip(&algs).enumerate() {
-            let proto = alg.build();
+        for (g, (gc, proto)) in cfg.groups.iter().zip(&protos).enumerate() {
             groups.push(Group { name: proto.name(), hist: vec![0; proto.max_retransmit() as usize + 1] });
             for _ in 0..gc.clients {
                 let c = clients.len() as u64;
@@ -653,35 +654,35 @@ impl<'t, M: Model> Sim<'t, M> {
 /// The simulator's own endpoints: each client is an algorithm instance and a dither stream;
 /// packets are [`Packet<()>`], sized by [`crate::coap`]; the server deduplicates by exchange
 /// and answers each copy.
-pub(crate) struct Compact {
-    cl: Vec<CompactClient>,
+pub(crate) struct Compact<C> {
+    cl: Vec<CompactClient<C>>,
     /// Server's duplicate-detection cache per client: (last exchange, first copy received).
     server_cache: Vec<(u32, u16)>,
+    duplicate_mode: ep::DuplicateMode,
     req_size: u32,
     resp_size: u32,
 }
 
-struct CompactClient {
-    cc: Algorithm,
+struct CompactClient<C> {
+    cc: C,
     dither: SplitMix64,
-    ex: Exchange,
+    ex: ConExchange,
     copy_id: bool,
 }
 
-impl Model for Compact {
+impl<C: ClientCc> Model for Compact<C> {
     type Buf = ();
 
-    fn new(cfg: &SimConfig, algs: &[AlgorithmConfig]) -> Self {
+    fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self {
         let n = cfg.total_clients() as usize;
         let mut cl = Vec::with_capacity(n);
         for (gc, alg) in cfg.groups.iter().zip(algs) {
-            let proto = alg.build();
             for _ in 0..gc.clients {
                 let c = cl.len() as u64;
-                let cc = proto.clone();
+                let cc = C::make(alg).expect("the run chose a client type that holds every group's algorithm");
                 cl.push(CompactClient {
                     dither: SplitMix64::stream(cfg.seed, STREAM_DITHER + c),
-                    ex: placeholder_exchange(&cc),
+                    ex: ConExchange::idle(),
                     copy_id: cc.uses_copy_id(),
                     cc,
                 });
@@ -690,6 +691,7 @@ impl Model for Compact {
         Compact {
             cl,
             server_cache: vec![(u32::MAX, 0); n],
+            duplicate_mode: proto_duplicate_mode(cfg.server.duplicate_mode),
             req_size: cfg.coap.request_bytes(),
             resp_size: cfg.coap.response_bytes(),
         }
@@ -705,15 +707,14 @@ impl Model for Compact {
 
     /// Start the next exchange now, unless the algorithm's pacing hook says later.
     fn begin(sim: &mut Sim<'_, Self>, c: usize) {
-        let now = sim.now;
-        let earliest = sim.m.cl[c].cc.earliest_start(Instant::from_nanos(now)).as_nanos();
-        if earliest > now {
-            sim.defer_begin(c, earliest);
+        let now = Instant::from_nanos(sim.now);
+        if let Some(t) = lifecycle::ready_at(&sim.m.cl[c].cc, now) {
+            sim.defer_begin(c, t.as_nanos());
             return;
         }
         let k = &mut sim.m.cl[c];
-        k.ex = k.cc.start_exchange(Instant::from_nanos(now), 0, &mut k.dither);
-        let deadline = now.saturating_add(duration_nanos(k.ex.timer()));
+        k.ex = ConExchange::start(&mut k.cc, now, 0, &mut k.dither);
+        let deadline = k.ex.deadline().as_nanos();
         sim.start_exchange(c);
         sim.send_copy(c, sim.m.req_size, deadline, ());
     }
@@ -727,16 +728,9 @@ impl Model for Compact {
             return;
         }
         let k = &mut sim.m.cl[c];
-        match k.cc.on_timeout(now, &mut k.ex) {
-            TimeoutAction::Retransmit(t) => {
-                let deadline = sim.now.saturating_add(duration_nanos(t));
-                sim.send_copy(c, sim.m.req_size, deadline, ());
-            }
-            TimeoutAction::GiveUp => {
-                let k = &mut sim.m.cl[c];
-                k.cc.on_give_up(now, &k.ex, GiveUpReason::Timeout);
-                sim.exchange_failed(c);
-            }
+        match k.ex.expire(&mut k.cc, now) {
+            Expiry::Retransmit { deadline, .. } => sim.send_copy(c, sim.m.req_size, deadline.as_nanos(), ()),
+            Expiry::GiveUp => sim.exchange_failed(c),
         }
     }
 
@@ -745,10 +739,7 @@ impl Model for Compact {
         sim.note_request(&p);
         let cache = &mut sim.m.server_cache[p.client as usize];
         let echo = if cache.0 == p.exchange {
-            match sim.duplicate_mode {
-                DuplicateMode::AnswerEachCopy => p.copy,
-                DuplicateMode::ReplayCached => cache.1,
-            }
+            sim.m.duplicate_mode.echo(cache.1, p.copy)
         } else {
             *cache = (p.exchange, p.copy);
             p.copy
@@ -770,13 +761,10 @@ impl Model for Compact {
         }
         let now = Instant::from_nanos(sim.now);
         let k = &mut sim.m.cl[c];
-        let ack = if k.copy_id {
-            let sent = cl.log.get(p.echo as usize).map_or(k.ex.started(), |l| Instant::from_nanos(l.0));
-            AckInfo::with_copy(&k.ex, now, p.echo as u32, sent)
-        } else {
-            AckInfo::new(&k.ex, now)
-        };
-        k.cc.on_ack(now, &k.ex, &ack);
+        let echoed = k
+            .copy_id
+            .then(|| (p.echo as u32, cl.log.get(p.echo as usize).map_or(k.ex.started(), |l| Instant::from_nanos(l.0))));
+        k.ex.acknowledge(&mut k.cc, now, echoed);
         sim.exchange_done(c, (p.copy, p.echo, sim.m.resp_size));
     }
 
@@ -789,15 +777,12 @@ impl Model for Compact {
     }
 }
 
-/// An `Exchange` value to fill the slot of a client with no active exchange.
-fn placeholder_exchange(cc: &Algorithm) -> Exchange {
-    struct Zero;
-    impl coapcc_cc::Entropy for Zero {
-        fn next_u64(&mut self) -> u64 {
-            0
-        }
+/// The simulator's duplicate mode as the protocol layer's.
+fn proto_duplicate_mode(m: DuplicateMode) -> ep::DuplicateMode {
+    match m {
+        DuplicateMode::AnswerEachCopy => ep::DuplicateMode::AnswerEachCopy,
+        DuplicateMode::ReplayCached => ep::DuplicateMode::ReplayCached,
     }
-    cc.clone().start_exchange(Instant::ZERO, 0, &mut Zero)
 }
 
 // ------------------------------------------------------------------------------------------
@@ -917,12 +902,10 @@ impl Full {
                     let echo = if sim.m.copy_id[peer as usize] {
                         token_last_byte(&t.bytes).map_or(NONE, u16::from)
                     } else {
-                        match sim.duplicate_mode {
-                            DuplicateMode::AnswerEachCopy => o.copy,
-                            DuplicateMode::ReplayCached => {
-                                sim.clients[peer as usize].recs[o.exchange as usize].first_req
-                            }
-                        }
+                        // Without copy identification the tokens are equal: the echoed copy is
+                        // the one the protocol layer's duplicate rule answers.
+                        let first = sim.clients[peer as usize].recs[o.exchange as usize].first_req;
+                        proto_duplicate_mode(sim.duplicate_mode).echo(first, o.copy)
                     };
                     Packet { seq: 0, client: peer, exchange: o.exchange, copy: o.copy, echo, buf: t.bytes }
                 }
@@ -954,26 +937,26 @@ fn token_last_byte(datagram: &[u8]) -> Option<u8> {
 impl Model for Full {
     type Buf = Vec<u8>;
 
-    fn new(cfg: &SimConfig, algs: &[AlgorithmConfig]) -> Self {
+    fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self {
         let n = cfg.total_clients() as usize;
         let mut eps = Vec::with_capacity(n);
         let mut copy_id = Vec::with_capacity(n);
         for (gc, alg) in cfg.groups.iter().zip(algs) {
-            let uses = alg.build().uses_copy_id();
+            let uses = alg.instance().uses_copy_id();
             for _ in 0..gc.clients {
                 let c = eps.len() as u64;
-                let ecfg = ep::EndpointConfig { cc: *alg, token_len: cfg.coap.token_len, ..Default::default() };
-                let e = Endpoint::new(ecfg, Box::new(SplitMix64::stream(cfg.seed, STREAM_ENDPOINT + c)))
+                let ecfg = ep::EndpointConfig { cc: alg.config(), token_len: cfg.coap.token_len, ..Default::default() };
+                let mut e = Endpoint::new(ecfg, Box::new(SplitMix64::stream(cfg.seed, STREAM_ENDPOINT + c)))
                     .with_cc_entropy(Box::new(SplitMix64::stream(cfg.seed, STREAM_DITHER + c)));
+                if let Some(f) = alg.factory() {
+                    e = e.with_controller(f);
+                }
                 eps.push(e);
                 copy_id.push(uses);
             }
         }
         let scfg = ep::EndpointConfig {
-            duplicate_mode: match cfg.server.duplicate_mode {
-                DuplicateMode::AnswerEachCopy => ep::DuplicateMode::AnswerEachCopy,
-                DuplicateMode::ReplayCached => ep::DuplicateMode::ReplayCached,
-            },
+            duplicate_mode: proto_duplicate_mode(cfg.server.duplicate_mode),
             // Fewer entries than Message IDs: a client reuses a Message ID after 65 536
             // exchanges, and by then its old entry has been evicted unless some of those
             // exchanges never reached the server at all. Memory stays bounded (≈ 10 MB).

@@ -17,7 +17,7 @@
 //! ## Map
 //! - [`config`]: [`SimConfig`], every parameter with its default and the ambiguity it
 //!   resolves; [`SimConfig::validate`].
-//! - [`link`]: the link model, reusable outside the simulator (pure, clock-injected).
+//! - [`link`]: the link model (the `coapcc-link` crate), reusable outside the simulator.
 //! - [`coap`]: exact message sizes. [`workload`]: continuous and random clients.
 //! - [`report`]: [`SimReport`] and its metrics. [`trace`]: optional per-exchange trace.
 //! - [`cli`]: the `coapcc simulate` arguments and runner.
@@ -30,16 +30,20 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod algorithms;
 pub mod cli;
 pub mod coap;
 pub mod config;
 mod engine;
-pub mod link;
+/// The link model ([`coapcc_link`]), reusable outside the simulator (pure, clock-injected).
+pub use coapcc_link as link;
 pub mod report;
 mod timers;
 pub mod trace;
 pub mod workload;
 
+pub use algorithms::CustomAlgorithms;
+pub use coapcc_proto::endpoint::{Controller, ControllerFactory, FnFactory};
 pub use config::{
     CoapConfig, ConfigError, DuplicateMode, EndpointModel, EndpointModelConfig, FailedPolicy, GroupConfig, LinkConfig,
     MetricsConfig, ServerConfig, SimConfig, UnnecessaryDef, WorkloadConfig, WorkloadKind,
@@ -59,12 +63,36 @@ pub fn simulate_with_trace(cfg: &SimConfig, trace: &mut dyn TraceSink) -> Result
     run(cfg, Some(trace))
 }
 
+/// As [`simulate`] (or [`simulate_with_trace`] when `trace` is given), where a group's `cc`
+/// may also name an algorithm of `custom` (an algorithm written outside the registry:
+/// a [`ControllerFactory`]). Registry groups run exactly as in [`simulate`].
+pub fn simulate_custom(
+    cfg: &SimConfig,
+    custom: &CustomAlgorithms,
+    trace: Option<&mut dyn TraceSink>,
+) -> Result<SimReport, ConfigError> {
+    run_with(cfg, custom, trace)
+}
+
 fn run(cfg: &SimConfig, trace: Option<&mut dyn TraceSink>) -> Result<SimReport, ConfigError> {
+    run_with(cfg, &CustomAlgorithms::new(), trace)
+}
+
+fn run_with(
+    cfg: &SimConfig,
+    custom: &CustomAlgorithms,
+    trace: Option<&mut dyn TraceSink>,
+) -> Result<SimReport, ConfigError> {
+    use algorithms::GroupAlg;
     let t0 = std::time::Instant::now();
-    let resolved = cfg.resolved()?;
-    let mut report = match resolved.endpoint.model {
-        EndpointModel::Compact => engine::run::<engine::Compact>(resolved, trace)?,
-        EndpointModel::Full => engine::run::<engine::Full>(resolved, trace)?,
+    let resolved = cfg.resolved_with(custom)?;
+    let algs = resolved.group_algorithms(custom)?;
+    let registry_only = algs.iter().all(|a| matches!(a, GroupAlg::Registry(_)));
+    let mut report = match (resolved.endpoint.model, registry_only) {
+        // Every group from the registry: static dispatch (the fast path).
+        (EndpointModel::Compact, true) => engine::run::<engine::Compact<coapcc_cc::Algorithm>>(resolved, &algs, trace)?,
+        (EndpointModel::Compact, false) => engine::run::<engine::Compact<Controller>>(resolved, &algs, trace)?,
+        (EndpointModel::Full, _) => engine::run::<engine::Full>(resolved, &algs, trace)?,
     };
     report.wall_s = t0.elapsed().as_secs_f64();
     Ok(report)

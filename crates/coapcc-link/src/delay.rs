@@ -3,7 +3,7 @@
 use coapcc_cc::{Entropy, SplitMix64};
 use serde::{Deserialize, Serialize};
 
-use super::{ms_to_ns, Nanos};
+use crate::{ms_to_ns, Nanos};
 
 /// A fixed delay (propagation), milliseconds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,10 +1,12 @@
-//! The constrained-link model: one direction is a chain of FIFO elements (testbed spec §1.5).
+//! # coapcc-link: the constrained-link model
 //!
-//! This module knows nothing about the simulator. A direction is a pure, clock-injected
-//! object: [`LinkPath::transmit`] takes `(now, packet size)` and returns the packet's fate and
-//! its times; [`Link`] wraps it with the payloads it holds until their delivery time
-//! (`push` / `poll` / `next_wakeup`), which is what a real-time emulator drives from a
-//! monotonic clock and what the simulator drives from its virtual clock.
+//! One direction of a link is a chain of FIFO elements (testbed spec §1.5). This crate knows
+//! nothing about the simulator, the emulator or a command line: a direction is a pure,
+//! clock-injected object. [`LinkPath::transmit`] takes `(now, packet size)` and returns the
+//! packet's fate and its times; [`Link`] wraps it with the payloads it holds until their
+//! delivery time (`push` / `poll` / `next_wakeup`), which is what the real-time emulator
+//! (`coapcc-emu`) drives from a monotonic clock and what the simulator (`coapcc-sim`) drives
+//! from its virtual clock.
 //!
 //! # Elements
 //!
@@ -15,9 +17,18 @@
 //! | [`StageConfig::Loss`] | dropped with the [`LossModel`]'s probability (after the rate stage: a lost packet used capacity) |
 //! | [`StageConfig::Jitter`] | `max(t + U[min, max], previous output)`: no reordering unless `allow_reordering` |
 //!
+//! A rate stage may carry a [`RateSchedule`]: its rate and a link-error probability then
+//! follow a piecewise-constant schedule or trace ([`schedule`]), exactly in integer time.
+//!
 //! The testbed's chains ([`testbed_uplink`], [`testbed_downlink`]):
 //! uplink = rate 60 kbit/s + buffer → 200 ms → loss → rest-of-path U[10, 20] ms;
 //! downlink = rest-of-path U[10, 20] ms → rate 30 kbit/s + buffer → 400 ms → loss.
+//!
+//! Configuration: [`LinkConfig`] (both chains and the MTU, the `link` object of a simulator
+//! configuration), [`LinkSpec`] (the testbed link from a handful of typed parameters),
+//! [`LinkOverrides`] (the link flags of `coapcc simulate` / `coapcc emulate`, without clap;
+//! [`link_args!`] declares the clap struct in a command-line crate) and [`schema`] (the
+//! profiles, formulas and defaults as data, for the Python front end).
 //!
 //! # Why the whole path is computed at push time, exactly
 //!
@@ -30,19 +41,33 @@
 //! path at push time is therefore exact, and a packet costs one delivery event.
 //! `allow_reordering` breaks monotonicity, so it is only accepted on an element followed by
 //! nothing but delays.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
+mod args;
+mod config;
 mod delay;
 mod loss;
 mod rate;
+pub mod schedule;
+pub mod schema;
 
 use std::collections::{BinaryHeap, VecDeque};
 
 use coapcc_cc::SplitMix64;
 use serde::{Deserialize, Serialize};
 
+pub use config::{parse_min_max_ms, LinkConfig, LinkOverrides, LinkSpec, DEFAULT_BUFFER_BYTES, DEFAULT_BURST_PACKETS};
 pub use delay::{DelayConfig, JitterConfig, JitterFifo};
-pub use loss::{ErrorClock, LossModel, LossStage, PROFILE_BURST_MEAN_S};
+pub use loss::{ErrorClock, LossModel, LossStage, Profile, ProfileKind, PROFILES, PROFILE_BURST_MEAN_S};
 pub use rate::{RateConfig, RateOutcome, RateStage, RateStats};
+pub use schedule::{RatePoint, RateSchedule};
+
+/// Random stream of uplink element `i`: `SplitMix64::stream(seed, STREAM_UPLINK + i)`
+/// (the simulator and the emulator use the same streams, so a seed means the same link).
+pub const STREAM_UPLINK: u64 = 0x100;
+/// Random stream base of the downlink's elements.
+pub const STREAM_DOWNLINK: u64 = 0x200;
 
 /// Time in integer nanoseconds since the link's epoch (time 0 of the loss processes).
 pub type Nanos = u64;
@@ -73,6 +98,7 @@ pub fn testbed_uplink(buffer_bytes: u64, loss: LossModel) -> Vec<StageConfig> {
             buffer_bytes,
             buffer_counts_in_service: true,
             per_packet_overhead_bytes: 0,
+            schedule: None,
         }),
         StageConfig::Delay(DelayConfig { ms: 200.0 }),
         StageConfig::Loss(loss),
@@ -90,6 +116,7 @@ pub fn testbed_downlink(buffer_bytes: u64, loss: LossModel) -> Vec<StageConfig> 
             buffer_bytes,
             buffer_counts_in_service: true,
             per_packet_overhead_bytes: 0,
+            schedule: None,
         }),
         StageConfig::Delay(DelayConfig { ms: 400.0 }),
         StageConfig::Loss(loss),
@@ -117,8 +144,10 @@ pub fn validate_chain(chain: &[StageConfig], largest_packet: u32) -> Result<(), 
         let at = |m: String| format!("stage {i}: {m}");
         match st {
             StageConfig::Rate(r) => {
-                if r.bits_per_s == 0 {
-                    return Err(at("rate bits_per_s must be positive".into()));
+                match &r.schedule {
+                    None if r.bits_per_s == 0 => return Err(at("rate bits_per_s must be positive".into())),
+                    None => {}
+                    Some(s) => s.validate(r.bits_per_s).map_err(at)?,
                 }
                 let need = largest_packet as u64 + r.per_packet_overhead_bytes as u64;
                 if r.buffer_bytes < need {
@@ -229,7 +258,7 @@ impl LinkPath {
             .map(|(i, st)| {
                 let rng = || SplitMix64::stream(seed, stream_base + i as u64);
                 match st {
-                    StageConfig::Rate(r) => Element::Rate(RateStage::new(r.clone())),
+                    StageConfig::Rate(r) => Element::Rate(RateStage::with_rng(r.clone(), rng())),
                     StageConfig::Delay(d) => Element::Delay(ms_to_ns(d.ms)),
                     StageConfig::Loss(m) => Element::Loss(LossStage::new(m.clone(), rng())),
                     StageConfig::Jitter(j) => {
@@ -274,6 +303,12 @@ impl LinkPath {
                         RateOutcome::Departs(d) => {
                             t = d;
                             departed = Some(d);
+                        }
+                        RateOutcome::Lost(d) => {
+                            c.error_loss_packets += 1;
+                            c.error_loss_bytes += size as u64;
+                            let e = enqueued.unwrap_or(t);
+                            return Transit { outcome: Outcome::ErrorLoss, enqueued: e, departed: d, at: d };
                         }
                         RateOutcome::Dropped => {
                             c.buffer_drop_packets += 1;
@@ -353,7 +388,7 @@ impl<P> Ord for Held<P> {
 /// (or the simulator) drives.
 ///
 /// ```
-/// use coapcc_sim::link::{testbed_uplink, Link, LossModel, Outcome, TESTBED_MTU};
+/// use coapcc_link::{testbed_uplink, Link, LossModel, Outcome, TESTBED_MTU};
 /// let mut up = Link::new(&testbed_uplink(28_200, LossModel::None), TESTBED_MTU, 1, 0).unwrap();
 /// let tr = up.push(0, 39, "GET /hello");
 /// assert_eq!(tr.outcome, Outcome::Delivered);
@@ -541,6 +576,7 @@ mod tests {
             buffer_bytes: 1000,
             buffer_counts_in_service: true,
             per_packet_overhead_bytes: 0,
+            schedule: None,
         });
         assert!(validate_chain(&up, 296).unwrap_err().contains("positive"));
         let mut down = testbed_downlink(28_200, LossModel::None);

@@ -34,7 +34,7 @@
 use coapcc_cc::{Entropy, SplitMix64};
 use serde::{Deserialize, Serialize};
 
-use super::Nanos;
+use crate::Nanos;
 
 /// A loss process (one per loss stage, i.e. per direction in the testbed chain).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -82,8 +82,63 @@ pub enum ErrorClock {
     Packet,
 }
 
+impl std::str::FromStr for ErrorClock {
+    type Err = String;
+
+    /// `time` or `packet`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "time" => Ok(ErrorClock::Time),
+            "packet" => Ok(ErrorClock::Packet),
+            o => Err(format!("unknown error clock '{o}', expected one of time, packet")),
+        }
+    }
+}
+
 /// Mean burst sojourn of the testbed profiles, seconds (**inferred**, no source: spec §1.4).
 pub const PROFILE_BURST_MEAN_S: f64 = 1.0;
+
+/// What a named error profile is.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ProfileKind {
+    /// No link errors.
+    None,
+    /// Independent losses.
+    Bernoulli {
+        /// Loss probability.
+        p: f64,
+    },
+    /// Two-state chain given by its published state loss rates and average; the burst share
+    /// is derived, the clock and sojourns are inferred (see [`LossModel::profile`]).
+    TwoState {
+        /// Loss probability in the low-error state.
+        loss_low: f64,
+        /// Loss probability in the burst state.
+        loss_burst: f64,
+        /// Published average loss rate.
+        average: f64,
+    },
+}
+
+/// A named error profile of the testbed (spec §1.4).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Profile {
+    /// Name as accepted by [`LossModel::parse`].
+    pub name: &'static str,
+    /// Parameters.
+    #[serde(flatten)]
+    pub kind: ProfileKind,
+}
+
+/// The named error profiles: `none`, `low` (Bernoulli 2 %), `medium` (0 % / 50 %, average
+/// 10 %), `high` (2 % / 80 %, average 18 %).
+pub const PROFILES: [Profile; 4] = [
+    Profile { name: "none", kind: ProfileKind::None },
+    Profile { name: "low", kind: ProfileKind::Bernoulli { p: 0.02 } },
+    Profile { name: "medium", kind: ProfileKind::TwoState { loss_low: 0.0, loss_burst: 0.5, average: 0.10 } },
+    Profile { name: "high", kind: ProfileKind::TwoState { loss_low: 0.02, loss_burst: 0.8, average: 0.18 } },
+];
 
 impl LossModel {
     /// A named error profile of the testbed (spec §1.4): `none`, `low` (Bernoulli 2 %),
@@ -94,12 +149,11 @@ impl LossModel {
     /// `ErrorClock::Packet` the chain has mean burst `burst_packets` packets
     /// (r = 1/burst_packets, p = r·π_B/(1 − π_B)); that length is not published either.
     pub fn profile(name: &str, clock: ErrorClock, burst_packets: f64) -> Option<LossModel> {
-        let (low, burst, avg) = match name {
-            "none" => return Some(LossModel::None),
-            "low" => return Some(LossModel::Bernoulli { p: 0.02 }),
-            "medium" => (0.0, 0.5, 0.10),
-            "high" => (0.02, 0.8, 0.18),
-            _ => return None,
+        let p = PROFILES.iter().find(|p| p.name == name)?;
+        let (low, burst, avg) = match p.kind {
+            ProfileKind::None => return Some(LossModel::None),
+            ProfileKind::Bernoulli { p } => return Some(LossModel::Bernoulli { p }),
+            ProfileKind::TwoState { loss_low, loss_burst, average } => (loss_low, loss_burst, average),
         };
         let pi_b: f64 = (avg - low) / (burst - low);
         Some(match clock {
@@ -219,7 +273,7 @@ impl LossModel {
 }
 
 #[inline]
-fn unit(rng: &mut SplitMix64) -> f64 {
+pub(crate) fn unit(rng: &mut SplitMix64) -> f64 {
     (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 

@@ -2,14 +2,16 @@
 
 use std::collections::VecDeque;
 
+use coapcc_cc::SplitMix64;
 use serde::{Deserialize, Serialize};
 
-use super::Nanos;
+use crate::schedule::{self, Busy, RateSchedule, Segments};
+use crate::Nanos;
 
 const NS_PER_S: u64 = 1_000_000_000;
 
 /// Parameters of a rate stage: a serialiser of `bits_per_s` fed by a byte-limited FIFO.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RateConfig {
     /// Link rate, bit/s (integer). Testbed: 60 000 uplink, 30 000 downlink.
@@ -25,6 +27,10 @@ pub struct RateConfig {
     /// the buffer and in the serialisation time. Default 0 (the IP packet size).
     #[serde(default)]
     pub per_packet_overhead_bytes: u32,
+    /// Time-varying rate and loss ([`crate::schedule`]): `bits_per_s` applies until the first
+    /// change point. Absent (the default) for a constant rate; left out of the JSON then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<RateSchedule>,
 }
 
 fn yes() -> bool {
@@ -79,6 +85,15 @@ pub struct RateStage {
     /// Σ bytes·8·1e9 of admitted packets: busy time = this / bits_per_s, exactly.
     busy_num: u128,
     stats: RateStats,
+    /// With a schedule: its segments, the loss draws' stream and the busy time.
+    sched: Option<Box<Scheduled>>,
+}
+
+#[derive(Clone, Debug)]
+struct Scheduled {
+    seg: Segments,
+    rng: SplitMix64,
+    busy: Busy,
 }
 
 /// What a rate stage did with a packet.
@@ -88,12 +103,26 @@ pub enum RateOutcome {
     Departs(Nanos),
     /// Tail-dropped at arrival.
     Dropped,
+    /// Admitted and serialised, then lost to a scheduled link error; its last bit left at
+    /// this time.
+    Lost(Nanos),
 }
 
 impl RateStage {
-    /// A new, idle stage. `cfg.bits_per_s` must be positive (validated by the configuration).
+    /// A new, idle stage. `cfg.bits_per_s` must be positive, or the schedule valid (checked by
+    /// [`crate::validate_chain`]). Scheduled losses draw from a fixed stream; see
+    /// [`RateStage::with_rng`].
     pub fn new(cfg: RateConfig) -> Self {
-        assert!(cfg.bits_per_s > 0, "rate must be positive");
+        Self::with_rng(cfg, SplitMix64::new(0))
+    }
+
+    /// A new, idle stage whose scheduled losses (if any) draw from `rng`.
+    pub fn with_rng(cfg: RateConfig, rng: SplitMix64) -> Self {
+        let sched = cfg.schedule.as_ref().map(|s| {
+            assert!(s.validate(cfg.bits_per_s).is_ok(), "invalid rate schedule");
+            Box::new(Scheduled { seg: Segments::new(cfg.bits_per_s, s), rng, busy: Busy::default() })
+        });
+        assert!(cfg.bits_per_s > 0 || sched.is_some(), "rate must be positive");
         RateStage {
             cfg,
             busy_int: 0,
@@ -102,6 +131,7 @@ impl RateStage {
             queued_bytes: 0,
             busy_num: 0,
             stats: RateStats::default(),
+            sched,
         }
     }
 
@@ -165,16 +195,27 @@ impl RateStage {
             self.stats.dropped_bytes += size as u64;
             return RateOutcome::Dropped;
         }
-        let rate = self.cfg.bits_per_s;
         // Start now if the serialiser is idle at t (its exact backlog end is <= t).
         let (s_int, s_frac) = if self.busy_int < t || (self.busy_int == t && self.busy_frac == 0) {
             (t, 0)
         } else {
             (self.busy_int, self.busy_frac)
         };
-        let (ser_int, ser_frac) = Self::serialisation(rate, bytes);
-        let frac = s_frac + ser_frac;
-        let (d_int, d_frac) = (s_int + ser_int + frac / rate, frac % rate);
+        let mut lost = false;
+        let (d_int, d_frac) = if let Some(sc) = &mut self.sched {
+            let work = bytes as u128 * 8 * NS_PER_S as u128;
+            let (d_int, d_frac) = schedule::serve(&mut sc.seg, &mut sc.busy, s_int, s_frac as u128, work);
+            // The segment in force when the last bit leaves decides a scheduled loss.
+            let (k, _, _) = sc.seg.at(d_int);
+            let p = sc.seg.loss(k);
+            lost = p > 0.0 && crate::loss::unit(&mut sc.rng) < p;
+            (d_int, d_frac)
+        } else {
+            let rate = self.cfg.bits_per_s;
+            let (ser_int, ser_frac) = Self::serialisation(rate, bytes);
+            let frac = s_frac + ser_frac;
+            (s_int + ser_int + frac / rate, frac % rate)
+        };
         self.busy_int = d_int;
         self.busy_frac = d_frac;
         let departure = d_int + u64::from(d_frac > 0);
@@ -185,12 +226,20 @@ impl RateStage {
         self.stats.admitted_bytes += size as u64;
         self.stats.counted_bytes += bytes;
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(occ + bytes);
-        RateOutcome::Departs(departure)
+        if lost {
+            RateOutcome::Lost(departure)
+        } else {
+            RateOutcome::Departs(departure)
+        }
     }
 
     /// Total serialisation time of every admitted packet, ns (exact, rounded down).
     pub fn busy_ns(&self) -> u64 {
-        (self.busy_num / self.cfg.bits_per_s as u128) as u64
+        match &self.sched {
+            // With a schedule: exact within a segment, rounded down to 1 ps per segment.
+            Some(sc) => sc.busy.ns(),
+            None => (self.busy_num / self.cfg.bits_per_s as u128) as u64,
+        }
     }
 
     /// Serialisation time spent before `end`, ns (±1 ns per packet straddling `end`). Valid
@@ -217,6 +266,7 @@ mod tests {
             buffer_bytes: buffer,
             buffer_counts_in_service: true,
             per_packet_overhead_bytes: 0,
+            schedule: None,
         })
     }
 
@@ -278,6 +328,7 @@ mod tests {
             buffer_bytes: 200,
             buffer_counts_in_service: false,
             per_packet_overhead_bytes: 0,
+            schedule: None,
         });
         assert!(matches!(s.offer(0, 0, 100), RateOutcome::Departs(_))); // in service
         assert!(matches!(s.offer(0, 0, 100), RateOutcome::Departs(_))); // queued 100
@@ -297,6 +348,7 @@ mod tests {
             buffer_bytes: 114,
             buffer_counts_in_service: true,
             per_packet_overhead_bytes: 14,
+            schedule: None,
         });
         assert_eq!(s.offer(0, 0, 100), RateOutcome::Departs(114_000_000));
         assert_eq!(s.offer(0, 0, 1), RateOutcome::Dropped);

@@ -1,0 +1,90 @@
+//! `coapcc-mesh-bench`: speed of the mesh simulator (build with `--release`).
+//!
+//! ```text
+//! cargo run --release -p coapcc-mesh --bin coapcc-mesh-bench [-- --quick]
+//! ```
+//!
+//! Prints medians of several runs of the reference scenario (a 3-hour 6x6 grid at 3 kbit/s,
+//! the study's heaviest monitoring load), for both algorithms of the study, with the
+//! speed-up over simulated time and events per second, plus the whole `ancillotti` monitoring
+//! grid (4 grids x 6 loads x 2 algorithms) at one replication as a baseline for sweeps.
+
+use std::time::Instant;
+
+use coapcc_mesh::{simulate, MeshConfig, MeshReport};
+
+fn scenario(topology: &str, cc: &str, load: f64, seed: u64) -> MeshConfig {
+    MeshConfig {
+        topology: topology.into(),
+        cc: cc.into(),
+        traffic: format!("periodic:{load}"),
+        seed,
+        ..MeshConfig::default()
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    (v[(n - 1) / 2] + v[n / 2]) / 2.0
+}
+
+/// CPU time of this thread, seconds (from /proc; 0 where unavailable). On a shared machine
+/// wall time includes waiting for a core, CPU time does not.
+fn cpu_s() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()))
+        .map_or(0.0, |ns| ns as f64 / 1e9)
+}
+
+/// Median wall and CPU seconds of `reps` runs, and the last report.
+fn time_runs(cfg: &MeshConfig, reps: usize) -> (f64, f64, MeshReport) {
+    let (mut walls, mut cpus) = (Vec::new(), Vec::new());
+    let mut last = None;
+    for _ in 0..reps {
+        let (t, c) = (Instant::now(), cpu_s());
+        let r = simulate(cfg).expect("valid scenario");
+        walls.push(t.elapsed().as_secs_f64());
+        cpus.push(cpu_s() - c);
+        last = Some(r);
+    }
+    (median(&mut walls), median(&mut cpus), last.expect("reps > 0"))
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let reps = if quick { 3 } else { 7 };
+    println!("coapcc-mesh-bench: medians of {reps} runs (release build expected)");
+    for cc in ["default:preset=ancillotti-cooja", "cocoa-plus:preset=ancillotti-cooja"] {
+        let cfg = scenario("grid:6", cc, 3.0, 1);
+        let (wall, cpu, r) = time_runs(&cfg, reps);
+        println!(
+            "grid:6 periodic:3 10800 s {cc}: wall {wall:.3} s, CPU {cpu:.3} s, speed-up {:.0}x (CPU), {} events \
+             ({:.1} M events/CPU-s), {} data frames, PLR mean {:.4}",
+            r.sim_time_s / cpu.max(1e-9),
+            r.events,
+            r.events as f64 / cpu.max(1e-9) / 1e6,
+            r.mac.data_tx,
+            r.plr_mean
+        );
+    }
+    if quick {
+        return;
+    }
+    let (t, c) = (Instant::now(), cpu_s());
+    let mut runs = 0;
+    for n in 3..=6 {
+        for load in [0.5, 1.0, 1.5, 2.0, 2.5, 3.0] {
+            for cc in ["default:preset=ancillotti-cooja", "cocoa-plus:preset=ancillotti-cooja"] {
+                simulate(&scenario(&format!("grid:{n}"), cc, load, 1)).expect("valid scenario");
+                runs += 1;
+            }
+        }
+    }
+    let (wall, cpu) = (t.elapsed().as_secs_f64(), cpu_s() - c);
+    println!(
+        "monitoring grid (grids 3-6 x loads 0.5-3 x 2 algorithms, 3 h each, one replication): {runs} runs, \
+         wall {wall:.2} s, CPU {cpu:.2} s on one core"
+    );
+}

@@ -1,0 +1,166 @@
+//! The `coapcc mesh` command: arguments ([`MeshArgs`]) and runner ([`run`]). Never exits or
+//! panics on bad input; returns one-line errors.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use anyhow::{anyhow, Context};
+use clap::Args;
+
+use crate::config::MeshConfig;
+use crate::report::MeshReport;
+
+/// Arguments of `coapcc mesh`. Flags override `--config`, which overrides `--preset`.
+#[derive(Args, Clone, Debug, Default, PartialEq)]
+pub struct MeshArgs {
+    /// Topology: grid:N | grid:NxM | chain:N | ring:N | dumbbell:K,M | file:PATH (lines `x y`,
+    /// metres). Default grid:6.
+    #[arg(long, value_name = "SPEC")]
+    pub topology: Option<String>,
+    /// Congestion control of every client, NAME[:key=value,...]. Default
+    /// default:preset=ancillotti-cooja.
+    #[arg(long = "cc", value_name = "SPEC")]
+    pub cc: Option<String>,
+    /// periodic:LOAD_KBPS (network-wide) or events:TB_S,SIZE_B. Default periodic:1.
+    #[arg(long, value_name = "PATTERN")]
+    pub traffic: Option<String>,
+    /// Size of a periodic message in bytes (default 96).
+    #[arg(long, value_name = "B")]
+    pub message_bytes: Option<u32>,
+    /// Simulated seconds (default 10800).
+    #[arg(long, value_name = "S")]
+    pub duration_s: Option<f64>,
+    /// Master seed (default 1).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Start from a preset (ancillotti-cooja, the default).
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
+    /// Read a full configuration (JSON, as printed by --print-config).
+    #[arg(long, value_name = "FILE.json")]
+    pub config: Option<PathBuf>,
+    /// Set any parameter, e.g. radio.capture_db=6, mac.queue_packets=4,
+    /// app.unit_mode=block1 (repeatable; see --print-config for every key).
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    /// Print the report as one JSON object instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Write one JSON line per finished exchange to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Print the fully resolved configuration as JSON and exit.
+    #[arg(long)]
+    pub print_config: bool,
+}
+
+impl MeshArgs {
+    /// The configuration these arguments describe.
+    pub fn to_config(&self) -> anyhow::Result<MeshConfig> {
+        let mut cfg =
+            MeshConfig::preset(self.preset.as_deref().unwrap_or("ancillotti-cooja")).map_err(|e| anyhow!(e))?;
+        if let Some(p) = &self.config {
+            let text = std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+            cfg = serde_json::from_str(&text).with_context(|| format!("bad configuration {}", p.display()))?;
+        }
+        if let Some(v) = &self.topology {
+            cfg.topology = v.clone();
+        }
+        if let Some(v) = &self.cc {
+            cfg.cc = v.clone();
+        }
+        if let Some(v) = &self.traffic {
+            cfg.traffic = v.clone();
+        }
+        if let Some(v) = self.message_bytes {
+            cfg.message_bytes = v;
+        }
+        if let Some(v) = self.duration_s {
+            cfg.duration_s = v;
+        }
+        if let Some(v) = self.seed {
+            cfg.seed = v;
+        }
+        for p in &self.params {
+            let (k, v) = p.split_once('=').ok_or_else(|| anyhow!("--param {p:?}: expected KEY=VALUE"))?;
+            cfg.set(k, v).map_err(|e| anyhow!(e))?;
+        }
+        cfg.validate().map_err(|e| anyhow!(e))?;
+        Ok(cfg)
+    }
+}
+
+/// Run `coapcc mesh`, writing the summary or JSON to `out`.
+pub fn run(args: &MeshArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let cfg = args.to_config()?;
+    if args.print_config {
+        serde_json::to_writer_pretty(&mut *out, &cfg)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    let mut sim = crate::MeshSim::new(&cfg).map_err(|e| anyhow!(e))?;
+    if let Some(p) = &args.trace {
+        let f = File::create(p).with_context(|| format!("cannot create trace file {}", p.display()))?;
+        sim.set_trace(Box::new(BufWriter::new(f)));
+    }
+    let report = sim.run().map_err(|e| anyhow!(e))?;
+    if args.json {
+        serde_json::to_writer(&mut *out, &report)?;
+        writeln!(out)?;
+    } else {
+        write_summary(&report, out)?;
+    }
+    Ok(())
+}
+
+/// Human-readable summary of a report.
+pub fn write_summary(r: &MeshReport, out: &mut dyn Write) -> std::io::Result<()> {
+    let c = &r.config;
+    writeln!(
+        out,
+        "mesh {} ({} nodes, root {}, sink {}), {} clients, traffic {}, {} s, seed {}",
+        c.topology,
+        r.topology.nodes,
+        r.topology.root,
+        r.topology.sink,
+        r.clients.len(),
+        c.traffic,
+        c.duration_s,
+        c.seed
+    )?;
+    writeln!(out, "cc {}", r.cc_resolved)?;
+    writeln!(out, "PLR mean {:.4}  max {:.4}", r.plr_mean, r.plr_max)?;
+    if let (Some(m), Some(x)) = (r.plr_event_mean, r.plr_event_max) {
+        writeln!(out, "event PLR mean {m:.4}  max {x:.4}")?;
+    }
+    let l = &r.loss_causes;
+    writeln!(
+        out,
+        "losses: no-caching {}  give-up {}  | packets: buffer overflow {}  MAC no-ACK {}  channel access {}",
+        l.no_caching, l.coap_give_up, l.buffer_overflow, l.mac_no_ack, l.mac_channel_access
+    )?;
+    writeln!(
+        out,
+        "retransmissions/frame mean {:.3} max {:.3}; early retransmissions mean {:.3} max {:.3}",
+        r.retransmissions_per_frame_mean,
+        r.retransmissions_per_frame_max,
+        r.early_retransmissions_mean,
+        r.early_retransmissions_max
+    )?;
+    for (name, s) in [("RTO first tx", &r.rto_first_s), ("strong RTO", &r.rtt_strong_s), ("weak RTO", &r.rtt_weak_s)] {
+        if let Some(s) = s {
+            writeln!(
+                out,
+                "{name}: n {} mean {:.3} s  p10 {:.3}  median {:.3}  p90 {:.3}  max {:.3}",
+                s.count, s.mean, s.p10, s.median, s.p90, s.max
+            )?;
+        }
+    }
+    writeln!(
+        out,
+        "MAC: {} data tx, {} ACKed, {} collisions, {} busy CCAs; {} events in {:.3} s wall",
+        r.mac.data_tx, r.mac.acked, r.mac.collisions, r.mac.cca_busy, r.events, r.wall_s
+    )?;
+    Ok(())
+}

@@ -1,0 +1,154 @@
+//! The only piece of CoAP this crate models: one Confirmable exchange at a time (NSTART = 1)
+//! driven by a [`coapcc_cc`] algorithm.
+//!
+//! Each unit of a message (a 32-byte frame in the study) is one reliable exchange:
+//!
+//! ```text
+//! T_0 = start(now)               -> send copy 0, arm T_0
+//! on_timer(now)  -> Retransmit   -> send copy k, arm T_k
+//!                -> GiveUp       -> the exchange (and its message) failed
+//! on_ack(now, k) -> Some(info)   -> the first ACK of the exchange (any copy k)
+//! ```
+//!
+//! The estimator and backoff rules are entirely the algorithm's (`start_exchange`,
+//! `on_timeout`, `on_ack`, `on_give_up` of [`CongestionControl`]); this module only keeps the
+//! exchange record and the send time of each copy. It is deliberately small and self-contained
+//! so it can be replaced by `coapcc-proto`'s reliability layer without touching the radio,
+//! MAC, routing or workload code: the engine calls nothing else of CoAP.
+
+use core::time::Duration;
+
+use coapcc_cc::{AckInfo, Algorithm, CongestionControl, Entropy, Exchange, GiveUpReason, Instant, TimeoutAction};
+
+/// What to do when the exchange's timer expires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerStep {
+    /// Send copy `copy` now and arm `timer`.
+    Retransmit {
+        /// Ordinal of the copy to send (1 = first retransmission).
+        copy: u32,
+        /// The timer to arm.
+        timer: Duration,
+    },
+    /// The exchange failed; the algorithm has been told.
+    GiveUp,
+}
+
+/// The first ACK of an exchange.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Acked {
+    /// Retransmissions sent before it arrived.
+    pub retransmissions: u32,
+    /// Time from the original transmission to the ACK.
+    pub rtt: Duration,
+}
+
+/// One client's reliability state: its algorithm and the exchange in flight.
+#[derive(Clone, Debug)]
+pub struct ReliableSender {
+    cc: Algorithm,
+    ex: Option<Exchange>,
+    sent: Vec<Instant>,
+}
+
+impl ReliableSender {
+    /// A sender with a fresh algorithm instance.
+    pub fn new(cc: Algorithm) -> Self {
+        ReliableSender { cc, ex: None, sent: Vec::with_capacity(8) }
+    }
+
+    /// Whether an exchange is in flight.
+    pub fn busy(&self) -> bool {
+        self.ex.is_some()
+    }
+
+    /// Start an exchange at `now`: send copy 0 and arm the returned `T_0`.
+    ///
+    /// # Panics
+    /// If an exchange is already in flight (the engine never does this: NSTART = 1).
+    pub fn start(&mut self, now: Instant, rng: &mut dyn Entropy) -> Duration {
+        assert!(self.ex.is_none(), "NSTART = 1: one exchange at a time");
+        let ex = self.cc.start_exchange(now, 0, rng);
+        self.sent.clear();
+        self.sent.push(now);
+        let t0 = ex.timer();
+        self.ex = Some(ex);
+        t0
+    }
+
+    /// The armed timer of the exchange in flight expired at `now`.
+    pub fn on_timer(&mut self, now: Instant) -> TimerStep {
+        let Some(ex) = self.ex.as_mut() else { return TimerStep::GiveUp };
+        match self.cc.on_timeout(now, ex) {
+            TimeoutAction::Retransmit(timer) => {
+                self.sent.push(now);
+                TimerStep::Retransmit { copy: ex.retransmissions(), timer }
+            }
+            TimeoutAction::GiveUp => {
+                let ex = self.ex.take().expect("checked above");
+                self.cc.on_give_up(now, &ex, GiveUpReason::Timeout);
+                TimerStep::GiveUp
+            }
+        }
+    }
+
+    /// An ACK answering copy `copy` of the exchange in flight arrived at `now`. Returns the
+    /// outcome for the first ACK; `None` when nothing is in flight (late or duplicate ACK).
+    pub fn on_ack(&mut self, now: Instant, copy: u32) -> Option<Acked> {
+        let ex = self.ex.take()?;
+        let info = match self.sent.get(copy as usize) {
+            Some(&sent) if self.cc.uses_copy_id() => AckInfo::with_copy(&ex, now, copy, sent),
+            _ => AckInfo::new(&ex, now),
+        };
+        self.cc.on_ack(now, &ex, &info);
+        Some(Acked { retransmissions: ex.retransmissions(), rtt: info.rtt })
+    }
+
+    /// The algorithm's cross-exchange state (estimators, RTO).
+    pub fn snapshot(&self) -> coapcc_cc::Snapshot {
+        self.cc.snapshot()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coapcc_cc::{AlgorithmConfig, SplitMix64};
+
+    #[test]
+    fn default_coap_backs_off_and_gives_up_after_max_retransmit() {
+        let mut s = ReliableSender::new(AlgorithmConfig::parse("default:preset=ancillotti-cooja").unwrap().build());
+        let mut rng = SplitMix64::new(1);
+        let mut now = Instant::ZERO;
+        let t0 = s.start(now, &mut rng);
+        assert!((3.0..=4.5).contains(&t0.as_secs_f64()), "{t0:?}");
+        let mut timer = t0;
+        for k in 1..=4 {
+            now = now + timer;
+            match s.on_timer(now) {
+                TimerStep::Retransmit { copy, timer: t } => {
+                    assert_eq!(copy, k);
+                    assert_eq!(t, timer * 2);
+                    timer = t;
+                }
+                TimerStep::GiveUp => panic!("gave up early"),
+            }
+        }
+        now = now + timer;
+        assert_eq!(s.on_timer(now), TimerStep::GiveUp);
+        assert!(!s.busy());
+        assert_eq!(s.on_ack(now, 0), None);
+    }
+
+    #[test]
+    fn first_ack_completes_and_feeds_the_estimator() {
+        let mut s = ReliableSender::new(AlgorithmConfig::parse("cocoa-plus:preset=ancillotti-cooja").unwrap().build());
+        let mut rng = SplitMix64::new(1);
+        s.start(Instant::ZERO, &mut rng);
+        let a = s.on_ack(Instant::from_millis(120), 0).unwrap();
+        assert_eq!(a.retransmissions, 0);
+        assert_eq!(a.rtt, Duration::from_millis(120));
+        assert_eq!(s.snapshot().strong.unwrap().samples, 1);
+        assert!(s.on_ack(Instant::from_millis(130), 0).is_none());
+    }
+}

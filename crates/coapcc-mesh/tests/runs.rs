@@ -1,0 +1,174 @@
+//! End-to-end runs: every algorithm on a grid, frame conservation, the no-caching rule,
+//! early retransmissions, global events, determinism.
+
+use coapcc_mesh::{simulate, MeshConfig, MeshReport};
+
+fn cfg(topology: &str, cc: &str, traffic: &str, duration_s: f64) -> MeshConfig {
+    MeshConfig {
+        topology: topology.into(),
+        cc: cc.into(),
+        traffic: traffic.into(),
+        duration_s,
+        ..MeshConfig::default()
+    }
+}
+
+fn conserved(r: &MeshReport) {
+    let c = &r.conservation;
+    assert_eq!(
+        c.created + r.mac.duplicates_forwarded,
+        c.delivered + c.dropped + c.in_network_at_end,
+        "packets must be delivered, dropped or still queued: {c:?}"
+    );
+    let l = &r.loss_causes;
+    assert_eq!(c.dropped, l.buffer_overflow + l.mac_no_ack + l.mac_channel_access);
+    for cl in &r.clients {
+        assert_eq!(cl.lost, cl.lost_no_caching + cl.lost_give_up);
+        assert_eq!(cl.messages, cl.delivered + cl.lost + cl.in_flight_at_end, "node {}", cl.node);
+    }
+}
+
+#[test]
+fn every_algorithm_runs_a_grid_end_to_end() {
+    for info in coapcc_cc::ALGORITHMS {
+        let r = simulate(&cfg("grid:3", info.name, "periodic:1", 600.0)).unwrap();
+        conserved(&r);
+        assert_eq!(r.clients.len(), 7);
+        let messages: u64 = r.clients.iter().map(|c| c.messages).sum();
+        // 7 clients, T = 7·96·8/1000 = 5.376 s: 111 or 112 messages each in 600 s.
+        assert!((7 * 111..=7 * 112).contains(&messages), "{}: {messages}", info.name);
+        assert!(r.plr_mean < 0.2, "{}: PLR {}", info.name, r.plr_mean);
+        let rto = r.rto_first_s.unwrap();
+        assert_eq!(rto.count as u64, r.clients.iter().map(|c| c.frames).sum::<u64>());
+        assert!(r.clients.iter().all(|c| c.delivered > 100), "{}", info.name);
+    }
+}
+
+#[test]
+fn default_and_cocoa_plus_on_the_study_grid() {
+    let d = simulate(&cfg("grid:5", "default:preset=ancillotti-cooja", "periodic:3", 1800.0)).unwrap();
+    let p = simulate(&cfg("grid:5", "cocoa-plus:preset=ancillotti-cooja", "periodic:3", 1800.0)).unwrap();
+    for r in [&d, &p] {
+        conserved(r);
+        assert_eq!(r.clients.len(), 23);
+        assert_eq!((r.topology.root, r.topology.sink), (12, 0));
+        assert!(r.clients.iter().all(|c| c.hops >= 1 && c.messages > 0));
+    }
+    // Contiki's default CoAP: T_0 in [3, 4.5] s, no RTT estimates.
+    let rto = d.rto_first_s.unwrap();
+    assert!(rto.min >= 3.0 && rto.max <= 4.5, "{rto:?}");
+    assert!(d.rtt_strong_s.is_none() && d.rtt_weak_s.is_none());
+    // CoCoA+ learns the mesh RTT (tens of ms): its first-transmission RTOs fall well below
+    // the 2 s initial value, and strong estimates exist.
+    let rto = p.rto_first_s.unwrap();
+    assert!(rto.median < 1.0, "{rto:?}");
+    assert!(p.rtt_strong_s.unwrap().count > 1000);
+}
+
+#[test]
+fn no_caching_loses_messages_generated_while_one_is_in_flight() {
+    // One client (chain 0-1-2: sink 0, root 1, client 2), 32-byte messages every 0.5 s, and a
+    // sink that answers after 1.2 s: each exchange lasts just over 1.2 s (below the 3 s
+    // timer), so of every three messages the two generated during an exchange are lost.
+    let mut c = cfg("chain:3", "default:preset=ancillotti-cooja", "periodic:0.512", 300.0);
+    c.message_bytes = 32;
+    c.app.server_delay_us = 1_200_000;
+    c.app.random_phase = false;
+    let r = simulate(&c).unwrap();
+    conserved(&r);
+    let cl = &r.clients[0];
+    assert_eq!(cl.node, 2);
+    assert_eq!(cl.lost_give_up, 0);
+    assert_eq!(cl.retransmissions, 0);
+    // Messages at 0, 0.5, 1.0, ... 300: 601; starts at 0, 1.5, 3.0, ...: 201.
+    assert_eq!(cl.messages, 601);
+    assert_eq!(cl.delivered + cl.in_flight_at_end, 201);
+    assert_eq!(cl.lost_no_caching, 400);
+    assert!((cl.plr - 400.0 / (601.0 - cl.in_flight_at_end as f64)).abs() < 1e-12);
+    // With caching the messages wait instead: nothing is lost.
+    c.app.no_caching = false;
+    let r = simulate(&c).unwrap();
+    conserved(&r);
+    assert_eq!(r.clients[0].lost, 0);
+    assert!(r.clients[0].in_flight_at_end > 300);
+}
+
+#[test]
+fn spurious_timeouts_count_as_early_retransmissions() {
+    // A 10 ms timer on a 4-hop path (RTT of tens of ms): nearly every first transmission
+    // reaches the sink and is acknowledged, yet retransmitted.
+    let r = simulate(&cfg(
+        "grid:3",
+        "default:ack_timeout=0.01,ack_random_factor=1,max_retransmit=4",
+        "periodic:0.5",
+        300.0,
+    ))
+    .unwrap();
+    conserved(&r);
+    assert!(r.early_retransmissions_mean > 0.8, "{}", r.early_retransmissions_mean);
+    // With Contiki's 3-4.5 s timer there are none.
+    let r = simulate(&cfg("grid:3", "default:preset=ancillotti-cooja", "periodic:0.5", 300.0)).unwrap();
+    assert_eq!(r.early_retransmissions_max, 0.0);
+}
+
+#[test]
+fn global_events_make_every_client_send_at_once() {
+    let mut c = cfg("grid:4", "cocoa-plus:preset=ancillotti-cooja", "events:100,192", 1000.0);
+    c.app.event_dist = coapcc_mesh::config::EventDist::Fixed;
+    let r = simulate(&c).unwrap();
+    conserved(&r);
+    for cl in &r.clients {
+        // Events at 100, 200, ..., 1000 s; background every 60 s from a random phase.
+        assert_eq!(cl.event_messages, 10);
+        assert!((16..=17).contains(&(cl.messages - cl.event_messages)), "{}", cl.messages);
+        // 192-byte events are 6 units; background 1 unit.
+        assert!(cl.frames >= cl.messages - cl.lost_no_caching);
+    }
+    assert!(r.plr_event_mean.is_some() && r.plr_event_max.unwrap() <= 1.0);
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let c = cfg("grid:4", "cocoa-plus:preset=ancillotti-cooja", "periodic:2", 300.0);
+    let json = |c: &MeshConfig| {
+        let mut r = simulate(c).unwrap();
+        r.wall_s = 0.0;
+        serde_json::to_string(&r).unwrap()
+    };
+    let a = json(&c);
+    assert_eq!(a, json(&c));
+    let mut other = c.clone();
+    other.seed = 2;
+    assert_ne!(a, json(&other));
+}
+
+#[test]
+fn conservation_holds_with_duplicates_and_forwarding_delay() {
+    let mut c = cfg("grid:5", "default:preset=ancillotti-cooja", "periodic:3", 600.0);
+    c.mac.duplicate_detection = false;
+    c.routing.forward_delay_us = 2_000;
+    c.mac.queue_packets = 2;
+    let r = simulate(&c).unwrap();
+    conserved(&r);
+    assert!(r.loss_causes.buffer_overflow > 0);
+    assert!(r.conservation.in_network_at_end < 25 * 2 + 10);
+}
+
+#[test]
+fn topologies_of_makarems_setups_run() {
+    // Duty-cycled (ContikiMAC-like, 8 Hz) rings, chains and dumbbells at a light load.
+    for t in ["ring:8", "chain:5", "dumbbell:3,2"] {
+        let mut c = MeshConfig::preset("makarem2021").unwrap();
+        c.topology = t.into();
+        c.traffic = "periodic:0.2".into();
+        c.duration_s = 600.0;
+        let r = simulate(&c).unwrap();
+        conserved(&r);
+        assert!(r.clients.iter().all(|c| c.delivered > 0), "{t}");
+        // Strobing to sleeping receivers makes hops tens of ms long: the unit RTT grows
+        // beyond the always-on mesh's.
+        let on =
+            simulate(&MeshConfig { preset: "ancillotti-cooja".into(), mac: Default::default(), ..c.clone() }).unwrap();
+        assert!(r.unit_rtt_s.unwrap().median > 2.0 * on.unit_rtt_s.unwrap().median, "{t}");
+    }
+}

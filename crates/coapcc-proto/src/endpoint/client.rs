@@ -1,0 +1,268 @@
+//! Client role: requests, and what comes back for them (ACKs, piggybacked and separate
+//! responses, RSTs), with copy identification by the last token byte, and Block2
+//! reassembly.
+
+use super::dedup::Cached;
+use super::{ClientReq, Endpoint, Event, FailReason, Out, OutState, Outcome, Peer, RecordKind, Request, RequestId};
+use crate::option;
+use crate::{Block, Message, MessageType, Token};
+use coapcc_cc::Instant;
+
+impl<P: Peer> Endpoint<P> {
+    /// Send `request` to `peer`. It starts now if `peer` has a free NSTART slot (and its
+    /// algorithm's `earliest_start` allows), otherwise it waits in `peer`'s queue. The
+    /// outcome arrives as [`Event::Response`] or [`Event::Failed`].
+    pub fn request(&mut self, now: Instant, peer: P, request: Request) -> RequestId {
+        let id = RequestId(self.fresh_id());
+        let block = request.block2_szx.map(|szx| Block { num: 0, more: false, szx: szx.min(6) });
+        let msg = build_request(&request, block);
+        let con = request.confirmable;
+        self.requests.insert(id, ClientReq { template: request, body: Vec::new(), blockwise: false });
+        self.enqueue(now, peer, RecordKind::Request(id), msg, con, false);
+        self.pump(now);
+        id
+    }
+
+    // ----------------------------------------------------------------------------------
+    // Client side: receiving
+    // ----------------------------------------------------------------------------------
+
+    pub(super) fn handle_ack(&mut self, now: Instant, peer: P, msg: Message) {
+        let Some(&xid) = self.by_mid.get(&(peer.clone(), msg.message_id)) else {
+            self.stats.unmatched += 1;
+            return;
+        };
+        let out = &self.outs[&xid];
+        if !matches!(out.state, OutState::WaitAck { .. }) {
+            self.stats.unmatched += 1;
+            return;
+        }
+        if msg.code.is_empty() {
+            self.ack_cc(now, xid, None);
+            let out = self.outs.get_mut(&xid).expect("present");
+            self.by_mid.remove(&(peer, msg.message_id));
+            match out.kind {
+                RecordKind::Request(_) => {
+                    out.state = OutState::WaitResponse { deadline: now + self.response_timeout };
+                }
+                RecordKind::SeparateResponse(_) => {
+                    self.finish(now, xid, Outcome::Acknowledged, None);
+                }
+            }
+        } else if msg.code.is_response() && matches!(out.kind, RecordKind::Request(_)) {
+            let Some(ordinal) = token_ordinal(out, &msg.token) else {
+                self.stats.unmatched += 1;
+                return;
+            };
+            self.ack_cc(now, xid, ordinal);
+            let out = self.finish(now, xid, Outcome::Piggybacked, Some((now, msg.code)));
+            if let RecordKind::Request(id) = out.kind {
+                self.deliver(now, id, out.peer, msg);
+            }
+        } else {
+            self.stats.unmatched += 1;
+        }
+    }
+
+    pub(super) fn handle_rst(&mut self, now: Instant, peer: P, msg: Message) {
+        let Some(&xid) = self.by_mid.get(&(peer, msg.message_id)) else {
+            self.stats.unmatched += 1;
+            return;
+        };
+        self.stats.rst_received += 1;
+        let out = &self.outs[&xid];
+        if let (Some(ex), OutState::WaitAck { .. }) = (out.con_ex, out.state) {
+            if let Some(p) = self.peers.get_mut(&out.peer) {
+                ex.reset(&mut p.cc, now);
+            }
+        }
+        let out = self.finish(now, xid, Outcome::Failed(FailReason::Reset), None);
+        self.fail(out.kind, out.peer, FailReason::Reset);
+    }
+
+    pub(super) fn handle_separate_response(&mut self, now: Instant, peer: P, msg: Message) {
+        let con = msg.mtype == MessageType::Con;
+        let expires = self.lifetime(now, con);
+        let found = self.lookup_token(&peer, &msg.token);
+        let Some((xid, ordinal)) = found else {
+            // RFC 7252 §4.2/§4.3: a response we cannot match is rejected.
+            self.stats.unmatched += 1;
+            if con {
+                let rst = Message::reset(msg.message_id);
+                self.dedup.insert(peer.clone(), msg.message_id, Cached::Reply(rst), expires);
+                self.send_rst(peer, msg.message_id);
+            } else {
+                self.dedup.insert(peer, msg.message_id, Cached::Silent, expires);
+            }
+            return;
+        };
+        if con {
+            let ack = Message::empty_ack(msg.message_id);
+            self.dedup.insert(peer.clone(), msg.message_id, Cached::Reply(ack.clone()), expires);
+            self.send(peer, &ack);
+        } else {
+            self.dedup.insert(peer, msg.message_id, Cached::Silent, expires);
+        }
+        let out = &self.outs[&xid];
+        let outcome = if out.con { Outcome::Separate } else { Outcome::NonResponse };
+        if matches!(out.state, OutState::WaitAck { .. }) || !out.con {
+            // The response overtook (or replaced) the ACK: it acknowledges the request too.
+            // (For a NON request this only records the RTT and frees the NSTART slot.)
+            self.ack_cc(now, xid, ordinal);
+        }
+        let out = self.finish(now, xid, outcome, Some((now, msg.code)));
+        if let RecordKind::Request(id) = out.kind {
+            self.deliver(now, id, out.peer, msg);
+        }
+    }
+
+    /// Find the request exchange a response token belongs to, with the copy ordinal it
+    /// echoes (copy identification only).
+    pub(super) fn lookup_token(&self, peer: &P, token: &Token) -> Option<(u64, Option<u32>)> {
+        if let Some(&xid) = self.by_token.get(&(peer.clone(), *token)) {
+            if !self.outs[&xid].copy_id {
+                return Some((xid, None));
+            }
+        }
+        let n = token.len();
+        if n >= 1 {
+            let base = Token::new(&token.as_bytes()[..n - 1]).ok()?;
+            if let Some(&xid) = self.by_token.get(&(peer.clone(), base)) {
+                let out = &self.outs[&xid];
+                if out.copy_id {
+                    return token_ordinal(out, token).map(|o| (xid, o));
+                }
+            }
+        }
+        None
+    }
+
+    /// Report the first ACK of `xid` to its algorithm and free its NSTART slot.
+    pub(super) fn ack_cc(&mut self, now: Instant, xid: u64, ordinal: Option<u32>) {
+        let out = self.outs.get_mut(&xid).expect("present");
+        out.acked_at = Some(now);
+        if let Some(ex) = out.con_ex {
+            let echoed = match ordinal {
+                Some(k) if (k as usize) < out.tx.len() => Some((k, out.tx[k as usize].at)),
+                _ => None,
+            };
+            if let Some(p) = self.peers.get_mut(&out.peer) {
+                let info = ex.acknowledge(&mut p.cc, now, echoed);
+                out.rtt = Some(info.rtt);
+                out.copy = info.copy;
+            }
+        } else if let Some(first) = out.tx.first() {
+            out.rtt = Some(now - first.at);
+        }
+        if out.holds_slot {
+            out.holds_slot = false;
+            if let Some(p) = self.peers.get_mut(&out.peer) {
+                p.active = p.active.saturating_sub(1);
+            }
+        }
+    }
+
+    /// Hand a response to the request layer: continue a Block2 transfer or report it.
+    pub(super) fn deliver(&mut self, now: Instant, id: RequestId, peer: P, mut msg: Message) {
+        let Some(req) = self.requests.get_mut(&id) else {
+            return;
+        };
+        let block = if msg.code.is_success() { msg.block2() } else { Ok(None) };
+        match block {
+            Ok(Some(b)) => {
+                let size = b.block_size();
+                let offset = b.num as usize * size;
+                if offset != req.body.len() || (b.more && msg.payload.len() != size) || msg.payload.len() > size {
+                    self.fail(RecordKind::Request(id), peer, FailReason::BadBlock);
+                    return;
+                }
+                if req.body.len() + msg.payload.len() > self.config.max_body_size {
+                    self.fail(RecordKind::Request(id), peer, FailReason::BodyTooLarge);
+                    return;
+                }
+                req.blockwise = true;
+                req.body.extend_from_slice(&msg.payload);
+                if b.more {
+                    if b.num >= Block::MAX_NUM {
+                        self.fail(RecordKind::Request(id), peer, FailReason::BadBlock);
+                        return;
+                    }
+                    let next = Block { num: b.num + 1, more: false, szx: b.szx };
+                    let m = build_request(&req.template, Some(next));
+                    let con = req.template.confirmable;
+                    // The follow-up continues the same interaction: it goes first.
+                    self.enqueue(now, peer, RecordKind::Request(id), m, con, true);
+                    return;
+                }
+                let req = self.requests.remove(&id).expect("present");
+                msg.payload = req.body;
+                msg.options.remove(option::BLOCK2);
+                self.events.push_back(Event::Response { id, peer, response: msg });
+            }
+            Ok(None) if req.blockwise && msg.code.is_success() => {
+                self.fail(RecordKind::Request(id), peer, FailReason::BadBlock);
+            }
+            Ok(None) => {
+                self.requests.remove(&id);
+                self.events.push_back(Event::Response { id, peer, response: msg });
+            }
+            Err(_) => self.fail(RecordKind::Request(id), peer, FailReason::BadBlock),
+        }
+    }
+
+    pub(super) fn fail(&mut self, kind: RecordKind, peer: P, reason: FailReason) {
+        match kind {
+            RecordKind::Request(id) => {
+                if self.requests.remove(&id).is_some() {
+                    self.events.push_back(Event::Failed { id, peer, reason });
+                }
+            }
+            RecordKind::SeparateResponse(id) => self.events.push_back(Event::ResponseFailed { id, peer, reason }),
+        }
+    }
+}
+
+/// The request message for `template`, with Block2 `block` if any (Message ID and token are
+/// set when the exchange starts).
+pub(super) fn build_request(template: &Request, block: Option<Block>) -> Message {
+    let mtype = if template.confirmable { MessageType::Con } else { MessageType::Non };
+    let mut m = Message::new(mtype, template.method, 0);
+    m.options = template.options.clone();
+    m.options.remove(option::BLOCK2);
+    if let Some(b) = block {
+        let _ = m.set_block2(b);
+    }
+    m.payload = template.payload.clone();
+    m
+}
+
+/// The token of copy `ordinal`: `key` itself, or `key` followed by the ordinal byte.
+pub(super) fn wire_token(key: Token, copy_id: bool, ordinal: u32) -> Token {
+    if !copy_id {
+        return key;
+    }
+    let mut b = key.as_bytes().to_vec();
+    b.push(ordinal.min(255) as u8);
+    Token::new(&b).unwrap_or(key)
+}
+
+/// The token without its last (ordinal) byte.
+pub(super) fn base_of(token: &Token) -> Token {
+    let b = token.as_bytes();
+    Token::new(&b[..b.len().saturating_sub(1)]).unwrap_or_default()
+}
+
+/// Does `token` answer `out`? `Some(None)`: yes, no copy identification; `Some(Some(k))`:
+/// yes, it echoes copy `k`; `None`: it belongs to something else.
+pub(super) fn token_ordinal<P>(out: &Out<P>, token: &Token) -> Option<Option<u32>> {
+    if !out.copy_id {
+        return (*token == out.msg.token).then_some(None);
+    }
+    let sent = out.msg.token.as_bytes();
+    let got = token.as_bytes();
+    if got.len() != sent.len() || got.is_empty() || got[..got.len() - 1] != sent[..sent.len() - 1] {
+        return None;
+    }
+    let k = u32::from(got[got.len() - 1]);
+    ((k as usize) < out.tx.len()).then_some(Some(k))
+}

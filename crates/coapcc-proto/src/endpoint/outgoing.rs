@@ -1,0 +1,273 @@
+//! Outgoing exchanges: per-peer algorithm state and NSTART queue, Message IDs and tokens,
+//! starting, timing out and finishing exchanges through the protocol layer
+//! ([`lifecycle`](super::lifecycle)).
+
+use std::collections::VecDeque;
+
+use super::client::{base_of, wire_token};
+use super::lifecycle::{self, ConExchange, Expiry};
+use super::{
+    Controller, Endpoint, ExchangeRecord, FailReason, Out, OutState, Outcome, Peer, PeerState, RecordKind,
+    TransmissionRecord,
+};
+use crate::{Code, Message, MessageType, Token};
+use coapcc_cc::{CongestionControl, Entropy, Instant};
+
+impl<P: Peer> Endpoint<P> {
+    // ----------------------------------------------------------------------------------
+    // Outgoing exchanges
+    // ----------------------------------------------------------------------------------
+
+    pub(super) fn fresh_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    pub(super) fn peer_state(&mut self, peer: &P) -> &mut PeerState {
+        self.use_tick += 1;
+        let tick = self.use_tick;
+        if !self.peers.contains_key(peer) {
+            if self.peers.len() >= self.config.max_peers.max(1) {
+                let idle = self
+                    .peers
+                    .iter()
+                    .filter(|(_, p)| p.active == 0 && p.queue.is_empty())
+                    .min_by_key(|(_, p)| p.last_used)
+                    .map(|(k, _)| k.clone());
+                if let Some(k) = idle {
+                    self.peers.remove(&k);
+                }
+            }
+            let cc = match &self.factory {
+                Some(f) => Controller::from_factory(&**f),
+                None => Controller::Registry(self.config.cc.build()),
+            };
+            self.peers
+                .insert(peer.clone(), PeerState { cc, active: 0, queue: VecDeque::new(), wake: None, last_used: tick });
+        }
+        let p = self.peers.get_mut(peer).expect("just inserted");
+        p.last_used = tick;
+        p
+    }
+
+    pub(super) fn enqueue(&mut self, now: Instant, peer: P, kind: RecordKind, msg: Message, con: bool, front: bool) {
+        let xid = self.fresh_id();
+        let p = self.peer_state(&peer);
+        if front {
+            p.queue.push_front(xid);
+        } else {
+            p.queue.push_back(xid);
+        }
+        self.outs.insert(
+            xid,
+            Out {
+                peer,
+                kind,
+                msg,
+                con,
+                copy_id: false,
+                state: OutState::Queued,
+                con_ex: None,
+                holds_slot: false,
+                token_key: None,
+                tx: Vec::new(),
+                queued_at: now,
+                acked_at: None,
+                rtt: None,
+                copy: None,
+            },
+        );
+    }
+
+    /// Start queued exchanges wherever NSTART and `earliest_start` allow.
+    pub(super) fn pump(&mut self, now: Instant) {
+        let nstart = self.config.nstart.max(1);
+        let ready: Vec<P> = self
+            .peers
+            .iter()
+            .filter(|(_, p)| !p.queue.is_empty() && p.active < nstart)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for peer in ready {
+            loop {
+                let p = self.peers.get_mut(&peer).expect("present");
+                if p.active >= nstart || p.queue.is_empty() {
+                    p.wake = None;
+                    break;
+                }
+                if let Some(t) = lifecycle::ready_at(&p.cc, now) {
+                    p.wake = Some(t);
+                    break;
+                }
+                p.wake = None;
+                let xid = p.queue.pop_front().expect("not empty");
+                self.start(now, xid);
+            }
+        }
+    }
+
+    pub(super) fn alloc_mid(&mut self, peer: &P) -> u16 {
+        for _ in 0..=u16::MAX as u32 {
+            let m = self.next_mid;
+            self.next_mid = m.wrapping_add(1);
+            if !self.by_mid.contains_key(&(peer.clone(), m)) {
+                return m;
+            }
+        }
+        self.next_mid
+    }
+
+    pub(super) fn random_token(&mut self, len: usize) -> Token {
+        let bytes = self.rng.next_u64().to_be_bytes();
+        Token::new(&bytes[..len.min(8)]).unwrap_or_default()
+    }
+
+    pub(super) fn start(&mut self, now: Instant, xid: u64) {
+        let (peer, kind, con) = {
+            let o = &self.outs[&xid];
+            (o.peer.clone(), o.kind, o.con)
+        };
+        let mid = self.alloc_mid(&peer);
+        let uses_copy_id = self.peers[&peer].cc.uses_copy_id();
+        let (copy_id, token_key) = match kind {
+            RecordKind::Request(_) => {
+                let copy_id = con && uses_copy_id;
+                let len = usize::from(self.config.token_len.clamp(1, 8));
+                let key_len = if copy_id { len - 1 } else { len };
+                let mut key = self.random_token(key_len);
+                for _ in 0..16 {
+                    if !self.by_token.contains_key(&(peer.clone(), key)) {
+                        break;
+                    }
+                    key = self.random_token(key_len);
+                }
+                let indexed = !self.by_token.contains_key(&(peer.clone(), key));
+                if indexed {
+                    self.by_token.insert((peer.clone(), key), xid);
+                }
+                (copy_id, Some((key, indexed)))
+            }
+            RecordKind::SeparateResponse(_) => (false, None),
+        };
+        self.by_mid.insert((peer.clone(), mid), xid);
+        let in_flight = self.peers[&peer].active;
+        let ex = if con {
+            let PeerState { cc, .. } = self.peers.get_mut(&peer).expect("present");
+            let rng: &mut dyn Entropy = match &mut self.cc_rng {
+                Some(r) => &mut **r,
+                None => &mut *self.rng,
+            };
+            Some(ConExchange::start(cc, now, in_flight, rng))
+        } else {
+            None
+        };
+        let p = self.peers.get_mut(&peer).expect("present");
+        p.active += 1;
+        let response_timeout = self.response_timeout;
+        let out = self.outs.get_mut(&xid).expect("present");
+        out.msg.message_id = mid;
+        out.msg.mtype = if con { MessageType::Con } else { MessageType::Non };
+        out.copy_id = copy_id;
+        out.holds_slot = true;
+        if let Some((key, indexed)) = token_key {
+            out.msg.token = wire_token(key, copy_id, 0);
+            out.token_key = indexed.then_some(key);
+        }
+        out.con_ex = ex;
+        let timeout = ex.map(|e| e.timer());
+        out.state = match ex {
+            Some(x) => OutState::WaitAck { deadline: x.deadline() },
+            None => OutState::WaitResponse { deadline: now + response_timeout },
+        };
+        out.tx.push(TransmissionRecord { ordinal: 0, at: now, timeout });
+        let msg = out.msg.clone();
+        self.send(peer, &msg);
+    }
+
+    pub(super) fn on_out_timer(&mut self, now: Instant, xid: u64) {
+        let Some(out) = self.outs.get_mut(&xid) else {
+            return;
+        };
+        match out.state {
+            OutState::WaitAck { .. } => {
+                let Some(mut ex) = out.con_ex else { return };
+                let p = self.peers.get_mut(&out.peer).expect("peer of an active exchange");
+                match ex.expire(&mut p.cc, now) {
+                    Expiry::Retransmit { ordinal: k, timer, deadline } => {
+                        out.con_ex = Some(ex);
+                        let mut copy = out.msg.clone();
+                        if out.copy_id {
+                            copy.token = wire_token(base_of(&out.msg.token), true, k);
+                        }
+                        out.tx.push(TransmissionRecord { ordinal: k, at: now, timeout: Some(timer) });
+                        out.state = OutState::WaitAck { deadline };
+                        let peer = out.peer.clone();
+                        self.stats.retransmissions += 1;
+                        self.send(peer, &copy);
+                    }
+                    Expiry::GiveUp => {
+                        let out = self.finish(now, xid, Outcome::Failed(FailReason::Timeout), None);
+                        self.fail(out.kind, out.peer, FailReason::Timeout);
+                    }
+                }
+            }
+            OutState::WaitResponse { .. } => {
+                let out = self.finish(now, xid, Outcome::Failed(FailReason::ResponseTimeout), None);
+                self.fail(out.kind, out.peer, FailReason::ResponseTimeout);
+            }
+            OutState::Queued => {}
+        }
+    }
+
+    /// Remove a finished exchange, free its slot and indexes, and record it.
+    pub(super) fn finish(
+        &mut self,
+        now: Instant,
+        xid: u64,
+        outcome: Outcome,
+        response: Option<(Instant, Code)>,
+    ) -> Out<P> {
+        let out = self.outs.remove(&xid).expect("finishing a known exchange");
+        if self.by_mid.get(&(out.peer.clone(), out.msg.message_id)) == Some(&xid) {
+            self.by_mid.remove(&(out.peer.clone(), out.msg.message_id));
+        }
+        if let Some(key) = out.token_key {
+            if self.by_token.get(&(out.peer.clone(), key)) == Some(&xid) {
+                self.by_token.remove(&(out.peer.clone(), key));
+            }
+        }
+        let p = self.peers.get_mut(&out.peer);
+        if let Some(p) = p {
+            if out.holds_slot {
+                p.active = p.active.saturating_sub(1);
+            }
+            if self.config.record_exchanges {
+                let block2 = match out.kind {
+                    RecordKind::Request(_) => out.msg.block2().ok().flatten(),
+                    RecordKind::SeparateResponse(_) => None,
+                };
+                self.records.push_back(ExchangeRecord {
+                    kind: out.kind,
+                    peer: out.peer.clone(),
+                    message_id: out.msg.message_id,
+                    token: out.msg.token,
+                    confirmable: out.con,
+                    block2,
+                    algorithm: p.cc.name(),
+                    queued_at: out.queued_at,
+                    transmissions: out.tx.clone(),
+                    acked_at: out.acked_at,
+                    response_at: response.map(|r| r.0),
+                    rtt: out.rtt,
+                    copy: out.copy,
+                    response_code: response.map(|r| r.1),
+                    outcome,
+                    finished_at: now,
+                    snapshot: p.cc.snapshot(),
+                });
+            }
+        }
+        out
+    }
+}

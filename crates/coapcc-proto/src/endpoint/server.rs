@@ -1,0 +1,153 @@
+//! Server role: new requests, duplicates (answered by the protocol layer's duplicate rule),
+//! piggybacked, separate and NON responses, Empty ACKs for slow requests, Block2 slicing.
+
+use super::block::{self, Slice};
+use super::dedup::Cached;
+use super::{known_critical, Endpoint, Event, Peer, RecordKind, Response, Served, ServerRequestId, UnknownRequest};
+use crate::option;
+use crate::{Code, Message, MessageType};
+use coapcc_cc::Instant;
+
+impl<P: Peer> Endpoint<P> {
+    /// Answer server request `id`. Before the piggyback timeout (and before any duplicate
+    /// of the request arrived) the response rides in the ACK; after the Empty ACK it is
+    /// sent as a separate CON (retransmitted under congestion control). NON requests get a
+    /// NON response. Large payloads are sliced per the request's Block2 option and
+    /// [`EndpointConfig::block_szx`].
+    pub fn respond(&mut self, now: Instant, id: ServerRequestId, response: Response) -> Result<(), UnknownRequest> {
+        let s = self.served.remove(&id).ok_or(UnknownRequest(id))?;
+        let msg = self.build_response(&s, response);
+        if s.con && !s.acked {
+            let mut m = msg;
+            m.mtype = MessageType::Ack;
+            m.message_id = s.mid;
+            self.dedup.update(&s.peer, s.mid, Cached::Reply(m.clone()));
+            self.send(s.peer, &m);
+        } else if s.con {
+            let mut m = msg;
+            m.mtype = MessageType::Con;
+            self.enqueue(now, s.peer, RecordKind::SeparateResponse(id), m, true, false);
+        } else {
+            let mut m = msg;
+            m.mtype = MessageType::Non;
+            m.message_id = self.alloc_mid(&s.peer);
+            self.dedup.update(&s.peer, s.mid, Cached::Silent);
+            self.send(s.peer, &m);
+        }
+        self.pump(now);
+        Ok(())
+    }
+
+    /// Acknowledge server request `id` with an Empty ACK now, so that its response will be
+    /// separate. No-op for NON requests and requests already acknowledged.
+    pub fn defer(&mut self, id: ServerRequestId) -> Result<(), UnknownRequest> {
+        let s = self.served.get(&id).ok_or(UnknownRequest(id))?;
+        if s.con && !s.acked {
+            self.send_empty_ack(id);
+        }
+        Ok(())
+    }
+
+    // ----------------------------------------------------------------------------------
+    // Server side
+    // ----------------------------------------------------------------------------------
+
+    pub(super) fn lifetime(&self, now: Instant, con: bool) -> Option<Instant> {
+        let d = if con { self.con_lifetime } else { self.non_lifetime };
+        d.map(|d| now + d)
+    }
+
+    pub(super) fn handle_duplicate(&mut self, peer: P, msg: Message, cached: Cached) {
+        self.stats.duplicates += 1;
+        if msg.mtype != MessageType::Con {
+            return;
+        }
+        match cached {
+            Cached::Pending(id) => {
+                // A retransmission while the application is still working: acknowledge at
+                // once so the client stops retransmitting; the response will be separate.
+                match self.served.get(&id) {
+                    Some(s) if !s.acked => self.send_empty_ack(id),
+                    _ => self.send(peer, &Message::empty_ack(msg.message_id)),
+                }
+            }
+            Cached::Reply(mut reply) => {
+                if !reply.code.is_empty() {
+                    reply.token = self.config.duplicate_mode.echo(reply.token, msg.token);
+                }
+                self.send(peer, &reply);
+            }
+            Cached::Silent => {}
+        }
+    }
+
+    pub(super) fn handle_request(&mut self, now: Instant, peer: P, msg: Message) {
+        let con = msg.mtype == MessageType::Con;
+        let expires = self.lifetime(now, con);
+        let id = ServerRequestId(self.fresh_id());
+        let block2 = msg.block2();
+        let bad = match (&block2, msg.options.first_unknown_critical(known_critical)) {
+            (_, Some(n)) => Some(format!("unknown critical option {n}")),
+            (Err(_), None) => Some("malformed Block2 option".to_string()),
+            _ => None,
+        };
+        let s = Served {
+            peer: peer.clone(),
+            mid: msg.message_id,
+            token: msg.token,
+            con,
+            block2: block2.ok().flatten(),
+            size2: msg.options.contains(option::SIZE2),
+            acked: false,
+            deadline: if con { Some(now + self.config.piggyback_timeout) } else { None },
+        };
+        self.served.insert(id, s);
+        self.dedup.insert(peer.clone(), msg.message_id, Cached::Pending(id), expires);
+        if let Some(text) = bad {
+            self.stats.requests_rejected += 1;
+            let _ = self.respond(now, id, Response::new(Code::BAD_OPTION).with_payload(text));
+            return;
+        }
+        self.stats.requests_received += 1;
+        self.events.push_back(Event::Request { id, peer, message: msg });
+    }
+
+    pub(super) fn send_empty_ack(&mut self, id: ServerRequestId) {
+        if let Some(s) = self.served.get_mut(&id) {
+            s.acked = true;
+            s.deadline = None;
+            let (peer, mid) = (s.peer.clone(), s.mid);
+            let ack = Message::empty_ack(mid);
+            self.dedup.update(&peer, mid, Cached::Reply(ack.clone()));
+            self.send(peer, &ack);
+        }
+    }
+
+    pub(super) fn build_response(&self, s: &Served<P>, r: Response) -> Message {
+        let mut m = Message::new(MessageType::Ack, r.code, 0).with_token(s.token);
+        m.options = r.options;
+        m.options.remove(option::BLOCK2);
+        let len = r.payload.len();
+        let slice = if r.code.is_success() {
+            block::slice(len, s.block2, self.config.block_szx, self.config.max_unblocked_payload)
+        } else {
+            Slice::Whole
+        };
+        match slice {
+            Slice::Whole => m.payload = r.payload,
+            Slice::Block(b, range) => {
+                let _ = m.set_block2(b);
+                if s.size2 || (b.num == 0 && s.block2.is_none()) {
+                    m.set_size2(len as u32);
+                }
+                m.payload = r.payload[range].to_vec();
+            }
+            Slice::OutOfRange => {
+                m.code = Code::BAD_OPTION;
+                m.options = Default::default();
+                m.payload = b"Block2 out of range".to_vec();
+            }
+        }
+        m
+    }
+}

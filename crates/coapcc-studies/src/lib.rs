@@ -1,0 +1,302 @@
+//! # coapcc-studies: the simulation studies of Makarem (2021)
+//!
+//! Two small, fast, deterministic simulators that run **any** algorithm of the `coapcc-cc`
+//! registry through its ordinary sans-IO interface:
+//!
+//! - [`rtt`] + [`scenarios`] (chapter 5): the 40 RTT scenarios of the thesis's Table 5.1 as
+//!   seeded generators, replayed through an RTO algorithm to count spurious retransmissions
+//!   and the RMSE between the RTO and the RTT.
+//! - [`resbw`] (chapter 6): one sender facing a residual bandwidth that changes by good and bad
+//!   periods, with the rate-check loss rule; goodput, overhead and application loss ratio.
+//!
+//! The JSON entry points ([`rtt_scenarios_json`], [`resbw_json`], [`rtt_trace_json`]) are what
+//! the command line and the Python bindings call. The clap front ends live in the `cli` module
+//! (feature `cli`), so the library itself has no command-line dependency.
+//!
+//! ```
+//! use coapcc_cc::AlgorithmConfig;
+//! use coapcc_studies::{resbw, Dist};
+//! // Default CoAP at a steady 0.5 pkt/s with RTT 500 ms: every new message is sent 0.5 s
+//! // after the previous ACK'd copy (2 pkt/s > 0.5) and lost; its first retransmission, after
+//! // T_0 ~ U[2, 3] s, passes. Goodput 1/(0.5 + 1.25 * 2) = 1/3 pkt/s (thesis §7.6 plateau).
+//! let cfg = resbw::ResBwConfig {
+//!     resbw: Dist::Fixed { v: 0.5 },
+//!     rtt_ms: Dist::Fixed { v: 500.0 },
+//!     duration_s: 20_000.0,
+//!     ..Default::default()
+//! };
+//! let out = resbw::run(&AlgorithmConfig::parse("default").unwrap(), &cfg, None);
+//! assert!((out.goodput_pps - 1.0 / 3.0).abs() < 0.005);
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod dist;
+pub mod resbw;
+pub mod rtt;
+pub mod scenarios;
+
+#[cfg(feature = "cli")]
+pub mod cli;
+
+use coapcc_cc::AlgorithmConfig;
+use serde::{Deserialize, Serialize};
+
+pub use dist::{Dist, Floor};
+pub use resbw::{ResBwConfig, ResBwOutcome};
+pub use rtt::{RttOutcome, RttPoint};
+pub use scenarios::{Scenario, Scenario33, ScenarioOptions, TABLE_5_1};
+
+/// Parse an algorithm spec, with the registry's message on error.
+pub fn parse_cc(spec: &str) -> Result<AlgorithmConfig, String> {
+    AlgorithmConfig::parse(spec).map_err(|e| e.to_string())
+}
+
+/// A request for the RTT-scenario study (the input of [`rtt_scenarios_json`]).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RttStudyRequest {
+    /// Algorithm specs (at least one).
+    pub cc: Vec<String>,
+    /// Scenario ids; empty = all 40 (5 and 6 only when `trace` is given).
+    pub scenarios: Vec<u32>,
+    /// Master seed (default 0).
+    pub seed: u64,
+    /// Values per scenario (default 100 000).
+    pub len: Option<usize>,
+    /// RTT trace (ms per value) used for the real-trace scenarios 5 and 6.
+    pub trace: Option<Vec<f64>>,
+    /// Label of the trace (e.g. its file name), reported with scenarios 5 and 6.
+    pub trace_label: Option<String>,
+    /// `table` (default) or `text`.
+    pub scenario33: Option<String>,
+    /// Non-positive draws: `resample` (default) or `clip`.
+    pub rtt_floor: Option<String>,
+}
+
+/// One (scenario, algorithm) result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RttRow {
+    /// Scenario id.
+    pub scenario: u32,
+    /// The algorithm, as given.
+    pub cc: String,
+    /// The algorithm, canonical form (every parameter).
+    pub cc_resolved: String,
+    /// Spurious retransmissions.
+    pub spurious: u64,
+    /// RMSE(RTO, RTT), ms.
+    pub rmse_ms: f64,
+    /// Transmissions.
+    pub transmissions: u64,
+    /// Messages (scenario values).
+    pub messages: u64,
+    /// Messages given up (every retransmission fired before the ACK).
+    pub gave_up: u64,
+    /// Mean RTO at the original transmission, ms.
+    pub mean_rto_ms: f64,
+    /// Mean RTT, ms.
+    pub mean_rtt_ms: f64,
+    /// For the real-trace scenarios: the trace used (a substitute for the thesis's
+    /// unpublished traces).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+}
+
+impl RttStudyRequest {
+    /// The request as JSON (the input of [`rtt_scenarios_json`] and [`rtt_trace_json`]).
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::json!({
+            "cc": self.cc,
+            "scenarios": self.scenarios,
+            "seed": self.seed,
+            "len": self.len,
+            "trace": self.trace,
+            "trace_label": self.trace_label,
+            "scenario33": self.scenario33,
+            "rtt_floor": self.rtt_floor,
+        })
+    }
+
+    fn options(&self) -> Result<ScenarioOptions, String> {
+        let mut o = ScenarioOptions::default();
+        if let Some(n) = self.len {
+            if n == 0 || n > 100_000_000 {
+                return Err(format!("len must be in 1..=100000000, got {n}"));
+            }
+            o.len = n;
+        }
+        o.scenario33 = match self.scenario33.as_deref() {
+            None | Some("table") => Scenario33::Table,
+            Some("text") => Scenario33::Text,
+            Some(x) => return Err(format!("scenario33: unknown value {x:?} (valid: table, text)")),
+        };
+        o.floor = match self.rtt_floor.as_deref() {
+            None | Some("resample") => Floor::Resample,
+            Some("clip") => Floor::Clip,
+            Some(x) => return Err(format!("rtt_floor: unknown value {x:?} (valid: resample, clip)")),
+        };
+        Ok(o)
+    }
+
+    /// The scenario ids to run: the requested ones, or all (5 and 6 only with a trace).
+    pub fn scenario_ids(&self) -> Vec<u32> {
+        if self.scenarios.is_empty() {
+            (1..=40).filter(|&id| self.trace.is_some() || !matches!(id, 5 | 6)).collect()
+        } else {
+            self.scenarios.clone()
+        }
+    }
+
+    /// Run the study.
+    pub fn run(&self) -> Result<Vec<RttRow>, String> {
+        if self.cc.is_empty() {
+            return Err("give at least one algorithm (--cc SPEC)".into());
+        }
+        let ccs: Vec<AlgorithmConfig> = self.cc.iter().map(|s| parse_cc(s)).collect::<Result<_, _>>()?;
+        let opts = self.options()?;
+        let mut rows = Vec::new();
+        for id in self.scenario_ids() {
+            let rtts = scenarios::generate(id, self.seed, &opts, self.trace.as_deref()).map_err(|e| e.to_string())?;
+            let trace = matches!(id, 5 | 6).then(|| self.trace_label.clone().unwrap_or_else(|| "trace".into()));
+            for (spec, cfg) in self.cc.iter().zip(&ccs) {
+                let o = rtt::replay(cfg, &rtts, self.seed, None);
+                rows.push(RttRow {
+                    scenario: id,
+                    cc: spec.clone(),
+                    cc_resolved: cfg.to_string(),
+                    spurious: o.spurious,
+                    rmse_ms: o.rmse_ms,
+                    transmissions: o.transmissions,
+                    messages: o.messages,
+                    gave_up: o.gave_up,
+                    mean_rto_ms: o.mean_rto_ms,
+                    mean_rtt_ms: o.mean_rtt_ms,
+                    trace: trace.clone(),
+                });
+            }
+        }
+        Ok(rows)
+    }
+}
+
+/// The RTT-scenario study from a JSON [`RttStudyRequest`]; returns a JSON list of [`RttRow`].
+pub fn rtt_scenarios_json(request: &str) -> Result<String, String> {
+    let req: RttStudyRequest = serde_json::from_str(request).map_err(|e| format!("invalid request: {e}"))?;
+    serde_json::to_string(&req.run()?).map_err(|e| e.to_string())
+}
+
+/// Per-message RTO and RTT of one scenario through one algorithm (JSON list of [`RttPoint`]),
+/// for RTO-vs-RTT plots. `request` is an [`RttStudyRequest`] with exactly one `cc` and one
+/// scenario; `first` and `count` select the messages returned.
+pub fn rtt_trace_json(request: &str, first: usize, count: usize) -> Result<String, String> {
+    let req: RttStudyRequest = serde_json::from_str(request).map_err(|e| format!("invalid request: {e}"))?;
+    let (Some(cc), Some(&id), 1, 1) = (req.cc.first(), req.scenarios.first(), req.cc.len(), req.scenarios.len()) else {
+        return Err("a trace needs exactly one algorithm and one scenario".into());
+    };
+    let cfg = parse_cc(cc)?;
+    let rtts = scenarios::generate(id, req.seed, &req.options()?, req.trace.as_deref()).map_err(|e| e.to_string())?;
+    let mut pts = Vec::new();
+    rtt::replay(&cfg, &rtts, req.seed, Some(&mut pts));
+    let end = first.saturating_add(count).min(pts.len());
+    let start = first.min(end);
+    serde_json::to_string(&pts[start..end]).map_err(|e| e.to_string())
+}
+
+/// A request for one residual-bandwidth run (the input of [`resbw_json`]); distributions in
+/// their textual form (`uniform:A,B`, `normal:M,SD`, `fixed:V`).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ResBwRequest {
+    /// Algorithm spec.
+    pub cc: String,
+    /// Bad-period residual bandwidth, packets/s.
+    pub resbw: String,
+    /// Good-period residual bandwidth, packets/s (optional).
+    pub good: Option<String>,
+    /// Mean good period, s.
+    pub good_mean_s: f64,
+    /// Mean bad period, s.
+    pub bad_mean_s: f64,
+    /// RTT, ms.
+    pub rtt_ms: String,
+    /// Simulated time, s.
+    pub duration_s: f64,
+    /// Seed.
+    pub seed: u64,
+    /// Return every transmission too (`trace` key).
+    pub trace: bool,
+}
+
+impl Default for ResBwRequest {
+    fn default() -> Self {
+        let d = ResBwConfig::default();
+        ResBwRequest {
+            cc: "default".into(),
+            resbw: d.resbw.to_string(),
+            good: None,
+            good_mean_s: d.good_mean_s,
+            bad_mean_s: d.bad_mean_s,
+            rtt_ms: d.rtt_ms.to_string(),
+            duration_s: d.duration_s,
+            seed: d.seed,
+            trace: false,
+        }
+    }
+}
+
+/// The output of [`resbw_json`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ResBwReport {
+    /// The algorithm, as given.
+    pub cc: String,
+    /// The algorithm, canonical form (every parameter).
+    pub cc_resolved: String,
+    /// Seed.
+    pub seed: u64,
+    /// The metrics.
+    #[serde(flatten)]
+    pub outcome: ResBwOutcome,
+    /// Every transmission, when requested.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Vec<resbw::SendPoint>>,
+}
+
+impl ResBwRequest {
+    /// The simulator configuration, validated.
+    pub fn config(&self) -> Result<ResBwConfig, String> {
+        let dist = |name: &str, s: &str| Dist::parse(s).map_err(|e| format!("{name}: {e}"));
+        let cfg = ResBwConfig {
+            resbw: dist("resbw", &self.resbw)?,
+            good: self.good.as_deref().map(|g| dist("good", g)).transpose()?,
+            good_mean_s: self.good_mean_s,
+            bad_mean_s: self.bad_mean_s,
+            rtt_ms: dist("rtt_ms", &self.rtt_ms)?,
+            duration_s: self.duration_s,
+            seed: self.seed,
+        };
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Run it.
+    pub fn run(&self) -> Result<ResBwReport, String> {
+        let cc = parse_cc(&self.cc)?;
+        let cfg = self.config()?;
+        let mut tr = Vec::new();
+        let outcome = resbw::run(&cc, &cfg, self.trace.then_some(&mut tr));
+        Ok(ResBwReport {
+            cc: self.cc.clone(),
+            cc_resolved: cc.to_string(),
+            seed: self.seed,
+            outcome,
+            trace: self.trace.then_some(tr),
+        })
+    }
+}
+
+/// One residual-bandwidth run from a JSON [`ResBwRequest`]; returns a JSON [`ResBwReport`].
+pub fn resbw_json(request: &str) -> Result<String, String> {
+    let req: ResBwRequest = serde_json::from_str(request).map_err(|e| format!("invalid request: {e}"))?;
+    serde_json::to_string(&req.run()?).map_err(|e| e.to_string())
+}

@@ -1,0 +1,423 @@
+//! The single-sender residual-bandwidth simulator of Makarem (2021), chapter 6.
+//!
+//! One CoAP sender (NSTART = 1) faces a residual bandwidth that changes by periods: *bad*
+//! periods (exponential length, mean `bad_mean_s`) each draw a new residual bandwidth from
+//! `resbw`; with a `good` distribution, good periods (exponential, mean `good_mean_s`) alternate
+//! with them, starting with a good period. Every transmission draws its RTT from `rtt_ms`.
+//!
+//! **Loss rule** (`rate_check`; the thesis does not state it, this is the rule its reasoning
+//! and plateau formulas imply): a transmission is lost iff its instantaneous sending rate,
+//! 1/(time since the previous transmission), exceeds the residual bandwidth at its send time;
+//! otherwise it is acknowledged one RTT later. The first transmission of a run passes.
+//!
+//! Residual-bandwidth draws below 0 (a `normal:M,SD` near 0) are clipped to 0.
+//!
+//! Every registry algorithm runs here. Backoff-based ones retransmit when their timer fires;
+//! rate-based ones space their sends through the pacing hook
+//! [`coapcc_cc::CongestionControl::earliest_start`], which is consulted before **every** send,
+//! new message or retransmission (for backoff-based algorithms it returns `now`).
+//!
+//! Metrics (chapter 6): goodput = delivered messages per second; overhead = transmissions that
+//! did not deliver a message (lost ones and spurious duplicates) per delivered message, so 1.0
+//! means each message was sent twice on average; application loss ratio = messages dropped after
+//! MAX_RETRANSMIT retransmissions / messages finished. Messages still in flight at the end of
+//! the run count neither way.
+
+use core::time::Duration;
+
+use coapcc_cc::{AckInfo, AlgorithmConfig, CongestionControl, GiveUpReason, Instant, SplitMix64, TimeoutAction};
+use serde::Serialize;
+
+use crate::dist::{Dist, Floor};
+
+/// Smallest RTT drawn, ms (non-positive draws are drawn again).
+pub const MIN_RTT_MS: f64 = 1.0;
+
+/// Bound on the expected number of periods of a run (keeps every run finite and small).
+pub const MAX_PERIODS: f64 = 1e8;
+/// Bound on the transmissions of a run; a run reaching it stops and reports `truncated`.
+pub const MAX_TRANSMISSIONS: u64 = 500_000_000;
+
+/// One residual-bandwidth run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResBwConfig {
+    /// Residual bandwidth of bad periods, packets/s (a new draw per bad period).
+    pub resbw: Dist,
+    /// Residual bandwidth of good periods, packets/s; `None`: bad periods only (Table 6.1).
+    pub good: Option<Dist>,
+    /// Mean good-period length, s (exponential).
+    pub good_mean_s: f64,
+    /// Mean bad-period length, s (exponential; the thesis: 5 s with bad periods only).
+    pub bad_mean_s: f64,
+    /// RTT of each transmission, ms (the thesis: normal:500,10).
+    pub rtt_ms: Dist,
+    /// Simulated time, s.
+    pub duration_s: f64,
+    /// Master seed.
+    pub seed: u64,
+}
+
+impl Default for ResBwConfig {
+    /// Table 6.1's instantaneous-behaviour setting: U(0.6, 1) pkt/s, 5 s bad periods, RTT
+    /// N(500, 10) ms, 5 hours.
+    fn default() -> Self {
+        ResBwConfig {
+            resbw: Dist::Uniform { a: 0.6, b: 1.0 },
+            good: None,
+            good_mean_s: 60.0,
+            bad_mean_s: 5.0,
+            rtt_ms: Dist::Normal { mean: 500.0, sd: 10.0 },
+            duration_s: 5.0 * 3600.0,
+            seed: 1,
+        }
+    }
+}
+
+impl ResBwConfig {
+    /// Check every parameter; the message names the offending one.
+    pub fn validate(&self) -> Result<(), String> {
+        for (name, d) in [("resbw", Some(&self.resbw)), ("good", self.good.as_ref()), ("rtt_ms", Some(&self.rtt_ms))] {
+            if let Some(d) = d {
+                d.validate().map_err(|e| format!("{name}: {e}"))?;
+            }
+        }
+        let pos = |name: &str, v: f64, max: f64| {
+            if v.is_finite() && v > 0.0 && v <= max {
+                Ok(())
+            } else {
+                Err(format!("{name} must be in (0, {max}], got {v}"))
+            }
+        };
+        pos("bad_mean_s", self.bad_mean_s, 1e7)?;
+        if self.good.is_some() {
+            pos("good_mean_s", self.good_mean_s, 1e7)?;
+        }
+        pos("duration_s", self.duration_s, 1e8)?;
+        let shortest = if self.good.is_some() { self.bad_mean_s.min(self.good_mean_s) } else { self.bad_mean_s };
+        if self.duration_s / shortest > MAX_PERIODS {
+            return Err(format!(
+                "duration_s / mean period = {:.3e} periods is more than {MAX_PERIODS:e}; shorten the run or lengthen the periods",
+                self.duration_s / shortest
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Result of one run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ResBwOutcome {
+    /// Delivered messages per second.
+    pub goodput_pps: f64,
+    /// Non-delivering transmissions per delivered message.
+    pub overhead: f64,
+    /// Dropped messages / finished messages.
+    pub app_loss_ratio: f64,
+    /// Transmissions (originals and retransmissions).
+    pub transmissions: u64,
+    /// Delivered messages.
+    pub delivered: u64,
+    /// Messages dropped after MAX_RETRANSMIT retransmissions.
+    pub dropped: u64,
+    /// Transmissions lost by the rate check.
+    pub lost: u64,
+    /// Retransmissions sent while an earlier copy's ACK was on its way.
+    pub spurious: u64,
+    /// Mean residual bandwidth over the run (time-weighted), packets/s.
+    pub mean_resbw_pps: f64,
+    /// Simulated time, s (shorter than asked when `truncated`).
+    pub duration_s: f64,
+    /// The run hit [`MAX_TRANSMISSIONS`] and stopped early.
+    pub truncated: bool,
+}
+
+/// One transmission of a traced run (instantaneous-behaviour plots).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SendPoint {
+    /// Send time, s.
+    pub t_s: f64,
+    /// Residual bandwidth at that time, packets/s.
+    pub resbw_pps: f64,
+    /// 1/(time since the previous send), packets/s (0 for the first).
+    pub rate_pps: f64,
+    /// Lost by the rate check.
+    pub lost: bool,
+    /// Retransmission ordinal (0 = original).
+    pub ordinal: u32,
+}
+
+/// The piecewise-constant residual bandwidth.
+struct Periods {
+    rng: SplitMix64,
+    resbw: Dist,
+    good: Option<Dist>,
+    good_mean: f64,
+    bad_mean: f64,
+    end: f64,
+    bw: f64,
+    next_good: bool,
+}
+
+impl Periods {
+    fn new(cfg: &ResBwConfig) -> Self {
+        let mut p = Periods {
+            rng: SplitMix64::stream(cfg.seed, 0xB0),
+            resbw: cfg.resbw,
+            good: cfg.good,
+            good_mean: cfg.good_mean_s,
+            bad_mean: cfg.bad_mean_s,
+            end: 0.0,
+            bw: 0.0,
+            next_good: cfg.good.is_some(),
+        };
+        p.advance();
+        p
+    }
+
+    fn advance(&mut self) {
+        let start = self.end;
+        let (dist, mean) = match (self.next_good, self.good) {
+            (true, Some(g)) => (g, self.good_mean),
+            _ => (self.resbw, self.bad_mean),
+        };
+        self.bw = dist.sample(&mut self.rng, Floor::Clip, 0.0);
+        let len = Dist::Exp { mean }.sample_raw(&mut self.rng).max(1e-9);
+        self.end = start + len;
+        self.next_good = self.good.is_some() && !self.next_good;
+    }
+
+    /// Residual bandwidth at `t` (t never decreases between calls).
+    fn at(&mut self, t: f64) -> f64 {
+        while t >= self.end {
+            self.advance();
+        }
+        self.bw
+    }
+}
+
+/// Time-weighted mean of the bandwidth over [0, d], by replaying the period process.
+fn mean_bandwidth(cfg: &ResBwConfig) -> f64 {
+    let mut p = Periods::new(cfg);
+    let mut t = 0.0;
+    let mut area = 0.0;
+    let mut n = 0u64;
+    while t < cfg.duration_s && n < 100_000_000 {
+        let end = p.end.min(cfg.duration_s);
+        area += p.bw * (end - t);
+        t = p.end;
+        p.advance();
+        n += 1;
+    }
+    area / cfg.duration_s
+}
+
+fn secs(x: f64) -> Duration {
+    Duration::from_nanos((x * 1e9).round().max(0.0) as u64)
+}
+
+/// Run `cc` in the residual-bandwidth simulator. With `trace`, every transmission is pushed.
+pub fn run(cc_cfg: &AlgorithmConfig, cfg: &ResBwConfig, mut trace: Option<&mut Vec<SendPoint>>) -> ResBwOutcome {
+    let mut cc = cc_cfg.build();
+    let copy_id = cc.uses_copy_id();
+    let mut rng_cc = SplitMix64::stream(cfg.seed, 0xCC);
+    let mut rng_rtt = SplitMix64::stream(cfg.seed, 0x77);
+    let mut periods = Periods::new(cfg);
+    let end = Instant::from_secs_f64(cfg.duration_s);
+    let mut out = ResBwOutcome::default();
+    let mut last_send: Option<Instant> = None;
+
+    // Send one copy at `t`; returns when its ACK arrives, if it is not lost.
+    let mut send = |t: Instant, ordinal: u32, out: &mut ResBwOutcome| -> Option<Instant> {
+        let bw = periods.at(t.as_secs_f64());
+        let rate = match last_send {
+            None => 0.0,
+            Some(prev) => {
+                let gap = (t - prev).as_secs_f64();
+                if gap > 0.0 {
+                    1.0 / gap
+                } else {
+                    f64::INFINITY
+                }
+            }
+        };
+        last_send = Some(t);
+        out.transmissions += 1;
+        let lost = rate > bw;
+        if let Some(tr) = trace.as_deref_mut() {
+            tr.push(SendPoint { t_s: t.as_secs_f64(), resbw_pps: bw, rate_pps: rate, lost, ordinal });
+        }
+        if lost {
+            out.lost += 1;
+            None
+        } else {
+            Some(t + secs(cfg.rtt_ms.sample(&mut rng_rtt, Floor::Resample, MIN_RTT_MS) * 1e-3))
+        }
+    };
+
+    let mut now = Instant::ZERO;
+    cc.reset(now);
+    'run: while now < end {
+        if out.transmissions >= MAX_TRANSMISSIONS {
+            out.truncated = true;
+            break;
+        }
+        let start = cc.earliest_start(now).max(now);
+        if start >= end {
+            break;
+        }
+        let mut ex = cc.start_exchange(start, 0, &mut rng_cc);
+        // Earliest ACK on its way: (arrival, ordinal, sent).
+        let mut ack: Option<(Instant, u32, Instant)> = send(start, 0, &mut out).map(|a| (a, 0, start));
+        let mut fire = start + ex.timer();
+        loop {
+            if let Some((at, ord, sent)) = ack {
+                if at <= fire {
+                    if at >= end {
+                        break 'run;
+                    }
+                    let info = if copy_id { AckInfo::with_copy(&ex, at, ord, sent) } else { AckInfo::new(&ex, at) };
+                    cc.on_ack(at, &ex, &info);
+                    out.delivered += 1;
+                    now = at;
+                    break;
+                }
+            }
+            if fire >= end {
+                break 'run;
+            }
+            match cc.on_timeout(fire, &mut ex) {
+                TimeoutAction::Retransmit(timer) => {
+                    let s = cc.earliest_start(fire).max(fire);
+                    if let Some((at, _, _)) = ack {
+                        if at <= s {
+                            // The ACK arrives while the retransmission waits for its slot.
+                            fire = at;
+                            continue;
+                        }
+                        out.spurious += 1;
+                    }
+                    if s >= end {
+                        break 'run;
+                    }
+                    let ord = ex.retransmissions();
+                    if let Some(a) = send(s, ord, &mut out) {
+                        match ack {
+                            Some((cur, _, _)) if cur <= a => {}
+                            _ => ack = Some((a, ord, s)),
+                        }
+                    }
+                    fire = s + timer;
+                }
+                TimeoutAction::GiveUp => {
+                    cc.on_give_up(fire, &ex, GiveUpReason::Timeout);
+                    out.dropped += 1;
+                    now = fire;
+                    break;
+                }
+            }
+        }
+    }
+    out.duration_s = if out.truncated { now.as_secs_f64().max(1e-9) } else { cfg.duration_s };
+    out.goodput_pps = out.delivered as f64 / out.duration_s;
+    out.overhead = if out.delivered > 0 {
+        (out.transmissions - out.delivered) as f64 / out.delivered as f64
+    } else {
+        f64::INFINITY
+    };
+    let finished = out.delivered + out.dropped;
+    out.app_loss_ratio = if finished > 0 { out.dropped as f64 / finished as f64 } else { 0.0 };
+    out.mean_resbw_pps = mean_bandwidth(cfg);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(resbw: Dist, duration_s: f64) -> ResBwConfig {
+        ResBwConfig { resbw, rtt_ms: Dist::Fixed { v: 500.0 }, duration_s, ..Default::default() }
+    }
+
+    fn cc(spec: &str) -> AlgorithmConfig {
+        AlgorithmConfig::parse(spec).unwrap()
+    }
+
+    #[test]
+    fn plateau_formulas_of_the_thesis() {
+        // §7.6: Default CoAP, RTO_init 2 s, success at the first retransmission:
+        // 1/(2 x 1.25 + 0.5) = 0.3333 pkt/s.
+        let o = run(&cc("default"), &cfg(Dist::Fixed { v: 0.5 }, 40_000.0), None);
+        assert!((o.goodput_pps - 1.0 / 3.0).abs() < 0.004, "{}", o.goodput_pps);
+        assert_eq!(o.dropped, 0);
+        // Every message: one lost original, one delivering retransmission.
+        assert!((o.overhead - 1.0).abs() < 0.01, "{}", o.overhead);
+        // Optimised RTO 0.5 s, success at the second retransmission (j = 1), b = 2:
+        // 1/(0.5 + (0.5 + 2 x 0.5) x 1.25) = 0.4211.
+        let o = run(&cc("default:ack_timeout=0.5"), &cfg(Dist::Fixed { v: 1.2 }, 40_000.0), None);
+        assert!((o.goodput_pps - 0.4211).abs() < 0.004, "{}", o.goodput_pps);
+        assert!((o.overhead - 2.0).abs() < 0.01, "{}", o.overhead);
+        // Enough bandwidth for 1/RTT: nothing is ever lost; goodput = 1/RTT.
+        let o = run(&cc("default"), &cfg(Dist::Fixed { v: 2.0 }, 1000.0), None);
+        assert_eq!((o.lost, o.spurious, o.dropped), (0, 0, 0));
+        assert!((o.goodput_pps - 2.0).abs() < 0.002, "{}", o.goodput_pps);
+    }
+
+    #[test]
+    fn no_bandwidth_drops_every_message() {
+        let o = run(&cc("default:ack_random_factor=1"), &cfg(Dist::Fixed { v: 0.0 }, 620.0), None);
+        // The first transmission passes (no previous send); then every message is dropped
+        // after 5 transmissions and 62 s.
+        assert_eq!(o.delivered, 1);
+        assert_eq!(o.dropped, 9);
+        assert!(o.app_loss_ratio > 0.89);
+    }
+
+    #[test]
+    fn trace_records_every_send_and_the_rule() {
+        let mut tr = Vec::new();
+        let o = run(&cc("cocoa-plus"), &ResBwConfig { duration_s: 600.0, ..Default::default() }, Some(&mut tr));
+        assert_eq!(tr.len() as u64, o.transmissions);
+        assert!(tr.windows(2).all(|w| w[0].t_s <= w[1].t_s));
+        for p in &tr {
+            assert_eq!(p.lost, p.rate_pps > p.resbw_pps);
+            assert!((0.6..=1.0).contains(&p.resbw_pps));
+        }
+        assert_eq!(o.lost, tr.iter().filter(|p| p.lost).count() as u64);
+        assert!(o.delivered + o.dropped <= o.transmissions);
+    }
+
+    #[test]
+    fn good_periods_raise_goodput_and_runs_are_deterministic() {
+        let bad = ResBwConfig { duration_s: 3600.0, resbw: Dist::Uniform { a: 0.4, b: 0.6 }, ..Default::default() };
+        let mixed = ResBwConfig {
+            good: Some(Dist::Uniform { a: 1.7, b: 1.9 }),
+            good_mean_s: 60.0,
+            bad_mean_s: 60.0,
+            ..bad.clone()
+        };
+        let a = run(&cc("cocoa"), &bad, None);
+        let b = run(&cc("cocoa"), &mixed, None);
+        assert!(b.goodput_pps > a.goodput_pps, "{} vs {}", b.goodput_pps, a.goodput_pps);
+        assert!((b.mean_resbw_pps - 1.15).abs() < 0.2, "{}", b.mean_resbw_pps);
+        assert_eq!(run(&cc("cocoa"), &mixed, None), b);
+    }
+
+    #[test]
+    fn every_registry_algorithm_runs() {
+        let c = ResBwConfig { duration_s: 1800.0, ..Default::default() };
+        for info in coapcc_cc::ALGORITHMS {
+            let o = run(&info.default_config(), &c, None);
+            assert!(o.delivered > 0, "{}", info.name);
+            assert!(o.transmissions >= o.delivered + o.dropped, "{}", info.name);
+        }
+    }
+
+    #[test]
+    fn validation() {
+        assert!(ResBwConfig { duration_s: 0.0, ..Default::default() }.validate().is_err());
+        assert!(ResBwConfig { bad_mean_s: f64::NAN, ..Default::default() }.validate().is_err());
+        assert!(ResBwConfig::default().validate().is_ok());
+        let tiny = ResBwConfig { bad_mean_s: 1e-6, ..Default::default() };
+        assert!(tiny.validate().unwrap_err().contains("periods"));
+    }
+}

@@ -1,0 +1,439 @@
+//! TCP BBR v1, following Linux's `tcp_bbr.c` (kernels 4.9-5.x): Startup, Drain, ProbeBW with
+//! the 8-phase gain cycle, ProbeRTT; BtlBw as a max filter over `bw_rounds` round trips,
+//! RTprop as a min filter over `min_rtt_window`; pacing; the `cwnd_min` floor; packet
+//! conservation in the first round of recovery and the cwnd restore after it. On an RTO the
+//! core sets cwnd to 1 and marks everything lost (go-back-N, as Linux); BBR resets its
+//! full-bandwidth counter, treats the RTO as a round start and restores the saved cwnd when
+//! the loss episode ends. Linux's long-term ("policer") bandwidth sampling is not modelled.
+
+use std::collections::VecDeque;
+
+use coapcc_cc::{Entropy, Instant, SplitMix64};
+
+use super::{CaState, CcCtx, RateSample, TcpCongestionControl, INFINITE_SSTHRESH};
+use crate::config::{BbrParams, CycleStart, TcpConfig};
+
+/// ProbeBW pacing gains, phase 0 to 7.
+pub const CYCLE_GAINS: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+
+/// Linux's TCP_INIT_CWND, used by BBR as the target before any RTT sample and as the
+/// delivered-segments threshold below which Startup keeps growing cwnd.
+const LINUX_INIT_CWND: u32 = 10;
+
+/// BBR's state machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BbrMode {
+    /// Exponential search for the bottleneck bandwidth.
+    Startup,
+    /// Drain the queue Startup built.
+    Drain,
+    /// Cycle pacing gains around the estimated bandwidth.
+    ProbeBw,
+    /// Cut inflight to `cwnd_min` to re-measure RTprop.
+    ProbeRtt,
+}
+
+impl BbrMode {
+    /// Lower-case name for traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            BbrMode::Startup => "startup",
+            BbrMode::Drain => "drain",
+            BbrMode::ProbeBw => "probe_bw",
+            BbrMode::ProbeRtt => "probe_rtt",
+        }
+    }
+}
+
+/// BBR v1 state.
+#[derive(Clone, Debug)]
+pub struct Bbr {
+    p: BbrParams,
+    mode: BbrMode,
+    /// Max filter: (round, bw in segments/s), decreasing bw.
+    bw: VecDeque<(u64, f64)>,
+    min_rtt: Option<f64>,
+    min_rtt_stamp: Instant,
+    rtt_cnt: u64,
+    next_rtt_delivered: u64,
+    round_start: bool,
+    full_bw: f64,
+    full_bw_cnt: u32,
+    full_bw_reached: bool,
+    pacing_gain: f64,
+    cwnd_gain: f64,
+    cycle_idx: usize,
+    cycle_stamp: Instant,
+    prior_cwnd: u32,
+    prev_ca_state: CaState,
+    packet_conservation: bool,
+    restore_cwnd: bool,
+    probe_rtt_done: Option<Instant>,
+    probe_rtt_round_done: bool,
+    pacing_rate: f64,
+    has_seen_rtt: bool,
+    mtu: u32,
+}
+
+fn secs(s: f64) -> core::time::Duration {
+    core::time::Duration::from_nanos((s * 1e9).round() as u64)
+}
+
+impl Bbr {
+    /// A controller with these parameters.
+    pub fn new(p: BbrParams, tcp: &TcpConfig) -> Self {
+        Bbr {
+            p,
+            mode: BbrMode::Startup,
+            bw: VecDeque::new(),
+            min_rtt: None,
+            min_rtt_stamp: Instant::ZERO,
+            rtt_cnt: 0,
+            next_rtt_delivered: 0,
+            round_start: false,
+            full_bw: 0.0,
+            full_bw_cnt: 0,
+            full_bw_reached: false,
+            pacing_gain: p.high_gain,
+            cwnd_gain: p.high_gain,
+            cycle_idx: 0,
+            cycle_stamp: Instant::ZERO,
+            prior_cwnd: 0,
+            prev_ca_state: CaState::Open,
+            packet_conservation: false,
+            restore_cwnd: false,
+            probe_rtt_done: None,
+            probe_rtt_round_done: false,
+            pacing_rate: 0.0,
+            has_seen_rtt: false,
+            mtu: tcp.mtu,
+        }
+    }
+
+    /// Current mode.
+    pub fn mode(&self) -> BbrMode {
+        self.mode
+    }
+
+    /// Current pacing gain.
+    pub fn pacing_gain(&self) -> f64 {
+        self.pacing_gain
+    }
+
+    /// Current cwnd gain.
+    pub fn cwnd_gain(&self) -> f64 {
+        self.cwnd_gain
+    }
+
+    /// Current ProbeBW phase index (0 = the 5/4 phase, 1 = the 3/4 phase).
+    pub fn cycle_idx(&self) -> usize {
+        self.cycle_idx
+    }
+
+    /// BtlBw estimate in segments per second.
+    pub fn max_bw(&self) -> f64 {
+        self.bw.front().map(|x| x.1).unwrap_or(0.0)
+    }
+
+    /// RTprop estimate, seconds.
+    pub fn min_rtt(&self) -> Option<f64> {
+        self.min_rtt
+    }
+
+    /// Has Startup found the pipe full?
+    pub fn full_bw_reached(&self) -> bool {
+        self.full_bw_reached
+    }
+
+    /// Round trips counted so far.
+    pub fn round_count(&self) -> u64 {
+        self.rtt_cnt
+    }
+
+    fn target_cwnd(&self, bw: f64, gain: f64) -> u32 {
+        let Some(rtt) = self.min_rtt else { return LINUX_INIT_CWND };
+        let w = bw * rtt;
+        let mut cwnd = (w * gain).ceil() as u32;
+        cwnd = cwnd.saturating_add(self.p.quanta);
+        (cwnd + 1) & !1
+    }
+
+    fn rate_bytes(&self, bw: f64, gain: f64) -> f64 {
+        bw * f64::from(self.mtu) * gain * (1.0 - self.p.pacing_margin)
+    }
+
+    fn init_pacing_from_rtt(&mut self, ctx: &CcCtx) {
+        let rtt = match ctx.srtt {
+            Some(s) => {
+                self.has_seen_rtt = true;
+                s.max(1e-6)
+            }
+            None => 1e-3,
+        };
+        let bw = f64::from(ctx.cwnd) / rtt;
+        self.pacing_rate = self.rate_bytes(bw, self.p.high_gain);
+    }
+
+    fn save_cwnd(&mut self, ctx: &CcCtx) {
+        if self.prev_ca_state < CaState::Recovery && self.mode != BbrMode::ProbeRtt {
+            self.prior_cwnd = ctx.cwnd;
+        } else {
+            self.prior_cwnd = self.prior_cwnd.max(ctx.cwnd);
+        }
+    }
+
+    fn reset_startup(&mut self) {
+        self.mode = BbrMode::Startup;
+    }
+
+    fn reset_probe_bw(&mut self, ctx: &CcCtx, rng: &mut SplitMix64) {
+        self.mode = BbrMode::ProbeBw;
+        match self.p.cycle_start {
+            CycleStart::Random => {
+                // Linux: idx = 7 - rand(0..7) ∈ 1..=7, then advanced once: never phase 1 (3/4).
+                let r = (rng.next_u64() % 7) as usize;
+                self.cycle_idx = 7 - r;
+                self.advance_cycle(ctx);
+            }
+            CycleStart::Fixed(i) => {
+                self.cycle_idx = usize::from(i) & 7;
+                self.cycle_stamp = ctx.delivered_time;
+            }
+        }
+    }
+
+    fn advance_cycle(&mut self, ctx: &CcCtx) {
+        self.cycle_idx = (self.cycle_idx + 1) & 7;
+        self.cycle_stamp = ctx.delivered_time;
+    }
+
+    fn reset_mode(&mut self, ctx: &CcCtx, rng: &mut SplitMix64) {
+        if self.full_bw_reached {
+            self.reset_probe_bw(ctx, rng);
+        } else {
+            self.reset_startup();
+        }
+    }
+
+    fn update_gains(&mut self) {
+        let (pg, cg) = match self.mode {
+            BbrMode::Startup => (self.p.high_gain, self.p.high_gain),
+            BbrMode::Drain => (self.p.drain_gain, self.p.high_gain),
+            BbrMode::ProbeBw => (CYCLE_GAINS[self.cycle_idx], self.p.cwnd_gain),
+            BbrMode::ProbeRtt => (1.0, 1.0),
+        };
+        self.pacing_gain = pg;
+        self.cwnd_gain = cg;
+    }
+
+    fn update_bw(&mut self, ctx: &CcCtx, rs: &RateSample) {
+        self.round_start = false;
+        if rs.delivered < 0 || rs.interval <= 0.0 {
+            return;
+        }
+        if rs.prior_delivered >= self.next_rtt_delivered {
+            self.next_rtt_delivered = ctx.delivered;
+            self.rtt_cnt += 1;
+            self.round_start = true;
+            self.packet_conservation = false;
+        }
+        let bw = rs.delivered as f64 / rs.interval;
+        if !rs.is_app_limited || bw >= self.max_bw() {
+            // Running max over the last bw_rounds rounds.
+            let round = self.rtt_cnt;
+            let window = u64::from(self.p.bw_rounds);
+            while let Some(&(r, _)) = self.bw.front() {
+                if r + window <= round {
+                    self.bw.pop_front();
+                } else {
+                    break;
+                }
+            }
+            while let Some(&(_, b)) = self.bw.back() {
+                if b <= bw {
+                    self.bw.pop_back();
+                } else {
+                    break;
+                }
+            }
+            self.bw.push_back((round, bw));
+        }
+    }
+
+    fn is_next_cycle_phase(&self, ctx: &CcCtx, rs: &RateSample) -> bool {
+        let full_length = self.min_rtt.is_some_and(|m| ctx.delivered_time.saturating_since(self.cycle_stamp) > secs(m));
+        let gain = self.pacing_gain;
+        if gain == 1.0 {
+            return full_length;
+        }
+        let bw = self.max_bw();
+        if gain > 1.0 {
+            full_length && (rs.losses > 0 || rs.prior_in_flight >= self.target_cwnd(bw, gain))
+        } else {
+            full_length || rs.prior_in_flight <= self.target_cwnd(bw, 1.0)
+        }
+    }
+
+    fn check_full_bw(&mut self, rs: &RateSample) {
+        if self.full_bw_reached || !self.round_start || rs.is_app_limited {
+            return;
+        }
+        let max = self.max_bw();
+        if max >= self.full_bw * self.p.full_bw_thresh {
+            self.full_bw = max;
+            self.full_bw_cnt = 0;
+            return;
+        }
+        self.full_bw_cnt += 1;
+        self.full_bw_reached = self.full_bw_cnt >= self.p.full_bw_cnt;
+    }
+
+    fn check_drain(&mut self, ctx: &mut CcCtx, rng: &mut SplitMix64) {
+        if self.mode == BbrMode::Startup && self.full_bw_reached {
+            self.mode = BbrMode::Drain;
+            ctx.ssthresh = self.target_cwnd(self.max_bw(), 1.0);
+        }
+        if self.mode == BbrMode::Drain && ctx.in_flight <= self.target_cwnd(self.max_bw(), 1.0) {
+            self.reset_probe_bw(ctx, rng);
+        }
+    }
+
+    fn update_min_rtt(&mut self, ctx: &mut CcCtx, rs: &RateSample, now: Instant, rng: &mut SplitMix64) {
+        let expired = now > self.min_rtt_stamp + secs(self.p.min_rtt_window);
+        if let Some(rtt) = rs.rtt {
+            if self.min_rtt.map_or(true, |m| rtt <= m) || expired {
+                self.min_rtt = Some(rtt);
+                self.min_rtt_stamp = now;
+            }
+        }
+        if expired && self.mode != BbrMode::ProbeRtt {
+            self.mode = BbrMode::ProbeRtt;
+            self.save_cwnd(ctx);
+            self.probe_rtt_done = None;
+        }
+        if self.mode == BbrMode::ProbeRtt {
+            match self.probe_rtt_done {
+                None if ctx.in_flight <= self.p.cwnd_min => {
+                    self.probe_rtt_done = Some(now + secs(self.p.probe_rtt_time));
+                    self.probe_rtt_round_done = false;
+                    self.next_rtt_delivered = ctx.delivered;
+                }
+                Some(done) => {
+                    if self.round_start {
+                        self.probe_rtt_round_done = true;
+                    }
+                    if self.probe_rtt_round_done && now > done {
+                        self.min_rtt_stamp = now;
+                        self.restore_cwnd = true;
+                        self.reset_mode(ctx, rng);
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+
+    fn set_pacing_rate(&mut self, ctx: &CcCtx) {
+        if !self.has_seen_rtt && ctx.srtt.is_some() {
+            self.init_pacing_from_rtt(ctx);
+        }
+        let rate = self.rate_bytes(self.max_bw(), self.pacing_gain);
+        if self.full_bw_reached || rate > self.pacing_rate {
+            self.pacing_rate = rate;
+        }
+    }
+
+    fn recover_or_restore(&mut self, ctx: &CcCtx, rs: &RateSample, cwnd: &mut u32) -> bool {
+        let state = ctx.ca_state;
+        let mut c = ctx.cwnd;
+        if rs.losses > 0 {
+            c = c.saturating_sub(rs.losses).max(1);
+        }
+        if state == CaState::Recovery && self.prev_ca_state != CaState::Recovery {
+            self.packet_conservation = true;
+            self.next_rtt_delivered = ctx.delivered;
+            c = ctx.in_flight + rs.acked_sacked;
+        } else if self.prev_ca_state >= CaState::Recovery && state < CaState::Recovery {
+            self.restore_cwnd = true;
+            self.packet_conservation = false;
+        }
+        self.prev_ca_state = state;
+        if self.restore_cwnd {
+            c = c.max(self.prior_cwnd);
+            self.restore_cwnd = false;
+        }
+        if self.packet_conservation {
+            *cwnd = c.max(ctx.in_flight + rs.acked_sacked);
+            return true;
+        }
+        *cwnd = c;
+        false
+    }
+
+    fn set_cwnd(&mut self, ctx: &mut CcCtx, rs: &RateSample) {
+        let acked = rs.acked_sacked;
+        let mut cwnd = ctx.cwnd;
+        if acked > 0 && !self.recover_or_restore(ctx, rs, &mut cwnd) {
+            let target = self.target_cwnd(self.max_bw(), self.cwnd_gain);
+            if self.full_bw_reached {
+                cwnd = cwnd.saturating_add(acked).min(target);
+            } else if cwnd < target || ctx.delivered < u64::from(LINUX_INIT_CWND) {
+                cwnd = cwnd.saturating_add(acked);
+            }
+            cwnd = cwnd.max(self.p.cwnd_min);
+        }
+        ctx.cwnd = cwnd;
+        if self.mode == BbrMode::ProbeRtt {
+            ctx.cwnd = ctx.cwnd.min(self.p.cwnd_min);
+        }
+    }
+}
+
+impl TcpCongestionControl for Bbr {
+    fn init(&mut self, ctx: &mut CcCtx, now: Instant) {
+        ctx.ssthresh = INFINITE_SSTHRESH;
+        self.min_rtt = ctx.min_rtt;
+        self.min_rtt_stamp = now;
+        self.next_rtt_delivered = ctx.delivered;
+        self.init_pacing_from_rtt(ctx);
+        self.reset_startup();
+        self.update_gains();
+    }
+
+    fn ssthresh(&mut self, ctx: &CcCtx) -> u32 {
+        self.save_cwnd(ctx);
+        ctx.ssthresh
+    }
+
+    fn set_state(&mut self, _ctx: &mut CcCtx, state: CaState) {
+        if state == CaState::Loss {
+            self.prev_ca_state = CaState::Loss;
+            self.full_bw = 0.0;
+            self.round_start = true;
+        }
+    }
+
+    fn cong_avoid(&mut self, _ctx: &mut CcCtx, _acked: u32) {}
+
+    fn cong_control(&mut self, ctx: &mut CcCtx, rs: &RateSample, now: Instant, rng: &mut SplitMix64) -> bool {
+        self.update_bw(ctx, rs);
+        if self.mode == BbrMode::ProbeBw && self.is_next_cycle_phase(ctx, rs) {
+            self.advance_cycle(ctx);
+        }
+        self.check_full_bw(rs);
+        self.check_drain(ctx, rng);
+        self.update_min_rtt(ctx, rs, now, rng);
+        self.update_gains();
+        self.set_pacing_rate(ctx);
+        self.set_cwnd(ctx, rs);
+        true
+    }
+
+    fn pacing_rate(&self) -> Option<f64> {
+        Some(self.pacing_rate)
+    }
+
+    fn bbr_mode(&self) -> Option<BbrMode> {
+        Some(self.mode)
+    }
+}

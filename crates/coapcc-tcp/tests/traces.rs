@@ -1,0 +1,238 @@
+//! Hand-computed traces of the TCP model.
+
+mod common;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use coapcc_tcp::pipe::{Dir, Pipe, PipeConfig, PipeError};
+use coapcc_tcp::{BbrMode, CaState, TcpCcConfig, TraceEvent};
+use common::{close, fast_link};
+
+fn helsinki(cc: &str) -> TcpCcConfig {
+    TcpCcConfig::parse(&format!("{cc}:preset=helsinki2018")).unwrap()
+}
+
+#[test]
+fn handshake_timing_on_the_testbed() {
+    // SYN: 40 B at 60 kbit/s = 5.333 ms + 215 ms; SYN-ACK: 40 B at 30 kbit/s = 10.667 ms + 415 ms.
+    let mut p = Pipe::new(&helsinki("newreno"), PipeConfig::testbed(), 1);
+    let r = p.transfer(100).unwrap();
+    assert!(close(r.setup_s, 0.646, 1e-6), "{}", r.setup_s);
+    assert_eq!(r.client.rto_expiries, 0);
+}
+
+#[test]
+fn lost_syns_are_retried_after_2_4_s() {
+    for (lost, expect) in [(1u32, 2.646), (2, 6.646), (3, 14.646)] {
+        let mut p = Pipe::new(&helsinki("newreno"), PipeConfig::testbed(), 1);
+        let mut n = 0;
+        p.set_drop_rule(move |d, s, _| {
+            if d == Dir::Up && s.syn && n < lost {
+                n += 1;
+                return true;
+            }
+            false
+        });
+        let r = p.transfer(100).unwrap();
+        assert!(close(r.setup_s, expect, 1e-6), "{lost}: {}", r.setup_s);
+        assert_eq!(r.client.rto_expiries, u64::from(lost));
+        assert_eq!(r.client.syn_retransmissions, u64::from(lost));
+    }
+}
+
+#[test]
+fn syn_retries_are_bounded() {
+    let cfg = TcpCcConfig::parse("newreno:preset=helsinki2018,syn_retries=2").unwrap();
+    let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1);
+    p.set_drop_rule(|d, s, _| d == Dir::Up && s.syn);
+    assert_eq!(p.transfer(100).unwrap_err(), PipeError::HandshakeFailed);
+    assert_eq!(p.client.counters().segments_sent, 3);
+}
+
+#[test]
+fn slow_start_with_delayed_acks_doubles_per_round() {
+    // IW 4: the client ACKs every second segment, each ACK covers 2 segments, Linux adds 2
+    // per ACK: 4 -> 6, 8 | 10, 12, 14, 16 | ...
+    let mut p = Pipe::new(&helsinki("newreno"), fast_link(0.1), 1);
+    p.server.enable_trace();
+    let r = p.transfer(256 * 64).unwrap();
+    let acks: Vec<_> = r.server_trace.iter().filter(|t| t.event == TraceEvent::Ack).collect();
+    let cw: Vec<u32> = acks.iter().take(6).map(|t| t.cwnd).collect();
+    assert_eq!(cw, [6, 8, 10, 12, 14, 16]);
+    // Handshake ends at 0.3 s (three 0.1 s crossings); rounds are 0.2 s.
+    assert!(close(acks[0].time.as_secs_f64(), 0.5, 1e-4));
+    assert!(close(acks[2].time.as_secs_f64(), 0.7, 1e-4));
+    // RFC 5681's one SMSS per ACK (abc_limit=1): 4 -> 5, 6 | 7, 8, 9 | ...
+    let cfg = TcpCcConfig::parse("newreno:preset=helsinki2018,abc_limit=1").unwrap();
+    let mut p = Pipe::new(&cfg, fast_link(0.1), 1);
+    p.server.enable_trace();
+    let r = p.transfer(256 * 64).unwrap();
+    let cw: Vec<u32> = r.server_trace.iter().filter(|t| t.event == TraceEvent::Ack).take(5).map(|t| t.cwnd).collect();
+    assert_eq!(cw, [5, 6, 7, 8, 9]);
+}
+
+/// Drop the first transmission of the data segments starting at these sequence numbers.
+fn drop_first_tx(p: &mut Pipe, seqs: &'static [u64]) {
+    p.set_drop_rule(move |d, s, _| d == Dir::Down && s.len > 0 && !s.retransmission && seqs.contains(&s.seq));
+}
+
+#[test]
+fn fast_retransmit_and_newreno_partial_ack() {
+    // Segments 12 and 14 of the response lost in one window, on the testbed (the server's
+    // 2-byte CSM comes first, so segment k starts at 3 + 256 k).
+    const LOST: &[u64] = &[3 + 256 * 12, 3 + 256 * 14];
+    for prr in ["on", "off"] {
+        let cfg = TcpCcConfig::parse(&format!("newreno:preset=helsinki2018,prr={prr}")).unwrap();
+        let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1);
+        p.server.enable_trace();
+        drop_first_tx(&mut p, LOST);
+        let r = p.transfer(102_408).unwrap();
+        let t = &r.server_trace;
+        assert_eq!(r.server.fast_retransmits, 1, "prr={prr}");
+        assert_eq!(r.server.rto_expiries, 0, "prr={prr}");
+        assert_eq!(r.server.retransmitted_segments, 2, "prr={prr}");
+        assert_eq!(r.client.bytes_delivered, 2 + 102_408);
+        let fr = t.iter().position(|x| x.event == TraceEvent::FastRetransmit).unwrap();
+        let before = t[..fr].iter().rev().find(|x| x.event == TraceEvent::Ack).unwrap();
+        assert_eq!(t[fr].seq, LOST[0], "prr={prr}");
+        assert_eq!(t[fr].ssthresh, Some((before.cwnd / 2).max(2)), "prr={prr}");
+        // Fast retransmit of the first hole right after the third duplicate ACK.
+        // (the record of the third duplicate ACK follows the fast-retransmit record).
+        assert_eq!(t[fr + 1].event, TraceEvent::DupAck);
+        let earlier: Vec<_> = t[..fr].iter().rev().take(4).map(|x| x.event).collect();
+        // Limited Transmit: each of the first two duplicate ACKs released one new segment.
+        assert_eq!(earlier, [TraceEvent::Send, TraceEvent::DupAck, TraceEvent::Send, TraceEvent::DupAck], "prr={prr}");
+        let rtx: Vec<_> = t.iter().filter(|x| x.event == TraceEvent::Retransmit).collect();
+        assert_eq!(rtx[0].seq, LOST[0]);
+        assert_eq!(rtx[0].time, t[fr].time);
+        // The partial ACK (covering the first hole, not `recover`) retransmits the second at once.
+        assert_eq!(rtx[1].seq, LOST[1]);
+        let partial = t.iter().find(|x| x.event == TraceEvent::Ack && x.seq == LOST[1]).unwrap();
+        assert_eq!(partial.time, rtx[1].time, "prr={prr}");
+        assert_eq!(partial.ca_state, CaState::Recovery);
+        // Recovery ends on the ACK covering `recover`, with cwnd = ssthresh.
+        let exit = t.iter().find(|x| x.event == TraceEvent::Ack && x.time > rtx[1].time && x.ca_state == CaState::Open);
+        let exit = exit.unwrap();
+        assert!(exit.cwnd <= t[fr].ssthresh.unwrap() + 1, "prr={prr}: {} vs {:?}", exit.cwnd, t[fr].ssthresh);
+        // PRR: cwnd during recovery never exceeds in flight + what was delivered.
+        if prr == "on" {
+            for x in t.iter().filter(|x| x.ca_state == CaState::Recovery && x.event == TraceEvent::DupAck) {
+                assert!(x.cwnd <= x.in_flight + 2, "{x:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn rto_backoff_and_karn_on_a_lost_tail() {
+    // The last segment and its first two retransmissions are lost: no duplicate ACKs can
+    // come, so the timer fires three times, doubling each time.
+    let mut p = Pipe::new(&helsinki("newreno"), PipeConfig::testbed(), 1);
+    p.server.enable_trace();
+    let last = 1 + 2 + 256 * 400;
+    let n = Rc::new(RefCell::new(0));
+    let n2 = n.clone();
+    p.set_drop_rule(move |d, s, _| {
+        if d == Dir::Down && s.seq == last && s.len > 0 && *n2.borrow() < 3 {
+            *n2.borrow_mut() += 1;
+            return true;
+        }
+        false
+    });
+    let r = p.transfer(102_408).unwrap();
+    assert_eq!(*n.borrow(), 3);
+    assert_eq!(r.server.rto_expiries, 3);
+    assert_eq!(r.server.fast_retransmits, 0);
+    let rtos: Vec<_> = r.server_trace.iter().filter(|x| x.event == TraceEvent::Rto).collect();
+    assert_eq!(rtos.len(), 3);
+    for w in rtos.windows(2) {
+        // The next expiry comes one (backed-off) RTO after the previous one ...
+        let gap = (w[1].time - w[0].time).as_secs_f64();
+        assert!(close(gap, w[0].rto, 1e-6), "{gap} vs {}", w[0].rto);
+        // ... and each expiry doubles it (up to the 120 s maximum).
+        assert!(close(w[1].rto, (2.0 * w[0].rto).min(120.0), 1e-9));
+    }
+    // Karn: the ACK of the retransmission gives no RTT sample, so the backoff stays.
+    assert!(close(p.server.rto(), rtos[2].rto, 1e-9), "{} vs {}", p.server.rto(), rtos[2].rto);
+}
+
+#[test]
+fn bbr_states_and_gains_on_the_testbed() {
+    let mut p = Pipe::new(&helsinki("bbr"), PipeConfig::testbed(), 1);
+    p.server.enable_trace();
+    let r = p.transfer(102_408).unwrap();
+    let t = &r.server_trace;
+    let mut modes: Vec<BbrMode> = vec![];
+    for x in t {
+        let m = x.bbr_mode.unwrap();
+        if modes.last() != Some(&m) {
+            modes.push(m);
+        }
+    }
+    assert_eq!(&modes[..3], &[BbrMode::Startup, BbrMode::Drain, BbrMode::ProbeRtt], "{modes:?}");
+    assert!(modes.contains(&BbrMode::ProbeBw));
+    // The bottleneck is 30 kbit/s = 3750 B/s of 296-byte packets: BtlBw is exact, so every
+    // ProbeBW pacing rate is one of the cycle gains times 3750 B/s.
+    let link = 3750.0;
+    for x in t.iter().filter(|x| x.bbr_mode == Some(BbrMode::ProbeBw)) {
+        let g = x.pacing_rate.unwrap() / link;
+        assert!([1.25, 0.75, 1.0].iter().any(|c| close(g, *c, 1e-6)), "{g}");
+    }
+    // Drain paces at 1/2.885 of it; ProbeRTT holds cwnd at 4.
+    let drain = t.iter().find(|x| x.bbr_mode == Some(BbrMode::Drain)).unwrap();
+    assert!(close(drain.pacing_rate.unwrap() / (link / 2.885), 1.0, 1e-6), "{:?}", drain.pacing_rate);
+    for x in t.iter().filter(|x| x.bbr_mode == Some(BbrMode::ProbeRtt) && x.event == TraceEvent::Ack) {
+        assert!(x.cwnd <= 4);
+    }
+    // The 4-segment floor holds outside loss recovery.
+    for x in t.iter().filter(|x| x.event == TraceEvent::Ack) {
+        assert!(x.cwnd >= 4, "{x:?}");
+    }
+    // ProbeRTT comes when the 10 s RTprop window expires without a lower sample.
+    let first_rtt = t.iter().find(|x| x.bbr_mode == Some(BbrMode::ProbeRtt)).unwrap();
+    let established = p.server.handshake_times().1.unwrap();
+    let since = (first_rtt.time - established).as_secs_f64();
+    assert!((10.0..11.5).contains(&since), "{since}");
+}
+
+#[test]
+fn bbr_first_probe_bw_phase_is_never_the_drain_phase() {
+    let mut seen_probe_up = false;
+    for seed in 0..40 {
+        let mut p = Pipe::new(&helsinki("bbr"), PipeConfig::testbed(), seed);
+        p.server.enable_trace();
+        let r = p.transfer(102_408).unwrap();
+        let first = r.server_trace.iter().find(|x| x.bbr_mode == Some(BbrMode::ProbeBw)).unwrap();
+        let g = first.pacing_rate.unwrap() / 3750.0;
+        assert!(!close(g, 0.75, 1e-6), "seed {seed}");
+        seen_probe_up |= close(g, 1.25, 1e-6);
+    }
+    assert!(seen_probe_up);
+}
+
+#[test]
+fn bbr_rto_sets_cwnd_to_one_then_restores() {
+    // Tail loss under BBR: the RTO marks everything lost, cwnd 1, and the episode ends with
+    // the saved cwnd restored.
+    let mut p = Pipe::new(&helsinki("bbr"), PipeConfig::testbed(), 1);
+    p.server.enable_trace();
+    let last = 1 + 2 + 256 * 400;
+    let mut n = 0;
+    p.set_drop_rule(move |d, s, _| {
+        if d == Dir::Down && s.seq == last && s.len > 0 && n < 1 {
+            n += 1;
+            return true;
+        }
+        false
+    });
+    let r = p.transfer(102_408).unwrap();
+    assert_eq!(r.server.rto_expiries, 1);
+    let i = r.server_trace.iter().position(|x| x.event == TraceEvent::Rto).unwrap();
+    let before = r.server_trace[..i].iter().rev().find(|x| x.event == TraceEvent::Ack).unwrap().cwnd;
+    assert_eq!(r.server_trace[i].cwnd, 1);
+    assert_eq!(r.server_trace[i].ca_state, CaState::Loss);
+    let after = r.server_trace[i + 1..].iter().find(|x| x.event == TraceEvent::Ack).unwrap();
+    assert_eq!(after.ca_state, CaState::Open);
+    assert!(after.cwnd >= before, "{} < {before}", after.cwnd);
+}

@@ -1,0 +1,154 @@
+"""The chapter 5/6 studies from Python (coapcc._native -> coapcc-studies) and the makarem21
+reproduction."""
+
+import json
+
+import pytest
+
+from coapcc.models import reproduce, studies
+from conftest import needs_sim
+
+pytestmark = needs_sim
+
+
+def test_rtt_scenarios_table():
+    df = studies.rtt_scenarios(["default", "cocoa"], scenarios=[7, 35], len=5000, seed=2)
+    assert list(df["scenario"]) == [7, 7, 35, 35]
+    assert {"scenario", "cc", "spurious", "rmse_ms", "transmissions"} <= set(df.columns)
+    assert (df["transmissions"] == 5000 + df["spurious"]).all()
+    # Scenario 7 alternates U(100, 300) with N(3000, 100): Default CoAP's 2-3 s timer fires
+    # spuriously in the slow periods; in scenario 35 (RTT <= 1 s) it never does.
+    d = df.set_index(["scenario", "cc"])
+    assert d.loc[(7, "default"), "spurious"] > 1000
+    assert d.loc[(35, "default"), "spurious"] == 0
+    # Same seed, same result.
+    again = studies.rtt_scenarios(["default", "cocoa"], scenarios=[7, 35], len=5000, seed=2)
+    assert df.equals(again)
+
+
+def test_trace_scenarios_need_a_trace(tmp_path):
+    with pytest.raises(ValueError, match="never published"):
+        studies.rtt_scenarios(["default"], scenarios=[5], len=10)
+    f = tmp_path / "rtt.txt"
+    f.write_text("# ms\n100\n250\n4000\n")
+    df = studies.rtt_scenarios(["default"], scenarios=[5], len=30, trace=f)
+    assert df.loc[0, "trace"].startswith("substitute trace") and df.loc[0, "messages"] == 30
+    tr = studies.rtt_trace("default", 5, len=30, trace=f, count=6)
+    assert list(tr["rtt_ms"]) == [100, 250, 4000, 100, 250, 4000]
+
+
+def test_resbw_run_and_curve():
+    from coapcc.models import backoff_plateau
+
+    r = studies.resbw("default", "fixed:0.5", rtt_ms="fixed:500", duration_s=20000)
+    assert r["goodput_pps"] == pytest.approx(float(backoff_plateau(0.5, 2.0, 0)), abs=0.005)  # §7.6
+    # RTO 0.5 s at 1.2 pkt/s: the first retransmission (rate >= 1.33) always fails, the second
+    # (rate <= 1) passes: j = 1.
+    r = studies.resbw("default:ack_timeout=0.5", "fixed:1.2", rtt_ms="fixed:500", duration_s=20000)
+    assert r["goodput_pps"] == pytest.approx(float(backoff_plateau(0.5, 0.5, 1)), abs=0.005)
+    with pytest.raises(ValueError, match="resbw"):
+        studies.resbw("default", "uniform:3,1")
+    with pytest.raises(ValueError, match="unknown algorithm|no-such"):
+        studies.resbw("no-such", "fixed:1")
+    df = studies.resbw_curve(["default", "pcocoa"], [0.5, 2.1], repetitions=2, duration_s=600)
+    assert len(df) == 2 * 2 * 2
+    m = df.groupby(["cc", "mean_resbw"])["goodput_pps"].mean()
+    assert m[("default", 2.1)] > m[("default", 0.5)]
+
+
+def test_cli_commands(capfd):
+    from coapcc.cli import main
+
+    assert main(["rtt-scenarios", "--cc", "default", "--scenario", "17", "--len", "2000", "--json"]) == 0
+    rows = json.loads(capfd.readouterr().out)
+    assert rows[0]["scenario"] == 17 and rows[0]["cc"] == "default"
+    assert main(["resbw", "--cc", "cocoa", "--resbw", "uniform:0.6,1", "--duration-s", "600", "--json"]) == 0
+    out = json.loads(capfd.readouterr().out)
+    assert set(out) >= {"goodput_pps", "overhead", "app_loss_ratio", "transmissions", "delivered"}
+    assert main(["resbw", "--resbw", "gamma:1", "--duration-s", "10"]) != 0
+    assert "invalid distribution" in capfd.readouterr().err
+
+
+TINY = """
+name = "tiny"
+kind = "makarem-studies"
+seed = 3
+[models]
+rtt = 0.2
+loss = [0.1, 0.3]
+gilbert_q = 0.5
+rto = [1.0, 2.0]
+r = [2, 4]
+fixed_rto = 2.0
+fixed_r = 4
+Z = 100
+Y = 48
+simulate_messages = 2000
+ge_rto = 2.0
+ge_r = 4
+ge_rtt = 0.5
+ge_rows = [[0.1, 0.6, 0.8, 0.2]]
+[rtt_scenarios]
+cc = ["default", "pcocoa", "no-such-algorithm"]
+scenarios = [7, 35]
+len = 3000
+plot = { scenario = 7, count = 200 }
+[[rtt_scenarios.study]]
+name = "k"
+cc = "pcocoa"
+scenarios = [35]
+vary = { k = ["3", "4"], k_spurious = ["6"] }
+[resbw]
+cc = ["default", "cocoa-plus"]
+rtt_ms = "normal:500,10"
+duration_s = 600
+repetitions = 1
+half_width = 0.1
+bad_only = { means = [0.5, 1.0], bad_mean_s = 5.0 }
+good = "uniform:1.7,1.9"
+sets = [{ name = "set1", good_mean_s = 60.0, bad_mean_s = 300.0 }]
+good_bad_means = [0.5]
+backoff_study = { cc = "cocoa", key = "cap", values = ["32", "bogus"], mean = 1.0, half_widths = [0.1, 0.5] }
+[quick]
+resbw.duration_s = 300
+"""
+
+
+def test_reproduce_makarem21_end_to_end(tmp_path):
+    from coapcc.reproduction import main as reproduce_main
+
+    cfg = tmp_path / "tiny.toml"
+    cfg.write_text(TINY)
+    out = tmp_path / "out"
+    assert reproduce_main(["makarem21", "--config", str(cfg), "--out", str(out), "--quick"]) == 0
+    for name in (
+        "model-loss-ratio.png",
+        "model-vs-simulation.csv",
+        "model-table-4-3.csv",
+        "rtt-scenarios.csv",
+        "rtt-rto-vs-rtt-s7.png",
+        "rtt-study-k.csv",
+        "resbw-bad-only.csv",
+        "resbw-set1.csv",
+        "resbw-backoff-factor.csv",
+        "report.html",
+    ):
+        assert (out / name).exists(), name
+    import pandas as pd
+
+    sim = pd.read_csv(out / "model-vs-simulation.csv")
+    assert len(sim) == 2 * 2 * 4 and sim["within_ci"].mean() >= 0.75
+    study = pd.read_csv(out / "rtt-study-k.csv")
+    assert sorted(study["setting"].unique()) == ["k=3, k_spurious=6", "k=4, k_spurious=6"]
+    report = (out / "report.html").read_text()
+    assert "no-such-algorithm" in report and "skipped" in report and "cap=bogus" in report
+    assert sorted(pd.read_csv(out / "resbw-backoff-factor.csv")["cap"].unique()) == [32]
+    bw = pd.read_csv(out / "resbw-bad-only.csv")
+    assert len(bw) == 2 * 2
+
+
+def test_shipped_file_loads():
+    cfg = reproduce.load_config()
+    assert cfg["name"] == "makarem21" and len(cfg["resbw"]["cc"]) >= 7
+    q = reproduce.load_config(quick=True)
+    assert q["resbw"]["duration_s"] < cfg["resbw"]["duration_s"]

@@ -1,0 +1,462 @@
+"""Sweeps never hang, never orphan, never corrupt: full disks, killed sweeps, concurrent
+sweeps, damaged parts, hostile experiment files, changed experiments."""
+
+import errno
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pandas as pd
+import pytest
+
+import coapcc
+from coapcc import ConfigError
+from coapcc.dataset import DatasetBusy, DatasetLock, done_hashes
+from coapcc.experiment import Experiment, load_experiment
+from coapcc.sweeper import DatasetMismatch, plan
+from conftest import COAPCC, HERE, subprocess_env
+
+CI = os.environ.get("CI") == "true"
+
+
+def _tables(path):
+    res = coapcc.load_results(path)
+    return res.runs.drop(columns=["wall_s"]), res.flows
+
+
+def _assert_same(a, b):
+    pd.testing.assert_frame_equal(a[0], b[0])
+    pd.testing.assert_frame_equal(a[1], b[1])
+
+
+def _sweep_cmd(exp, out, *extra, runner="fakesim:fake_runner", workers=2):
+    return [
+        *COAPCC,
+        "sweep",
+        str(exp),
+        "--out",
+        str(out),
+        "--workers",
+        str(workers),
+        "--runner",
+        runner,
+        "--no-progress",
+        *extra,
+    ]
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(d))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    """Running (not gone, not a zombie waiting for its new parent to reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def _wait(cond, timeout=60, what="condition", proc=None):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if cond():
+            return
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"sweep ended early: {proc.communicate()}")
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+# -- hostile experiment files -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["../../x", "/abs", "a/b", "..", ".hidden", "a\\b"])
+def test_path_escaping_names_are_refused(name, tmp_path, monkeypatch):
+    with pytest.raises(ConfigError) as e:
+        Experiment.from_dict({"name": name, "grid": {"clients": [1]}})
+    assert e.value.key == "name"
+    # From the command line: exit 2, a clear message, nothing written anywhere.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.toml").write_text(f"name = {json.dumps(name)}\n[grid]\nclients = [1]\n")
+    before = sorted(p.name for p in tmp_path.parent.iterdir())
+    r = subprocess.run(
+        [*COAPCC, "sweep", "bad.toml", "--workers", "1", "--runner", "fakesim:fake_runner"],
+        cwd=tmp_path,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 2 and "cannot name a results folder" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert sorted(p.name for p in tmp_path.parent.iterdir()) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]
+
+
+@pytest.mark.parametrize(
+    "text, key, needle",
+    [
+        ("[grid]\nseed = [1, 2]\n", "block[0].grid.seed", "derived"),
+        ("[base]\nseed = 5\n[grid]\nclients = [1]\n", "base.seed", "derived"),
+        ('[grid]\ntrace = ["a.jsonl"]\n', "block[0].grid.trace", "no traces"),
+        ("[grid]\nclients = [1, 2, 1]\n", "block[0].grid.clients", "listed twice"),
+        ("[grid]\nclients = [1]\n[quick]\nreplications = 0\n", "quick.replications", ">= 1"),
+        ("[grid]\nclients = [1]\n[quick.grid]\nclients = [7]\n", "quick.grid", "keeps no block"),
+    ],
+)
+def test_meaningless_grids_are_refused(text, key, needle, tmp_path):
+    p = tmp_path / "e.toml"
+    p.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        load_experiment(p)
+    assert e.value.key == key and needle in str(e.value)
+
+
+def test_list_agrees_with_the_sweep_when_blocks_share_runs(tmp_path, capsys):
+    p = tmp_path / "shared.toml"
+    p.write_text(
+        textwrap.dedent(
+            """
+            name = "shared"
+            replications = 2
+            [base]
+            exchanges = 3
+            [[block]]
+            name = "a"
+            [block.grid]
+            clients = [1, 2]
+            [[block]]
+            name = "b"
+            [block.grid]
+            clients = [2, 3]
+            """
+        )
+    )
+    from coapcc.sweeper import main
+
+    assert main([str(p), "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert listed.splitlines()[0] == "shared: 6 runs"
+    assert "b: clients[2] x 2 replications = 4 runs (2 already in an earlier block, run once)" in listed
+    o = coapcc.sweep(str(p), tmp_path / "out", workers=1, runner="fakesim:fake_runner", progress=False)
+    assert o.total == o.ran == 6
+
+
+def test_huge_grid_is_refused_before_planning(tmp_path):
+    p = tmp_path / "huge.toml"
+    p.write_text(f"[grid]\nclients = {list(range(1, 10001))}\nbuffer_bytes = {list(range(1000, 11000))}\n")
+    # In a subprocess, bounded: planning 10^8 runs would take forever and gigabytes.
+    for args in (["--list"], ["--workers", "1"]):
+        r = subprocess.run(
+            [*COAPCC, "sweep", str(p), "--out", str(tmp_path / "out"), *args],
+            env=subprocess_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert r.returncode == 2, r.stderr
+        assert "100,000,000 runs, more than the limit" in r.stderr and "COAPCC_MAX_RUNS" in r.stderr
+        assert len(r.stdout) < 1000
+
+
+def test_interrupt_while_planning_exits_130_without_traceback(tiny_file, monkeypatch, capsys):
+    from coapcc import sweeper
+
+    def interrupted(exp):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweeper, "plan", interrupted)
+    assert sweeper.main([str(tiny_file), "--workers", "1"]) == 130
+    assert sweeper.main([str(tiny_file), "--list"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and "Traceback" not in err
+
+
+def test_empty_sweep_is_refused(tmp_path):
+    exp = Experiment.from_dict({"name": "e", "grid": {"clients": [1]}})
+    object.__setattr__(exp, "blocks", ())
+    with pytest.raises(ConfigError, match="no runs"):
+        coapcc.sweep(exp, tmp_path / "out", workers=1, progress=False)
+
+
+# -- killed sweeps: no orphans ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_killing_a_sweep_leaves_no_worker(tiny_file, tmp_path, sig):
+    out = tmp_path / "res"
+    env = subprocess_env(COAPCC_COUNT_FILE=tmp_path / "count.txt", COAPCC_SLEEP="0.3")
+    cmd = _sweep_cmd(tiny_file, out, runner="fakesim:counting_runner")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait(lambda: len(_children(proc.pid)) >= 2 and len(done_hashes(out)) >= 2, what="workers", proc=proc)
+        workers = _children(proc.pid)
+        proc.send_signal(sig)  # the sweep process only, as a scheduler or a user would
+        _, err = proc.communicate(timeout=30)
+        _wait(lambda: not any(_alive(w) for w in workers), timeout=15, what="the workers to die")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    if sig == signal.SIGTERM:
+        assert proc.returncode == 128 + signal.SIGTERM, err
+        assert "interrupted" in err and "Traceback" not in err
+    else:
+        assert proc.returncode == -signal.SIGKILL
+    done = len(done_hashes(out))
+    assert done >= 2
+    # The rerun does the rest, and the result is the uninterrupted sweep's.
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert f"17 runs, {done} done, {17 - done} to run" in r.stderr
+    ref = tmp_path / "ref"
+    coapcc.sweep(str(tiny_file), ref, workers=1, progress=False)
+    _assert_same(_tables(out), _tables(ref))
+
+
+def test_a_dying_worker_fails_its_run_only(tiny_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("COAPCC_DIE_SEED_MOD", "5")
+    o = coapcc.sweep(
+        str(tiny_file), tmp_path / "res", workers=2, runner="fakesim:dying_runner", progress=False
+    )
+    assert o.failed and all("WorkerDied" in m for _, m in o.failed)
+    assert o.ran + len(o.failed) == 17 and o.ran > 0
+
+
+# -- concurrent sweeps --------------------------------------------------------------------------
+
+
+def test_a_second_sweep_into_the_same_dataset_is_refused(tiny_file, tmp_path):
+    out = tmp_path / "res"
+    env = subprocess_env(COAPCC_COUNT_FILE=tmp_path / "count.txt", COAPCC_SLEEP="0.2")
+    cmd = _sweep_cmd(tiny_file, out, runner="fakesim:counting_runner")
+    first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait(lambda: len(done_hashes(out)) >= 1, what="the first sweep", proc=first)
+        second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2, second.stderr
+        assert f"is in use by another sweep (pid {first.pid})" in second.stderr
+        _, err = first.communicate(timeout=120)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 0, err
+    ref = tmp_path / "ref"
+    coapcc.sweep(str(tiny_file), ref, workers=1, progress=False)
+    _assert_same(_tables(out), _tables(ref))
+
+
+def test_dataset_lock_is_exclusive_and_released(tmp_path):
+    with DatasetLock(tmp_path / "d"), pytest.raises(DatasetBusy, match="in use by another sweep"):
+        DatasetLock(tmp_path / "d").acquire()
+    with DatasetLock(tmp_path / "d"):
+        pass
+
+
+# -- damaged datasets ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("damage", ["empty-runs", "cut-runs", "empty-flows", "cut-flows", "no-flows"])
+def test_damaged_part_is_quarantined_and_rerun(tiny_file, tmp_path, damage, capsys):
+    out, ref = tmp_path / "res", tmp_path / "ref"
+    kw = {"runner": "fakesim:fake_runner", "progress": False}
+    coapcc.sweep(str(tiny_file), ref, workers=1, **kw)
+    # The same runs, written in two parts (as two sweeps, or the part limit, would).
+    from coapcc.dataset import DatasetWriter
+    from coapcc.sweeper import _write_meta, execute
+
+    exp = load_experiment(tiny_file)
+    tasks = plan(exp)
+    _write_meta(out, exp, tasks)
+    w = DatasetWriter(out, part_runs=9)
+    for t in tasks:
+        w.add(*execute("fakesim:fake_runner", t.config_json, t.ident(), t.planned.config))
+    w.close()
+    parts = sorted((out / "runs").glob("part-*.parquet"))
+    assert len(parts) == 2
+    victim = parts[0].name
+    sub = "runs" if damage.endswith("runs") else "flows"
+    f = out / sub / victim
+    if damage.startswith("empty"):
+        f.write_bytes(b"")
+    elif damage.startswith("cut"):
+        f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])
+    else:
+        f.unlink()
+    capsys.readouterr()
+    # Reading skips the damaged part with a warning (no crash).
+    with pytest.warns(RuntimeWarning, match="damaged part skipped"):
+        res = coapcc.load_results(out)
+    assert len(res.runs) == 17 - 9
+    # The next sweep quarantines it, says so, and runs its runs again.
+    o = coapcc.sweep(str(tiny_file), out, workers=1, **kw)
+    err = capsys.readouterr().err
+    assert f"damaged part {victim}" in err and "quarantine" in err
+    assert (o.done_before, o.ran) == (8, 9) and o.complete
+    assert any(p.name.endswith(victim) for p in (out / "quarantine").iterdir())
+    _assert_same(_tables(out), _tables(ref))
+
+
+def test_files_are_fsynced_before_they_count(tiny_file, tmp_path, monkeypatch):
+    synced = []
+    real = os.fsync
+
+    def fsync(fd):
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    out = tmp_path / "res"
+    coapcc.sweep(str(tiny_file), out, workers=1, runner="fakesim:fake_runner", progress=False)
+    names = [os.path.basename(p) for p in synced]
+    assert any(n.startswith(".part-") for n in names)  # the part files, before their rename
+    assert str(out / "runs") in synced and str(out / "flows") in synced  # and their folders
+    assert any(n.startswith(".experiment.json") for n in names)
+
+
+# -- full disk --------------------------------------------------------------------------------
+
+
+BIG = """
+name = "big"
+seed = 3
+replications = 10
+[base]
+exchanges = 20
+[grid]
+algorithm = ["default", "cocoa"]
+clients = [150, 300]
+"""
+
+
+def _can_mount() -> bool:
+    return os.geteuid() == 0 and shutil.which("mount") is not None and sys.platform.startswith("linux")
+
+
+def test_full_disk_stops_the_sweep_cleanly(tmp_path):
+    """On a full disk the sweep stops (no hang), says why, leaves no worker, and keeps the
+    finished runs; once there is room the rerun completes to the uninterrupted result. Uses a
+    small tmpfs (root), else a fault-injecting writer."""
+    exp = tmp_path / "big.toml"
+    exp.write_text(BIG)
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    out = disk / "res"
+    mounted = False
+    if _can_mount():
+        r = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=384k", "tmpfs", str(disk)], capture_output=True
+        )
+        mounted = r.returncode == 0
+        assert mounted or not CI, r.stderr
+    try:
+        cmd = _sweep_cmd(exp, out)
+        env = subprocess_env()
+        if not mounted:  # fault injection: ENOSPC after some bytes
+            cmd = [sys.executable, os.path.join(HERE, "diskfull.py"), *cmd[3:]]
+            env["COAPCC_DISK_BYTES"] = str(384 * 1024)
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        seen: set[int] = set()
+        t0 = time.monotonic()
+        while proc.poll() is None and time.monotonic() - t0 < 120:
+            seen.update(_children(proc.pid))
+            time.sleep(0.05)
+        if proc.poll() is None:
+            proc.kill()
+            raise AssertionError("the sweep hung on a full disk")
+        _, err = proc.communicate(timeout=10)
+        assert proc.returncode == 1, err
+        assert "No space left on device" in err and "Traceback" not in err, err
+        _wait(lambda: not any(_alive(w) for w in seen), timeout=15, what="the workers to die")
+        kept = len(done_hashes(out))
+        if mounted:
+            subprocess.run(["mount", "-o", "remount,size=64m", str(disk)], check=True)
+        else:
+            env["COAPCC_DISK_BYTES"] = str(1 << 40)
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert f"40 runs, {kept} done, {40 - kept} to run" in r.stderr
+        assert not list(out.glob("*/.*.tmp"))
+        ref = tmp_path / "ref"
+        coapcc.sweep(str(exp), ref, workers=1, runner="fakesim:fake_runner", progress=False)
+        _assert_same(_tables(out), _tables(ref))
+    finally:
+        if mounted:
+            subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_full_disk_in_process_raises_oserror_and_keeps_runs(tiny_file, tmp_path, monkeypatch):
+    """The same through the Python API, serially: a write fails with ENOSPC."""
+    from coapcc import dataset
+
+    real = dataset._atomic_write_tables
+
+    def full(tables, path):
+        if path.name.startswith("part-"):
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real(tables, path)
+
+    monkeypatch.setattr(dataset, "_atomic_write_tables", full)
+    out = tmp_path / "res"
+    with pytest.raises(OSError, match="No space left"):
+        coapcc.sweep(str(tiny_file), out, workers=1, runner="fakesim:fake_runner", progress=False)
+    assert len(done_hashes(out)) == 17  # all in the journal
+    monkeypatch.setattr(dataset, "_atomic_write_tables", real)
+    o = coapcc.sweep(str(tiny_file), out, workers=1, runner="fakesim:fake_runner", progress=False)
+    assert (o.done_before, o.ran) == (17, 0)
+    assert [p.name[:5] for p in (out / "runs").iterdir()] == ["part-"]
+
+
+# -- a changed experiment -----------------------------------------------------------------------
+
+
+def test_resweep_of_a_changed_experiment_is_refused(tiny_file, tmp_path):
+    out = tmp_path / "res"
+    kw = {"workers": 1, "runner": "fakesim:fake_runner", "progress": False}
+    coapcc.sweep(str(tiny_file), out, **kw)
+    before = _tables(out)
+    text = tiny_file.read_text()
+    # A new title or description is the same experiment.
+    tiny_file.write_text(text.replace('name = "tiny"', 'name = "tiny"\ntitle = "Tiny, retitled"'))
+    assert coapcc.sweep(str(tiny_file), out, **kw).ran == 0
+    for patch in (
+        ("clients = [1, 6]", "clients = [1, 6, 8]"),  # a grid value
+        ("seed = 11", "seed = 12"),  # the base seed
+        ("exchanges = 4", "exchanges = 5"),  # the base
+        ('name = "mixed"\nreplications = 1', 'name = "mixed"\nreplications = 2'),
+    ):
+        assert patch[0] in text
+        tiny_file.write_text(text.replace(*patch))
+        with pytest.raises(DatasetMismatch, match="another version of experiment 'tiny'"):
+            coapcc.sweep(str(tiny_file), out, **kw)
+        _assert_same(before, _tables(out))  # nothing was added
+    r = subprocess.run(
+        _sweep_cmd(tiny_file, out), env=subprocess_env(), capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 2 and "would mix two grids" in r.stderr and "block 'mixed'" in r.stderr
+    # Into a fresh folder it runs.
+    assert coapcc.sweep(str(tiny_file), tmp_path / "new", **kw).complete
+
+
+def test_progress_bar_counts_runs(tiny_file, tmp_path, capsys):
+    coapcc.sweep(str(tiny_file), tmp_path / "res", workers=1, runner="fakesim:fake_runner", progress=True)
+    err = capsys.readouterr().err
+    assert "100%" in err and "17/17 runs" in err

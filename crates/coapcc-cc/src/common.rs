@@ -96,6 +96,11 @@ impl Common {
         params::write_value(COMMON_PARAMS, self, key, w)
     }
 
+    /// The common parameter implementing shared parameter `name`, if any.
+    pub fn shared_key(name: &str) -> Option<&'static str> {
+        params::shared_key(COMMON_PARAMS, name)
+    }
+
     /// Write the common parameters.
     pub fn write(&self, w: &mut KvWriter<'_>) -> fmt::Result {
         params::write_params(COMMON_PARAMS, self, w)

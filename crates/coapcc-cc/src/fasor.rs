@@ -278,6 +278,10 @@ impl Params for FasorConfig {
         params::set_param(self.table(), self, key, value).unwrap_or_else(|| self.common.set(key, value))
     }
 
+    fn shared_key(&self, name: &str) -> Option<&'static str> {
+        params::shared_key(self.table(), name).or_else(|| Common::shared_key(name))
+    }
+
     fn write_value(&self, key: &str, w: &mut dyn fmt::Write) -> Option<fmt::Result> {
         params::write_value(self.table(), self, key, w).or_else(|| self.common.write_value(key, w))
     }

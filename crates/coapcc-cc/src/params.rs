@@ -26,9 +26,6 @@ pub struct ParamInfo {
     pub values: &'static str,
     /// What it does, and the specification item it resolves.
     pub doc: &'static str,
-    /// The shared transmission parameter this parameter implements for its algorithm (a
-    /// name of [`crate::SHARED_PARAMS`], e.g. `backoff_cap` for CoCoA's `cap`), if any.
-    pub shared: Option<&'static str>,
 }
 
 impl ParamInfo {
@@ -47,6 +44,9 @@ pub struct Param<C: 'static> {
     pub set: fn(&mut C, &str) -> Result<(), SetError>,
     /// Write `key=value` (the key is [`ParamInfo::key`]) in canonical form.
     pub write: fn(&C, &'static str, &mut KvWriter<'_>) -> fmt::Result,
+    /// The shared transmission parameter this parameter implements for its algorithm (a
+    /// name of [`crate::SHARED_PARAMS`], e.g. `backoff_cap` for CoCoA's `cap`), if any.
+    pub shared: Option<&'static str>,
 }
 
 impl<C> Clone for Param<C> {
@@ -57,7 +57,7 @@ impl<C> Clone for Param<C> {
 
 impl<C> Copy for Param<C> {}
 
-const NO_INFO: ParamInfo = ParamInfo { key: "", aliases: &[], default: "", values: "", doc: "", shared: None };
+const NO_INFO: ParamInfo = ParamInfo { key: "", aliases: &[], default: "", values: "", doc: "" };
 
 /// The descriptions of a parameter table, in order (for `const` lists of [`ParamInfo`]).
 pub const fn infos<C, const N: usize>(table: &[Param<C>]) -> [ParamInfo; N] {
@@ -87,6 +87,11 @@ pub fn write_params<C>(table: &[Param<C>], cfg: &C, w: &mut KvWriter<'_>) -> fmt
 pub fn write_value<C>(table: &[Param<C>], cfg: &C, key: &str, w: &mut dyn fmt::Write) -> Option<fmt::Result> {
     let p = table.iter().find(|p| p.info.matches(key))?;
     Some((p.write)(cfg, p.info.key, &mut KvWriter::values_only(w)))
+}
+
+/// The key of the parameter of `table` that implements shared parameter `name`, if any.
+pub fn shared_key<C>(table: &[Param<C>], name: &str) -> Option<&'static str> {
+    table.iter().find(|p| p.shared == Some(name)).map(|p| p.info.key)
 }
 
 /// Set every parameter of `table` to its documented default. The defaults are constants that
@@ -120,10 +125,10 @@ macro_rules! param {
                 default: $def,
                 values: $vals,
                 doc: $doc,
-                shared: $crate::params::param!(@shared $($shared)?),
             },
             set: $crate::params::param!(@set $C, $kind($($args)*)),
             write: $crate::params::param!(@write $C, $kind($($args)*)),
+            shared: $crate::params::param!(@shared $($shared)?),
         }
     };
     (@shared) => { None };
@@ -224,6 +229,9 @@ pub trait Params {
     /// Write the canonical value of `key` (own or common parameter, key or alias); `None` if
     /// there is no such parameter.
     fn write_value(&self, key: &str, w: &mut dyn fmt::Write) -> Option<fmt::Result>;
+    /// The key of the parameter (own or common) implementing shared transmission parameter
+    /// `name` ([`crate::SHARED_PARAMS`]), if the algorithm has one.
+    fn shared_key(&self, name: &str) -> Option<&'static str>;
     /// Check cross-parameter constraints; `Err` names the offending key and the constraint.
     fn validate(&self) -> Result<(), (&'static str, &'static str)> {
         Ok(())

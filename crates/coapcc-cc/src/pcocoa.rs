@@ -199,6 +199,10 @@ impl Params for PcocoaConfig {
         params::set_param(PARAMS, self, key, value).unwrap_or_else(|| self.common.set(key, value))
     }
 
+    fn shared_key(&self, name: &str) -> Option<&'static str> {
+        params::shared_key(PARAMS, name).or_else(|| Common::shared_key(name))
+    }
+
     fn write_value(&self, key: &str, w: &mut dyn fmt::Write) -> Option<fmt::Result> {
         params::write_value(PARAMS, self, key, w).or_else(|| self.common.write_value(key, w))
     }

@@ -4,7 +4,7 @@
 //! algorithm spells some of them its own way (the cap of backed-off timers is `cap` for CoCoA
 //! and FASOR, `backoff_cap` for Default CoAP and CoCoA+, `max_ack_timeout` for Californium's
 //! CoCoA); [`SHARED_PARAMS`] names them once, and every parameter declaration says which
-//! shared parameter it implements ([`ParamInfo::shared`]).
+//! shared parameter it implements ([`crate::params::Param::shared`]).
 //!
 //! The project's rule, for every front end: an algorithm name alone means its specification's
 //! defaults (RFC 7252's values for the shared parameters); a reproduction preset is asked for
@@ -149,11 +149,9 @@ impl AlgorithmConfig {
     pub fn shared_param<'a>(&self, name: &'a str) -> Result<&'static ParamInfo, SharedError<'a>> {
         let shared = SHARED_PARAMS.iter().find(|s| crate::params::eq_choice(s.name, name));
         let shared = shared.ok_or(SharedError::Unknown { name })?;
-        self.params()
-            .iter()
-            .chain(COMMON_INFO)
-            .find(|p| p.shared == Some(shared.name))
-            .ok_or(SharedError::NotApplicable { name: shared.name, algorithm: self.name() })
+        let na = SharedError::NotApplicable { name: shared.name, algorithm: self.name() };
+        let key = crate::registry::with_params(self, |p| p.shared_key(shared.name)).ok_or(na)?;
+        self.params().iter().chain(COMMON_INFO).find(|p| p.key == key).ok_or(na)
     }
 
     /// Set shared transmission parameter `name` ([`SHARED_PARAMS`]) from text, through the
@@ -161,7 +159,7 @@ impl AlgorithmConfig {
     pub fn set_shared<'a>(&mut self, name: &'a str, value: &str) -> Result<(), SharedError<'a>> {
         let p = self.shared_param(name)?;
         let algorithm = self.name();
-        let name = p.shared.unwrap_or(p.key);
+        let name = SHARED_PARAMS.iter().find(|s| crate::params::eq_choice(s.name, name)).map_or(p.key, |s| s.name);
         self.set(p.key, value).map_err(|e| match e {
             SetError::BadValue { expected } => SharedError::BadValue { name, key: p.key, algorithm, expected },
             SetError::UnknownKey => SharedError::NotApplicable { name, algorithm },

@@ -15,8 +15,10 @@ pub struct AlgorithmsArgs {
     pub json: bool,
 }
 
-fn param_json(p: &ParamInfo) -> Value {
-    json!({"key": p.key, "aliases": p.aliases, "default": p.default, "values": p.values, "doc": p.doc, "shared": p.shared})
+/// One parameter; `shared` is the shared transmission parameter it implements for `cfg`.
+fn param_json(p: &ParamInfo, cfg: &AlgorithmConfig) -> Value {
+    let shared = SHARED_PARAMS.iter().map(|s| s.name).find(|s| cfg.shared_param(s).is_ok_and(|q| q.key == p.key));
+    json!({"key": p.key, "aliases": p.aliases, "default": p.default, "values": p.values, "doc": p.doc, "shared": shared})
 }
 
 /// Shared transmission parameter -> the algorithm's own key for it.
@@ -40,8 +42,8 @@ pub fn registry_json() -> Value {
                     "source": a.source,
                     "default_spec": cfg.to_string(),
                     "presets": applicable,
-                    "params": cfg.params().iter().map(param_json).collect::<Vec<_>>(),
-                    "common_params": COMMON_INFO.iter().map(param_json).collect::<Vec<_>>(),
+                    "params": cfg.params().iter().map(|p| param_json(p, &cfg)).collect::<Vec<_>>(),
+                    "common_params": COMMON_INFO.iter().map(|p| param_json(p, &cfg)).collect::<Vec<_>>(),
                     "all_presets": presets,
                     "shared": shared_keys(&cfg).into_iter().map(|(s, k)| (s.to_string(), json!(k))).collect::<serde_json::Map<String, Value>>(),
                 })

@@ -12,7 +12,7 @@ use core::fmt;
 use core::time::Duration;
 
 use crate::api::{AckInfo, CongestionControl, EstimatorSnapshot, Exchange, GiveUpReason, Snapshot, TimeoutAction};
-use crate::common::Common;
+use crate::common::{Common, DitherMode};
 use crate::num::{cap, fabs, jround, ratio};
 use crate::params::{self, param, param_table, KvWriter, Param, ParamInfo, Params, Preset, SetError};
 use crate::rng::Entropy;
@@ -98,7 +98,8 @@ const P_CAP: Param<CfRtoConfig> = param!(
     "backoff_cap" | "max_ack_timeout" = "60",
     "none | seconds",
     "Cap of every armed timer; retransmissions double the timer (Californium MAX_ACK_TIMEOUT 60 s).",
-    opt_secs(backoff_cap)
+    opt_secs(backoff_cap),
+    shared = "backoff_cap"
 );
 
 const P_DITHER: Param<CfRtoConfig> = param!(
@@ -135,15 +136,27 @@ impl Params for CfRtoConfig {
         params::set_param(self.table(), self, key, value).unwrap_or_else(|| self.common.set(key, value))
     }
 
+    fn shared_key(&self, name: &str) -> Option<&'static str> {
+        params::shared_key(self.table(), name).or_else(|| Common::shared_key(name))
+    }
+
+    fn write_value(&self, key: &str, w: &mut dyn fmt::Write) -> Option<fmt::Result> {
+        params::write_value(self.table(), self, key, w).or_else(|| self.common.write_value(key, w))
+    }
+
     fn write(&self, w: &mut dyn fmt::Write) -> fmt::Result {
         let mut w = KvWriter::new(w);
         self.common.write(&mut w)?;
         params::write_params(self.table(), self, &mut w)
     }
 
-    fn apply_preset(&mut self, _preset: Preset) -> Result<(), ()> {
-        // No reproduction preset (§11) covers these estimators.
-        Err(())
+    fn apply_preset(&mut self, preset: Preset) -> Result<(), ()> {
+        // No publication ran these estimators on a reproduced testbed: every preset sets the
+        // testbed's shared transmission parameters over the defaults (ACK_TIMEOUT is the RTO
+        // before any sample; the dither mode matters only with apply_dither=on).
+        *self = CfRtoConfig::new(self.variant);
+        self.common.apply_preset(preset, DitherMode::Uniform);
+        Ok(())
     }
 
     fn info(&self) -> &'static [ParamInfo] {

@@ -67,19 +67,19 @@ impl Default for Common {
 param_table!(COMMON_PARAMS, COMMON_INFO_TABLE: Common = [
     param!(Common, "ack_timeout" | "ACK_TIMEOUT" = "2", "seconds > 0",
         "ACK_TIMEOUT: initial RTO before any RTT measurement (RFC 7252 §4.8).",
-        secs(ack_timeout)),
+        secs(ack_timeout), shared = "ack_timeout"),
     param!(Common, "ack_random_factor" | "ACK_RANDOM_FACTOR" = "1.5", ">= 1",
         "ACK_RANDOM_FACTOR: the initial timer is dithered over [RTO, RTO·factor].",
-        number(ack_random_factor, 1.0, 100.0, "a number >= 1")),
+        number(ack_random_factor, 1.0, 100.0, "a number >= 1"), shared = "ack_random_factor"),
     param!(Common, "max_retransmit" | "MAX_RETRANSMIT" = "4", "0..=255",
         "MAX_RETRANSMIT: retransmissions before the exchange fails (Helsinki experiments: 20).",
-        int(max_retransmit, 0, 255, "an integer 0..=255")),
+        int(max_retransmit, 0, 255, "an integer 0..=255"), shared = "max_retransmit"),
     param!(Common, "dither" | "dither_mode" = "uniform", "uniform | libcoap-8bit | contiki-ticks | off",
         "Dither quantisation of the initial timer (AMBIG-25): continuous, libcoap's random byte, Contiki's clock ticks, or none.",
-        choice(dither, DITHER_MODES, "uniform, libcoap-8bit, contiki-ticks or off")),
+        choice(dither, DITHER_MODES, "uniform, libcoap-8bit, contiki-ticks or off"), shared = "dither"),
     param!(Common, "wait_after_last" | "wait_after_last_retransmission" = "on", "on | off",
         "Wait a full timer after the last retransmission before failing; off reproduces the Contiki Erbium bug (§9.3).",
-        flag(wait_after_last)),
+        flag(wait_after_last), shared = "wait_after_last"),
 ]);
 
 /// Descriptions of the [`Common`] parameters.
@@ -91,13 +91,27 @@ impl Common {
         params::set_param(COMMON_PARAMS, self, key, value).unwrap_or(Err(SetError::UnknownKey))
     }
 
+    /// Write the value of common parameter `key`; `None` if there is no such parameter.
+    pub fn write_value(&self, key: &str, w: &mut dyn fmt::Write) -> Option<fmt::Result> {
+        params::write_value(COMMON_PARAMS, self, key, w)
+    }
+
+    /// The common parameter implementing shared parameter `name`, if any.
+    pub fn shared_key(name: &str) -> Option<&'static str> {
+        params::shared_key(COMMON_PARAMS, name)
+    }
+
     /// Write the common parameters.
     pub fn write(&self, w: &mut KvWriter<'_>) -> fmt::Result {
         params::write_params(COMMON_PARAMS, self, w)
     }
 
-    /// The common part of a preset (specification §11). `helsinki_dither` is the dither mode
-    /// the preset uses for this algorithm (libcoap's for Default CoAP, uniform elsewhere).
+    /// The shared transmission parameters of a testbed profile (specification §11), the same
+    /// for every algorithm: `rfc7252` and `makarem2021` are RFC 7252's values;
+    /// `helsinki2018` has MAX_RETRANSMIT 20; `ancillotti-cooja` is Contiki Erbium's 3 s
+    /// ACK_TIMEOUT dithered in 1/128 s clock ticks. `helsinki_dither` is the dither of the
+    /// Helsinki client that ran this algorithm: libcoap's random byte for Default CoAP,
+    /// uniform for every other algorithm.
     pub fn apply_preset(&mut self, preset: Preset, helsinki_dither: DitherMode) {
         *self = Common::default();
         match preset {
@@ -106,7 +120,10 @@ impl Common {
                 self.max_retransmit = 20;
                 self.dither = helsinki_dither;
             }
-            Preset::AncillottiCooja => {}
+            Preset::AncillottiCooja => {
+                self.ack_timeout = 3.0;
+                self.dither = DitherMode::ContikiTicks;
+            }
         }
     }
 

@@ -104,7 +104,8 @@ const P_BACKOFF_CAP: Param<DefaultConfig> = param!(
     "backoff_cap" | "default_backoff_cap" | "cap" = "none",
     "none | seconds",
     "Cap on the doubled timer (AMBIG-2). RFC 7252 has none; the Helsinki experiments used 60 s.",
-    opt_secs(backoff_cap)
+    opt_secs(backoff_cap),
+    shared = "backoff_cap"
 );
 
 const P_FB_RETAINED: Param<DefaultConfig> = param!(
@@ -142,6 +143,14 @@ impl Params for DefaultConfig {
         params::set_param(self.table(), self, key, value).unwrap_or_else(|| self.common.set(key, value))
     }
 
+    fn shared_key(&self, name: &str) -> Option<&'static str> {
+        params::shared_key(self.table(), name).or_else(|| Common::shared_key(name))
+    }
+
+    fn write_value(&self, key: &str, w: &mut dyn fmt::Write) -> Option<fmt::Result> {
+        params::write_value(self.table(), self, key, w).or_else(|| self.common.write_value(key, w))
+    }
+
     fn write(&self, w: &mut dyn fmt::Write) -> fmt::Result {
         let mut w = KvWriter::new(w);
         self.common.write(&mut w)?;
@@ -156,15 +165,9 @@ impl Params for DefaultConfig {
                 self.common.apply_preset(preset, DitherMode::Libcoap8bit);
                 self.backoff_cap = Some(60.0);
             }
-            Preset::AncillottiCooja => {
-                // Contiki Erbium's CoAP-CC (§9.3): 3 s, dithered in clock ticks.
-                if self.variant != DefaultVariant::Plain {
-                    return Err(());
-                }
-                self.common.apply_preset(preset, DitherMode::Uniform);
-                self.common.ack_timeout = 3.0;
-                self.common.dither = DitherMode::ContikiTicks;
-            }
+            // Contiki Erbium's CoAP-CC (§9.3): 3 s, dithered in clock ticks. The FullBackoff
+            // variants were not run there: the testbed's shared parameters only.
+            Preset::AncillottiCooja => self.common.apply_preset(preset, DitherMode::Uniform),
         }
         Ok(())
     }

@@ -232,7 +232,8 @@ const P_CAP: Param<FasorConfig> = param!(
     "cap" | "fasor_cap" | "max_rto" = "60",
     "none | seconds",
     "Upper bound of FastRTO, SlowRTO and every armed timer (draft: MAY, at least 60 s; paper: 60 s).",
-    opt_secs(cap)
+    opt_secs(cap),
+    shared = "backoff_cap"
 );
 const P_FIRST_RTTVAR: Param<FasorConfig> = param!(
     FasorConfig,
@@ -277,6 +278,14 @@ impl Params for FasorConfig {
         params::set_param(self.table(), self, key, value).unwrap_or_else(|| self.common.set(key, value))
     }
 
+    fn shared_key(&self, name: &str) -> Option<&'static str> {
+        params::shared_key(self.table(), name).or_else(|| Common::shared_key(name))
+    }
+
+    fn write_value(&self, key: &str, w: &mut dyn fmt::Write) -> Option<fmt::Result> {
+        params::write_value(self.table(), self, key, w).or_else(|| self.common.write_value(key, w))
+    }
+
     fn write(&self, w: &mut dyn fmt::Write) -> fmt::Result {
         let mut w = KvWriter::new(w);
         self.common.write(&mut w)?;
@@ -284,19 +293,18 @@ impl Params for FasorConfig {
     }
 
     fn apply_preset(&mut self, preset: Preset) -> Result<(), ()> {
-        match preset {
-            Preset::Helsinki2018 => {
-                *self = FasorConfig::new(self.token);
-                // MAX_RETRANSMIT 20, INITIAL_RTO 2 s with dithering, cap 60 s, SLOWRTO_FACTOR
-                // 1.5, one token byte with `by-retransmissions` (§11).
-                self.common.apply_preset(preset, DitherMode::Uniform);
-                self.cap = Some(60.0);
-                self.slow_factor = 1.5;
-                self.token_transitions = TokenTransitions::ByRetransmissions;
-                Ok(())
-            }
-            Preset::Rfc7252 | Preset::AncillottiCooja | Preset::Makarem2021 => Err(()),
+        *self = FasorConfig::new(self.token);
+        // Every preset: the testbed's shared transmission parameters (INITIAL_RTO is
+        // ACK_TIMEOUT; the dither mode only quantises FASOR's own [SRTT/4, SRTT] dither).
+        self.common.apply_preset(preset, DitherMode::Uniform);
+        if preset == Preset::Helsinki2018 {
+            // The FASOR paper: MAX_RETRANSMIT 20, INITIAL_RTO 2 s with dithering, cap 60 s,
+            // SLOWRTO_FACTOR 1.5, one token byte with `by-retransmissions` (§11).
+            self.cap = Some(60.0);
+            self.slow_factor = 1.5;
+            self.token_transitions = TokenTransitions::ByRetransmissions;
         }
+        Ok(())
     }
 
     fn info(&self) -> &'static [ParamInfo] {

@@ -11,9 +11,14 @@
 //! - [`registry`]: names, the textual form `NAME[:key=value,...]`, the [`Algorithm`] enum.
 //! - [`params`]: named parameters and reproduction presets; [`common`]: RFC 7252 parameters
 //!   and dithering; [`estimator`]: the parameterised RFC 6298 estimator.
+//! - [`shared`]: the transmission parameters every algorithm shares, set once for any
+//!   algorithm ([`AlgorithmConfig::set_shared`], [`TransmissionOverrides`]) and listed side by
+//!   side ([`AlgorithmConfig::shared_values`]); the rule "a name alone means its
+//!   specification's defaults, a preset is explicit, overrides apply last".
 //! - One module per family: [`default`], [`cocoa`] (CoCoA, CoCoA-S, CoCoA FullBackoff,
 //!   CoCoA+, Californium's CoCoA), [`fasor`], [`pcocoa`], [`californium`] (BasicRto,
-//!   LinuxRto, PeakhopperRto).
+//!   LinuxRto, PeakhopperRto), [`makarem`] (Makarem's thesis RTO, CoCoA-4-state, and the
+//!   rate-based IDC-CoAP and MBC-CoAP, paced through [`CongestionControl::earliest_start`]).
 //!
 //! ## Example
 //! ```
@@ -46,11 +51,13 @@ pub mod common;
 pub mod default;
 pub mod estimator;
 pub mod fasor;
+pub mod makarem;
 mod num;
 pub mod params;
 pub mod pcocoa;
 pub mod registry;
 pub mod rng;
+pub mod shared;
 pub mod time;
 
 pub use api::{
@@ -60,4 +67,5 @@ pub use common::COMMON_INFO;
 pub use params::{ParamInfo, Preset};
 pub use registry::{lookup, Algorithm, AlgorithmConfig, AlgorithmInfo, SpecError, ALGORITHMS};
 pub use rng::{Entropy, SplitMix64};
+pub use shared::{ParamValue, SharedError, SharedInfo, TransmissionOverrides, SHARED_PARAMS};
 pub use time::Instant;

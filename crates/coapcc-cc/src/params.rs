@@ -44,6 +44,9 @@ pub struct Param<C: 'static> {
     pub set: fn(&mut C, &str) -> Result<(), SetError>,
     /// Write `key=value` (the key is [`ParamInfo::key`]) in canonical form.
     pub write: fn(&C, &'static str, &mut KvWriter<'_>) -> fmt::Result,
+    /// The shared transmission parameter this parameter implements for its algorithm (a
+    /// name of [`crate::SHARED_PARAMS`], e.g. `backoff_cap` for CoCoA's `cap`), if any.
+    pub shared: Option<&'static str>,
 }
 
 impl<C> Clone for Param<C> {
@@ -80,6 +83,17 @@ pub fn write_params<C>(table: &[Param<C>], cfg: &C, w: &mut KvWriter<'_>) -> fmt
     Ok(())
 }
 
+/// Write the value (only) of parameter `key` of `table`; `None` if the table has no such key.
+pub fn write_value<C>(table: &[Param<C>], cfg: &C, key: &str, w: &mut dyn fmt::Write) -> Option<fmt::Result> {
+    let p = table.iter().find(|p| p.info.matches(key))?;
+    Some((p.write)(cfg, p.info.key, &mut KvWriter::values_only(w)))
+}
+
+/// The key of the parameter of `table` that implements shared parameter `name`, if any.
+pub fn shared_key<C>(table: &[Param<C>], name: &str) -> Option<&'static str> {
+    table.iter().find(|p| p.shared == Some(name)).map(|p| p.info.key)
+}
+
 /// Set every parameter of `table` to its documented default. The defaults are constants that
 /// a test parses for every algorithm; a default that did not parse would leave the field as
 /// it was (and fail that test), never panic.
@@ -99,15 +113,26 @@ pub fn apply_defaults<C>(table: &[Param<C>], cfg: &mut C) {
 /// KIND is `flag(f)` (on/off), `secs(f)` (seconds > 0), `opt_secs(f)` (`none` or seconds),
 /// `number(f, min, max, "expected")` (finite float), `int(f, min, max, "expected")` (u32), `positive(f, max, "expected")` (float in
 /// (0, max]), `choice(f, TABLE, "expected")` (a name of a `(name, value)` table), or
-/// `custom(set_closure, write_closure)`.
+/// `custom(set_closure, write_closure)`. A trailing `, shared = "name"` marks the parameter
+/// as the algorithm's form of a shared transmission parameter ([`crate::SHARED_PARAMS`]).
 macro_rules! param {
-    ($C:ty, $key:literal $(| $alias:literal)* = $def:literal, $vals:expr, $doc:expr, $kind:ident ( $($args:tt)* )) => {
+    ($C:ty, $key:literal $(| $alias:literal)* = $def:literal, $vals:expr, $doc:expr, $kind:ident ( $($args:tt)* )
+        $(, shared = $shared:literal)?) => {
         $crate::params::Param::<$C> {
-            info: $crate::params::ParamInfo { key: $key, aliases: &[$($alias),*], default: $def, values: $vals, doc: $doc },
+            info: $crate::params::ParamInfo {
+                key: $key,
+                aliases: &[$($alias),*],
+                default: $def,
+                values: $vals,
+                doc: $doc,
+            },
             set: $crate::params::param!(@set $C, $kind($($args)*)),
             write: $crate::params::param!(@write $C, $kind($($args)*)),
+            shared: $crate::params::param!(@shared $($shared)?),
         }
     };
+    (@shared) => { None };
+    (@shared $shared:literal) => { Some($shared) };
     (@set $C:ty, custom($set:expr, $write:expr)) => { $set };
     (@write $C:ty, custom($set:expr, $write:expr)) => { $write };
     (@set $C:ty, $kind:ident($($f:ident).+ $(, $arg:expr)*)) => {
@@ -201,6 +226,12 @@ pub trait Params {
     fn apply_preset(&mut self, preset: Preset) -> Result<(), ()>;
     /// Descriptions of all parameters.
     fn info(&self) -> &'static [ParamInfo];
+    /// Write the canonical value of `key` (own or common parameter, key or alias); `None` if
+    /// there is no such parameter.
+    fn write_value(&self, key: &str, w: &mut dyn fmt::Write) -> Option<fmt::Result>;
+    /// The key of the parameter (own or common) implementing shared transmission parameter
+    /// `name` ([`crate::SHARED_PARAMS`]), if the algorithm has one.
+    fn shared_key(&self, name: &str) -> Option<&'static str>;
     /// Check cross-parameter constraints; `Err` names the offending key and the constraint.
     fn validate(&self) -> Result<(), (&'static str, &'static str)> {
         Ok(())
@@ -295,16 +326,25 @@ pub fn parse_u32(value: &str, min: u32, max: u32, expected: &'static str) -> Res
 pub struct KvWriter<'a> {
     w: &'a mut dyn fmt::Write,
     first: bool,
+    values_only: bool,
 }
 
 impl<'a> KvWriter<'a> {
     /// A writer appending to `w`.
     pub fn new(w: &'a mut dyn fmt::Write) -> Self {
-        KvWriter { w, first: true }
+        KvWriter { w, first: true, values_only: false }
+    }
+
+    /// A writer that writes only the values (one parameter's value, for tables).
+    pub fn values_only(w: &'a mut dyn fmt::Write) -> Self {
+        KvWriter { w, first: true, values_only: true }
     }
 
     /// Write one pair.
     pub fn kv(&mut self, key: &str, value: impl fmt::Display) -> fmt::Result {
+        if self.values_only {
+            return write!(self.w, "{value}");
+        }
         if !self.first {
             self.w.write_char(',')?;
         }

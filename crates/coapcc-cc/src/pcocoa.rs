@@ -188,7 +188,7 @@ param_table!(PARAMS, INFO: PcocoaConfig = [
         opt_secs(initial_cap)),
     param!(PcocoaConfig, "backoff_cap" | "cocoaplus_backoff_cap" = "60", "none | seconds",
         "Cap of the backed-off timers (CoCoA+/Californium: 60 s).",
-        opt_secs(backoff_cap)),
+        opt_secs(backoff_cap), shared = "backoff_cap"),
     param!(PcocoaConfig, "aging" | "cocoa_aging" = "off", "on | off",
         "GAP: CoCoA+ aging of the RTO when an exchange starts (<1 s idle >16·RTO: ×2; >3 s idle >4·RTO: 1+RTO/2). Not in Algorithm 1.",
         flag(aging)),
@@ -199,6 +199,14 @@ impl Params for PcocoaConfig {
         params::set_param(PARAMS, self, key, value).unwrap_or_else(|| self.common.set(key, value))
     }
 
+    fn shared_key(&self, name: &str) -> Option<&'static str> {
+        params::shared_key(PARAMS, name).or_else(|| Common::shared_key(name))
+    }
+
+    fn write_value(&self, key: &str, w: &mut dyn fmt::Write) -> Option<fmt::Result> {
+        params::write_value(PARAMS, self, key, w).or_else(|| self.common.write_value(key, w))
+    }
+
     fn write(&self, w: &mut dyn fmt::Write) -> fmt::Result {
         let mut w = KvWriter::new(w);
         self.common.write(&mut w)?;
@@ -206,16 +214,13 @@ impl Params for PcocoaConfig {
     }
 
     fn apply_preset(&mut self, preset: Preset) -> Result<(), ()> {
-        match preset {
-            Preset::Makarem2021 => {
-                // MAX_RETRANSMIT 4, 2 s / 1.5, uniform dither; CoCoA+ VBF betzler2015 per
-                // exchange on the undithered RTO_init; caps as the Cooja CoCoA+ (§11).
-                *self = PcocoaConfig::new();
-                self.common.apply_preset(preset, DitherMode::Uniform);
-                Ok(())
-            }
-            Preset::Rfc7252 | Preset::Helsinki2018 | Preset::AncillottiCooja => Err(()),
-        }
+        // makarem2021 (the only publication source): MAX_RETRANSMIT 4, 2 s / 1.5, uniform
+        // dither; CoCoA+ VBF betzler2015 per exchange on the undithered RTO_init; caps as the
+        // Cooja CoCoA+ (§11), which are the defaults. Every other preset: the testbed's shared
+        // transmission parameters over the defaults.
+        *self = PcocoaConfig::new();
+        self.common.apply_preset(preset, DitherMode::Uniform);
+        Ok(())
     }
 
     fn info(&self) -> &'static [ParamInfo] {

@@ -9,6 +9,7 @@ use crate::cocoa::{Cocoa, CocoaConfig, CocoaVariant};
 use crate::common::COMMON_INFO;
 use crate::default::{DefaultCoap, DefaultConfig, DefaultVariant};
 use crate::fasor::{Fasor, FasorConfig};
+use crate::makarem::{Makarem, MakaremConfig, MakaremVariant};
 use crate::params::{ParamInfo, Params, Preset, SetError};
 use crate::pcocoa::{Pcocoa, PcocoaConfig};
 use crate::rng::Entropy;
@@ -125,6 +126,48 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
         source: "Eclipse Californium (spec §9.1)",
         make: || AlgorithmConfig::CfRto(CfRtoConfig::new(CfRtoVariant::Peakhopper)),
     },
+    AlgorithmInfo {
+        name: "makarem-rto",
+        summary: "Makarem's thesis RTO estimator (version 1, 2 or final): EWMA with gamma for falling RTTs, K = 7 after a spurious retransmission; no dither, no backoff",
+        source: "Makarem 2021 ch. 5, Algorithms 2-4",
+        make: || AlgorithmConfig::Makarem(MakaremConfig::new(MakaremVariant::Rto)),
+    },
+    AlgorithmInfo {
+        name: "cocoa-4state",
+        summary: "CoCoA-4-state-strong: CoCoA strong estimator (gains 1/4, 1/8) with a persistent 4-state backoff (factors 1.1/1.3/1.7/2.5)",
+        source: "Makarem 2021 §2.6",
+        make: || AlgorithmConfig::Makarem(MakaremConfig::new(MakaremVariant::FourState)),
+    },
+    AlgorithmInfo {
+        name: "idc-coap",
+        summary: "IDC-CoAP: rate-based, the spacing between sends x iw on a loss, -dw or -fw per ACK; the thesis's final RTO, never backed off",
+        source: "Makarem 2021 §6.1, Algorithm 5",
+        make: || AlgorithmConfig::Makarem(MakaremConfig::new(MakaremVariant::Idc)),
+    },
+    AlgorithmInfo {
+        name: "idc-coap-extra",
+        summary: "IDC-CoAP with extra instructions: after a loss the spacing returns 3/4 of the way to the congestion level",
+        source: "Makarem 2021 §6.3, Algorithm 7",
+        make: || AlgorithmConfig::Makarem(MakaremConfig::new(MakaremVariant::IdcExtra)),
+    },
+    AlgorithmInfo {
+        name: "idc-coap-probing",
+        summary: "IDC-CoAP with a 10-phase cycle probing at the congestion level (an open problem in the thesis)",
+        source: "Makarem 2021 §6.3, Algorithm 8",
+        make: || AlgorithmConfig::Makarem(MakaremConfig::new(MakaremVariant::IdcProbing)),
+    },
+    AlgorithmInfo {
+        name: "idc-coap-exp",
+        summary: "IDC-CoAP with exponential growth back to the congestion level (an open problem in the thesis)",
+        source: "Makarem 2021 §6.3, Algorithm 9",
+        make: || AlgorithmConfig::Makarem(MakaremConfig::new(MakaremVariant::IdcExp)),
+    },
+    AlgorithmInfo {
+        name: "mbc-coap",
+        summary: "MBC-CoAP: rate-based, spacing = min of the last m inter-ACK times / an 8-phase pacing gain (1.25, 0.75, 1...)",
+        source: "Makarem 2021 §6.1, Algorithm 6",
+        make: || AlgorithmConfig::Makarem(MakaremConfig::new(MakaremVariant::Mbc)),
+    },
 ];
 
 /// Look up a registry entry by name.
@@ -145,6 +188,8 @@ pub enum AlgorithmConfig {
     Fasor(FasorConfig),
     /// `basic-rto`, `linux-rto`, `peakhopper-rto`.
     CfRto(CfRtoConfig),
+    /// `makarem-rto`, `cocoa-4state`, `idc-coap` (and its §6.3 variants), `mbc-coap`.
+    Makarem(MakaremConfig),
 }
 
 macro_rules! each_config {
@@ -155,8 +200,14 @@ macro_rules! each_config {
             AlgorithmConfig::Pcocoa($c) => $e,
             AlgorithmConfig::Fasor($c) => $e,
             AlgorithmConfig::CfRto($c) => $e,
+            AlgorithmConfig::Makarem($c) => $e,
         }
     };
+}
+
+/// Run `f` on the family configuration inside `cfg` (its [`Params`] view).
+pub(crate) fn with_params<R>(cfg: &AlgorithmConfig, f: impl FnOnce(&dyn Params) -> R) -> R {
+    each_config!(cfg, c => f(c))
 }
 
 impl AlgorithmConfig {
@@ -168,6 +219,7 @@ impl AlgorithmConfig {
             AlgorithmConfig::Pcocoa(c) => Algorithm::Pcocoa(c.build()),
             AlgorithmConfig::Fasor(c) => Algorithm::Fasor(c.build()),
             AlgorithmConfig::CfRto(c) => Algorithm::CfRto(c.build()),
+            AlgorithmConfig::Makarem(c) => Algorithm::Makarem(c.build()),
         }
     }
 
@@ -380,6 +432,8 @@ pub enum Algorithm {
     Fasor(Fasor),
     /// Californium RTO estimators.
     CfRto(CfRto),
+    /// Makarem's thesis algorithms.
+    Makarem(Makarem),
 }
 
 macro_rules! each_alg {
@@ -390,6 +444,7 @@ macro_rules! each_alg {
             Algorithm::Pcocoa($a) => $e,
             Algorithm::Fasor($a) => $e,
             Algorithm::CfRto($a) => $e,
+            Algorithm::Makarem($a) => $e,
         }
     };
 }
@@ -461,6 +516,14 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The per-flow state stays as small as CoCoA's: the simulator keeps one per client and
+    /// its speed at thousands of clients is bound by cache misses on that state
+    /// (BENCHMARKS.md). A member that needs more must not grow every flow.
+    #[test]
+    fn algorithm_state_stays_small() {
+        assert!(core::mem::size_of::<Algorithm>() <= 432, "{}", core::mem::size_of::<Algorithm>());
     }
 
     /// Every default parses and is written back unchanged (the table is the only declaration).

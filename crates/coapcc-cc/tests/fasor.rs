@@ -337,8 +337,11 @@ fn helsinki_preset_and_textual_form() {
     {
         assert!(text.contains(kv), "{text}");
     }
-    assert!(AlgorithmConfig::parse("fasor:preset=rfc7252").is_err());
-    assert!(AlgorithmConfig::parse("fasor:preset=makarem2021").is_err());
+    // Presets without FASOR settings: the testbed's shared transmission parameters only.
+    for (preset, shared) in common::PRESET_SHARED.iter().filter(|(p, _)| *p != "helsinki2018") {
+        let want = AlgorithmConfig::parse(&format!("fasor:{shared}")).unwrap();
+        assert_eq!(AlgorithmConfig::parse(&format!("fasor:preset={preset}")).unwrap(), want, "{preset}");
+    }
     // Plain FASOR has no token parameters.
     assert!(AlgorithmConfig::parse("fasor:token_transitions=by-sample").is_err());
     let plain = AlgorithmConfig::parse("fasor").unwrap().to_string();

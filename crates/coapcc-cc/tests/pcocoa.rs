@@ -248,8 +248,9 @@ fn reset_and_presets() {
     assert_close(s(d.cc.snapshot().rto), 2.0);
     let cfg = AlgorithmConfig::parse("pcocoa:preset=makarem2021").unwrap();
     assert_eq!(cfg, AlgorithmConfig::parse("pcocoa").unwrap());
-    for p in ["rfc7252", "helsinki2018", "ancillotti-cooja"] {
-        assert!(AlgorithmConfig::parse(&format!("pcocoa:preset={p}")).is_err(), "{p}");
+    for (p, shared) in common::PRESET_SHARED.iter().filter(|(p, _)| *p != "makarem2021") {
+        let want = AlgorithmConfig::parse(&format!("pcocoa:{shared}")).unwrap();
+        assert_eq!(AlgorithmConfig::parse(&format!("pcocoa:preset={p}")).unwrap(), want, "{p}");
     }
     let text = cfg.to_string();
     assert_eq!(AlgorithmConfig::parse(&text).unwrap(), cfg);

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use coapcc_cc::{ParamInfo, Preset, ALGORITHMS, COMMON_INFO};
+use coapcc_cc::{AlgorithmConfig, ParamInfo, Preset, ALGORITHMS, COMMON_INFO, SHARED_PARAMS};
 use serde_json::{json, Value};
 
 /// Arguments of `coapcc algorithms`.
@@ -15,8 +15,15 @@ pub struct AlgorithmsArgs {
     pub json: bool,
 }
 
-fn param_json(p: &ParamInfo) -> Value {
-    json!({"key": p.key, "aliases": p.aliases, "default": p.default, "values": p.values, "doc": p.doc})
+/// One parameter; `shared` is the shared transmission parameter it implements for `cfg`.
+fn param_json(p: &ParamInfo, cfg: &AlgorithmConfig) -> Value {
+    let shared = SHARED_PARAMS.iter().map(|s| s.name).find(|s| cfg.shared_param(s).is_ok_and(|q| q.key == p.key));
+    json!({"key": p.key, "aliases": p.aliases, "default": p.default, "values": p.values, "doc": p.doc, "shared": shared})
+}
+
+/// Shared transmission parameter -> the algorithm's own key for it.
+fn shared_keys(cfg: &AlgorithmConfig) -> Vec<(&'static str, Option<&'static str>)> {
+    SHARED_PARAMS.iter().map(|s| (s.name, cfg.shared_param(s.name).ok().map(|p| p.key))).collect()
 }
 
 /// Everything `coapcc algorithms --json` prints: one object per algorithm.
@@ -35,9 +42,10 @@ pub fn registry_json() -> Value {
                     "source": a.source,
                     "default_spec": cfg.to_string(),
                     "presets": applicable,
-                    "params": cfg.params().iter().map(param_json).collect::<Vec<_>>(),
-                    "common_params": COMMON_INFO.iter().map(param_json).collect::<Vec<_>>(),
+                    "params": cfg.params().iter().map(|p| param_json(p, &cfg)).collect::<Vec<_>>(),
+                    "common_params": COMMON_INFO.iter().map(|p| param_json(p, &cfg)).collect::<Vec<_>>(),
                     "all_presets": presets,
+                    "shared": shared_keys(&cfg).into_iter().map(|(s, k)| (s.to_string(), json!(k))).collect::<serde_json::Map<String, Value>>(),
                 })
             })
             .collect(),
@@ -73,6 +81,17 @@ pub fn run(args: &AlgorithmsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         if !presets.is_empty() {
             writeln!(out, "{:<18} presets: {}", "", presets.join(", "))?;
         }
+        let renamed: Vec<String> = shared_keys(&cfg)
+            .into_iter()
+            .filter_map(|(s, k)| match k {
+                Some(k) if k != s => Some(format!("{s} = {k}")),
+                Some(_) => None,
+                None => Some(format!("{s}: none")),
+            })
+            .collect();
+        if !renamed.is_empty() {
+            writeln!(out, "{:<18} shared: {}", "", renamed.join(", "))?;
+        }
         for p in cfg.params() {
             writeln!(out, "{:<18}   {:<22} = {:<14} [{}] {}", "", p.key, p.default, p.values, p.doc)?;
         }
@@ -84,8 +103,20 @@ pub fn run(args: &AlgorithmsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     writeln!(
         out,
+        "\nShared transmission parameters (one name for every algorithm; \"shared:\" above gives an algorithm's own key):"
+    )?;
+    for s in SHARED_PARAMS {
+        writeln!(out, "  {:<22} {}", s.name, s.doc)?;
+    }
+    writeln!(
+        out,
         "\nPresets (key preset=NAME, applied before the other keys): {}",
         Preset::ALL.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+    )?;
+    writeln!(
+        out,
+        "A name alone means the specification's defaults (RFC 7252 transmission parameters); a preset sets its \
+         testbed's shared parameters for every algorithm, plus what its publication used for the algorithms it ran."
     )?;
     Ok(())
 }

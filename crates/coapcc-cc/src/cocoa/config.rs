@@ -194,7 +194,8 @@ const P_CAP: Param<CocoaConfig> = param!(
     "cap" | "cocoa_cap" = "32",
     "none | seconds",
     "CoCoA timer cap: draft-03 truncates the backoff at 32 s; what it bounds is cap_scope (AMBIG-22).",
-    opt_secs(cap)
+    opt_secs(cap),
+    shared = "backoff_cap"
 );
 
 const P_CAP_SCOPE: Param<CocoaConfig> = param!(CocoaConfig, "cap_scope" | "cocoa_cap_scope" = "all-timers", "all-timers | backoff-only | backoff-no-shrink",
@@ -302,7 +303,8 @@ const P_BACKOFF_CAP: Param<CocoaConfig> = param!(
     "backoff_cap" | "cocoaplus_backoff_cap" = "60",
     "none | seconds",
     "Cap on backed-off timers (Californium's 60 s, §6).",
-    opt_secs(backoff_cap)
+    opt_secs(backoff_cap),
+    shared = "backoff_cap"
 );
 
 const P_AGING_LOW: Param<CocoaConfig> = param!(
@@ -350,7 +352,8 @@ const P_MAX_ACK_TIMEOUT: Param<CocoaConfig> = param!(
     "max_ack_timeout" | "MAX_ACK_TIMEOUT" = "60",
     "seconds >= 0.5",
     "Californium MAX_ACK_TIMEOUT: upper clamp of T_0 and cap of the backoff, in effect min(value, 60 s) (§9.1).",
-    secs(max_ack_timeout)
+    secs(max_ack_timeout),
+    shared = "backoff_cap"
 );
 
 const P_CF2_PERSISTS: Param<CocoaConfig> = param!(CocoaConfig, "californium2_backoff_persists" | "cf2_backoff_persists" = "off", "on | off",
@@ -391,6 +394,14 @@ impl Params for CocoaConfig {
         params::set_param(self.table(), self, key, value).unwrap_or_else(|| self.common.set(key, value))
     }
 
+    fn shared_key(&self, name: &str) -> Option<&'static str> {
+        params::shared_key(self.table(), name).or_else(|| Common::shared_key(name))
+    }
+
+    fn write_value(&self, key: &str, w: &mut dyn fmt::Write) -> Option<fmt::Result> {
+        params::write_value(self.table(), self, key, w).or_else(|| self.common.write_value(key, w))
+    }
+
     fn write(&self, w: &mut dyn fmt::Write) -> fmt::Result {
         let mut w = KvWriter::new(w);
         self.common.write(&mut w)?;
@@ -400,20 +411,18 @@ impl Params for CocoaConfig {
     fn apply_preset(&mut self, preset: Preset) -> Result<(), ()> {
         use CocoaVariant as V;
         let mut c = CocoaConfig::new(self.variant);
+        // Every preset sets the testbed's shared transmission parameters; the members a
+        // publication ran also get the settings it used.
+        c.common.apply_preset(preset, DitherMode::Uniform);
         match (preset, self.variant) {
-            (Preset::Rfc7252, _) => c.common.apply_preset(preset, DitherMode::Uniform),
             (Preset::Helsinki2018, V::Cocoa | V::Strong | V::FullBackoff1 | V::FullBackoff2) => {
-                c.common.apply_preset(preset, DitherMode::Uniform);
                 c.vbf = VbfMode::PerStep;
                 c.cap = Some(32.0);
                 c.cap_scope = CapScope::AllTimers;
                 c.aging = false;
             }
             (Preset::AncillottiCooja, V::Plus) => {
-                // Contiki Erbium (§9.3): ACK_TIMEOUT 3 s dithered in clock ticks.
-                c.common.apply_preset(preset, DitherMode::Uniform);
-                c.common.ack_timeout = 3.0;
-                c.common.dither = DitherMode::ContikiTicks;
+                // Contiki Erbium (§9.3): ACK_TIMEOUT 3 s dithered in clock ticks (shared).
                 c.vbf = VbfMode::PerExchange;
                 c.vbf_table = VbfTable::ANCILLOTTI;
                 c.gains = Gains::Rfc6298;
@@ -423,7 +432,6 @@ impl Params for CocoaConfig {
                 c.backoff_cap = Some(60.0);
             }
             (Preset::Makarem2021, V::Plus) => {
-                c.common.apply_preset(preset, DitherMode::Uniform);
                 c.vbf = VbfMode::PerExchange;
                 c.vbf_table = VbfTable::BETZLER2015;
                 c.vbf_high_inclusive = true; // Eq. 2.6: 1.5 for RTO_init >= 3 s
@@ -433,7 +441,7 @@ impl Params for CocoaConfig {
                 c.initial_cap = Some(32.0);
                 c.backoff_cap = Some(60.0);
             }
-            _ => return Err(()),
+            _ => {}
         }
         *self = c;
         Ok(())

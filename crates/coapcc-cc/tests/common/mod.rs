@@ -140,3 +140,16 @@ impl Driver {
         timers
     }
 }
+
+/// The shared transmission parameters each preset sets for every algorithm (specification
+/// §11), written as spec text: for an algorithm the preset's publication did not run, the
+/// preset is exactly these over the algorithm's defaults.
+pub const PRESET_SHARED: &[(&str, &str)] = &[
+    ("rfc7252", "ack_timeout=2,ack_random_factor=1.5,max_retransmit=4,dither=uniform,wait_after_last=on"),
+    ("helsinki2018", "ack_timeout=2,ack_random_factor=1.5,max_retransmit=20,dither=uniform,wait_after_last=on"),
+    (
+        "ancillotti-cooja",
+        "ack_timeout=3,ack_random_factor=1.5,max_retransmit=4,dither=contiki-ticks,wait_after_last=on",
+    ),
+    ("makarem2021", "ack_timeout=2,ack_random_factor=1.5,max_retransmit=4,dither=uniform,wait_after_last=on"),
+];

@@ -53,7 +53,7 @@ mod tests;
 mod timers;
 mod types;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Debug;
 
 use std::sync::Arc;
@@ -208,6 +208,9 @@ pub struct Endpoint<P> {
     peers: BTreeMap<P, PeerState>,
     /// Every armed timer (exchanges, unanswered requests, paced peers), ordered.
     timers: Timers<P>,
+    /// Peers with a non-empty NSTART queue (so that starting exchanges never scans every
+    /// peer).
+    queued_peers: BTreeSet<P>,
     /// Per peer: server requests not finished (unanswered, or answered by a separate
     /// response still in flight), bounded by [`EndpointConfig::max_pending_per_peer`].
     pending_by_peer: BTreeMap<P, u32>,
@@ -249,6 +252,7 @@ impl<P: Peer> Endpoint<P> {
             use_tick: 0,
             peers: BTreeMap::new(),
             timers: Timers::new(),
+            queued_peers: BTreeSet::new(),
             pending_by_peer: BTreeMap::new(),
             outs: BTreeMap::new(),
             by_mid: BTreeMap::new(),

@@ -62,6 +62,7 @@ impl<P: Peer> Endpoint<P> {
         } else {
             p.queue.push_back(xid);
         }
+        self.queued_peers.insert(peer.clone());
         self.outs.insert(
             xid,
             Out {
@@ -87,10 +88,10 @@ impl<P: Peer> Endpoint<P> {
     pub(super) fn pump(&mut self, now: Instant) {
         let nstart = self.config.nstart.max(1);
         let ready: Vec<P> = self
-            .peers
+            .queued_peers
             .iter()
-            .filter(|(_, p)| !p.queue.is_empty() && p.active < nstart)
-            .map(|(k, _)| k.clone())
+            .filter(|k| self.peers.get(*k).is_some_and(|p| !p.queue.is_empty() && p.active < nstart))
+            .cloned()
             .collect();
         for peer in ready {
             loop {
@@ -109,6 +110,9 @@ impl<P: Peer> Endpoint<P> {
                 p.wake = None;
                 self.timers.rearm(TimerKey::Wake(peer.clone()), old, None);
                 let xid = p.queue.pop_front().expect("not empty");
+                if p.queue.is_empty() {
+                    self.queued_peers.remove(&peer);
+                }
                 self.start(now, xid);
             }
         }

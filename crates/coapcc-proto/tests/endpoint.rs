@@ -38,7 +38,7 @@ fn piggybacked_get() {
     assert_eq!(req.token.len(), 4);
     assert_eq!((ack.message_id, ack.token), (req.message_id, req.token));
     match &p.client_events[..] {
-        [Event::Response { id: rid, peer, response }] => {
+        [Event::Response { id: rid, peer, response, copy: None }] => {
             assert_eq!((*rid, *peer), (id, SERVER));
             assert_eq!(response.payload.len(), 60);
             assert_eq!(response.code, Code::CONTENT);

@@ -7,6 +7,8 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+mod custom;
+
 /// Run the Rust command line with `argv` (program name first); returns the exit code.
 #[pyfunction]
 fn cli(py: Python<'_>, argv: Vec<String>) -> i32 {
@@ -202,5 +204,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(testbed_link_json, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_sim_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(sim_limits_json, m)?)?;
+    m.add_function(wrap_pyfunction!(custom::simulate_custom_json, m)?)?;
     Ok(())
 }

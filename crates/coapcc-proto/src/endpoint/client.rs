@@ -3,6 +3,7 @@
 //! reassembly.
 
 use super::dedup::Cached;
+use super::timers::TimerKey;
 use super::{ClientReq, Endpoint, Event, FailReason, Out, OutState, Outcome, Peer, RecordKind, Request, RequestId};
 use crate::option;
 use crate::{Block, Message, MessageType, Token};
@@ -43,7 +44,9 @@ impl<P: Peer> Endpoint<P> {
             self.by_mid.remove(&(peer, msg.message_id));
             match out.kind {
                 RecordKind::Request(_) => {
+                    let old = out.state.deadline();
                     out.state = OutState::WaitResponse { deadline: now + self.response_timeout };
+                    self.timers.rearm(TimerKey::Out(xid), old, out.state.deadline());
                 }
                 RecordKind::SeparateResponse(_) => {
                     self.finish(now, xid, Outcome::Acknowledged, None);
@@ -57,7 +60,7 @@ impl<P: Peer> Endpoint<P> {
             self.ack_cc(now, xid, ordinal);
             let out = self.finish(now, xid, Outcome::Piggybacked, Some((now, msg.code)));
             if let RecordKind::Request(id) = out.kind {
-                self.deliver(now, id, out.peer, msg);
+                self.deliver(now, id, out.peer, msg, ordinal);
             }
         } else {
             self.stats.unmatched += 1;
@@ -112,7 +115,7 @@ impl<P: Peer> Endpoint<P> {
         }
         let out = self.finish(now, xid, outcome, Some((now, msg.code)));
         if let RecordKind::Request(id) = out.kind {
-            self.deliver(now, id, out.peer, msg);
+            self.deliver(now, id, out.peer, msg, ordinal);
         }
     }
 
@@ -163,7 +166,7 @@ impl<P: Peer> Endpoint<P> {
     }
 
     /// Hand a response to the request layer: continue a Block2 transfer or report it.
-    pub(super) fn deliver(&mut self, now: Instant, id: RequestId, peer: P, mut msg: Message) {
+    pub(super) fn deliver(&mut self, now: Instant, id: RequestId, peer: P, mut msg: Message, copy: Option<u32>) {
         let Some(req) = self.requests.get_mut(&id) else {
             return;
         };
@@ -197,14 +200,14 @@ impl<P: Peer> Endpoint<P> {
                 let req = self.requests.remove(&id).expect("present");
                 msg.payload = req.body;
                 msg.options.remove(option::BLOCK2);
-                self.events.push_back(Event::Response { id, peer, response: msg });
+                self.events.push_back(Event::Response { id, peer, response: msg, copy });
             }
             Ok(None) if req.blockwise && msg.code.is_success() => {
                 self.fail(RecordKind::Request(id), peer, FailReason::BadBlock);
             }
             Ok(None) => {
                 self.requests.remove(&id);
-                self.events.push_back(Event::Response { id, peer, response: msg });
+                self.events.push_back(Event::Response { id, peer, response: msg, copy });
             }
             Err(_) => self.fail(RecordKind::Request(id), peer, FailReason::BadBlock),
         }

@@ -104,6 +104,15 @@ pub struct EndpointConfig {
     /// Most peers with congestion-control state (peers we sent a CON to). When a new peer
     /// would exceed it, the least recently used idle peer is forgotten. Default 4096.
     pub max_peers: usize,
+    /// Most server requests one peer may have pending (unanswered, or answered by a
+    /// separate response still being delivered). A new request beyond it is answered at once
+    /// with 5.03 Service Unavailable and Max-Age [`EndpointConfig::overload_max_age_s`]
+    /// instead of reaching the application, so one peer cannot grow the server's state or
+    /// queue without bound (RFC 7252 §11; Californium bounds exchanges per peer the same
+    /// way). Default 16 (a client obeying NSTART = 1 never has more than one).
+    pub max_pending_per_peer: usize,
+    /// Max-Age, seconds, of the 5.03 answer to a request over the per-peer limit. Default 2.
+    pub overload_max_age_s: u32,
 }
 
 impl Default for EndpointConfig {
@@ -123,6 +132,8 @@ impl Default for EndpointConfig {
             max_latency: Duration::from_secs(100),
             record_exchanges: false,
             max_peers: 4096,
+            max_pending_per_peer: 16,
+            overload_max_age_s: 2,
         }
     }
 }

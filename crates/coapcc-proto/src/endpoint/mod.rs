@@ -50,6 +50,7 @@ mod outgoing;
 mod server;
 #[cfg(test)]
 mod tests;
+mod timers;
 mod types;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -63,12 +64,13 @@ use core::time::Duration;
 pub use config::{DuplicateMode, EndpointConfig, LifetimeMode, TransmissionParams};
 pub use types::{
     Event, ExchangeRecord, FailReason, Outcome, RecordKind, Request, RequestId, Response, ServerRequestId, Stats,
-    TransmissionRecord, Transmit,
+    TransmissionRecord, Transmit, TransmitKind,
 };
 
 use dedup::DedupCache;
 pub use factory::{Controller, ControllerFactory, FnFactory};
 pub use lifecycle::{ConExchange, Expiry};
+use timers::{TimerKey, Timers};
 
 use crate::option;
 use crate::{peek_header, Block, Message, MessageType, Token};
@@ -128,6 +130,16 @@ enum OutState {
     WaitAck { deadline: Instant },
     /// Waiting for a separate response (after an Empty ACK), or for the response to a NON.
     WaitResponse { deadline: Instant },
+}
+
+impl OutState {
+    /// The armed timer, if any.
+    fn deadline(self) -> Option<Instant> {
+        match self {
+            OutState::Queued => None,
+            OutState::WaitAck { deadline } | OutState::WaitResponse { deadline } => Some(deadline),
+        }
+    }
 }
 
 /// One outgoing message-layer exchange: a CON or NON request, or a server's CON separate
@@ -194,6 +206,11 @@ pub struct Endpoint<P> {
     next_id: u64,
     use_tick: u64,
     peers: BTreeMap<P, PeerState>,
+    /// Every armed timer (exchanges, unanswered requests, paced peers), ordered.
+    timers: Timers<P>,
+    /// Per peer: server requests not finished (unanswered, or answered by a separate
+    /// response still in flight), bounded by [`EndpointConfig::max_pending_per_peer`].
+    pending_by_peer: BTreeMap<P, u32>,
     outs: BTreeMap<u64, Out<P>>,
     by_mid: BTreeMap<(P, u16), u64>,
     by_token: BTreeMap<(P, Token), u64>,
@@ -231,6 +248,8 @@ impl<P: Peer> Endpoint<P> {
             next_id: 1,
             use_tick: 0,
             peers: BTreeMap::new(),
+            timers: Timers::new(),
+            pending_by_peer: BTreeMap::new(),
             outs: BTreeMap::new(),
             by_mid: BTreeMap::new(),
             by_token: BTreeMap::new(),
@@ -282,6 +301,7 @@ impl<P: Peer> Endpoint<P> {
         s.dedup_len = self.dedup.len() as u64;
         s.dedup_evicted = self.dedup.evicted;
         s.dedup_expired = self.dedup.expired;
+        s.timers_armed = self.timers.len() as u64;
         s
     }
 
@@ -380,33 +400,29 @@ impl<P: Peer> Endpoint<P> {
 
     /// When [`Endpoint::handle_timeout`] must be called next (`None`: only on new input).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let outs = self.outs.values().filter_map(|o| match o.state {
-            OutState::WaitAck { deadline } | OutState::WaitResponse { deadline } => Some(deadline),
-            OutState::Queued => None,
-        });
-        let served = self.served.values().filter_map(|s| s.deadline);
-        let wakes = self.peers.values().filter_map(|p| p.wake);
-        outs.chain(served).chain(wakes).min()
+        self.timers.next()
     }
 
     /// Process every timer due at `now`: retransmissions, give-ups, response timeouts,
     /// Empty ACKs for slow server requests, paced starts.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.dedup.expire(now);
-        let due: Vec<u64> = self
-            .outs
-            .iter()
-            .filter(|(_, o)| match o.state {
-                OutState::WaitAck { deadline } | OutState::WaitResponse { deadline } => deadline <= now,
-                OutState::Queued => false,
-            })
-            .map(|(x, _)| *x)
-            .collect();
+        // Exchanges first, then unanswered requests, each in id order.
+        let mut due: Vec<u64> = Vec::new();
+        let mut slow: Vec<ServerRequestId> = Vec::new();
+        for k in self.timers.due(now) {
+            match k {
+                TimerKey::Out(x) => due.push(*x),
+                TimerKey::Served(id) => slow.push(*id),
+                TimerKey::Wake(_) => {}
+            }
+        }
+        due.sort_unstable();
+        slow.sort_unstable();
         for xid in due {
             self.on_out_timer(now, xid);
         }
-        let slow: Vec<ServerRequestId> =
-            self.served.iter().filter(|(_, s)| s.deadline.is_some_and(|d| d <= now)).map(|(id, _)| *id).collect();
+        slow.retain(|id| self.served.get(id).is_some_and(|s| s.deadline.is_some_and(|d| d <= now)));
         for id in slow {
             self.send_empty_ack(id);
         }
@@ -430,7 +446,16 @@ impl<P: Peer> Endpoint<P> {
 
     pub(super) fn send(&mut self, peer: P, msg: &Message) {
         self.stats.datagrams_out += 1;
-        self.transmits.push_back(Transmit { peer, bytes: msg.to_bytes() });
+        let kind = if msg.code.is_request() {
+            TransmitKind::Request
+        } else if msg.code.is_response() {
+            TransmitKind::Response
+        } else if msg.mtype == MessageType::Rst {
+            TransmitKind::Reset
+        } else {
+            TransmitKind::EmptyAck
+        };
+        self.transmits.push_back(Transmit { peer, bytes: msg.to_bytes(), kind });
     }
 
     pub(super) fn send_rst(&mut self, peer: P, mid: u16) {

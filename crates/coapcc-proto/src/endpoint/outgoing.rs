@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 
 use super::client::{base_of, wire_token};
 use super::lifecycle::{self, ConExchange, Expiry};
+use super::timers::TimerKey;
 use super::{
     Controller, Endpoint, ExchangeRecord, FailReason, Out, OutState, Outcome, Peer, PeerState, RecordKind,
     TransmissionRecord,
@@ -36,7 +37,9 @@ impl<P: Peer> Endpoint<P> {
                     .min_by_key(|(_, p)| p.last_used)
                     .map(|(k, _)| k.clone());
                 if let Some(k) = idle {
-                    self.peers.remove(&k);
+                    if let Some(p) = self.peers.remove(&k) {
+                        self.timers.rearm(TimerKey::Wake(k), p.wake, None);
+                    }
                 }
             }
             let cc = match &self.factory {
@@ -92,15 +95,19 @@ impl<P: Peer> Endpoint<P> {
         for peer in ready {
             loop {
                 let p = self.peers.get_mut(&peer).expect("present");
+                let old = p.wake;
                 if p.active >= nstart || p.queue.is_empty() {
                     p.wake = None;
+                    self.timers.rearm(TimerKey::Wake(peer.clone()), old, None);
                     break;
                 }
                 if let Some(t) = lifecycle::ready_at(&p.cc, now) {
                     p.wake = Some(t);
+                    self.timers.rearm(TimerKey::Wake(peer.clone()), old, Some(t));
                     break;
                 }
                 p.wake = None;
+                self.timers.rearm(TimerKey::Wake(peer.clone()), old, None);
                 let xid = p.queue.pop_front().expect("not empty");
                 self.start(now, xid);
             }
@@ -176,10 +183,12 @@ impl<P: Peer> Endpoint<P> {
         }
         out.con_ex = ex;
         let timeout = ex.map(|e| e.timer());
+        let old = out.state.deadline();
         out.state = match ex {
             Some(x) => OutState::WaitAck { deadline: x.deadline() },
             None => OutState::WaitResponse { deadline: now + response_timeout },
         };
+        self.timers.rearm(TimerKey::Out(xid), old, out.state.deadline());
         out.tx.push(TransmissionRecord { ordinal: 0, at: now, timeout });
         let msg = out.msg.clone();
         self.send(peer, &msg);
@@ -201,7 +210,9 @@ impl<P: Peer> Endpoint<P> {
                             copy.token = wire_token(base_of(&out.msg.token), true, k);
                         }
                         out.tx.push(TransmissionRecord { ordinal: k, at: now, timeout: Some(timer) });
+                        let old = out.state.deadline();
                         out.state = OutState::WaitAck { deadline };
+                        self.timers.rearm(TimerKey::Out(xid), old, Some(deadline));
                         let peer = out.peer.clone();
                         self.stats.retransmissions += 1;
                         self.send(peer, &copy);
@@ -229,6 +240,10 @@ impl<P: Peer> Endpoint<P> {
         response: Option<(Instant, Code)>,
     ) -> Out<P> {
         let out = self.outs.remove(&xid).expect("finishing a known exchange");
+        self.timers.rearm(TimerKey::Out(xid), out.state.deadline(), None);
+        if let RecordKind::SeparateResponse(_) = out.kind {
+            self.release_pending(&out.peer);
+        }
         if self.by_mid.get(&(out.peer.clone(), out.msg.message_id)) == Some(&xid) {
             self.by_mid.remove(&(out.peer.clone(), out.msg.message_id));
         }

@@ -3,6 +3,7 @@
 
 use super::block::{self, Slice};
 use super::dedup::Cached;
+use super::timers::TimerKey;
 use super::{known_critical, Endpoint, Event, Peer, RecordKind, Response, Served, ServerRequestId, UnknownRequest};
 use crate::option;
 use crate::{Code, Message, MessageType};
@@ -16,6 +17,12 @@ impl<P: Peer> Endpoint<P> {
     /// [`EndpointConfig::block_szx`].
     pub fn respond(&mut self, now: Instant, id: ServerRequestId, response: Response) -> Result<(), UnknownRequest> {
         let s = self.served.remove(&id).ok_or(UnknownRequest(id))?;
+        self.timers.rearm(TimerKey::Served(id), s.deadline, None);
+        if !(s.con && s.acked) {
+            // Answered in one message: the request is finished (a separate response keeps
+            // the peer's pending count until its own exchange finishes).
+            self.release_pending(&s.peer);
+        }
         let msg = self.build_response(&s, response);
         if s.con && !s.acked {
             let mut m = msg;
@@ -84,6 +91,10 @@ impl<P: Peer> Endpoint<P> {
     pub(super) fn handle_request(&mut self, now: Instant, peer: P, msg: Message) {
         let con = msg.mtype == MessageType::Con;
         let expires = self.lifetime(now, con);
+        if self.pending_by_peer.get(&peer).copied().unwrap_or(0) as usize >= self.config.max_pending_per_peer {
+            self.refuse(peer, msg, expires);
+            return;
+        }
         let id = ServerRequestId(self.fresh_id());
         let block2 = msg.block2();
         let bad = match (&block2, msg.options.first_unknown_critical(known_critical)) {
@@ -101,7 +112,9 @@ impl<P: Peer> Endpoint<P> {
             acked: false,
             deadline: if con { Some(now + self.config.piggyback_timeout) } else { None },
         };
+        self.timers.rearm(TimerKey::Served(id), None, s.deadline);
         self.served.insert(id, s);
+        *self.pending_by_peer.entry(peer.clone()).or_insert(0) += 1;
         self.dedup.insert(peer.clone(), msg.message_id, Cached::Pending(id), expires);
         if let Some(text) = bad {
             self.stats.requests_rejected += 1;
@@ -112,10 +125,39 @@ impl<P: Peer> Endpoint<P> {
         self.events.push_back(Event::Request { id, peer, message: msg });
     }
 
+    /// Answer a request over the peer's limit with 5.03 Service Unavailable and Max-Age
+    /// (RFC 7252 §5.9.3.4), piggybacked on the ACK of a CON or as a NON; remembered like any
+    /// answer, so duplicates get the same reply. The application never sees the request.
+    fn refuse(&mut self, peer: P, msg: Message, expires: Option<Instant>) {
+        self.stats.requests_refused += 1;
+        let con = msg.mtype == MessageType::Con;
+        let mut m = Message::new(MessageType::Ack, Code::SERVICE_UNAVAILABLE, msg.message_id).with_token(msg.token);
+        m.options.add(option::MAX_AGE, option::encode_uint(u64::from(self.config.overload_max_age_s)));
+        if con {
+            self.dedup.insert(peer.clone(), msg.message_id, Cached::Reply(m.clone()), expires);
+        } else {
+            m.mtype = MessageType::Non;
+            m.message_id = self.alloc_mid(&peer);
+            self.dedup.insert(peer.clone(), msg.message_id, Cached::Silent, expires);
+        }
+        self.send(peer, &m);
+    }
+
+    /// A server request of `peer` finished (answered in one message, or its separate
+    /// response's exchange ended).
+    pub(super) fn release_pending(&mut self, peer: &P) {
+        if let Some(n) = self.pending_by_peer.get_mut(peer) {
+            *n -= 1;
+            if *n == 0 {
+                self.pending_by_peer.remove(peer);
+            }
+        }
+    }
+
     pub(super) fn send_empty_ack(&mut self, id: ServerRequestId) {
         if let Some(s) = self.served.get_mut(&id) {
             s.acked = true;
-            s.deadline = None;
+            self.timers.rearm(TimerKey::Served(id), s.deadline.take(), None);
             let (peer, mid) = (s.peer.clone(), s.mid);
             let ack = Message::empty_ack(mid);
             self.dedup.update(&peer, mid, Cached::Reply(ack.clone()));

@@ -41,3 +41,73 @@ fn reset_cc_of_a_new_peer_creates_its_state() {
     e.reset_cc(Instant::from_millis(2), &9);
     assert!(e.is_idle());
 }
+
+/// A flood of requests from one peer that the application never answers: beyond
+/// `max_pending_per_peer` they are refused with 5.03 + Max-Age without reaching the
+/// application, state stays bounded, duplicates of a refusal get the same refusal, another
+/// peer is served normally, and the peer is admitted again once its requests are answered.
+#[test]
+fn per_peer_pending_requests_are_bounded() {
+    use crate::{Code, MessageType, Token};
+    let cfg = EndpointConfig { max_pending_per_peer: 4, overload_max_age_s: 7, ..EndpointConfig::default() };
+    let mut server = Endpoint::<u32>::with_seed(cfg, 1);
+    let now = Instant::from_millis(1);
+    let req = |mid: u16| {
+        let mut m = Message::new(MessageType::Con, Code::GET, mid).with_token(Token::new(&[mid as u8]).unwrap());
+        m.add_uri_path("slow");
+        m.to_bytes()
+    };
+    let mut ids = Vec::new();
+    let mut refused = 0;
+    for mid in 0..1000u16 {
+        server.handle_datagram(now, 7, &req(mid));
+        while let Some(ev) = server.poll_event() {
+            if let Event::Request { id, .. } = ev {
+                ids.push(id);
+            }
+        }
+        while let Some(t) = server.poll_transmit(now) {
+            let m = Message::decode(&t.bytes).unwrap();
+            assert_eq!((m.mtype, m.code, m.message_id), (MessageType::Ack, Code::SERVICE_UNAVAILABLE, mid));
+            assert_eq!(m.options.get(crate::option::MAX_AGE), Some(&[7u8][..]));
+            refused += 1;
+        }
+    }
+    assert_eq!(ids.len(), 4);
+    assert_eq!(refused, 996);
+    assert_eq!(server.pending_server_requests(), 4);
+    assert_eq!(server.stats().requests_refused, 996);
+    assert!(server.stats().timers_armed <= 4, "{:?}", server.stats());
+    // A duplicate of a refused request gets the same refusal.
+    server.handle_datagram(now, 7, &req(999));
+    let m = Message::decode(&server.poll_transmit(now).unwrap().bytes).unwrap();
+    assert_eq!((m.code, m.message_id), (Code::SERVICE_UNAVAILABLE, 999));
+    // Another peer is served.
+    server.handle_datagram(now, 8, &req(5000));
+    assert!(matches!(server.poll_event(), Some(Event::Request { peer: 8, .. })));
+    // Answering frees the slots: the flooding peer is admitted again.
+    for id in ids {
+        server.respond(now, id, Response::content("x")).unwrap();
+    }
+    while server.poll_transmit(now).is_some() {}
+    server.handle_datagram(now, 7, &req(2000));
+    assert!(matches!(server.poll_event(), Some(Event::Request { peer: 7, .. })));
+}
+
+/// Timers are indexed: many requests queued behind NSTART arm no timer, and the next
+/// wake-up is the exchange in flight's.
+#[test]
+fn queued_exchanges_arm_no_timer() {
+    let mut client = Endpoint::<u32>::with_seed(EndpointConfig::default(), 3);
+    let now = Instant::from_millis(2);
+    for _ in 0..10_000 {
+        client.request(now, 2, Request::get("/x"));
+    }
+    assert_eq!(client.pending_requests(), 10_000);
+    assert_eq!(client.stats().timers_armed, 1);
+    let t = client.poll_timeout().unwrap();
+    assert!(t > now);
+    client.handle_timeout(t);
+    assert!(client.poll_timeout().unwrap() > t);
+    assert_eq!(client.stats().timers_armed, 1);
+}

@@ -145,6 +145,21 @@ pub struct Transmit<P> {
     pub peer: P,
     /// The encoded CoAP message.
     pub bytes: Vec<u8>,
+    /// What it is (so that a caller never has to parse it again).
+    pub kind: TransmitKind,
+}
+
+/// What a [`Transmit`] carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransmitKind {
+    /// A request (any copy).
+    Request,
+    /// A response: piggybacked in an ACK, separate, NON, or replayed for a duplicate.
+    Response,
+    /// An Empty ACK.
+    EmptyAck,
+    /// An RST.
+    Reset,
 }
 
 /// Why a client request (or a server's separate response) failed.
@@ -206,6 +221,9 @@ pub enum Event<P> {
         peer: P,
         /// The response.
         response: Message,
+        /// With copy identification, the ordinal of the (last) request copy whose token the
+        /// response carried (0 = the original); `None` otherwise.
+        copy: Option<u32>,
     },
     /// Client role: request `id` failed.
     Failed {
@@ -347,6 +365,10 @@ pub struct Stats {
     pub requests_received: u64,
     /// Requests rejected by the endpoint itself (unknown critical option, bad Block2).
     pub requests_rejected: u64,
+    /// Requests refused with 5.03 because their peer had
+    /// [`EndpointConfig::max_pending_per_peer`](super::EndpointConfig::max_pending_per_peer)
+    /// requests pending.
+    pub requests_refused: u64,
     /// ACKs, RSTs and responses that matched nothing (late duplicates, strays).
     pub unmatched: u64,
     /// Retransmissions sent.
@@ -357,4 +379,7 @@ pub struct Stats {
     pub dedup_expired: u64,
     /// Deduplication entries now.
     pub dedup_len: u64,
+    /// Timers armed now (exchanges in flight, unanswered requests, paced peers; never one
+    /// per queued exchange).
+    pub timers_armed: u64,
 }

@@ -11,12 +11,46 @@
 //!    full`, checked identical), and peak memory (VmHWM of a child process that runs only the
 //!    compact scenario);
 //! 2. a scaling curve over clients × exchanges (cost per packet should stay flat);
-//! 3. replications run in parallel on all cores, checked identical to serial runs.
+//! 3. replications run in parallel on all cores, checked identical to serial runs;
+//! 4. open algorithms: the reference scenario with the registry algorithm behind `dyn`
+//!    (a `ControllerFactory` that does not announce itself as the registry), checked
+//!    identical, and its cost per event against the static path.
+//!
+//! With `--baseline BIN` (a `coapcc-sim-bench` built from an earlier commit), the reference
+//! scenario is also timed with that binary, interleaved with this one, and the ratio printed:
+//!
+//! ```text
+//! cargo run --release -p coapcc-sim --bin coapcc-sim-bench -- --baseline /tmp/coapcc-sim-bench-main
+//! ```
 
 use std::process::Command;
 use std::time::Instant;
 
-use coapcc_sim::{simulate, EndpointModel, GroupConfig, SimConfig, SimReport};
+use std::sync::Arc;
+
+use coapcc_sim::{
+    simulate, simulate_custom, ControllerFactory, CustomAlgorithms, EndpointModel, GroupConfig, SimConfig, SimReport,
+};
+
+/// The registry algorithm behind `dyn` (one dynamic call per event).
+struct Opaque(coapcc_cc::AlgorithmConfig);
+
+impl ControllerFactory for Opaque {
+    fn build(&self) -> Box<dyn coapcc_cc::CongestionControl + Send> {
+        Box::new(self.0.build())
+    }
+    fn describe(&self) -> String {
+        format!("opaque {}", self.0)
+    }
+}
+
+/// The reference wall time (ms) printed by another `coapcc-sim-bench` run with `--quick`.
+fn baseline_ms(bin: &str) -> Option<f64> {
+    let out = Command::new(bin).arg("--quick").output().ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let line = text.lines().find(|l| l.starts_with("wall time"))?;
+    line.split_whitespace().nth(2)?.parse().ok()
+}
 
 fn scenario(clients: u32, exchanges: u32, buffer: u64, seed: u64) -> SimConfig {
     let mut c = SimConfig {
@@ -105,6 +139,7 @@ fn main() {
         return;
     }
     let quick = args.iter().any(|a| a == "--quick");
+    let baseline = args.iter().position(|a| a == "--baseline").and_then(|i| args.get(i + 1)).cloned();
     if cfg!(debug_assertions) {
         println!("warning: debug build; run with --release for meaningful figures");
     }
@@ -135,6 +170,22 @@ fn main() {
         full_wall / wall,
         packets(&fr) as f64 / full_wall / 1e6
     );
+    if let Some(bin) = &baseline {
+        // Interleave: baseline (its own median of 5), this build (median of 5), three rounds.
+        let (mut old, mut new) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            if let Some(ms) = baseline_ms(bin) {
+                old.push(ms);
+            }
+            new.push(time_runs(&cfg, 5).0 * 1e3);
+        }
+        if old.is_empty() {
+            println!("baseline           {bin} did not run");
+        } else {
+            let (o, n) = (median(&mut old), median(&mut new));
+            println!("baseline           {o:>10.2} ms  ({bin}; this build {n:.2} ms, ratio {:.3}; medians of 3 interleaved rounds)", n / o);
+        }
+    }
     let base = child_hwm(0, 0, 0);
     let hwm = child_hwm(400, 50, 1_410_000);
     match (hwm, base) {
@@ -214,6 +265,47 @@ fn main() {
         t_serial / t_parallel
     );
     if !identical {
+        std::process::exit(1);
+    }
+
+    // 4. Open algorithms.
+    println!();
+    println!("== open algorithms: the reference scenario with the registry algorithm behind dyn");
+    let mut custom = CustomAlgorithms::new();
+    let alg = coapcc_cc::AlgorithmConfig::parse("default:preset=helsinki2018").expect("registry");
+    custom.add("opaque", Arc::new(Opaque(alg))).expect("a plain name");
+    let mut dyn_cfg = reference(1);
+    dyn_cfg.groups[0].cc = "opaque".into();
+    let dyn_reps = if quick { 5 } else { 21 };
+    let mut walls = Vec::new();
+    let mut last = None;
+    for _ in 0..dyn_reps {
+        let t = Instant::now();
+        last = Some(simulate_custom(&dyn_cfg, &custom, None).expect("valid scenario"));
+        walls.push(t.elapsed().as_secs_f64());
+    }
+    let dyn_wall = median(&mut walls);
+    let dr = last.expect("reps > 0");
+    let (static_wall, sr) = time_runs(&reference(1), dyn_reps);
+    let strip = |r: &SimReport| {
+        let mut v = serde_json::to_value(r).expect("serialises");
+        let o = v.as_object_mut().expect("object");
+        o.remove("wall_s");
+        o.remove("config");
+        for g in o["groups"].as_array_mut().expect("groups") {
+            g.as_object_mut().expect("group").remove("cc");
+        }
+        v
+    };
+    let same = strip(&dr) == strip(&sr);
+    println!("static (registry)  {:>10.2} ms  {:.1} ns/event", static_wall * 1e3, static_wall * 1e9 / sr.events as f64);
+    println!(
+        "dyn (factory)      {:>10.2} ms  {:.1} ns/event  ({:.2}x; results identical: {same})",
+        dyn_wall * 1e3,
+        dyn_wall * 1e9 / dr.events as f64,
+        dyn_wall / static_wall
+    );
+    if !same {
         std::process::exit(1);
     }
 }

@@ -1,0 +1,121 @@
+//! Report assembly and trace records: what the engine measured, as a `SimReport` and
+//! per-exchange `ExchangeTrace`s.
+
+use super::*;
+
+impl<'t, M: Model> Sim<'t, M> {
+    pub(super) fn emit_trace(&mut self, c: usize, outcome: ExchangeOutcome, answer: Option<Answer>) {
+        let Some(sink) = self.trace.as_deref_mut() else { return };
+        let cl = &self.clients[c];
+        self.tx_buf.clear();
+        self.tx_buf.extend(cl.log.iter().map(|&(s, t)| TxTrace { sent_s: secs(s), timer_s: secs(t) }));
+        let rec = ExchangeTrace {
+            time_s: secs(self.now),
+            client: c as u32,
+            group: cl.group,
+            exchange: cl.cur,
+            outcome,
+            transmissions: &self.tx_buf,
+            rtt_s: answer.map(|_| secs(self.now - cl.started)),
+            answered_copy: answer.map(|a| a.0 as u32),
+            echoed_copy: answer.map(|a| a.1 as u32),
+            cc: self.m.snapshot(c).into(),
+        };
+        sink.exchange(&rec);
+    }
+
+    /// Assemble the report (everything but `wall_s`).
+    pub(super) fn report(mut self, cfg: SimConfig, truncated: bool, def: UnnecessaryDef) -> SimReport {
+        let end = if truncated { self.bound } else { self.last_event };
+        self.close_window(end);
+        let start = self.first_packet.unwrap_or(0);
+        let window = self.window_end.unwrap_or(end).saturating_sub(start);
+        let mut flows = Vec::with_capacity(self.clients.len());
+        let mut groups: Vec<GroupReport> = cfg
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| GroupReport {
+                group: i as u32,
+                cc: g.cc.clone(),
+                clients: g.clients,
+                finished_flows: 0,
+                fct_s: None,
+                completed_exchanges: 0,
+                failed_exchanges: 0,
+                transmissions: 0,
+                retransmissions: 0,
+                unnecessary_retransmissions: 0,
+                retransmissions_per_exchange: self.groups[i].hist.clone(),
+            })
+            .collect();
+        let mut fcts: Vec<Vec<f64>> = vec![Vec::new(); groups.len()];
+        for (i, cl) in self.clients.iter().enumerate() {
+            let unnecessary: u64 = cl
+                .recs
+                .iter()
+                .map(|r| {
+                    let m = match def {
+                        UnnecessaryDef::ResponseDelivered => r.min_resp,
+                        UnnecessaryDef::RequestDelivered => r.min_req,
+                    };
+                    if m == NONE {
+                        0
+                    } else {
+                        (r.tx as u64).saturating_sub(1 + m as u64)
+                    }
+                })
+                .sum();
+            let fct = match (cl.first_sent, cl.done_at) {
+                (Some(s), Some(d)) => Some(secs(d - s)),
+                _ => None,
+            };
+            let g = cl.group as usize;
+            let rtx = cl.transmissions - cl.recs.len() as u64;
+            let gr = &mut groups[g];
+            gr.completed_exchanges += cl.completed;
+            gr.failed_exchanges += cl.failed;
+            gr.transmissions += cl.transmissions;
+            gr.retransmissions += rtx;
+            gr.unnecessary_retransmissions += unnecessary;
+            if let Some(f) = fct {
+                gr.finished_flows += 1;
+                fcts[g].push(f);
+            }
+            flows.push(FlowReport {
+                client: i as u32,
+                group: cl.group,
+                cc: self.groups[g].name,
+                fct_s: fct,
+                transmissions: cl.transmissions,
+                retransmissions: rtx,
+                unnecessary_retransmissions: unnecessary,
+                failed_exchanges: cl.failed,
+                completed_exchanges: cl.completed,
+            });
+        }
+        for (gr, f) in groups.iter_mut().zip(&fcts) {
+            gr.fct_s = Summary::of(f);
+        }
+        let link = |l: &Link<Packet<M::Buf>>, busy: u64| {
+            let path = l.path();
+            let rs = path.rate_stage().map(|r| r.stats()).unwrap_or_default();
+            LinkReport::new(path.counters(), rs.admitted_bytes, busy, window, rs.max_queue_bytes)
+        };
+        let downlink = link(&self.down, self.busy_window.0);
+        let uplink = link(&self.up, self.busy_window.1);
+        let serialised = downlink.serialised_bytes;
+        SimReport {
+            config: cfg,
+            flows,
+            retransmissions_per_exchange: std::mem::take(&mut self.hist),
+            links: LinksReport { downlink, uplink },
+            useful_fraction: if serialised > 0 { self.useful_bytes as f64 / serialised as f64 } else { 0.0 },
+            sim_time_s: secs(end),
+            wall_s: 0.0,
+            events: self.events,
+            truncated,
+            groups,
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! The full endpoint model: one real `coapcc_proto::endpoint::Endpoint` per client and one for
+//! the server, exchanging encoded datagrams.
+
+use super::*;
+
+/// Real endpoints: one [`Endpoint<u32>`] per client (node id = client index) and one for the
+/// server (node id = number of clients, which is also its timer slot). Packets carry the
+/// encoded datagrams; the metadata next to them (exchange, copy) is only used for the
+/// metrics and the trace, never by the endpoints.
+pub(crate) struct Full {
+    eps: Vec<Endpoint<u32>>,
+    server: Endpoint<u32>,
+    server_id: u32,
+    request: Request,
+    response: Response,
+    ip_version: u8,
+}
+
+/// Where a server message comes from: the request copy it answers.
+#[derive(Clone, Copy)]
+struct Origin {
+    client: u32,
+    exchange: u32,
+    copy: u16,
+}
+
+impl Full {
+    fn ip_size(&self, datagram: &[u8]) -> u32 {
+        coap::ip_len(datagram.len(), self.ip_version) as u32
+    }
+
+    /// Collect what client `c`'s endpoint did: datagrams to send, its next wake-up, events.
+    /// `via`: the response delivered by the call, if any.
+    fn client_sync(sim: &mut Sim<'_, Self>, c: usize, via: Option<Answer>) {
+        let now = Instant::from_nanos(sim.now);
+        let mut sent_copy = false;
+        while let Some(t) = sim.m.eps[c].poll_transmit(now) {
+            let size = sim.m.ip_size(&t.bytes);
+            if t.kind == TransmitKind::Request {
+                if !sim.clients[c].active {
+                    sim.start_exchange(c);
+                }
+                let deadline = sim.m.eps[c].poll_timeout().expect("a CON request arms its timer").as_nanos();
+                sim.send_copy(c, size, deadline, t.bytes);
+                sent_copy = true;
+            } else {
+                sim.send_other(c, size, t.bytes);
+            }
+        }
+        if !sent_copy {
+            match sim.m.eps[c].poll_timeout() {
+                None => sim.timers.remove(c as u32),
+                Some(d) if sim.timers.time_of(c as u32) != Some(d.as_nanos()) => {
+                    let seq = sim.next_seq();
+                    sim.timers.set(c as u32, d.as_nanos(), seq);
+                }
+                Some(_) => {}
+            }
+        }
+        while let Some(ev) = sim.m.eps[c].poll_event() {
+            match ev {
+                Event::Response { copy, .. } => {
+                    let rec = sim.clients[c].recs[sim.clients[c].cur as usize];
+                    let answer = match via {
+                        // The echoed copy: the one the client's layer read from the token
+                        // (copy identification), else the server's duplicate rule's.
+                        Some(a) if a.0 != NONE => (a.0, copy.map_or(a.1, |k| k as u16), a.2),
+                        // A separate response (sent on the server's timer or after an Empty
+                        // ACK) answers the request the server received first.
+                        _ => {
+                            let size = via.map_or(0, |a| a.2);
+                            let cl = &mut sim.clients[c];
+                            let r = &mut cl.recs[cl.cur as usize];
+                            r.min_resp = r.min_resp.min(rec.min_req);
+                            (rec.min_req, rec.first_req, size)
+                        }
+                    };
+                    sim.exchange_done(c, answer);
+                }
+                Event::Failed { .. } => sim.exchange_failed(c),
+                Event::Request { .. } | Event::ResponseFailed { .. } => {}
+            }
+        }
+    }
+
+    /// Collect what the server endpoint did: answer new requests, send its datagrams, re-arm
+    /// its timer. `origin`: the request copy the call handled, if any.
+    fn server_sync(sim: &mut Sim<'_, Self>, origin: Option<Origin>) {
+        let now = Instant::from_nanos(sim.now);
+        while let Some(ev) = sim.m.server.poll_event() {
+            if let Event::Request { id, .. } = ev {
+                if sim.server_delay == 0 {
+                    let r = sim.m.response.clone();
+                    sim.m.server.respond(now, id, r).expect("a new request is pending");
+                } else if let Some(o) = origin {
+                    let p = Packet {
+                        seq: 0,
+                        client: o.client,
+                        exchange: o.exchange,
+                        copy: o.copy,
+                        echo: o.copy,
+                        buf: Vec::new(),
+                    };
+                    sim.server_answer(p, 0, id.0);
+                }
+            }
+        }
+        while let Some(t) = sim.m.server.poll_transmit(now) {
+            let size = sim.m.ip_size(&t.bytes);
+            let peer = t.peer;
+            let is_response = t.kind == TransmitKind::Response;
+            let exchange = sim.clients[peer as usize].cur;
+            let p = match origin {
+                Some(o) if is_response && o.client == peer && o.copy != NONE => {
+                    // Which copy the answer identifies, by the protocol layer's duplicate
+                    // rule (with copy identification the client reads it from the token).
+                    let first = sim.clients[peer as usize].recs[o.exchange as usize].first_req;
+                    let echo = proto_duplicate_mode(sim.duplicate_mode).echo(first, o.copy);
+                    Packet { seq: 0, client: peer, exchange: o.exchange, copy: o.copy, echo, buf: t.bytes }
+                }
+                _ => Packet { seq: 0, client: peer, exchange, copy: NONE, echo: NONE, buf: t.bytes },
+            };
+            sim.send_response(p, size);
+        }
+        let slot = sim.m.server_id;
+        match sim.m.server.poll_timeout() {
+            None => sim.timers.remove(slot),
+            Some(d) if sim.timers.time_of(slot) != Some(d.as_nanos()) => {
+                let seq = sim.next_seq();
+                sim.timers.set(slot, d.as_nanos(), seq);
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+impl Model for Full {
+    type Buf = Vec<u8>;
+
+    fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self {
+        let n = cfg.total_clients() as usize;
+        let mut eps = Vec::with_capacity(n);
+        for (gc, alg) in cfg.groups.iter().zip(algs) {
+            for _ in 0..gc.clients {
+                let c = eps.len() as u64;
+                let ecfg = ep::EndpointConfig { cc: alg.config(), token_len: cfg.coap.token_len, ..Default::default() };
+                let mut e = Endpoint::new(ecfg, Box::new(SplitMix64::stream(cfg.seed, STREAM_ENDPOINT + c)))
+                    .with_cc_entropy(Box::new(SplitMix64::stream(cfg.seed, STREAM_DITHER + c)));
+                if let Some(f) = alg.factory() {
+                    e = e.with_controller(f);
+                }
+                eps.push(e);
+            }
+        }
+        let scfg = ep::EndpointConfig {
+            duplicate_mode: proto_duplicate_mode(cfg.server.duplicate_mode),
+            // Fewer entries than Message IDs: a client reuses a Message ID after 65 536
+            // exchanges, and by then its old entry has been evicted unless some of those
+            // exchanges never reached the server at all. Memory stays bounded (≈ 10 MB).
+            dedup_capacity: u16::MAX as usize,
+            // Never slice the response: the compact model sends it whole (the MTU bounds it).
+            max_unblocked_payload: (cfg.coap.response_payload_bytes as usize).max(1024),
+            ..Default::default()
+        };
+        let server = Endpoint::new(scfg, Box::new(SplitMix64::stream(cfg.seed, STREAM_SERVER)));
+        let mut request = Request::new(Code::GET, "");
+        for seg in coap::uri_path_segments(&cfg.coap.uri_path) {
+            request.options.add(option::URI_PATH, seg.as_bytes());
+        }
+        Full {
+            eps,
+            server,
+            server_id: n as u32,
+            request,
+            response: Response::content(vec![b'x'; cfg.coap.response_payload_bytes as usize]),
+            ip_version: cfg.coap.ip_version,
+        }
+    }
+
+    fn timer_slots(&self, clients: usize) -> usize {
+        clients + 1
+    }
+
+    fn needs_log(&self, _c: usize) -> bool {
+        false
+    }
+
+    /// Hand the request to the endpoint, which starts it now or when the algorithm's pacing
+    /// allows (its wake-up is the client's timer).
+    fn begin(sim: &mut Sim<'_, Self>, c: usize) {
+        let now = Instant::from_nanos(sim.now);
+        let req = sim.m.request.clone();
+        let server = sim.m.server_id;
+        sim.m.eps[c].request(now, server, req);
+        Full::client_sync(sim, c, None);
+    }
+
+    fn timer(sim: &mut Sim<'_, Self>, slot: usize) {
+        let now = Instant::from_nanos(sim.now);
+        if slot == sim.m.server_id as usize {
+            sim.m.server.handle_timeout(now);
+            Full::server_sync(sim, None);
+        } else {
+            sim.m.eps[slot].handle_timeout(now);
+            Full::client_sync(sim, slot, None);
+        }
+    }
+
+    fn at_server(sim: &mut Sim<'_, Self>, p: Packet<Vec<u8>>) {
+        sim.note_request(&p);
+        sim.m.server.handle_datagram(Instant::from_nanos(sim.now), p.client, &p.buf);
+        let origin = Origin { client: p.client, exchange: p.exchange, copy: p.copy };
+        Full::server_sync(sim, Some(origin));
+    }
+
+    fn server_send(sim: &mut Sim<'_, Self>, p: Packet<Vec<u8>>, sid: u64) {
+        let r = sim.m.response.clone();
+        // The request may have been answered meanwhile only if the endpoint answered it
+        // itself (never: it reports every new request and we answer each once).
+        let _ = sim.m.server.respond(Instant::from_nanos(sim.now), ServerRequestId(sid), r);
+        let origin = Origin { client: p.client, exchange: p.exchange, copy: p.copy };
+        Full::server_sync(sim, Some(origin));
+    }
+
+    fn at_client(sim: &mut Sim<'_, Self>, p: Packet<Vec<u8>>) {
+        let c = p.client as usize;
+        sim.note_response(&p);
+        let size = sim.m.ip_size(&p.buf);
+        let server = sim.m.server_id;
+        sim.m.eps[c].handle_datagram(Instant::from_nanos(sim.now), server, &p.buf);
+        Full::client_sync(sim, c, Some((p.copy, p.echo, size)));
+    }
+
+    fn reset(sim: &mut Sim<'_, Self>, c: usize) {
+        let server = sim.m.server_id;
+        sim.m.eps[c].reset_cc(Instant::from_nanos(sim.now), &server);
+    }
+
+    fn snapshot(&self, c: usize) -> Snapshot {
+        self.eps[c].cc(&self.server_id).map(|a| a.snapshot()).expect("a client that sent has algorithm state")
+    }
+}

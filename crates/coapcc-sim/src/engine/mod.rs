@@ -1,0 +1,549 @@
+//! The discrete-event engine: virtual clock, event queue, workloads and metrics. The endpoint
+//! models that run the clients and the server are in [`compact`] and [`full`]; the report
+//! and trace records are assembled in `assemble`.
+//!
+//! # Event queue
+//!
+//! Time is integer nanoseconds. Every event carries `(time, seq)`, `seq` being a global
+//! insertion counter, and events run in `(time, seq)` order, so ties break by insertion and
+//! a run is a pure function of (configuration, seed).
+//!
+//! The queue is split by kind, each part cheap for its own access pattern, and the engine
+//! merges their heads by `(time, seq)`, which is exactly the order one binary heap of all
+//! events would give:
+//! - packets in flight: each direction is a [`Link`], which computes a packet's whole path
+//!   when it is pushed and holds it in a FIFO until delivery (one event per packet);
+//! - responses delayed by the server's constant processing delay: a FIFO;
+//! - retransmission timers: an indexed heap with one timer slot per client (plus one for the
+//!   server in the full model), re-keyed in place when a timer is re-armed and emptied when
+//!   it is cancelled (no stale entries);
+//! - everything else (flow starts, delayed exchange starts): a binary heap.
+//!
+//! # Endpoint models
+//!
+//! The engine ([`Sim`]) owns the clock, the queue, the links, the workloads and every metric;
+//! a [`Model`] is told what happened (an exchange may start, a timer expired, a datagram
+//! arrived) and answers by calling the engine back (send a request copy, send a response,
+//! an exchange completed or failed). [`Compact`] is the simulator's own model (packets are
+//! small structs, sizes from [`crate::coap`]); [`Full`] runs one real
+//! [`coapcc_proto::endpoint::Endpoint`] per client and one for the server. Both consume
+//! `seq` numbers in the same pattern (one per packet sent, one per timer armed with a request
+//! copy or re-armed otherwise, one per delayed start or delayed server answer), so where they
+//! do the same thing they produce the same event order, bit for bit.
+//!
+//! # Random streams
+//!
+//! All streams are `SplitMix64::stream(seed, id)`: uplink element i → id 0x100 + i, downlink
+//! element i → 0x200 + i (loss and rest-of-path delay, per direction), client c's dither →
+//! 2^32 + c, client c's workload (batch sizes, start jitter) → 2·2^32 + c; full model only:
+//! client c's endpoint (Message IDs, tokens) → 3·2^32 + c, the server endpoint → 0x300.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+use coapcc_cc::{CongestionControl, Instant, Snapshot, SplitMix64};
+use coapcc_proto::endpoint::lifecycle::{self, ConExchange, Expiry};
+use coapcc_proto::endpoint::{self as ep, Endpoint, Event, Request, Response, ServerRequestId, TransmitKind};
+use coapcc_proto::{option, Code};
+
+use crate::algorithms::{ClientCc, GroupAlg};
+use crate::coap;
+use crate::config::{ConfigError, DuplicateMode, SimConfig, UnnecessaryDef};
+use crate::link::{ms_to_ns, Link, Nanos};
+use crate::report::{secs, FlowReport, GroupReport, LinkReport, LinksReport, SimReport, Summary};
+use crate::timers::TimerHeap;
+use crate::trace::{ExchangeOutcome, ExchangeTrace, TraceSink, TxTrace};
+use crate::workload::{uniform_u64, FlowPlan, Next};
+
+mod assemble;
+mod compact;
+mod full;
+
+pub(crate) use compact::Compact;
+pub(crate) use full::Full;
+
+/// Stream id base of uplink elements.
+pub const STREAM_UPLINK: u64 = 0x100;
+/// Stream id base of downlink elements.
+pub const STREAM_DOWNLINK: u64 = 0x200;
+/// Stream id of the server endpoint (full endpoint model).
+pub const STREAM_SERVER: u64 = 0x300;
+/// Stream id base of client dither streams.
+pub const STREAM_DITHER: u64 = 1 << 32;
+/// Stream id base of client workload streams.
+pub const STREAM_WORKLOAD: u64 = 2 << 32;
+/// Stream id base of client endpoints' own randomness (Message IDs, tokens; full model).
+pub const STREAM_ENDPOINT: u64 = 3 << 32;
+
+/// "No copy": a packet that is not a request copy / not a response to one, or a metric
+/// slot not filled yet.
+const NONE: u16 = u16::MAX;
+
+/// A message on the wire (both directions). `buf` is the model's payload: nothing for the
+/// compact model, the encoded datagram for the full one.
+#[derive(Clone, Debug)]
+pub(crate) struct Packet<B> {
+    seq: u64,
+    client: u32,
+    /// Exchange index within the client's flow (compact: the Message ID mod 2^16).
+    exchange: u32,
+    /// Request: its copy ordinal. Response: the copy whose arrival triggered it. `NONE` for
+    /// other messages (Empty ACKs, RSTs, separate responses sent on a timer).
+    copy: u16,
+    /// Response: the ordinal echoed in it (AMBIG-21).
+    echo: u16,
+    buf: B,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum EvKind {
+    /// A flow starts.
+    FlowStart(u32),
+    /// A client may start its next exchange (pacing, or a workload delay).
+    Begin(u32),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Ev {
+    time: Nanos,
+    seq: u64,
+    kind: EvKind,
+}
+
+impl PartialEq for Ev {
+    fn eq(&self, o: &Self) -> bool {
+        (self.time, self.seq) == (o.time, o.seq)
+    }
+}
+impl Eq for Ev {}
+impl PartialOrd for Ev {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Ev {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.time, o.seq).cmp(&(self.time, self.seq))
+    }
+}
+
+/// Per-exchange record kept until the end of the run (unnecessary-retransmission metric).
+#[derive(Clone, Copy, Debug)]
+struct ExRec {
+    /// Copies sent.
+    tx: u16,
+    /// Smallest copy that reached the server.
+    min_req: u16,
+    /// Smallest copy whose response reached the client.
+    min_resp: u16,
+    /// First copy that reached the server.
+    first_req: u16,
+}
+
+/// A client's workload position and measurements (the protocol state is the model's).
+struct Client {
+    group: u32,
+    plan: FlowPlan,
+    /// An exchange is in progress.
+    active: bool,
+    /// Index of the current (or last) exchange in `recs`.
+    cur: u32,
+    /// First transmission of the current exchange.
+    started: Nanos,
+    /// Transmissions of the active exchange (send time, armed timer): kept only when tracing
+    /// or when the model needs them (compact copy identification).
+    log: Vec<(Nanos, Nanos)>,
+    keep_log: bool,
+    first_sent: Option<Nanos>,
+    done_at: Option<Nanos>,
+    transmissions: u64,
+    completed: u64,
+    failed: u64,
+    recs: Vec<ExRec>,
+}
+
+struct Group {
+    name: &'static str,
+    hist: Vec<u64>,
+}
+
+/// What a response that completed an exchange carried: (answered copy, echoed copy, IP size).
+type Answer = (u16, u16, u32);
+
+/// An endpoint model: the clients' and the server's protocol logic. Every hook is told the
+/// event and calls the engine back.
+pub(crate) trait Model: Sized {
+    /// Payload of a packet.
+    type Buf;
+    /// The model for `cfg` (`algs`: each group's algorithm).
+    fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self;
+    /// Timer slots: one per client, plus any the model needs.
+    fn timer_slots(&self, clients: usize) -> usize;
+    /// Whether client `c`'s transmissions must be logged even without a trace.
+    fn needs_log(&self, c: usize) -> bool;
+    /// Client `c` may start its next exchange now (the model may defer it: pacing).
+    fn begin(sim: &mut Sim<'_, Self>, c: usize);
+    /// Timer slot `slot` expired.
+    fn timer(sim: &mut Sim<'_, Self>, slot: usize);
+    /// A packet reached the server.
+    fn at_server(sim: &mut Sim<'_, Self>, p: Packet<Self::Buf>);
+    /// The server's processing delay for request `sid` (the model's id) ended.
+    fn server_send(sim: &mut Sim<'_, Self>, p: Packet<Self::Buf>, sid: u64);
+    /// A packet reached its client.
+    fn at_client(sim: &mut Sim<'_, Self>, p: Packet<Self::Buf>);
+    /// Reset client `c`'s algorithm (random workload, batch boundary).
+    fn reset(sim: &mut Sim<'_, Self>, c: usize);
+    /// Client `c`'s algorithm state.
+    fn snapshot(&self, c: usize) -> Snapshot;
+}
+
+/// One simulation run.
+pub(crate) struct Sim<'t, M: Model> {
+    now: Nanos,
+    seq: u64,
+    bound: Nanos,
+    heap: BinaryHeap<Ev>,
+    timers: TimerHeap,
+    /// Delayed server answers: (time, packet, model's request id).
+    server_q: VecDeque<(Nanos, Packet<M::Buf>, u64)>,
+    up: Link<Packet<M::Buf>>,
+    down: Link<Packet<M::Buf>>,
+    clients: Vec<Client>,
+    groups: Vec<Group>,
+    duplicate_mode: DuplicateMode,
+    server_delay: Nanos,
+    hist: Vec<u64>,
+    useful_bytes: u64,
+    first_packet: Option<Nanos>,
+    done: usize,
+    window_end: Option<Nanos>,
+    busy_window: (u64, u64),
+    last_event: Nanos,
+    events: u64,
+    trace: Option<&'t mut dyn TraceSink>,
+    tx_buf: Vec<TxTrace>,
+    m: M,
+}
+
+/// Run `cfg` (resolved and validated) with endpoint model `M`.
+pub(crate) fn run<M: Model>(
+    cfg: SimConfig,
+    algs: &[GroupAlg],
+    trace: Option<&mut dyn TraceSink>,
+) -> Result<SimReport, ConfigError> {
+    let def = cfg.metrics.unnecessary_def;
+    let mut sim = Sim::<M>::new(&cfg, algs, trace)?;
+    let truncated = sim.run();
+    Ok(sim.report(cfg, truncated, def))
+}
+
+impl<'t, M: Model> Sim<'t, M> {
+    fn new(cfg: &SimConfig, algs: &[GroupAlg], trace: Option<&'t mut dyn TraceSink>) -> Result<Self, ConfigError> {
+        let seed = cfg.seed;
+        let mtu = cfg.link.mtu_bytes;
+        let link_err = |field: &str, e: String| ConfigError::Invalid { field: field.into(), problem: e };
+        let up = Link::new(&cfg.link.uplink, mtu, seed, STREAM_UPLINK).map_err(|e| link_err("link.uplink", e))?;
+        let down =
+            Link::new(&cfg.link.downlink, mtu, seed, STREAM_DOWNLINK).map_err(|e| link_err("link.downlink", e))?;
+        let m = M::new(cfg, algs);
+        let tracing = trace.is_some();
+        let n = cfg.total_clients() as usize;
+        let protos: Vec<_> = algs.iter().map(GroupAlg::instance).collect();
+        let max_rtx = protos.iter().map(|a| a.max_retransmit()).max().unwrap_or(0);
+        let mut clients = Vec::with_capacity(n);
+        let mut groups = Vec::with_capacity(algs.len());
+        let mut heap = BinaryHeap::with_capacity(n + 16);
+        let mut seq = 0u64;
+        let jitter = ms_to_ns(cfg.workload.start_jitter_ms);
+        let reserve = (cfg.workload.exchanges as usize).min(1024);
+        for (g, (gc, proto)) in cfg.groups.iter().zip(&protos).enumerate() {
+            groups.push(Group { name: proto.name(), hist: vec![0; proto.max_retransmit() as usize + 1] });
+            for _ in 0..gc.clients {
+                let c = clients.len() as u64;
+                let keep_log = tracing || m.needs_log(c as usize);
+                let mut wl = SplitMix64::stream(seed, STREAM_WORKLOAD + c);
+                let start = if jitter > 0 { uniform_u64(&mut wl, 0, jitter) } else { 0 };
+                seq += 1;
+                heap.push(Ev { time: start, seq, kind: EvKind::FlowStart(c as u32) });
+                clients.push(Client {
+                    group: g as u32,
+                    plan: FlowPlan::new(&cfg.workload, wl),
+                    active: false,
+                    cur: 0,
+                    started: 0,
+                    log: if keep_log { Vec::with_capacity(max_rtx as usize + 1) } else { Vec::new() },
+                    keep_log,
+                    first_sent: None,
+                    done_at: None,
+                    transmissions: 0,
+                    completed: 0,
+                    failed: 0,
+                    recs: Vec::with_capacity(reserve),
+                });
+            }
+        }
+        let bound = (cfg.max_sim_time_s * 1e9).round() as Nanos;
+        Ok(Sim {
+            now: 0,
+            seq,
+            bound,
+            heap,
+            timers: TimerHeap::new(m.timer_slots(n)),
+            server_q: VecDeque::new(),
+            up,
+            down,
+            clients,
+            groups,
+            duplicate_mode: cfg.server.duplicate_mode,
+            server_delay: ms_to_ns(cfg.server.processing_delay_ms),
+            hist: vec![0; max_rtx as usize + 1],
+            useful_bytes: 0,
+            first_packet: None,
+            done: 0,
+            window_end: None,
+            busy_window: (0, 0),
+            last_event: 0,
+            events: 0,
+            trace,
+            tx_buf: Vec::new(),
+            m,
+        })
+    }
+
+    #[inline]
+    fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Run to completion (every flow finished and every packet delivered or dropped) or to
+    /// the time bound. Returns whether the bound was hit.
+    fn run(&mut self) -> bool {
+        #[derive(Clone, Copy)]
+        enum Src {
+            Heap,
+            Timer,
+            Server,
+            Up,
+            Down,
+        }
+        loop {
+            let mut best: Option<(Nanos, u64, Src)> = self.timers.peek().map(|e| (e.time, e.seq, Src::Timer));
+            if let Some(e) = self.heap.peek() {
+                if best.map_or(true, |b| (e.time, e.seq) < (b.0, b.1)) {
+                    best = Some((e.time, e.seq, Src::Heap));
+                }
+            }
+            if let Some((t, p, _)) = self.server_q.front() {
+                if best.map_or(true, |b| (*t, p.seq) < (b.0, b.1)) {
+                    best = Some((*t, p.seq, Src::Server));
+                }
+            }
+            if let Some((t, p)) = self.up.peek() {
+                if best.map_or(true, |b| (t, p.seq) < (b.0, b.1)) {
+                    best = Some((t, p.seq, Src::Up));
+                }
+            }
+            if let Some((t, p)) = self.down.peek() {
+                if best.map_or(true, |b| (t, p.seq) < (b.0, b.1)) {
+                    best = Some((t, p.seq, Src::Down));
+                }
+            }
+            let Some((t, _, src)) = best else { return false };
+            if t > self.bound {
+                self.now = self.bound;
+                return true;
+            }
+            self.now = t;
+            self.last_event = t;
+            self.events += 1;
+            match src {
+                Src::Heap => {
+                    let e = self.heap.pop().expect("peeked");
+                    match e.kind {
+                        EvKind::FlowStart(c) => self.flow_start(c as usize),
+                        EvKind::Begin(c) => M::begin(self, c as usize),
+                    }
+                }
+                Src::Timer => {
+                    let slot = self.timers.peek().expect("peeked").client;
+                    M::timer(self, slot as usize);
+                }
+                Src::Server => {
+                    let (_, p, sid) = self.server_q.pop_front().expect("peeked");
+                    M::server_send(self, p, sid);
+                }
+                Src::Up => {
+                    let p = self.up.poll(t).expect("peeked");
+                    M::at_server(self, p);
+                }
+                Src::Down => {
+                    let p = self.down.poll(t).expect("peeked");
+                    M::at_client(self, p);
+                }
+            }
+        }
+    }
+
+    fn flow_start(&mut self, c: usize) {
+        let next = self.clients[c].plan.start();
+        self.follow(c, next);
+    }
+
+    /// Act on the workload's answer.
+    fn follow(&mut self, c: usize, next: Next) {
+        match next {
+            Next::Done => {
+                self.timers.remove(c as u32);
+                self.clients[c].done_at = Some(self.now);
+                self.done += 1;
+                if self.done == self.clients.len() {
+                    self.close_window(self.now);
+                }
+            }
+            Next::Exchange { delay_ns, reset } => {
+                if reset {
+                    M::reset(self, c);
+                }
+                if delay_ns > 0 {
+                    self.defer_begin(c, self.now + delay_ns);
+                } else {
+                    M::begin(self, c);
+                }
+            }
+        }
+    }
+
+    /// Client `c` tries to start its next exchange at `time` instead of now.
+    fn defer_begin(&mut self, c: usize, time: Nanos) {
+        self.timers.remove(c as u32);
+        let seq = self.next_seq();
+        self.heap.push(Ev { time, seq, kind: EvKind::Begin(c as u32) });
+    }
+
+    /// The utilisation window ends (last flow finished, or the time bound).
+    fn close_window(&mut self, end: Nanos) {
+        if self.window_end.is_none() {
+            self.window_end = Some(end);
+            self.busy_window = (self.down.path().busy_ns_until(end), self.up.path().busy_ns_until(end));
+        }
+    }
+
+    /// Client `c` starts an exchange now (its first copy follows with [`Sim::send_copy`]).
+    fn start_exchange(&mut self, c: usize) {
+        let now = self.now;
+        let cl = &mut self.clients[c];
+        cl.cur = cl.recs.len() as u32;
+        cl.recs.push(ExRec { tx: 0, min_req: NONE, min_resp: NONE, first_req: NONE });
+        cl.active = true;
+        cl.started = now;
+        cl.log.clear();
+        cl.first_sent.get_or_insert(now);
+    }
+
+    /// Send the next copy (`size` IP bytes) of client `c`'s active exchange and arm its timer
+    /// for `deadline`.
+    fn send_copy(&mut self, c: usize, size: u32, deadline: Nanos, buf: M::Buf) {
+        let now = self.now;
+        let seq = self.next_seq();
+        let tseq = self.next_seq();
+        let cl = &mut self.clients[c];
+        let rec = cl.recs.last_mut().expect("active exchange has a record");
+        let copy = rec.tx;
+        rec.tx = rec.tx.saturating_add(1);
+        cl.transmissions += 1;
+        if cl.keep_log {
+            cl.log.push((now, deadline - now));
+        }
+        let pkt = Packet { seq, client: c as u32, exchange: cl.cur, copy, echo: copy, buf };
+        self.first_packet.get_or_insert(now);
+        self.up.push(now, size, pkt);
+        self.timers.set(c as u32, deadline, tseq);
+    }
+
+    /// Send a client message that is not a request copy (full model: Empty ACK, RST).
+    fn send_other(&mut self, c: usize, size: u32, buf: M::Buf) {
+        let seq = self.next_seq();
+        let exchange = self.clients[c].cur;
+        self.first_packet.get_or_insert(self.now);
+        self.up.push(self.now, size, Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf });
+    }
+
+    /// A request copy reached the server (metrics only).
+    fn note_request<B>(&mut self, p: &Packet<B>) {
+        if p.copy == NONE {
+            return;
+        }
+        let rec = &mut self.clients[p.client as usize].recs[p.exchange as usize];
+        rec.min_req = rec.min_req.min(p.copy);
+        if rec.first_req == NONE {
+            rec.first_req = p.copy;
+        }
+    }
+
+    /// A response to copy `p.copy` reached its client (metrics only).
+    fn note_response<B>(&mut self, p: &Packet<B>) {
+        if p.copy == NONE {
+            return;
+        }
+        let rec = &mut self.clients[p.client as usize].recs[p.exchange as usize];
+        rec.min_resp = rec.min_resp.min(p.copy);
+    }
+
+    /// The server answers `p` now (or after its processing delay; `sid` is the model's
+    /// handle for the delayed answer).
+    fn server_answer(&mut self, p: Packet<M::Buf>, size: u32, sid: u64) {
+        if self.server_delay == 0 {
+            self.send_response(p, size);
+        } else {
+            // A constant delay keeps the server's output in arrival order: a FIFO suffices.
+            let seq = self.next_seq();
+            self.server_q.push_back((self.now + self.server_delay, Packet { seq, ..p }, sid));
+        }
+    }
+
+    fn send_response(&mut self, mut p: Packet<M::Buf>, size: u32) {
+        p.seq = self.next_seq(); // the downlink event's own insertion order
+        self.down.push(self.now, size, p);
+    }
+
+    /// Client `c`'s active exchange completed with a response (`answer`), after the model
+    /// told the algorithm.
+    fn exchange_done(&mut self, c: usize, answer: Answer) {
+        let cl = &mut self.clients[c];
+        cl.active = false;
+        cl.completed += 1;
+        let n = cl.recs[cl.cur as usize].tx.saturating_sub(1) as usize;
+        let g = cl.group as usize;
+        if let Some(h) = self.hist.get_mut(n) {
+            *h += 1;
+        }
+        if let Some(h) = self.groups[g].hist.get_mut(n) {
+            *h += 1;
+        }
+        self.useful_bytes += answer.2 as u64;
+        if self.trace.is_some() {
+            self.emit_trace(c, ExchangeOutcome::Ack, Some(answer));
+        }
+        let next = self.clients[c].plan.after(true);
+        self.follow(c, next);
+    }
+
+    /// Client `c`'s active exchange gave up, after the model told the algorithm.
+    fn exchange_failed(&mut self, c: usize) {
+        let cl = &mut self.clients[c];
+        cl.active = false;
+        cl.failed += 1;
+        self.emit_trace(c, ExchangeOutcome::GiveUp, None);
+        let next = self.clients[c].plan.after(false);
+        self.follow(c, next);
+    }
+}
+
+/// The simulator's duplicate mode as the protocol layer's.
+fn proto_duplicate_mode(m: DuplicateMode) -> ep::DuplicateMode {
+    match m {
+        DuplicateMode::AnswerEachCopy => ep::DuplicateMode::AnswerEachCopy,
+        DuplicateMode::ReplayCached => ep::DuplicateMode::ReplayCached,
+    }
+}

@@ -77,6 +77,19 @@ pub struct ServerArgs {
     /// Serve CoAP over TCP (RFC 8323) on --bind instead of UDP.
     #[arg(long)]
     pub tcp: bool,
+    /// Most requests one client (address and port) may have pending; beyond, requests are
+    /// answered at once with 5.03 Service Unavailable and Max-Age 2.
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    pub max_pending_per_peer: usize,
+    /// Most duplicates of one CON answered from the deduplication cache (later ones are
+    /// dropped); a compliant client retransmits at most MAX_RETRANSMIT times.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub max_duplicate_replies: u32,
+    /// Largest answer to a GET/FETCH from a client not yet verified, as a multiple of the
+    /// request's size; larger answers become 4.01 with an Echo option (RFC 9175) that the
+    /// client repeats to prove it receives at its address. 0: no limit.
+    #[arg(long, default_value_t = 3, value_name = "FACTOR")]
+    pub amplification_limit: u32,
 }
 
 impl Default for ServerArgs {
@@ -113,6 +126,12 @@ impl ServerArgs {
         c.max_unblocked_payload = self.block_size;
         c.piggyback_timeout = piggyback_timeout;
         c.record_exchanges = self.log.is_some();
+        if self.max_pending_per_peer == 0 {
+            bail!("--max-pending-per-peer must be at least 1");
+        }
+        c.max_pending_per_peer = self.max_pending_per_peer;
+        c.max_duplicate_replies = self.max_duplicate_replies;
+        c.amplification_limit = (self.amplification_limit > 0).then_some(self.amplification_limit);
         Ok(c)
     }
 }

@@ -44,8 +44,10 @@ mod block;
 mod client;
 mod config;
 mod dedup;
+mod echo;
 mod factory;
 pub mod lifecycle;
+mod limits;
 mod outgoing;
 mod server;
 #[cfg(test)]
@@ -62,6 +64,7 @@ use coapcc_cc::{CongestionControl, Entropy, Instant, SplitMix64};
 use core::time::Duration;
 
 pub use config::{DuplicateMode, EndpointConfig, LifetimeMode, TransmissionParams};
+pub use echo::ECHO;
 pub use types::{
     Event, ExchangeRecord, FailReason, Outcome, RecordKind, Request, RequestId, Response, ServerRequestId, Stats,
     TransmissionRecord, Transmit, TransmitKind,
@@ -171,6 +174,12 @@ struct ClientReq {
     body: Vec<u8>,
     /// Whether the transfer is block-wise (a response carried Block2).
     blockwise: bool,
+    /// The Block2 option of the latest request sent (to repeat it with an Echo value).
+    block: Option<Block>,
+    /// Blocks received so far.
+    blocks: u32,
+    /// Times the request was repeated with a server's Echo value.
+    echo_retries: u8,
 }
 
 /// A request received as a server and not answered yet.
@@ -185,6 +194,10 @@ struct Served<P> {
     acked: bool,
     /// When to send the Empty ACK if still unanswered (CON only).
     deadline: Option<Instant>,
+    /// Size of the request datagram (for the amplification limit).
+    request_len: usize,
+    /// GET or FETCH (answers of other methods are never replaced by an Echo challenge).
+    safe: bool,
 }
 
 /// A sans-IO CoAP-over-UDP endpoint, client and server at once. See the [module
@@ -216,6 +229,11 @@ pub struct Endpoint<P> {
     by_token: BTreeMap<(P, Token), u64>,
     requests: BTreeMap<RequestId, ClientReq>,
     served: BTreeMap<ServerRequestId, Served<P>>,
+    /// Secret of the Echo values (drawn only when the amplification limit is on).
+    echo_key: u64,
+    /// Peers that echoed our Echo value, and their order for eviction.
+    verified: std::collections::BTreeSet<P>,
+    verified_order: VecDeque<P>,
     dedup: DedupCache<P>,
     transmits: VecDeque<Transmit<P>>,
     events: VecDeque<Event<P>>,
@@ -227,6 +245,9 @@ impl<P: Peer> Endpoint<P> {
     /// A new endpoint drawing its randomness from `rng`. The first Message ID is random,
     /// later ones are sequential (RFC 7252 §4.4).
     pub fn new(config: EndpointConfig, mut rng: Box<dyn Entropy + Send>) -> Self {
+        // Drawn first and only when needed, so that configurations without the limit keep
+        // their Message ID and token streams.
+        let echo_key = if config.amplification_limit.is_some() { rng.next_u64() } else { 0 };
         let params = config.params();
         let (con_lifetime, non_lifetime) = match config.lifetime_mode {
             LifetimeMode::Formula => (Some(params.exchange_lifetime()), Some(params.non_lifetime())),
@@ -235,6 +256,9 @@ impl<P: Peer> Endpoint<P> {
         let response_timeout = config.response_timeout.unwrap_or_else(|| params.max_transmit_wait());
         let next_mid = rng.next_u64() as u16;
         Endpoint {
+            echo_key,
+            verified: Default::default(),
+            verified_order: VecDeque::new(),
             dedup: DedupCache::new(config.dedup_capacity),
             config,
             params,

@@ -176,6 +176,8 @@ pub enum FailReason {
     BadBlock,
     /// The reassembled body exceeded [`EndpointConfig::max_body_size`](super::EndpointConfig::max_body_size).
     BodyTooLarge,
+    /// The transfer took more than [`EndpointConfig::max_blocks`](super::EndpointConfig::max_blocks) blocks.
+    TooManyBlocks,
 }
 
 impl FailReason {
@@ -187,6 +189,7 @@ impl FailReason {
             FailReason::ResponseTimeout => "response-timeout",
             FailReason::BadBlock => "bad-block",
             FailReason::BodyTooLarge => "body-too-large",
+            FailReason::TooManyBlocks => "too-many-blocks",
         }
     }
 }
@@ -382,4 +385,14 @@ pub struct Stats {
     /// Timers armed now (exchanges in flight, unanswered requests, paced peers; never one
     /// per queued exchange).
     pub timers_armed: u64,
+    /// Duplicates not answered because their message had been answered
+    /// [`EndpointConfig::max_duplicate_replies`](super::EndpointConfig::max_duplicate_replies) times.
+    pub duplicates_suppressed: u64,
+    /// Answers replaced by 4.01 + Echo (amplification limit towards an unverified peer).
+    pub echo_challenges: u64,
+    /// Answers sent in smaller Block2 blocks (with an Echo value) to stay within the
+    /// amplification limit towards an unverified peer.
+    pub smaller_blocks: u64,
+    /// Peers verified by echoing our Echo value.
+    pub peers_verified: u64,
 }

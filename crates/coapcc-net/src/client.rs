@@ -195,6 +195,10 @@ pub struct ClientArgs {
     /// Do not print the response body.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Most Block2 blocks of one response (each is one exchange and one log line); a longer
+    /// transfer fails with `too-many-blocks`. The body is also limited to 16 MiB.
+    #[arg(long, default_value_t = 16_384, value_name = "N")]
+    pub max_blocks: u32,
 }
 
 impl ClientArgs {
@@ -235,6 +239,9 @@ pub struct ClientSummary {
     pub last_payload: Option<Vec<u8>>,
     /// Wall-clock duration of the run.
     pub elapsed: Duration,
+    /// Requests received from the server's address and answered 4.04 (the client serves
+    /// nothing).
+    pub requests_refused: u64,
 }
 
 fn request_from(args: &ClientArgs, uri: &CoapUri) -> anyhow::Result<Request> {
@@ -300,6 +307,10 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
     let mut config = EndpointConfig::with_cc(cc);
     config.nstart = args.nstart.max(1);
     config.record_exchanges = true;
+    if args.max_blocks == 0 {
+        bail!("--max-blocks must be at least 1");
+    }
+    config.max_blocks = args.max_blocks;
     if let Some(s) = args.response_timeout {
         config.response_timeout = Some(crate::args::secs("--response-timeout", s, false)?);
     }
@@ -332,6 +343,7 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         last_code: None,
         last_payload: None,
         elapsed: Duration::ZERO,
+        requests_refused: 0,
     };
     let signal = shutdown_signal();
     tokio::pin!(signal);
@@ -376,10 +388,24 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
                     s.first_failure.get_or_insert(reason);
                     json!({"type": "request", "id": id.0, "outcome": reason.as_str(), "code": null, "bytes": 0, "t_s": secs(now)})
                 }
-                Event::Request { .. } | Event::ResponseFailed { .. } => continue,
+                Event::Request { id, .. } => {
+                    // The client serves nothing: answer at once, so requests sent to it keep
+                    // no state (they used to wait forever, each a timer scanned per packet).
+                    s.requests_refused += 1;
+                    let nf = coapcc_proto::endpoint::Response::new(Code::NOT_FOUND);
+                    let _ = driver.endpoint().respond(
+                        now,
+                        id,
+                        nf.with_payload(b"coapcc client serves no resources".to_vec()),
+                    );
+                    continue;
+                }
+                Event::ResponseFailed { .. } => continue,
             };
             writeln!(log, "{}", to_line(&line))?;
         }
+        // Answers to requests received (and anything else queued meanwhile) go out now.
+        driver.flush().await;
         if s.responses + s.failed >= s.requests {
             break;
         }

@@ -135,6 +135,7 @@ async fn run_exchanges(
         last_code: None,
         last_payload: None,
         elapsed: Duration::ZERO,
+        requests_refused: 0,
     };
     let result: Result<(), SessionError> = async {
         // The CSM first, then at once the requests (the study's client does not wait for the

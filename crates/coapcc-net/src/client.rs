@@ -174,7 +174,8 @@ pub struct ClientArgs {
     #[arg(long, default_value_t = 1)]
     pub nstart: u32,
     /// Ask for Block2 blocks of this many bytes from the first request on (16..1024);
-    /// without it the server chooses.
+    /// without it the server chooses. A payload larger than this (default 1024) is sent in
+    /// Block1 blocks of this size (RFC 7959), never as one oversized datagram.
     #[arg(long, value_name = "BYTES")]
     pub block_size: Option<usize>,
     /// Seconds to wait for a separate response or a NON response (default: MAX_TRANSMIT_WAIT).
@@ -307,6 +308,11 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
     let mut config = EndpointConfig::with_cc(cc);
     config.nstart = args.nstart.max(1);
     config.record_exchanges = true;
+    if let Some(szx) = request.block2_szx {
+        // Block1 uploads in blocks of --block-size.
+        config.block_szx = szx;
+        config.max_unblocked_payload = Block { num: 0, more: false, szx }.block_size();
+    }
     if args.max_blocks == 0 {
         bail!("--max-blocks must be at least 1");
     }

@@ -7,6 +7,8 @@
 //! | `/large?size=N` | GET | 2.05, `N` bytes (default 102 400, at most [`MAX_LARGE`]) of a repeating text pattern ([`large_body`]); served block-wise by the endpoint |
 //! | `/echo` | PUT, POST | 2.04 Changed, echoing the request payload, which is also stored |
 //! | `/echo` | GET | 2.05, the last stored payload (empty at start) |
+//! | `/upload` | PUT, POST | 2.04 Changed, `received N bytes` (the payload is stored; uploads larger than a block arrive in Block1 blocks, reassembled by the endpoint) |
+//! | `/upload` | GET | 2.05, the last uploaded payload (block-wise when large) |
 //! | `/slow?ms=N` | GET | 2.05 after `N` ms (default 3000, at most 60 000): a separate response when `N` exceeds the piggyback timeout |
 //! | `/.well-known/core` | GET | 2.05, RFC 6690 link format (content format 40) |
 //!
@@ -40,7 +42,8 @@ pub const WELL_KNOWN_CORE: &str = concat!(
     "</hello>;rt=\"coapcc.hello\";ct=0;sz=60,",
     "</large>;rt=\"coapcc.large\";ct=0;title=\"GET ?size=N: N bytes, block-wise\",",
     "</echo>;rt=\"coapcc.echo\";ct=0;title=\"PUT/POST: store and echo; GET: last payload\",",
-    "</slow>;rt=\"coapcc.slow\";ct=0;title=\"GET ?ms=N: separate response after N ms\""
+    "</slow>;rt=\"coapcc.slow\";ct=0;title=\"GET ?ms=N: separate response after N ms\",",
+    "</upload>;rt=\"coapcc.upload\";ct=0;title=\"PUT/POST: store (Block1); GET: last upload\""
 );
 
 /// `n` bytes of the `/large` pattern: the 64-character line
@@ -76,6 +79,7 @@ pub enum Action {
 #[derive(Clone, Debug, Default)]
 pub struct Resources {
     stored: Vec<u8>,
+    uploaded: Vec<u8>,
 }
 
 fn text(code: Code, s: &str) -> Response {
@@ -119,6 +123,11 @@ impl Resources {
                 }
                 Action::Respond(r)
             }
+            "upload" if get => Action::Respond(Response::content(self.uploaded.clone())),
+            "upload" if req.code == Code::PUT || req.code == Code::POST => {
+                self.uploaded = req.payload.clone();
+                Action::Respond(text(Code::CHANGED, &format!("received {} bytes", req.payload.len())))
+            }
             "slow" if get => {
                 let ms = match query(&queries, "ms").map(str::parse::<u64>) {
                     None => 3000,
@@ -130,7 +139,7 @@ impl Resources {
             ".well-known/core" if get => {
                 Action::Respond(Response::content(WELL_KNOWN_CORE.as_bytes().to_vec()).with_content_format(LINK_FORMAT))
             }
-            "hello" | "large" | "slow" | ".well-known/core" | "echo" => not_allowed(),
+            "hello" | "large" | "slow" | ".well-known/core" | "echo" | "upload" => not_allowed(),
             _ => Action::Respond(text(Code::NOT_FOUND, "not found")),
         }
     }

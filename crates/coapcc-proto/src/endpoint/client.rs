@@ -6,7 +6,7 @@ use super::dedup::Cached;
 use super::timers::TimerKey;
 use super::{ClientReq, Endpoint, Event, FailReason, Out, OutState, Outcome, Peer, RecordKind, Request, RequestId};
 use crate::option;
-use crate::{Block, Message, MessageType, Token};
+use crate::{Block, Code, Message, MessageType, Token};
 use coapcc_cc::Instant;
 
 impl<P: Peer> Endpoint<P> {
@@ -16,11 +16,23 @@ impl<P: Peer> Endpoint<P> {
     pub fn request(&mut self, now: Instant, peer: P, request: Request) -> RequestId {
         let id = RequestId(self.fresh_id());
         let block = request.block2_szx.map(|szx| Block { num: 0, more: false, szx: szx.min(6) });
-        let msg = build_request(&request, block);
+        let upload = self.plan_upload(&request);
+        let msg = match upload {
+            Some(up) => super::block1::upload_request(&request, up),
+            None => build_request(&request, block),
+        };
         let con = request.confirmable;
         self.requests.insert(
             id,
-            ClientReq { template: request, body: Vec::new(), blockwise: false, block, blocks: 0, echo_retries: 0 },
+            ClientReq {
+                template: request,
+                body: Vec::new(),
+                blockwise: false,
+                block,
+                blocks: 0,
+                echo_retries: 0,
+                upload,
+            },
         );
         self.enqueue(now, peer, RecordKind::Request(id), msg, con, false);
         self.pump(now);
@@ -179,10 +191,27 @@ impl<P: Peer> Endpoint<P> {
             if let Some(echo) = msg.options.get(super::ECHO).filter(|e| e.len() <= 40) {
                 req.echo_retries += 1;
                 req.template.options.set(super::ECHO, echo.to_vec());
-                let m = build_request(&req.template, req.block);
+                let m = rebuild(req);
                 let con = req.template.confirmable;
                 self.enqueue(now, peer, RecordKind::Request(id), m, con, true);
                 return;
+            }
+        }
+        if req.upload.is_some() {
+            if msg.code == Code::CONTINUE {
+                match Self::continue_upload(req, &msg) {
+                    Some(m) => {
+                        let con = req.template.confirmable;
+                        self.enqueue(now, peer, RecordKind::Request(id), m, con, true);
+                    }
+                    None => self.fail(RecordKind::Request(id), peer, FailReason::BadBlock),
+                }
+                return;
+            }
+            if msg.code != super::echo::UNAUTHORIZED {
+                // The final answer: the payload is delivered; Block2 follow-ups carry none.
+                req.upload = None;
+                req.template.payload.clear();
             }
         }
         let mut restart = false;
@@ -198,7 +227,7 @@ impl<P: Peer> Endpoint<P> {
         if restart {
             req.echo_retries += 1;
             req.block = req.template.block2_szx.map(|szx| Block { num: 0, more: false, szx: szx.min(6) });
-            let m = build_request(&req.template, req.block);
+            let m = rebuild(req);
             let con = req.template.confirmable;
             self.enqueue(now, peer, RecordKind::Request(id), m, con, true);
             return;
@@ -261,6 +290,14 @@ impl<P: Peer> Endpoint<P> {
             }
             RecordKind::SeparateResponse(id) => self.events.push_back(Event::ResponseFailed { id, peer, reason }),
         }
+    }
+}
+
+/// The message repeating `req`'s current request (its Block1 block, or its Block2 request).
+fn rebuild(req: &ClientReq) -> Message {
+    match req.upload {
+        Some(up) => super::block1::upload_request(&req.template, up),
+        None => build_request(&req.template, req.block),
     }
 }
 

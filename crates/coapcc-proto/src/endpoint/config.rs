@@ -132,6 +132,12 @@ pub struct EndpointConfig {
     /// [`FailReason::TooManyBlocks`](super::FailReason::TooManyBlocks). Default 16 384
     /// (16 MiB in 1 024-byte blocks, 256 KiB in 16-byte blocks).
     pub max_blocks: u32,
+    /// Most Block1 uploads a server reassembles at once (the oldest is dropped beyond).
+    /// Default 64.
+    pub max_uploads: usize,
+    /// Largest request body a server reassembles from Block1 blocks; beyond, 4.13 Request
+    /// Entity Too Large with Size1. Default 1 MiB.
+    pub max_upload_size: usize,
 }
 
 impl Default for EndpointConfig {
@@ -157,6 +163,8 @@ impl Default for EndpointConfig {
             amplification_limit: None,
             amplification_floor: 128,
             max_blocks: 16_384,
+            max_uploads: 64,
+            max_upload_size: 1 << 20,
         }
     }
 }

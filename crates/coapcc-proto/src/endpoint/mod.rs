@@ -41,6 +41,7 @@
 //! tokio driver (`coapcc-net`) share this state machine.
 
 mod block;
+mod block1;
 mod client;
 mod config;
 mod dedup;
@@ -97,7 +98,7 @@ impl core::fmt::Display for UnknownRequest {
 impl std::error::Error for UnknownRequest {}
 
 /// Critical options the request layer understands; a request with any other critical
-/// option is rejected with 4.02 Bad Option (RFC 7252 §5.4.1). Block1 is not implemented.
+/// option is rejected with 4.02 Bad Option (RFC 7252 §5.4.1).
 fn known_critical(number: u16) -> bool {
     matches!(
         number,
@@ -109,6 +110,7 @@ fn known_critical(number: u16) -> bool {
             | option::URI_QUERY
             | option::ACCEPT
             | option::BLOCK2
+            | option::BLOCK1
     )
 }
 
@@ -180,6 +182,8 @@ struct ClientReq {
     blocks: u32,
     /// Times the request was repeated with a server's Echo value.
     echo_retries: u8,
+    /// The Block1 transfer of the payload, while it runs.
+    upload: Option<block1::Outgoing>,
 }
 
 /// A request received as a server and not answered yet.
@@ -198,6 +202,8 @@ struct Served<P> {
     request_len: usize,
     /// GET or FETCH (answers of other methods are never replaced by an Echo challenge).
     safe: bool,
+    /// The last Block1 option of a reassembled request (echoed in the response).
+    block1: Option<Block>,
 }
 
 /// A sans-IO CoAP-over-UDP endpoint, client and server at once. See the [module
@@ -234,6 +240,8 @@ pub struct Endpoint<P> {
     /// Peers that echoed our Echo value, and their order for eviction.
     verified: std::collections::BTreeSet<P>,
     verified_order: VecDeque<P>,
+    /// Block1 uploads being received, by peer and request options.
+    uploads: BTreeMap<(P, Vec<u8>), block1::Upload>,
     dedup: DedupCache<P>,
     transmits: VecDeque<Transmit<P>>,
     events: VecDeque<Event<P>>,
@@ -259,6 +267,7 @@ impl<P: Peer> Endpoint<P> {
             echo_key,
             verified: Default::default(),
             verified_order: VecDeque::new(),
+            uploads: BTreeMap::new(),
             dedup: DedupCache::new(config.dedup_capacity),
             config,
             params,

@@ -112,6 +112,7 @@ impl<P: Peer> Endpoint<P> {
             token: msg.token,
             con,
             block2: block2.ok().flatten(),
+            block1: None,
             size2: msg.options.contains(option::SIZE2),
             acked: false,
             deadline: if con { Some(now + self.config.piggyback_timeout) } else { None },
@@ -127,6 +128,30 @@ impl<P: Peer> Endpoint<P> {
             self.stats.requests_rejected += 1;
             let _ = self.respond(now, id, Response::new(Code::BAD_OPTION).with_payload(text));
             return;
+        }
+        let mut msg = msg;
+        match msg.block1() {
+            Err(_) => {
+                self.stats.requests_rejected += 1;
+                let r = Response::new(Code::BAD_OPTION).with_payload(b"malformed Block1 option".to_vec());
+                let _ = self.respond(now, id, r);
+                return;
+            }
+            Ok(Some(b)) => match self.upload_block(now, &peer, &msg, b) {
+                super::block1::Step::Answer(r) => {
+                    let _ = self.respond(now, id, r);
+                    return;
+                }
+                super::block1::Step::Complete(body) => {
+                    msg.payload = body;
+                    msg.options.remove(option::BLOCK1);
+                    msg.options.remove(option::SIZE1);
+                    if let Some(s) = self.served.get_mut(&id) {
+                        s.block1 = Some(b);
+                    }
+                }
+            },
+            Ok(None) => {}
         }
         self.stats.requests_received += 1;
         self.events.push_back(Event::Request { id, peer, message: msg });
@@ -178,6 +203,9 @@ impl<P: Peer> Endpoint<P> {
         let mut m = Message::new(MessageType::Ack, r.code, 0).with_token(s.token);
         m.options = r.options.clone();
         m.options.remove(option::BLOCK2);
+        if let Some(b) = s.block1 {
+            let _ = m.set_block1(b);
+        }
         let len = r.payload.len();
         let slice =
             if r.code.is_success() { block::slice(len, s.block2, max_szx, max_unblocked) } else { Slice::Whole };

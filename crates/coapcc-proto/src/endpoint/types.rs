@@ -36,7 +36,8 @@ pub struct Request {
     pub method: Code,
     /// Options (Uri-Path, Uri-Query, Content-Format, ...). A Block2 option here is replaced.
     pub options: Options,
-    /// Payload (sent in one message: Block1 is not implemented).
+    /// Payload (sent in Block1 blocks when larger than
+    /// [`EndpointConfig::max_unblocked_payload`](super::EndpointConfig::max_unblocked_payload)).
     pub payload: Vec<u8>,
     /// CON (the default) or NON.
     pub confirmable: bool,
@@ -393,6 +394,8 @@ pub struct Stats {
     /// Answers sent in smaller Block2 blocks (with an Echo value) to stay within the
     /// amplification limit towards an unverified peer.
     pub smaller_blocks: u64,
+    /// Block1 uploads reassembled and handed to the application.
+    pub uploads_completed: u64,
     /// Peers verified by echoing our Echo value.
     pub peers_verified: u64,
 }

@@ -103,6 +103,9 @@ impl<P: Peer> Endpoint<P> {
         let expires = self.lifetime(now, con);
         let found = self.lookup_token(&peer, &msg.token);
         let Some((xid, ordinal)) = found else {
+            if self.take_notification(now, &peer, &msg) {
+                return;
+            }
             // RFC 7252 §4.2/§4.3: a response we cannot match is rejected.
             self.stats.unmatched += 1;
             if con {
@@ -274,7 +277,8 @@ impl<P: Peer> Endpoint<P> {
                 self.fail(RecordKind::Request(id), peer, FailReason::BadBlock);
             }
             Ok(None) => {
-                self.requests.remove(&id);
+                let req = self.requests.remove(&id).expect("present");
+                self.keep_observing(id, &peer, &msg, req.template.options.get_uint(option::OBSERVE) == Some(0));
                 self.events.push_back(Event::Response { id, peer, response: msg, copy });
             }
             Err(_) => self.fail(RecordKind::Request(id), peer, FailReason::BadBlock),

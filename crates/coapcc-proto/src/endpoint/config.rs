@@ -138,6 +138,9 @@ pub struct EndpointConfig {
     /// Largest request body a server reassembles from Block1 blocks; beyond, 4.13 Request
     /// Entity Too Large with Size1. Default 1 MiB.
     pub max_upload_size: usize,
+    /// Most observations at once, per role: clients registered with us (server) and requests
+    /// we observe (client). Default 64.
+    pub max_observations: usize,
 }
 
 impl Default for EndpointConfig {
@@ -165,6 +168,7 @@ impl Default for EndpointConfig {
             max_blocks: 16_384,
             max_uploads: 64,
             max_upload_size: 1 << 20,
+            max_observations: 64,
         }
     }
 }

@@ -49,6 +49,7 @@ mod echo;
 mod factory;
 pub mod lifecycle;
 mod limits;
+mod observe;
 mod outgoing;
 mod server;
 #[cfg(test)]
@@ -242,6 +243,12 @@ pub struct Endpoint<P> {
     verified_order: VecDeque<P>,
     /// Block1 uploads being received, by peer and request options.
     uploads: BTreeMap<(P, Vec<u8>), block1::Upload>,
+    /// Registered observers (server role), by registering request.
+    observations: BTreeMap<ServerRequestId, observe::Observation<P>>,
+    /// Outgoing CON notifications: exchange -> observation.
+    notifications: BTreeMap<u64, ServerRequestId>,
+    /// Requests we observe (client role): (server, token) -> request.
+    observing: BTreeMap<(P, Token), RequestId>,
     dedup: DedupCache<P>,
     transmits: VecDeque<Transmit<P>>,
     events: VecDeque<Event<P>>,
@@ -268,6 +275,9 @@ impl<P: Peer> Endpoint<P> {
             verified: Default::default(),
             verified_order: VecDeque::new(),
             uploads: BTreeMap::new(),
+            observations: BTreeMap::new(),
+            notifications: BTreeMap::new(),
+            observing: BTreeMap::new(),
             dedup: DedupCache::new(config.dedup_capacity),
             config,
             params,

@@ -120,6 +120,7 @@ impl<P: Peer> Endpoint<P> {
             safe: msg.code == Code::GET || msg.code == Code::FETCH,
         };
         self.check_echo(&peer, &msg);
+        self.deregister(&peer, &msg);
         self.timers.rearm(TimerKey::Served(id), None, s.deadline);
         self.served.insert(id, s);
         *self.pending_by_peer.entry(peer.clone()).or_insert(0) += 1;

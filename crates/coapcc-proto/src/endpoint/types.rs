@@ -95,6 +95,13 @@ impl Request {
         self
     }
 
+    /// Builder: register for notifications (RFC 7641 Observe = 0). Every notification comes
+    /// as another [`Event::Response`] for the same request id.
+    pub fn observe(mut self) -> Request {
+        self.options.set_uint(crate::option::OBSERVE, 0);
+        self
+    }
+
     /// Builder: adds an option.
     pub fn with_option(mut self, number: u16, value: impl Into<Vec<u8>>) -> Request {
         self.options.add(number, value);
@@ -394,6 +401,8 @@ pub struct Stats {
     /// Answers sent in smaller Block2 blocks (with an Echo value) to stay within the
     /// amplification limit towards an unverified peer.
     pub smaller_blocks: u64,
+    /// Observe notifications received (client role).
+    pub notifications_received: u64,
     /// Block1 uploads reassembled and handed to the application.
     pub uploads_completed: u64,
     /// Peers verified by echoing our Echo value.

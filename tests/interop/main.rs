@@ -87,6 +87,13 @@ async fn client_vs_libcoap_server(link: Link) {
     let r = our_client(&link, &uri(addr, "/example_data"), &["--block-size", "256"]).await;
     assert_same(r.body.as_deref().unwrap_or_default(), &large(n), "Block1 upload read back from libcoap");
 
+    // Observe (RFC 7641): libcoap's /time changes every second; two notifications (loopback
+    // only: libcoap sends most notifications as NON, which a lossy link may drop).
+    if !link.lossy() {
+        let r = our_client(&link, &uri(addr, "/time"), &["--observe", "2"]).await;
+        assert_eq!(r.summary()["notifications"], 2, "{r:?}");
+    }
+
     // Several algorithms, five back-to-back requests each (one on the lossy link).
     let n = link.pick(5, 1);
     for cc in ["default", "cocoa", "cocoa-plus", "fasor", "fasor-token", "pcocoa", "linux-rto"] {
@@ -302,6 +309,13 @@ async fn libcoap_client_vs_server(link: Link) {
     let _ = std::fs::remove_file(&f);
     assert_eq!(body(put), format!("received {n} bytes").as_bytes());
     assert_same(&body(run(coap_client("get", "/upload", &["-b", "256"])).await), &large(n), "libcoap Block1 upload");
+    // Observe (RFC 7641): coap-client -s 3 observes /counter (a new value every 500 ms) for 3 s:
+    // the first answer and CON notifications, acknowledged by coap-client.
+    if !link.lossy() {
+        let o = run(coap_client("get", "/counter?period=500", &["-s", "3"])).await;
+        let out = body(o);
+        assert!(out.len() >= 4, "first answer and notifications, got {:?}", String::from_utf8_lossy(&out));
+    }
     assert_eq!(body(run(coap_client("get", "/echo", &[])).await), b"from libcoap");
     let summary = server.stop().await;
     link.finish(test, Some(&summary));
@@ -365,6 +379,16 @@ async fn aiocoap_client_vs_server(link: Link) {
         let text = "b".repeat(3000);
         let r = json(run(call("put", "/upload", &["--payload", &text])).await);
         assert_eq!((r["code"].as_str(), r["payload"].as_str()), (Some("2.04"), Some("received 3000 bytes")));
+    }
+    // Observe (RFC 7641): aiocoap registers, gets three notifications of /counter (one every
+    // 200 ms, consecutive values), and cancels.
+    if !link.lossy() {
+        let r = json(run(call("get", "/counter?period=200", &["--observe", "3"])).await);
+        let first: u64 = r["first"].as_str().unwrap().parse().unwrap();
+        let notes: Vec<u64> =
+            r["notifications"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().parse().unwrap()).collect();
+        assert_eq!(notes.len(), 3, "{r}");
+        assert!(notes[0] > first && notes.windows(2).all(|w| w[1] > w[0]), "{r}");
     }
     let r = json(run(call("get", "/nope", &[])).await);
     assert_eq!(r["code"], "4.04");

@@ -200,6 +200,14 @@ pub struct ClientArgs {
     /// transfer fails with `too-many-blocks`. The body is also limited to 16 MiB.
     #[arg(long, default_value_t = 16_384, value_name = "N")]
     pub max_blocks: u32,
+    /// Observe the resource (RFC 7641): register with the first request and log each
+    /// notification (`"type": "notification"`), ending after N notifications (or at
+    /// --observe-for). Needs --count 1.
+    #[arg(long, value_name = "N")]
+    pub observe: Option<u32>,
+    /// With --observe: stop observing after this many seconds even if fewer notifications came.
+    #[arg(long, value_name = "SECS")]
+    pub observe_for: Option<f64>,
 }
 
 impl ClientArgs {
@@ -243,6 +251,8 @@ pub struct ClientSummary {
     /// Requests received from the server's address and answered 4.04 (the client serves
     /// nothing).
     pub requests_refused: u64,
+    /// Observe notifications received (`--observe`).
+    pub notifications: u32,
 }
 
 fn request_from(args: &ClientArgs, uri: &CoapUri) -> anyhow::Result<Request> {
@@ -290,7 +300,17 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
     }
     let uri = CoapUri::parse(&args.uri)?;
     let cc = AlgorithmConfig::parse(&args.cc).map_err(|e| anyhow::anyhow!("--cc: {e}"))?;
-    let request = request_from(&args, &uri)?;
+    let mut request = request_from(&args, &uri)?;
+    if args.observe.is_some() {
+        if args.count != 1 {
+            bail!("--observe needs --count 1");
+        }
+        request = request.observe();
+    }
+    // Measured on the driver's clock (time since the run started).
+    let observe_until =
+        args.observe_for.map(|s| crate::args::secs("--observe-for", s, false)).transpose()?.map(to_instant);
+    let mut observing: Option<coapcc_proto::endpoint::RequestId> = None;
     if args.count == 0 {
         bail!("--count must be at least 1");
     }
@@ -350,6 +370,7 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         last_payload: None,
         elapsed: Duration::ZERO,
         requests_refused: 0,
+        notifications: 0,
     };
     let signal = shutdown_signal();
     tokio::pin!(signal);
@@ -375,7 +396,20 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         let now = driver.now();
         while let Some(ev) = driver.endpoint().poll_event() {
             let line = match ev {
+                Event::Response { id, response, .. } if observing.is_some() => {
+                    s.notifications += 1;
+                    let seq = response.options.get_uint(option::OBSERVE);
+                    s.last_code = Some(response.code);
+                    let line = json!({"type": "notification", "id": id.0, "observe": seq, "code": response.code.to_string(),
+                                      "bytes": response.payload.len(), "t_s": secs(now)});
+                    s.last_payload = Some(response.payload);
+                    if !response.code.is_success() {
+                        observing = None;
+                    }
+                    line
+                }
                 Event::Response { id, response, .. } => {
+                    observing = (args.observe.is_some() && response.options.contains(option::OBSERVE)).then_some(id);
                     s.responses += 1;
                     match response.code.class() {
                         2 => s.success += 1,
@@ -412,7 +446,14 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         }
         // Answers to requests received (and anything else queued meanwhile) go out now.
         driver.flush().await;
-        if s.responses + s.failed >= s.requests {
+        let observe_done = observing.is_none()
+            || args.observe.is_some_and(|n| s.notifications >= n)
+            || observe_until.is_some_and(|t| driver.now() >= t);
+        if s.responses + s.failed >= s.requests && observe_done {
+            if let Some(id) = observing {
+                // Forget the observation: the server's next notification gets RST.
+                driver.endpoint().stop_observing(id);
+            }
             break;
         }
         let until = deadline.map(to_instant);
@@ -424,8 +465,13 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
                 s.requests
             );
         }
+        // While observing, also wake at --observe-for.
+        let wake = match (until, observe_until.filter(|_| observing.is_some())) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         tokio::select! {
-            r = driver.wait(until) => {
+            r = driver.wait(wake) => {
                 if r.context("receiving")? == Wake::Unreachable {
                     bail!("{peer} is unreachable (ICMP port unreachable: no CoAP server listens there)");
                 }
@@ -439,7 +485,7 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         "{}",
         to_line(
             &json!({"type": "summary", "role": "client", "requests": s.requests, "responses": s.responses, "success": s.success,
-               "failed": s.failed, "exchanges": s.exchanges, "retransmissions": s.retransmissions,
+               "failed": s.failed, "exchanges": s.exchanges, "retransmissions": s.retransmissions, "notifications": s.notifications,
                "elapsed_s": s.elapsed.as_secs_f64(), "interrupted": interrupted.map(|i| i.name())})
         )
     )?;

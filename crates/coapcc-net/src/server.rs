@@ -167,6 +167,8 @@ pub struct Server {
     resources: Resources,
     /// `/slow` answers due later: (due, request) → response.
     delayed: BTreeMap<(Instant, ServerRequestId), Response>,
+    /// Observers of `/counter`: registering request → (next notification, period).
+    observers: BTreeMap<ServerRequestId, (Instant, std::time::Duration)>,
     log: Option<Box<dyn Write + Send>>,
     seed: u64,
 }
@@ -187,6 +189,7 @@ impl Server {
             driver: UdpDriver::new(socket, config.clone(), seed),
             resources: Resources::new(),
             delayed: BTreeMap::new(),
+            observers: BTreeMap::new(),
             log,
             seed,
         };
@@ -230,6 +233,9 @@ impl Server {
         let now = self.driver.now();
         while let Some(ev) = self.driver.endpoint().poll_event() {
             match ev {
+                Event::Request { id, message, .. } if message.uri_path() == "counter" => {
+                    self.counter(now, id, &message);
+                }
                 Event::Request { id, message, .. } => match self.resources.handle(&message) {
                     Action::Respond(r) => {
                         let _ = self.driver.endpoint().respond(now, id, r);
@@ -244,6 +250,7 @@ impl Server {
                     }
                 },
                 Event::ResponseFailed { id, peer, reason } => {
+                    self.observers.remove(&id);
                     let line = json!({"type": "response-failed", "id": id.0, "peer": peer.to_string(), "reason": reason.as_str()});
                     self.write_log(&line);
                 }
@@ -256,7 +263,53 @@ impl Server {
         }
     }
 
+    /// `GET /counter?period=MS`: the number of whole periods since the server started;
+    /// observable (RFC 7641): an observer gets a CON notification each period.
+    fn counter(&mut self, now: Instant, id: ServerRequestId, req: &coapcc_proto::Message) {
+        let ep = self.driver.endpoint();
+        if req.code != Code::GET {
+            let _ = ep.respond(now, id, Response::new(Code::METHOD_NOT_ALLOWED));
+            return;
+        }
+        let queries = req.uri_queries();
+        let period = match crate::resources::counter_period(&queries) {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = ep.respond(now, id, Response::new(Code::BAD_REQUEST).with_payload(e.as_bytes().to_vec()));
+                return;
+            }
+        };
+        let n = now.as_nanos() / period.as_nanos() as u64;
+        let r = crate::resources::counter_response(n);
+        if req.options.get_uint(coapcc_proto::option::OBSERVE) == Some(0) {
+            if let Ok(true) = ep.observe(now, id, r) {
+                let next = Instant::from_nanos((n + 1) * period.as_nanos() as u64);
+                self.observers.insert(id, (next, period));
+            }
+        } else {
+            let _ = ep.respond(now, id, r);
+        }
+    }
+
+    fn notify_due(&mut self) {
+        let now = self.driver.now();
+        let due: Vec<ServerRequestId> = self.observers.iter().filter(|(_, o)| o.0 <= now).map(|(k, _)| *k).collect();
+        for id in due {
+            let (_, period) = self.observers[&id];
+            let n = now.as_nanos() / period.as_nanos() as u64;
+            match self.driver.endpoint().notify(now, id, crate::resources::counter_response(n), true) {
+                Ok(()) => {
+                    self.observers.insert(id, (Instant::from_nanos((n + 1) * period.as_nanos() as u64), period));
+                }
+                Err(_) => {
+                    self.observers.remove(&id);
+                }
+            }
+        }
+    }
+
     fn answer_due(&mut self) {
+        self.notify_due();
         let now = self.driver.now();
         while let Some(entry) = self.delayed.first_entry() {
             if entry.key().0 > now {
@@ -274,7 +327,8 @@ impl Server {
             self.answer_due();
             self.handle_events();
             self.driver.flush().await;
-            let until = self.delayed.keys().next().map(|k| k.0);
+            let next_notification = self.observers.values().map(|o| o.0).min();
+            let until = [self.delayed.keys().next().map(|k| k.0), next_notification].into_iter().flatten().min();
             tokio::select! {
                 r = self.driver.wait(until) => { r.context("receiving")?; }
                 _ = &mut shutdown => break,

@@ -136,6 +136,7 @@ async fn run_exchanges(
         last_payload: None,
         elapsed: Duration::ZERO,
         requests_refused: 0,
+        notifications: 0,
     };
     let result: Result<(), SessionError> = async {
         // The CSM first, then at once the requests (the study's client does not wait for the

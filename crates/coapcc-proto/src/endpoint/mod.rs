@@ -243,6 +243,8 @@ pub struct Endpoint<P> {
     verified_order: VecDeque<P>,
     /// Block1 uploads being received, by peer and request options.
     uploads: BTreeMap<(P, Vec<u8>), block1::Upload>,
+    /// Peers whose NSTART queue is not empty.
+    backlog: std::collections::BTreeSet<P>,
     /// Registered observers (server role), by registering request.
     observations: BTreeMap<ServerRequestId, observe::Observation<P>>,
     /// Outgoing CON notifications: exchange -> observation.
@@ -275,6 +277,7 @@ impl<P: Peer> Endpoint<P> {
             verified: Default::default(),
             verified_order: VecDeque::new(),
             uploads: BTreeMap::new(),
+            backlog: Default::default(),
             observations: BTreeMap::new(),
             notifications: BTreeMap::new(),
             observing: BTreeMap::new(),

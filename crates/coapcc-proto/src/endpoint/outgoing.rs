@@ -62,6 +62,7 @@ impl<P: Peer> Endpoint<P> {
         } else {
             p.queue.push_back(xid);
         }
+        self.backlog.insert(peer.clone());
         self.outs.insert(
             xid,
             Out {
@@ -86,12 +87,11 @@ impl<P: Peer> Endpoint<P> {
     /// Start queued exchanges wherever NSTART and `earliest_start` allow.
     pub(super) fn pump(&mut self, now: Instant) {
         let nstart = self.config.nstart.max(1);
-        let ready: Vec<P> = self
-            .peers
-            .iter()
-            .filter(|(_, p)| !p.queue.is_empty() && p.active < nstart)
-            .map(|(k, _)| k.clone())
-            .collect();
+        // Only peers with something queued (`backlog`, in peer order): the cost of a pump
+        // does not grow with the number of idle peers.
+        let peers = &self.peers;
+        let ready: Vec<P> =
+            self.backlog.iter().filter(|k| peers.get(*k).is_some_and(|p| p.active < nstart)).cloned().collect();
         for peer in ready {
             loop {
                 let p = self.peers.get_mut(&peer).expect("present");
@@ -109,6 +109,9 @@ impl<P: Peer> Endpoint<P> {
                 p.wake = None;
                 self.timers.rearm(TimerKey::Wake(peer.clone()), old, None);
                 let xid = p.queue.pop_front().expect("not empty");
+                if p.queue.is_empty() {
+                    self.backlog.remove(&peer);
+                }
                 self.start(now, xid);
             }
         }

@@ -359,7 +359,16 @@ pub async fn run_server(args: ServerArgs) -> anyhow::Result<Shutdown> {
     tokio::pin!(signal);
     // Install the handlers before announcing readiness, so a signal right after is not lost.
     let _ = futures_poll_once(signal.as_mut()).await;
-    eprintln!("coapcc server: listening on {} (cc {}, seed {})", server.local_addr(), args.cc, server.seed());
+    // One write for the whole line: scripts and tests read the address from it, and a line
+    // formatted piece by piece reaches a reader in fragments ("127", ".", "0", ...).
+    let ready =
+        format!("coapcc server: listening on {} (cc {}, seed {})\n", server.local_addr(), args.cc, server.seed());
+    {
+        use std::io::Write as _;
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(ready.as_bytes());
+        let _ = err.flush();
+    }
     let mut got = Shutdown::Interrupt;
     let stats = server
         .run_until(async {

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """aiocoap client for coapcc's interop tests (tests/interop/main.rs).
 
-Usage: aiocoap_client.py METHOD URI [--payload TEXT] [--out FILE] [--repeat N] [--timeout S]
+Usage: aiocoap_client.py METHOD URI [--payload TEXT] [--out FILE] [--repeat N] [--timeout S] [--observe N]
 Prints one JSON object: {"code": "2.05", "len": N, "sha256": "...", "payload": "<text if short>",
 "requests": N}; with --out, also writes the response body to FILE. Block-wise transfers are
 reassembled by aiocoap. With --repeat N the request is made N times, one after the other (all
 N responses must have the same code and payload, else the exit code is 1); --timeout bounds
-each request (default 60 s).
+each request (default 60 s). With --observe N: registers (RFC 7641), prints {"code", "first",
+"notifications": [N payloads]} and cancels.
 """
 
 import argparse
@@ -18,11 +19,28 @@ import sys
 import aiocoap
 
 
-async def main(method, uri, payload, out_file, repeat, timeout):
+async def main(method, uri, payload, out_file, repeat, timeout, observe):
     ctx = await aiocoap.Context.create_client_context()
     responses = []
     try:
         code = getattr(aiocoap, method.upper())
+        if observe:
+            # Register (Observe = 0), then collect `observe` notifications and cancel.
+            req = aiocoap.Message(code=code, uri=uri, observe=0)
+            pr = ctx.request(req)
+            first = await asyncio.wait_for(pr.response, timeout)
+            notes = []
+            async for n in pr.observation:
+                notes.append(n.payload.decode("utf-8", "replace"))
+                if len(notes) >= observe:
+                    pr.observation.cancel()
+                    break
+            print(
+                json.dumps(
+                    {"code": first.code.dotted, "first": first.payload.decode(), "notifications": notes}
+                )
+            )
+            return
         for _ in range(repeat):
             req = aiocoap.Message(code=code, uri=uri, payload=payload.encode() if payload else b"")
             responses.append(await asyncio.wait_for(ctx.request(req).response, timeout))
@@ -54,5 +72,6 @@ if __name__ == "__main__":
     ap.add_argument("--out")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=60)
+    ap.add_argument("--observe", type=int, default=0)
     a = ap.parse_args()
-    asyncio.run(main(a.method, a.uri, a.payload, a.out, a.repeat, a.timeout))
+    asyncio.run(main(a.method, a.uri, a.payload, a.out, a.repeat, a.timeout, a.observe))

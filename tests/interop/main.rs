@@ -23,6 +23,13 @@ use support::*;
 // Our client against libcoap's coap-server
 // ---------------------------------------------------------------------------------------
 
+/// A file holding `n` bytes of the `/large` pattern, to upload (RFC 7959 Block1 tests).
+fn upload_file(tag: &str, n: usize) -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!("coapcc-interop-{}-{tag}-upload.bin", std::process::id()));
+    std::fs::write(&p, large(n)).expect("upload file");
+    p
+}
+
 async fn client_vs_libcoap_server(link: Link) {
     let test = "our client vs libcoap coap-server";
     let bin = match libcoap("server") {
@@ -62,6 +69,29 @@ async fn client_vs_libcoap_server(link: Link) {
     assert_eq!(ex.len(), len.div_ceil(32), "{len} bytes in 32-byte blocks");
     for (i, e) in ex.iter().enumerate() {
         assert_eq!((e["block2"]["num"].as_u64(), e["block2"]["szx"].as_u64()), (Some(i as u64), Some(1)));
+    }
+
+    // Block1 (RFC 7959): 3000 bytes (600 on the lossy link) PUT in 256-byte blocks, each
+    // answered 2.31 Continue, never one oversized datagram; read back whole.
+    let n = link.pick(3000, 600);
+    let f = upload_file(&format!("libcoap-{}", link.name().replace(' ', "-")), n);
+    let r = our_client(
+        &link,
+        &uri(addr, "/example_data"),
+        &["-m", "put", "-f", f.to_str().unwrap(), "--block-size", "256"],
+    )
+    .await;
+    let _ = std::fs::remove_file(&f);
+    assert_eq!(r.ok_failed(), (1, 0), "Block1 PUT /example_data: {r:?}");
+    assert_eq!(r.exchanges().len(), n.div_ceil(256), "one exchange per Block1 block");
+    let r = our_client(&link, &uri(addr, "/example_data"), &["--block-size", "256"]).await;
+    assert_same(r.body.as_deref().unwrap_or_default(), &large(n), "Block1 upload read back from libcoap");
+
+    // Observe (RFC 7641): libcoap's /time changes every second; two notifications (loopback
+    // only: libcoap sends most notifications as NON, which a lossy link may drop).
+    if !link.lossy() {
+        let r = our_client(&link, &uri(addr, "/time"), &["--observe", "2"]).await;
+        assert_eq!(r.summary()["notifications"], 2, "{r:?}");
     }
 
     // Several algorithms, five back-to-back requests each (one on the lossy link).
@@ -183,6 +213,15 @@ async fn client_vs_aiocoap_server(link: Link) {
 
     let r = our_client(&link, &uri(addr, "/echo"), &["-m", "put", "-p", "interop"]).await;
     assert_eq!((r.last_code().as_deref(), r.text().as_str()), (Some("2.04"), "interop"));
+    // Block1 (RFC 7959): 3000 bytes (600 on the lossy link) PUT in 256-byte blocks; aiocoap
+    // echoes the body, which comes back in Block2 blocks.
+    let n = link.pick(3000, 600);
+    let f = upload_file(&format!("aiocoap-{}", link.name().replace(' ', "-")), n);
+    let r =
+        our_client(&link, &uri(addr, "/echo"), &["-m", "put", "-f", f.to_str().unwrap(), "--block-size", "256"]).await;
+    let _ = std::fs::remove_file(&f);
+    assert_eq!(r.last_code().as_deref(), Some("2.04"), "{}", r.failures());
+    assert_same(r.body.as_deref().unwrap_or_default(), &large(n), "Block1 PUT echoed by aiocoap");
     let r = our_client(&link, &uri(addr, "/.well-known/core"), &[]).await;
     assert!(r.text().contains("</hello>"));
     // NON is never retransmitted: a lost NON request or response fails by design, so it is
@@ -262,6 +301,21 @@ async fn libcoap_client_vs_server(link: Link) {
     }
     let put = run(coap_client("put", "/echo", &["-e", "from libcoap"])).await;
     assert_eq!(body(put), b"from libcoap");
+    // Block1 (RFC 7959): coap-client -b 256 PUTs 3000 bytes (600 on the lossy link) block by
+    // block; our server answers 2.31 Continue per block, then 2.04 (it used to say 4.02).
+    let n = link.pick(3000, 600);
+    let f = upload_file(&format!("libcoap-client-{}", link.name().replace(' ', "-")), n);
+    let put = run(coap_client("put", "/upload", &["-b", "256", "-f", f.to_str().unwrap()])).await;
+    let _ = std::fs::remove_file(&f);
+    assert_eq!(body(put), format!("received {n} bytes").as_bytes());
+    assert_same(&body(run(coap_client("get", "/upload", &["-b", "256"])).await), &large(n), "libcoap Block1 upload");
+    // Observe (RFC 7641): coap-client -s 3 observes /counter (a new value every 500 ms) for 3 s:
+    // the first answer and CON notifications, acknowledged by coap-client.
+    if !link.lossy() {
+        let o = run(coap_client("get", "/counter?period=500", &["-s", "3"])).await;
+        let out = body(o);
+        assert!(out.len() >= 4, "first answer and notifications, got {:?}", String::from_utf8_lossy(&out));
+    }
     assert_eq!(body(run(coap_client("get", "/echo", &[])).await), b"from libcoap");
     let summary = server.stop().await;
     link.finish(test, Some(&summary));
@@ -318,6 +372,24 @@ async fn aiocoap_client_vs_server(link: Link) {
     assert_eq!(r["payload"], "slow response after 1200 ms");
     let r = json(run(call("put", "/echo", &["--payload", "from aiocoap"])).await);
     assert_eq!((r["code"].as_str(), r["payload"].as_str()), (Some("2.04"), Some("from aiocoap")));
+    // Block1 (RFC 7959): aiocoap sends a payload over 1024 bytes in 1024-byte blocks by
+    // itself (3000 bytes: 2.31, 2.31, 2.04). Loopback only: on the emulated link a 1024-byte
+    // block is four IP fragments.
+    if !link.lossy() {
+        let text = "b".repeat(3000);
+        let r = json(run(call("put", "/upload", &["--payload", &text])).await);
+        assert_eq!((r["code"].as_str(), r["payload"].as_str()), (Some("2.04"), Some("received 3000 bytes")));
+    }
+    // Observe (RFC 7641): aiocoap registers, gets three notifications of /counter (one every
+    // 200 ms, consecutive values), and cancels.
+    if !link.lossy() {
+        let r = json(run(call("get", "/counter?period=200", &["--observe", "3"])).await);
+        let first: u64 = r["first"].as_str().unwrap().parse().unwrap();
+        let notes: Vec<u64> =
+            r["notifications"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().parse().unwrap()).collect();
+        assert_eq!(notes.len(), 3, "{r}");
+        assert!(notes[0] > first && notes.windows(2).all(|w| w[1] > w[0]), "{r}");
+    }
     let r = json(run(call("get", "/nope", &[])).await);
     assert_eq!(r["code"], "4.04");
     let r = json(run(call("get", "/.well-known/core", &[])).await);

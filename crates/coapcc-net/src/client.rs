@@ -174,7 +174,8 @@ pub struct ClientArgs {
     #[arg(long, default_value_t = 1)]
     pub nstart: u32,
     /// Ask for Block2 blocks of this many bytes from the first request on (16..1024);
-    /// without it the server chooses.
+    /// without it the server chooses. A payload larger than this (default 1024) is sent in
+    /// Block1 blocks of this size (RFC 7959), never as one oversized datagram.
     #[arg(long, value_name = "BYTES")]
     pub block_size: Option<usize>,
     /// Seconds to wait for a separate response or a NON response (default: MAX_TRANSMIT_WAIT).
@@ -195,6 +196,18 @@ pub struct ClientArgs {
     /// Do not print the response body.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Most Block2 blocks of one response (each is one exchange and one log line); a longer
+    /// transfer fails with `too-many-blocks`. The body is also limited to 16 MiB.
+    #[arg(long, default_value_t = 16_384, value_name = "N")]
+    pub max_blocks: u32,
+    /// Observe the resource (RFC 7641): register with the first request and log each
+    /// notification (`"type": "notification"`), ending after N notifications (or at
+    /// --observe-for). Needs --count 1.
+    #[arg(long, value_name = "N")]
+    pub observe: Option<u32>,
+    /// With --observe: stop observing after this many seconds even if fewer notifications came.
+    #[arg(long, value_name = "SECS")]
+    pub observe_for: Option<f64>,
 }
 
 impl ClientArgs {
@@ -235,6 +248,11 @@ pub struct ClientSummary {
     pub last_payload: Option<Vec<u8>>,
     /// Wall-clock duration of the run.
     pub elapsed: Duration,
+    /// Requests received from the server's address and answered 4.04 (the client serves
+    /// nothing).
+    pub requests_refused: u64,
+    /// Observe notifications received (`--observe`).
+    pub notifications: u32,
 }
 
 impl ClientSummary {
@@ -255,6 +273,8 @@ impl ClientSummary {
             last_code: None,
             last_payload: None,
             elapsed: Duration::ZERO,
+            requests_refused: 0,
+            notifications: 0,
         }
     }
 
@@ -318,7 +338,17 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
     }
     let uri = CoapUri::parse(&args.uri)?;
     let cc = AlgorithmConfig::parse(&args.cc).map_err(|e| anyhow::anyhow!("--cc: {e}"))?;
-    let request = request_from(&args, &uri)?;
+    let mut request = request_from(&args, &uri)?;
+    if args.observe.is_some() {
+        if args.count != 1 {
+            bail!("--observe needs --count 1");
+        }
+        request = request.observe();
+    }
+    // Measured on the driver's clock (time since the run started).
+    let observe_until =
+        args.observe_for.map(|s| crate::args::secs("--observe-for", s, false)).transpose()?.map(to_instant);
+    let mut observing: Option<coapcc_proto::endpoint::RequestId> = None;
     if args.count == 0 {
         bail!("--count must be at least 1");
     }
@@ -336,6 +366,15 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
     let mut config = EndpointConfig::with_cc(cc);
     config.nstart = args.nstart.max(1);
     config.record_exchanges = true;
+    if let Some(szx) = request.block2_szx {
+        // Block1 uploads in blocks of --block-size.
+        config.block_szx = szx;
+        config.max_unblocked_payload = Block { num: 0, more: false, szx }.block_size();
+    }
+    if args.max_blocks == 0 {
+        bail!("--max-blocks must be at least 1");
+    }
+    config.max_blocks = args.max_blocks;
     if let Some(s) = args.response_timeout {
         config.response_timeout = Some(crate::args::secs("--response-timeout", s, false)?);
     }
@@ -378,7 +417,20 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         let now = driver.now();
         while let Some(ev) = driver.endpoint().poll_event() {
             let line = match ev {
+                Event::Response { id, response, .. } if observing.is_some() => {
+                    s.notifications += 1;
+                    let seq = response.options.get_uint(option::OBSERVE);
+                    s.last_code = Some(response.code);
+                    let line = json!({"type": "notification", "id": id.0, "observe": seq, "code": response.code.to_string(),
+                                      "bytes": response.payload.len(), "t_s": secs(now)});
+                    s.last_payload = Some(response.payload);
+                    if !response.code.is_success() {
+                        observing = None;
+                    }
+                    line
+                }
                 Event::Response { id, response, .. } => {
+                    observing = (args.observe.is_some() && response.options.contains(option::OBSERVE)).then_some(id);
                     s.count_response(response.code);
                     let line = json!({"type": "request", "id": id.0, "outcome": "ok", "code": response.code.to_string(),
                                       "bytes": response.payload.len(), "t_s": secs(now)});
@@ -390,11 +442,32 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
                     s.first_failure.get_or_insert(reason);
                     json!({"type": "request", "id": id.0, "outcome": reason.as_str(), "code": null, "bytes": 0, "t_s": secs(now)})
                 }
-                Event::Request { .. } | Event::ResponseFailed { .. } => continue,
+                Event::Request { id, .. } => {
+                    // The client serves nothing: answer at once, so requests sent to it keep
+                    // no state (they used to wait forever, each a timer scanned per packet).
+                    s.requests_refused += 1;
+                    let nf = coapcc_proto::endpoint::Response::new(Code::NOT_FOUND);
+                    let _ = driver.endpoint().respond(
+                        now,
+                        id,
+                        nf.with_payload(b"coapcc client serves no resources".to_vec()),
+                    );
+                    continue;
+                }
+                Event::ResponseFailed { .. } => continue,
             };
             writeln!(log, "{}", to_line(&line))?;
         }
-        if s.responses + s.failed >= s.requests {
+        // Answers to requests received (and anything else queued meanwhile) go out now.
+        driver.flush().await;
+        let observe_done = observing.is_none()
+            || args.observe.is_some_and(|n| s.notifications >= n)
+            || observe_until.is_some_and(|t| driver.now() >= t);
+        if s.responses + s.failed >= s.requests && observe_done {
+            if let Some(id) = observing {
+                // Forget the observation: the server's next notification gets RST.
+                driver.endpoint().stop_observing(id);
+            }
             break;
         }
         let until = deadline.map(to_instant);
@@ -406,8 +479,13 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
                 s.requests
             );
         }
+        // While observing, also wake at --observe-for.
+        let wake = match (until, observe_until.filter(|_| observing.is_some())) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         tokio::select! {
-            r = driver.wait(until) => {
+            r = driver.wait(wake) => {
                 if r.context("receiving")? == Wake::Unreachable {
                     bail!("{peer} is unreachable (ICMP port unreachable: no CoAP server listens there)");
                 }
@@ -421,7 +499,7 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         "{}",
         to_line(
             &json!({"type": "summary", "role": "client", "requests": s.requests, "responses": s.responses, "success": s.success,
-               "failed": s.failed, "exchanges": s.exchanges, "retransmissions": s.retransmissions,
+               "failed": s.failed, "exchanges": s.exchanges, "retransmissions": s.retransmissions, "notifications": s.notifications,
                "elapsed_s": s.elapsed.as_secs_f64(), "interrupted": interrupted.map(|i| i.name())})
         )
     )?;

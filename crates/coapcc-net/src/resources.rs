@@ -7,7 +7,10 @@
 //! | `/large?size=N` | GET | 2.05, `N` bytes (default 102 400, at most [`MAX_LARGE`]) of a repeating text pattern ([`large_body`]); served block-wise by the endpoint |
 //! | `/echo` | PUT, POST | 2.04 Changed, echoing the request payload, which is also stored |
 //! | `/echo` | GET | 2.05, the last stored payload (empty at start) |
+//! | `/upload` | PUT, POST | 2.04 Changed, `received N bytes` (the payload is stored; uploads larger than a block arrive in Block1 blocks, reassembled by the endpoint) |
+//! | `/upload` | GET | 2.05, the last uploaded payload (block-wise when large) |
 //! | `/slow?ms=N` | GET | 2.05 after `N` ms (default 3000, at most 60 000): a separate response when `N` exceeds the piggyback timeout |
+//! | `/counter?period=MS` | GET | 2.05, the number of whole periods (default 1000 ms, 100..=60 000) since the server started; observable (RFC 7641): observers get a CON notification each period (handled by the server, which owns the clock) |
 //! | `/.well-known/core` | GET | 2.05, RFC 6690 link format (content format 40) |
 //!
 //! Unknown paths get 4.04, other methods 4.05.
@@ -40,7 +43,9 @@ pub const WELL_KNOWN_CORE: &str = concat!(
     "</hello>;rt=\"coapcc.hello\";ct=0;sz=60,",
     "</large>;rt=\"coapcc.large\";ct=0;title=\"GET ?size=N: N bytes, block-wise\",",
     "</echo>;rt=\"coapcc.echo\";ct=0;title=\"PUT/POST: store and echo; GET: last payload\",",
-    "</slow>;rt=\"coapcc.slow\";ct=0;title=\"GET ?ms=N: separate response after N ms\""
+    "</slow>;rt=\"coapcc.slow\";ct=0;title=\"GET ?ms=N: separate response after N ms\",",
+    "</upload>;rt=\"coapcc.upload\";ct=0;title=\"PUT/POST: store (Block1); GET: last upload\",",
+    "</counter>;rt=\"coapcc.counter\";ct=0;obs;title=\"GET ?period=MS: periods since start, observable\""
 );
 
 /// `n` bytes of the `/large` pattern: the 64-character line
@@ -63,6 +68,20 @@ fn pattern(n: usize) -> Vec<u8> {
     LINE.iter().copied().cycle().take(n).collect()
 }
 
+/// The period of `/counter?period=MS` (default 1000 ms, 100..=60 000).
+pub fn counter_period(queries: &[String]) -> Result<Duration, &'static str> {
+    match query(queries, "period").map(str::parse::<u64>) {
+        None => Ok(Duration::from_millis(1000)),
+        Some(Ok(ms)) if (100..=60_000).contains(&ms) => Ok(Duration::from_millis(ms)),
+        Some(_) => Err("period must be an integer 100..=60000 (ms)"),
+    }
+}
+
+/// The `/counter` representation of value `n`.
+pub fn counter_response(n: u64) -> Response {
+    text(Code::CONTENT, &n.to_string())
+}
+
 /// What the server does with a request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
@@ -76,6 +95,7 @@ pub enum Action {
 #[derive(Clone, Debug, Default)]
 pub struct Resources {
     stored: Vec<u8>,
+    uploaded: Vec<u8>,
 }
 
 fn text(code: Code, s: &str) -> Response {
@@ -119,6 +139,11 @@ impl Resources {
                 }
                 Action::Respond(r)
             }
+            "upload" if get => Action::Respond(Response::content(self.uploaded.clone())),
+            "upload" if req.code == Code::PUT || req.code == Code::POST => {
+                self.uploaded = req.payload.clone();
+                Action::Respond(text(Code::CHANGED, &format!("received {} bytes", req.payload.len())))
+            }
             "slow" if get => {
                 let ms = match query(&queries, "ms").map(str::parse::<u64>) {
                     None => 3000,
@@ -130,7 +155,7 @@ impl Resources {
             ".well-known/core" if get => {
                 Action::Respond(Response::content(WELL_KNOWN_CORE.as_bytes().to_vec()).with_content_format(LINK_FORMAT))
             }
-            "hello" | "large" | "slow" | ".well-known/core" | "echo" => not_allowed(),
+            "hello" | "large" | "slow" | ".well-known/core" | "echo" | "upload" => not_allowed(),
             _ => Action::Respond(text(Code::NOT_FOUND, "not found")),
         }
     }

@@ -77,6 +77,19 @@ pub struct ServerArgs {
     /// Serve CoAP over TCP (RFC 8323) on --bind instead of UDP.
     #[arg(long)]
     pub tcp: bool,
+    /// Most requests one client (address and port) may have pending; beyond, requests are
+    /// answered at once with 5.03 Service Unavailable and Max-Age 2.
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    pub max_pending_per_peer: usize,
+    /// Most duplicates of one CON answered from the deduplication cache (later ones are
+    /// dropped); a compliant client retransmits at most MAX_RETRANSMIT times.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub max_duplicate_replies: u32,
+    /// Largest answer to a GET/FETCH from a client not yet verified, as a multiple of the
+    /// request's size; larger answers become 4.01 with an Echo option (RFC 9175) that the
+    /// client repeats to prove it receives at its address. 0: no limit.
+    #[arg(long, default_value_t = 3, value_name = "FACTOR")]
+    pub amplification_limit: u32,
 }
 
 impl Default for ServerArgs {
@@ -113,6 +126,12 @@ impl ServerArgs {
         c.max_unblocked_payload = self.block_size;
         c.piggyback_timeout = piggyback_timeout;
         c.record_exchanges = self.log.is_some();
+        if self.max_pending_per_peer == 0 {
+            bail!("--max-pending-per-peer must be at least 1");
+        }
+        c.max_pending_per_peer = self.max_pending_per_peer;
+        c.max_duplicate_replies = self.max_duplicate_replies;
+        c.amplification_limit = (self.amplification_limit > 0).then_some(self.amplification_limit);
         Ok(c)
     }
 }
@@ -148,6 +167,8 @@ pub struct Server {
     resources: Resources,
     /// `/slow` answers due later: (due, request) → response.
     delayed: BTreeMap<(Instant, ServerRequestId), Response>,
+    /// Observers of `/counter`: registering request → (next notification, period).
+    observers: BTreeMap<ServerRequestId, (Instant, std::time::Duration)>,
     log: Option<Box<dyn Write + Send>>,
     seed: u64,
 }
@@ -168,6 +189,7 @@ impl Server {
             driver: UdpDriver::new(socket, config.clone(), seed),
             resources: Resources::new(),
             delayed: BTreeMap::new(),
+            observers: BTreeMap::new(),
             log,
             seed,
         };
@@ -211,6 +233,9 @@ impl Server {
         let now = self.driver.now();
         while let Some(ev) = self.driver.endpoint().poll_event() {
             match ev {
+                Event::Request { id, message, .. } if message.uri_path() == "counter" => {
+                    self.counter(now, id, &message);
+                }
                 Event::Request { id, message, .. } => match self.resources.handle(&message) {
                     Action::Respond(r) => {
                         let _ = self.driver.endpoint().respond(now, id, r);
@@ -225,6 +250,7 @@ impl Server {
                     }
                 },
                 Event::ResponseFailed { id, peer, reason } => {
+                    self.observers.remove(&id);
                     let line = json!({"type": "response-failed", "id": id.0, "peer": peer.to_string(), "reason": reason.as_str()});
                     self.write_log(&line);
                 }
@@ -237,7 +263,53 @@ impl Server {
         }
     }
 
+    /// `GET /counter?period=MS`: the number of whole periods since the server started;
+    /// observable (RFC 7641): an observer gets a CON notification each period.
+    fn counter(&mut self, now: Instant, id: ServerRequestId, req: &coapcc_proto::Message) {
+        let ep = self.driver.endpoint();
+        if req.code != Code::GET {
+            let _ = ep.respond(now, id, Response::new(Code::METHOD_NOT_ALLOWED));
+            return;
+        }
+        let queries = req.uri_queries();
+        let period = match crate::resources::counter_period(&queries) {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = ep.respond(now, id, Response::new(Code::BAD_REQUEST).with_payload(e.as_bytes().to_vec()));
+                return;
+            }
+        };
+        let n = now.as_nanos() / period.as_nanos() as u64;
+        let r = crate::resources::counter_response(n);
+        if req.options.get_uint(coapcc_proto::option::OBSERVE) == Some(0) {
+            if let Ok(true) = ep.observe(now, id, r) {
+                let next = Instant::from_nanos((n + 1) * period.as_nanos() as u64);
+                self.observers.insert(id, (next, period));
+            }
+        } else {
+            let _ = ep.respond(now, id, r);
+        }
+    }
+
+    fn notify_due(&mut self) {
+        let now = self.driver.now();
+        let due: Vec<ServerRequestId> = self.observers.iter().filter(|(_, o)| o.0 <= now).map(|(k, _)| *k).collect();
+        for id in due {
+            let (_, period) = self.observers[&id];
+            let n = now.as_nanos() / period.as_nanos() as u64;
+            match self.driver.endpoint().notify(now, id, crate::resources::counter_response(n), true) {
+                Ok(()) => {
+                    self.observers.insert(id, (Instant::from_nanos((n + 1) * period.as_nanos() as u64), period));
+                }
+                Err(_) => {
+                    self.observers.remove(&id);
+                }
+            }
+        }
+    }
+
     fn answer_due(&mut self) {
+        self.notify_due();
         let now = self.driver.now();
         while let Some(entry) = self.delayed.first_entry() {
             if entry.key().0 > now {
@@ -255,7 +327,8 @@ impl Server {
             self.answer_due();
             self.handle_events();
             self.driver.flush().await;
-            let until = self.delayed.keys().next().map(|k| k.0);
+            let next_notification = self.observers.values().map(|o| o.0).min();
+            let until = [self.delayed.keys().next().map(|k| k.0), next_notification].into_iter().flatten().min();
             tokio::select! {
                 r = self.driver.wait(until) => { r.context("receiving")?; }
                 _ = &mut shutdown => break,
@@ -286,7 +359,16 @@ pub async fn run_server(args: ServerArgs) -> anyhow::Result<Shutdown> {
     tokio::pin!(signal);
     // Install the handlers before announcing readiness, so a signal right after is not lost.
     let _ = futures_poll_once(signal.as_mut()).await;
-    eprintln!("coapcc server: listening on {} (cc {}, seed {})", server.local_addr(), args.cc, server.seed());
+    // One write for the whole line: scripts and tests read the address from it, and a line
+    // formatted piece by piece reaches a reader in fragments ("127", ".", "0", ...).
+    let ready =
+        format!("coapcc server: listening on {} (cc {}, seed {})\n", server.local_addr(), args.cc, server.seed());
+    {
+        use std::io::Write as _;
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(ready.as_bytes());
+        let _ = err.flush();
+    }
     let mut got = Shutdown::Interrupt;
     let stats = server
         .run_until(async {

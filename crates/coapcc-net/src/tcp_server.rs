@@ -326,7 +326,12 @@ async fn serve_connection(
 /// Run `coapcc server --tcp` until SIGINT or SIGTERM (the log gets its summary either way).
 pub async fn run_tcp_server(args: ServerArgs) -> anyhow::Result<()> {
     let mut server = TcpServer::bind(&args).await?;
-    eprintln!("coapcc server: listening on {} (CoAP over TCP)", server.local_addr()?);
+    // One write for the whole line (readers parse the address from it).
+    let ready = format!("coapcc server: listening on {} (CoAP over TCP)\n", server.local_addr()?);
+    {
+        use std::io::Write as _;
+        let _ = std::io::stderr().lock().write_all(ready.as_bytes());
+    }
     let st = server
         .run_until(async {
             crate::args::shutdown_signal().await;

@@ -6,7 +6,7 @@ use super::dedup::Cached;
 use super::timers::TimerKey;
 use super::{ClientReq, Endpoint, Event, FailReason, Out, OutState, Outcome, Peer, RecordKind, Request, RequestId};
 use crate::option;
-use crate::{Block, Message, MessageType, Token};
+use crate::{Block, Code, Message, MessageType, Token};
 use coapcc_cc::Instant;
 
 impl<P: Peer> Endpoint<P> {
@@ -16,9 +16,24 @@ impl<P: Peer> Endpoint<P> {
     pub fn request(&mut self, now: Instant, peer: P, request: Request) -> RequestId {
         let id = RequestId(self.fresh_id());
         let block = request.block2_szx.map(|szx| Block { num: 0, more: false, szx: szx.min(6) });
-        let msg = build_request(&request, block);
+        let upload = self.plan_upload(&request);
+        let msg = match upload {
+            Some(up) => super::block1::upload_request(&request, up),
+            None => build_request(&request, block),
+        };
         let con = request.confirmable;
-        self.requests.insert(id, ClientReq { template: request, body: Vec::new(), blockwise: false });
+        self.requests.insert(
+            id,
+            ClientReq {
+                template: request,
+                body: Vec::new(),
+                blockwise: false,
+                block,
+                blocks: 0,
+                echo_retries: 0,
+                upload,
+            },
+        );
         self.enqueue(now, peer, RecordKind::Request(id), msg, con, false);
         self.pump(now);
         id
@@ -88,6 +103,9 @@ impl<P: Peer> Endpoint<P> {
         let expires = self.lifetime(now, con);
         let found = self.lookup_token(&peer, &msg.token);
         let Some((xid, ordinal)) = found else {
+            if self.take_notification(now, &peer, &msg) {
+                return;
+            }
             // RFC 7252 §4.2/§4.3: a response we cannot match is rejected.
             self.stats.unmatched += 1;
             if con {
@@ -170,6 +188,53 @@ impl<P: Peer> Endpoint<P> {
         let Some(req) = self.requests.get_mut(&id) else {
             return;
         };
+        if msg.code == super::echo::UNAUTHORIZED && req.echo_retries < 2 {
+            // RFC 9175: the server wants proof that we receive at our address; repeat the
+            // request (the same block) with its Echo value.
+            if let Some(echo) = msg.options.get(super::ECHO).filter(|e| e.len() <= 40) {
+                req.echo_retries += 1;
+                req.template.options.set(super::ECHO, echo.to_vec());
+                let m = rebuild(req);
+                let con = req.template.confirmable;
+                self.enqueue(now, peer, RecordKind::Request(id), m, con, true);
+                return;
+            }
+        }
+        if req.upload.is_some() {
+            if msg.code == Code::CONTINUE {
+                match Self::continue_upload(req, &msg) {
+                    Some(m) => {
+                        let con = req.template.confirmable;
+                        self.enqueue(now, peer, RecordKind::Request(id), m, con, true);
+                    }
+                    None => self.fail(RecordKind::Request(id), peer, FailReason::BadBlock),
+                }
+                return;
+            }
+            if msg.code != super::echo::UNAUTHORIZED {
+                // The final answer: the payload is delivered; Block2 follow-ups carry none.
+                req.upload = None;
+                req.template.payload.clear();
+            }
+        }
+        let mut restart = false;
+        if let Some(echo) = msg.options.get(super::ECHO).filter(|e| e.len() <= 40) {
+            if req.template.options.get(super::ECHO) != Some(echo) {
+                req.template.options.set(super::ECHO, echo.to_vec());
+                // A first block that came with a new Echo value was made small for an
+                // unverified client (amplification limit): start again, verified, so the
+                // transfer runs in the block size asked for.
+                restart = req.echo_retries < 2 && matches!(msg.block2(), Ok(Some(b)) if b.num == 0 && b.more);
+            }
+        }
+        if restart {
+            req.echo_retries += 1;
+            req.block = req.template.block2_szx.map(|szx| Block { num: 0, more: false, szx: szx.min(6) });
+            let m = rebuild(req);
+            let con = req.template.confirmable;
+            self.enqueue(now, peer, RecordKind::Request(id), m, con, true);
+            return;
+        }
         let block = if msg.code.is_success() { msg.block2() } else { Ok(None) };
         match block {
             Ok(Some(b)) => {
@@ -184,6 +249,11 @@ impl<P: Peer> Endpoint<P> {
                     return;
                 }
                 req.blockwise = true;
+                req.blocks += 1;
+                if b.more && req.blocks >= self.config.max_blocks {
+                    self.fail(RecordKind::Request(id), peer, FailReason::TooManyBlocks);
+                    return;
+                }
                 req.body.extend_from_slice(&msg.payload);
                 if b.more {
                     if b.num >= Block::MAX_NUM {
@@ -191,6 +261,7 @@ impl<P: Peer> Endpoint<P> {
                         return;
                     }
                     let next = Block { num: b.num + 1, more: false, szx: b.szx };
+                    req.block = Some(next);
                     let m = build_request(&req.template, Some(next));
                     let con = req.template.confirmable;
                     // The follow-up continues the same interaction: it goes first.
@@ -206,7 +277,8 @@ impl<P: Peer> Endpoint<P> {
                 self.fail(RecordKind::Request(id), peer, FailReason::BadBlock);
             }
             Ok(None) => {
-                self.requests.remove(&id);
+                let req = self.requests.remove(&id).expect("present");
+                self.keep_observing(id, &peer, &msg, req.template.options.get_uint(option::OBSERVE) == Some(0));
                 self.events.push_back(Event::Response { id, peer, response: msg, copy });
             }
             Err(_) => self.fail(RecordKind::Request(id), peer, FailReason::BadBlock),
@@ -222,6 +294,14 @@ impl<P: Peer> Endpoint<P> {
             }
             RecordKind::SeparateResponse(id) => self.events.push_back(Event::ResponseFailed { id, peer, reason }),
         }
+    }
+}
+
+/// The message repeating `req`'s current request (its Block1 block, or its Block2 request).
+fn rebuild(req: &ClientReq) -> Message {
+    match req.upload {
+        Some(up) => super::block1::upload_request(&req.template, up),
+        None => build_request(&req.template, req.block),
     }
 }
 

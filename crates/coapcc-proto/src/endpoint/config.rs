@@ -113,6 +113,34 @@ pub struct EndpointConfig {
     pub max_pending_per_peer: usize,
     /// Max-Age, seconds, of the 5.03 answer to a request over the per-peer limit. Default 2.
     pub overload_max_age_s: u32,
+    /// Most duplicates of one received CON answered from the deduplication cache; later
+    /// duplicates are dropped (RFC 7252 §11.3 amplification). Default `u32::MAX` (every
+    /// duplicate answered); `coapcc server` uses 20, the largest MAX_RETRANSMIT of the
+    /// presets, so a compliant client never notices.
+    pub max_duplicate_replies: u32,
+    /// Largest answer to a GET/FETCH from a peer not yet verified, as a multiple of the
+    /// request's size; a larger one is replaced by 4.01 Unauthorized with an Echo option
+    /// (RFC 9175 §2.4), and a request echoing it verifies the peer. `None` (the default): no
+    /// limit; `coapcc server` uses 3 (the factor RFC 9175 and QUIC suggest).
+    pub amplification_limit: Option<u32>,
+    /// Answers up to this many bytes are never challenged under
+    /// [`EndpointConfig::amplification_limit`] (a 60-byte `/hello` answer to a 15-byte
+    /// request stays one round trip). Default 128.
+    pub amplification_floor: usize,
+    /// Most Block2 blocks a client reassembles for one request (as well as
+    /// [`EndpointConfig::max_body_size`] bytes); a longer transfer fails with
+    /// [`FailReason::TooManyBlocks`](super::FailReason::TooManyBlocks). Default 16 384
+    /// (16 MiB in 1 024-byte blocks, 256 KiB in 16-byte blocks).
+    pub max_blocks: u32,
+    /// Most Block1 uploads a server reassembles at once (the oldest is dropped beyond).
+    /// Default 64.
+    pub max_uploads: usize,
+    /// Largest request body a server reassembles from Block1 blocks; beyond, 4.13 Request
+    /// Entity Too Large with Size1. Default 1 MiB.
+    pub max_upload_size: usize,
+    /// Most observations at once, per role: clients registered with us (server) and requests
+    /// we observe (client). Default 64.
+    pub max_observations: usize,
 }
 
 impl Default for EndpointConfig {
@@ -134,6 +162,13 @@ impl Default for EndpointConfig {
             max_peers: 4096,
             max_pending_per_peer: 16,
             overload_max_age_s: 2,
+            max_duplicate_replies: u32::MAX,
+            amplification_limit: None,
+            amplification_floor: 128,
+            max_blocks: 16_384,
+            max_uploads: 64,
+            max_upload_size: 1 << 20,
+            max_observations: 64,
         }
     }
 }

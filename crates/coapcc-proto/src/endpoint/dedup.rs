@@ -21,6 +21,8 @@ pub(crate) enum Cached {
 struct Entry {
     value: Cached,
     expires: Option<Instant>,
+    /// Duplicates answered from this entry.
+    replies: u32,
 }
 
 /// A map (peer, MID) → [`Cached`] with a capacity and per-entry expiry. Insertion order is
@@ -88,7 +90,19 @@ impl<P: Clone + Ord> DedupCache<P> {
             }
         }
         self.order.push_back(key.clone());
-        self.map.insert(key, Entry { value, expires });
+        self.map.insert(key, Entry { value, expires, replies: 0 });
+    }
+
+    /// Count one more duplicate answered from the entry of (`peer`, `mid`); returns the
+    /// count including this one (0 if the entry is gone).
+    pub(crate) fn count_reply(&mut self, peer: &P, mid: u16) -> u32 {
+        match self.map.get_mut(&(peer.clone(), mid)) {
+            Some(e) => {
+                e.replies = e.replies.saturating_add(1);
+                e.replies
+            }
+            None => 0,
+        }
     }
 
     /// Replace the value of a remembered message (no-op if it was evicted meanwhile).

@@ -41,11 +41,15 @@
 //! tokio driver (`coapcc-net`) share this state machine.
 
 mod block;
+mod block1;
 mod client;
 mod config;
 mod dedup;
+mod echo;
 mod factory;
 pub mod lifecycle;
+mod limits;
+mod observe;
 mod outgoing;
 mod server;
 #[cfg(test)]
@@ -62,6 +66,7 @@ use coapcc_cc::{CongestionControl, Entropy, Instant, SplitMix64};
 use core::time::Duration;
 
 pub use config::{DuplicateMode, EndpointConfig, LifetimeMode, TransmissionParams};
+pub use echo::ECHO;
 pub use types::{
     Event, ExchangeRecord, FailReason, Outcome, RecordKind, Request, RequestId, Response, ServerRequestId, Stats,
     TransmissionRecord, Transmit, TransmitKind,
@@ -94,7 +99,7 @@ impl core::fmt::Display for UnknownRequest {
 impl std::error::Error for UnknownRequest {}
 
 /// Critical options the request layer understands; a request with any other critical
-/// option is rejected with 4.02 Bad Option (RFC 7252 §5.4.1). Block1 is not implemented.
+/// option is rejected with 4.02 Bad Option (RFC 7252 §5.4.1).
 fn known_critical(number: u16) -> bool {
     matches!(
         number,
@@ -106,6 +111,7 @@ fn known_critical(number: u16) -> bool {
             | option::URI_QUERY
             | option::ACCEPT
             | option::BLOCK2
+            | option::BLOCK1
     )
 }
 
@@ -171,6 +177,14 @@ struct ClientReq {
     body: Vec<u8>,
     /// Whether the transfer is block-wise (a response carried Block2).
     blockwise: bool,
+    /// The Block2 option of the latest request sent (to repeat it with an Echo value).
+    block: Option<Block>,
+    /// Blocks received so far.
+    blocks: u32,
+    /// Times the request was repeated with a server's Echo value.
+    echo_retries: u8,
+    /// The Block1 transfer of the payload, while it runs.
+    upload: Option<block1::Outgoing>,
 }
 
 /// A request received as a server and not answered yet.
@@ -185,6 +199,12 @@ struct Served<P> {
     acked: bool,
     /// When to send the Empty ACK if still unanswered (CON only).
     deadline: Option<Instant>,
+    /// Size of the request datagram (for the amplification limit).
+    request_len: usize,
+    /// GET or FETCH (answers of other methods are never replaced by an Echo challenge).
+    safe: bool,
+    /// The last Block1 option of a reassembled request (echoed in the response).
+    block1: Option<Block>,
 }
 
 /// A sans-IO CoAP-over-UDP endpoint, client and server at once. See the [module
@@ -219,6 +239,19 @@ pub struct Endpoint<P> {
     by_token: BTreeMap<(P, Token), u64>,
     requests: BTreeMap<RequestId, ClientReq>,
     served: BTreeMap<ServerRequestId, Served<P>>,
+    /// Secret of the Echo values (drawn only when the amplification limit is on).
+    echo_key: u64,
+    /// Peers that echoed our Echo value, and their order for eviction.
+    verified: std::collections::BTreeSet<P>,
+    verified_order: VecDeque<P>,
+    /// Block1 uploads being received, by peer and request options.
+    uploads: BTreeMap<(P, Vec<u8>), block1::Upload>,
+    /// Registered observers (server role), by registering request.
+    observations: BTreeMap<ServerRequestId, observe::Observation<P>>,
+    /// Outgoing CON notifications: exchange -> observation.
+    notifications: BTreeMap<u64, ServerRequestId>,
+    /// Requests we observe (client role): (server, token) -> request.
+    observing: BTreeMap<(P, Token), RequestId>,
     dedup: DedupCache<P>,
     transmits: VecDeque<Transmit<P>>,
     events: VecDeque<Event<P>>,
@@ -230,6 +263,9 @@ impl<P: Peer> Endpoint<P> {
     /// A new endpoint drawing its randomness from `rng`. The first Message ID is random,
     /// later ones are sequential (RFC 7252 §4.4).
     pub fn new(config: EndpointConfig, mut rng: Box<dyn Entropy + Send>) -> Self {
+        // Drawn first and only when needed, so that configurations without the limit keep
+        // their Message ID and token streams.
+        let echo_key = if config.amplification_limit.is_some() { rng.next_u64() } else { 0 };
         let params = config.params();
         let (con_lifetime, non_lifetime) = match config.lifetime_mode {
             LifetimeMode::Formula => (Some(params.exchange_lifetime()), Some(params.non_lifetime())),
@@ -238,6 +274,13 @@ impl<P: Peer> Endpoint<P> {
         let response_timeout = config.response_timeout.unwrap_or_else(|| params.max_transmit_wait());
         let next_mid = rng.next_u64() as u16;
         Endpoint {
+            echo_key,
+            verified: Default::default(),
+            verified_order: VecDeque::new(),
+            uploads: BTreeMap::new(),
+            observations: BTreeMap::new(),
+            notifications: BTreeMap::new(),
+            observing: BTreeMap::new(),
             dedup: DedupCache::new(config.dedup_capacity),
             config,
             params,

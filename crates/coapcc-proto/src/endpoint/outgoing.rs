@@ -245,7 +245,8 @@ impl<P: Peer> Endpoint<P> {
     ) -> Out<P> {
         let out = self.outs.remove(&xid).expect("finishing a known exchange");
         self.timers.rearm(TimerKey::Out(xid), out.state.deadline(), None);
-        if let RecordKind::SeparateResponse(_) = out.kind {
+        let notification = self.notification_finished(xid, matches!(outcome, Outcome::Failed(_)));
+        if let (RecordKind::SeparateResponse(_), false) = (out.kind, notification) {
             self.release_pending(&out.peer);
         }
         if self.by_mid.get(&(out.peer.clone(), out.msg.message_id)) == Some(&xid) {

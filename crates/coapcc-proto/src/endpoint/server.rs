@@ -23,7 +23,7 @@ impl<P: Peer> Endpoint<P> {
             // the peer's pending count until its own exchange finishes).
             self.release_pending(&s.peer);
         }
-        let msg = self.build_response(&s, response);
+        let msg = self.limit_amplification(&s, &response);
         if s.con && !s.acked {
             let mut m = msg;
             m.mtype = MessageType::Ack;
@@ -79,6 +79,10 @@ impl<P: Peer> Endpoint<P> {
                 }
             }
             Cached::Reply(mut reply) => {
+                if self.dedup.count_reply(&peer, msg.message_id) > self.config.max_duplicate_replies {
+                    self.stats.duplicates_suppressed += 1;
+                    return;
+                }
                 if !reply.code.is_empty() {
                     reply.token = self.config.duplicate_mode.echo(reply.token, msg.token);
                 }
@@ -108,10 +112,15 @@ impl<P: Peer> Endpoint<P> {
             token: msg.token,
             con,
             block2: block2.ok().flatten(),
+            block1: None,
             size2: msg.options.contains(option::SIZE2),
             acked: false,
             deadline: if con { Some(now + self.config.piggyback_timeout) } else { None },
+            request_len: msg.encoded_len(),
+            safe: msg.code == Code::GET || msg.code == Code::FETCH,
         };
+        self.check_echo(&peer, &msg);
+        self.deregister(&peer, &msg);
         self.timers.rearm(TimerKey::Served(id), None, s.deadline);
         self.served.insert(id, s);
         *self.pending_by_peer.entry(peer.clone()).or_insert(0) += 1;
@@ -120,6 +129,30 @@ impl<P: Peer> Endpoint<P> {
             self.stats.requests_rejected += 1;
             let _ = self.respond(now, id, Response::new(Code::BAD_OPTION).with_payload(text));
             return;
+        }
+        let mut msg = msg;
+        match msg.block1() {
+            Err(_) => {
+                self.stats.requests_rejected += 1;
+                let r = Response::new(Code::BAD_OPTION).with_payload(b"malformed Block1 option".to_vec());
+                let _ = self.respond(now, id, r);
+                return;
+            }
+            Ok(Some(b)) => match self.upload_block(now, &peer, &msg, b) {
+                super::block1::Step::Answer(r) => {
+                    let _ = self.respond(now, id, r);
+                    return;
+                }
+                super::block1::Step::Complete(body) => {
+                    msg.payload = body;
+                    msg.options.remove(option::BLOCK1);
+                    msg.options.remove(option::SIZE1);
+                    if let Some(s) = self.served.get_mut(&id) {
+                        s.block1 = Some(b);
+                    }
+                }
+            },
+            Ok(None) => {}
         }
         self.stats.requests_received += 1;
         self.events.push_back(Event::Request { id, peer, message: msg });
@@ -165,18 +198,20 @@ impl<P: Peer> Endpoint<P> {
         }
     }
 
-    pub(super) fn build_response(&self, s: &Served<P>, r: Response) -> Message {
+    /// The answer to `s` carrying `r`, sliced into Block2 blocks of at most 2^(`max_szx`+4)
+    /// bytes when larger than `max_unblocked` (or when the request asked for a block).
+    pub(super) fn build_response(&self, s: &Served<P>, r: &Response, max_szx: u8, max_unblocked: usize) -> Message {
         let mut m = Message::new(MessageType::Ack, r.code, 0).with_token(s.token);
-        m.options = r.options;
+        m.options = r.options.clone();
         m.options.remove(option::BLOCK2);
+        if let Some(b) = s.block1 {
+            let _ = m.set_block1(b);
+        }
         let len = r.payload.len();
-        let slice = if r.code.is_success() {
-            block::slice(len, s.block2, self.config.block_szx, self.config.max_unblocked_payload)
-        } else {
-            Slice::Whole
-        };
+        let slice =
+            if r.code.is_success() { block::slice(len, s.block2, max_szx, max_unblocked) } else { Slice::Whole };
         match slice {
-            Slice::Whole => m.payload = r.payload,
+            Slice::Whole => m.payload = r.payload.clone(),
             Slice::Block(b, range) => {
                 let _ = m.set_block2(b);
                 if s.size2 || (b.num == 0 && s.block2.is_none()) {

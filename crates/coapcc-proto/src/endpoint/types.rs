@@ -36,7 +36,8 @@ pub struct Request {
     pub method: Code,
     /// Options (Uri-Path, Uri-Query, Content-Format, ...). A Block2 option here is replaced.
     pub options: Options,
-    /// Payload (sent in one message: Block1 is not implemented).
+    /// Payload (sent in Block1 blocks when larger than
+    /// [`EndpointConfig::max_unblocked_payload`](super::EndpointConfig::max_unblocked_payload)).
     pub payload: Vec<u8>,
     /// CON (the default) or NON.
     pub confirmable: bool,
@@ -91,6 +92,13 @@ impl Request {
     /// Builder: request Block2 transfers of 2^(szx+4) bytes from the first block on.
     pub fn with_block2_szx(mut self, szx: u8) -> Request {
         self.block2_szx = Some(szx.min(6));
+        self
+    }
+
+    /// Builder: register for notifications (RFC 7641 Observe = 0). Every notification comes
+    /// as another [`Event::Response`] for the same request id.
+    pub fn observe(mut self) -> Request {
+        self.options.set_uint(crate::option::OBSERVE, 0);
         self
     }
 
@@ -176,6 +184,8 @@ pub enum FailReason {
     BadBlock,
     /// The reassembled body exceeded [`EndpointConfig::max_body_size`](super::EndpointConfig::max_body_size).
     BodyTooLarge,
+    /// The transfer took more than [`EndpointConfig::max_blocks`](super::EndpointConfig::max_blocks) blocks.
+    TooManyBlocks,
 }
 
 impl FailReason {
@@ -187,6 +197,7 @@ impl FailReason {
             FailReason::ResponseTimeout => "response-timeout",
             FailReason::BadBlock => "bad-block",
             FailReason::BodyTooLarge => "body-too-large",
+            FailReason::TooManyBlocks => "too-many-blocks",
         }
     }
 }
@@ -382,4 +393,18 @@ pub struct Stats {
     /// Timers armed now (exchanges in flight, unanswered requests, paced peers; never one
     /// per queued exchange).
     pub timers_armed: u64,
+    /// Duplicates not answered because their message had been answered
+    /// [`EndpointConfig::max_duplicate_replies`](super::EndpointConfig::max_duplicate_replies) times.
+    pub duplicates_suppressed: u64,
+    /// Answers replaced by 4.01 + Echo (amplification limit towards an unverified peer).
+    pub echo_challenges: u64,
+    /// Answers sent in smaller Block2 blocks (with an Echo value) to stay within the
+    /// amplification limit towards an unverified peer.
+    pub smaller_blocks: u64,
+    /// Observe notifications received (client role).
+    pub notifications_received: u64,
+    /// Block1 uploads reassembled and handed to the application.
+    pub uploads_completed: u64,
+    /// Peers verified by echoing our Echo value.
+    pub peers_verified: u64,
 }

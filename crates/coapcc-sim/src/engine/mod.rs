@@ -59,10 +59,13 @@ mod assemble;
 mod compact;
 mod full;
 mod metrics;
+mod tcp;
 
 pub(crate) use compact::Compact;
 pub(crate) use full::Full;
 use metrics::{ExRec, Group};
+pub(crate) use tcp::{run as run_tcp, tcp_configs};
+pub use tcp::{STREAM_TCP_CLIENT, STREAM_TCP_SERVER};
 
 /// Stream id base of uplink elements.
 pub const STREAM_UPLINK: u64 = 0x100;

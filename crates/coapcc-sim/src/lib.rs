@@ -89,11 +89,15 @@ fn run_with(
 ) -> Result<SimReport, ConfigError> {
     use algorithms::GroupAlg;
     let t0 = std::time::Instant::now();
-    let resolved = cfg.resolved_with(custom)?;
+    let mut resolved = cfg.resolved_with(custom)?;
     if resolved.transport == Transport::Tcp {
         let mut report = engine::run_tcp(resolved, trace)?;
         report.wall_s = t0.elapsed().as_secs_f64();
         return Ok(report);
+    }
+    if matches!(resolved.workload.kind, WorkloadKind::Bulk(_)) {
+        // Block2 is the real endpoint's: bulk transfers run on the full endpoint model.
+        resolved.endpoint.model = EndpointModel::Full;
     }
     let algs = resolved.group_algorithms(custom)?;
     let registry_only = algs.iter().all(|a| matches!(a, GroupAlg::Registry(_)));

@@ -31,3 +31,31 @@ fn ideal_newreno_transfer_calibration() {
     assert_eq!(f.bytes_delivered, Some(102_410));
     assert!(!r.truncated);
 }
+
+fn udp_bulk(cc: &str, clients: u32, buffer: u64, seed: u64) -> SimConfig {
+    let mut c = SimConfig { seed, groups: vec![GroupConfig { cc: cc.into(), clients }], ..SimConfig::default() };
+    c.workload.kind = WorkloadKind::Bulk(102_400);
+    c.link.set_buffer_bytes(buffer);
+    c
+}
+
+#[test]
+fn block2_over_udp_calibration_whatever_the_buffer() {
+    let mut fcts = Vec::new();
+    for buffer in [2_500, 14_100, 28_200, 1_410_000] {
+        let r = simulate(&udp_bulk("default:preset=helsinki2018", 1, buffer, 1)).unwrap();
+        let f = &r.flows[0];
+        let fct = f.fct_s.unwrap();
+        eprintln!("Block2 buffer {buffer}: FCT {fct} s, {} transmissions", f.transmissions);
+        // 400 blocks of 256 B, stop-and-wait: about 285.7 s error-free.
+        assert!((284.0..288.0).contains(&fct), "{fct}");
+        assert_eq!(f.transmissions, 400);
+        assert_eq!(f.retransmissions, 0);
+        assert_eq!(f.completed_exchanges, 1);
+        assert_eq!(r.retransmissions_per_exchange[0], 400);
+        assert!(f.setup_s.is_none() && f.bytes_delivered.is_none());
+        fcts.push(fct);
+    }
+    // No queue builds up with one block in flight: the buffer does not matter.
+    assert!(fcts.windows(2).all(|w| w[0] == w[1]), "{fcts:?}");
+}

@@ -48,7 +48,7 @@ use coapcc_proto::{option, Code};
 
 use crate::algorithms::{ClientCc, GroupAlg};
 use crate::coap;
-use crate::config::{ConfigError, DuplicateMode, SimConfig, UnnecessaryDef};
+use crate::config::{ConfigError, DuplicateMode, SimConfig, UnnecessaryDef, WorkloadKind};
 use crate::link::{ms_to_ns, Link, Nanos};
 use crate::report::{secs, AccessLinkReport, FlowReport, GroupReport, LinkReport, LinksReport, SimReport, Summary};
 use crate::timers::TimerHeap;

@@ -108,6 +108,9 @@ fn parse_enum<T: DeserializeOwned>(s: &str) -> Result<T, String> {
     })
 }
 
+/// Algorithm of a group over TCP when no --cc is given.
+pub const DEFAULT_TCP_CC: &str = "newreno:preset=helsinki2018";
+
 /// Parse `--workload`: `continuous`, `random` or `bulk:BYTES`.
 fn parse_workload(s: &str) -> Result<WorkloadKind, String> {
     let s = s.trim();
@@ -190,6 +193,11 @@ pub fn build_config(args: &SimulateArgs) -> anyhow::Result<SimConfig> {
     }
     if let Some(t) = args.transport {
         cfg.transport = t;
+        if t == Transport::Tcp && args.cc.is_empty() && args.config.is_none() {
+            for g in &mut cfg.groups {
+                g.cc = DEFAULT_TCP_CC.into();
+            }
+        }
     }
     cfg.validate().map_err(|e| anyhow::anyhow!("invalid configuration: {e}"))?;
     Ok(cfg)

@@ -394,6 +394,12 @@ impl SimConfig {
         if !(w.start_jitter_ms.is_finite() && (0.0..=1e12).contains(&w.start_jitter_ms)) {
             return Err(invalid("workload.start_jitter_ms", "must be a finite, non-negative number of ms"));
         }
+        if let WorkloadKind::Bulk(b) = w.kind {
+            // Block2 numbers blocks with 20 bits: at most 2^20 blocks of 256 B.
+            if b == 0 || b > 1 << 28 {
+                return Err(invalid("workload.kind", format!("bulk:{b}: over UDP the size must be 1 to 2^28 bytes")));
+            }
+        }
         let c = &self.coap;
         if c.ip_version != 4 && c.ip_version != 6 {
             return Err(invalid("coap.ip_version", format!("{} is not 4 or 6", c.ip_version)));

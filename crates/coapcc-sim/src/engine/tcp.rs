@@ -78,8 +78,8 @@ pub(crate) fn tcp_configs(cfg: &SimConfig) -> Result<Vec<TcpCcConfig>, ConfigErr
         return Err(invalid("workload.start_jitter_ms", "must be a finite, non-negative number of ms"));
     }
     if let WorkloadKind::Bulk(b) = w.kind {
-        if b > 1 << 40 {
-            return Err(invalid("workload.kind", format!("bulk:{b} exceeds the limit of 2^40 bytes")));
+        if b == 0 || b > 1 << 40 {
+            return Err(invalid("workload.kind", format!("bulk:{b}: the size must be 1 to 2^40 bytes")));
         }
     }
     if !cfg.topology.access_links.is_empty() {

@@ -285,16 +285,24 @@ pub fn summary(r: &SimReport) -> String {
         WorkloadKind::Random => "random",
         WorkloadKind::Bulk(_) => "bulk",
     };
+    let exchanges = match c.workload.kind {
+        WorkloadKind::Bulk(b) => format!("one GET of {b} B"),
+        _ => format!("{} exchanges", c.workload.exchanges),
+    };
     let _ = writeln!(
         s,
-        "seed {}: {} clients, {} x {} exchanges, buffer {} B, errors {}{}{}",
+        "seed {}: {} clients, {} x {}, buffer {} B, errors {}{}{}",
         c.seed,
         c.total_clients(),
         kind,
-        c.workload.exchanges,
+        exchanges,
         buffer.unwrap_or(DEFAULT_BUFFER_BYTES),
         loss,
-        if c.endpoint.model == EndpointModel::Full { ", full endpoints" } else { "" },
+        match (c.transport, c.endpoint.model) {
+            (Transport::Tcp, _) => ", CoAP over TCP",
+            (_, EndpointModel::Full) => ", full endpoints",
+            _ => "",
+        },
         if r.truncated { " -- TRUNCATED at max_sim_time_s" } else { "" }
     );
     for g in &r.groups {

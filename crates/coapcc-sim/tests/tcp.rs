@@ -64,6 +64,9 @@ fn block2_over_udp_calibration_whatever_the_buffer() {
         assert_eq!(f.retransmissions, 0);
         assert_eq!(f.completed_exchanges, 1);
         assert_eq!(r.retransmissions_per_exchange[0], 400);
+        // Every block's response was useful, nothing else crossed the downlink.
+        assert_eq!(r.useful_fraction, 1.0);
+        assert_eq!(r.config.endpoint.model, coapcc_sim::EndpointModel::Full);
         assert!(f.setup_s.is_none() && f.bytes_delivered.is_none());
         fcts.push(fct);
     }

@@ -55,7 +55,7 @@ impl Full {
                 {
                     // The next block of a Block2 transfer: the previous block's request
                     // completed (its retransmissions go to the histogram).
-                    sim.block_done(c);
+                    sim.block_done(c, via.map_or(0, |a| a.2));
                     sim.start_exchange(c);
                 }
                 if sim.m.bulk && t.bytes.len() >= 4 {

@@ -267,3 +267,29 @@ fn the_command_line_runs_both_transports() {
     cli_run(&args, &mut out).unwrap();
     assert!(String::from_utf8(out).unwrap().contains("newreno"));
 }
+
+#[test]
+fn block2_under_errors_completes_and_is_deterministic() {
+    let mut c = udp_bulk("cocoa:preset=helsinki2018", 2, 2_500, 4);
+    c.link.set_loss(&LossModel::GilbertElliottTime {
+        low_mean_s: 4.0,
+        burst_mean_s: 1.0,
+        loss_low: 0.0,
+        loss_burst: 0.5,
+    });
+    let r = simulate(&c).unwrap();
+    assert_eq!(json(&r), json(&simulate(&c).unwrap()));
+    let mut rtx = 0;
+    for f in &r.flows {
+        assert!(f.fct_s.unwrap() > 285.7);
+        assert_eq!(f.completed_exchanges, 1);
+        // One first transmission per block, the rest retransmissions.
+        assert_eq!(f.failed_exchanges, 0);
+        assert_eq!(f.transmissions - f.retransmissions, 400);
+        rtx += f.retransmissions;
+    }
+    assert!(rtx > 0);
+    // One histogram entry per completed block.
+    let blocks: u64 = r.retransmissions_per_exchange.iter().sum();
+    assert!(blocks >= 800, "{blocks}");
+}

@@ -185,7 +185,8 @@ fn sim_limits_json() -> String {
         "profiles": profiles,
         "link": d,
         "choices": {
-            "workload": variants::<WorkloadKind>(),
+            // `bulk` carries a size (`{"bulk": BYTES}`), not a plain name.
+            "workload": variants::<WorkloadKind>().into_iter().filter(|v| v != "bulk").collect::<Vec<_>>(),
             "failed_exchanges": variants::<FailedPolicy>(),
             "duplicate_mode": variants::<DuplicateMode>(),
             "unnecessary_def": variants::<UnnecessaryDef>(),

@@ -12,8 +12,8 @@ use clap::Args;
 use serde::de::DeserializeOwned;
 
 use crate::config::{
-    DuplicateMode, EndpointModel, GroupConfig, SimConfig, UnnecessaryDef, WorkloadKind, DEFAULT_BUFFER_BYTES,
-    DEFAULT_CC,
+    DuplicateMode, EndpointModel, GroupConfig, SimConfig, Transport, UnnecessaryDef, WorkloadKind,
+    DEFAULT_BUFFER_BYTES, DEFAULT_CC,
 };
 use crate::link::{LossModel, StageConfig};
 use crate::report::SimReport;
@@ -34,8 +34,9 @@ pub struct SimulateArgs {
     /// Link flags (buffer, errors, rest of path, overhead), shared with `coapcc emulate`.
     #[command(flatten)]
     pub link: LinkArgs,
-    /// continuous (default) or random (batches of 1-10 exchanges, reset before each).
-    #[arg(long, value_name = "KIND", value_parser = parse_enum::<WorkloadKind>)]
+    /// continuous (default), random (batches of 1-10 exchanges, reset before each) or
+    /// bulk:BYTES (one GET of a BYTES-long resource: Block2 over UDP, one message over TCP).
+    #[arg(long, value_name = "KIND", value_parser = parse_workload)]
     pub workload: Option<WorkloadKind>,
     /// Exchanges per flow. Default 50.
     #[arg(long, value_name = "N")]
@@ -86,6 +87,10 @@ pub struct SimulateArgs {
     /// coapcc-proto endpoints exchanging encoded datagrams; same results, slower).
     #[arg(long, value_name = "compact|full", value_parser = parse_enum::<EndpointModel>)]
     pub endpoint: Option<EndpointModel>,
+    /// Transport: udp (default; --cc names a CoAP algorithm) or tcp (CoAP over TCP on the
+    /// TCP model; --cc is newreno|bbr[:key=value,...]).
+    #[arg(long, value_name = "udp|tcp", value_parser = parse_enum::<Transport>)]
+    pub transport: Option<Transport>,
 }
 
 coapcc_link::link_args!(
@@ -101,6 +106,22 @@ fn parse_enum<T: DeserializeOwned>(s: &str) -> Result<T, String> {
         // serde: "unknown variant `x`, expected one of `a`, `b`"
         msg.split(" at line").next().unwrap_or(&msg).replace('_', "-")
     })
+}
+
+/// Algorithm of a group over TCP when no --cc is given.
+pub const DEFAULT_TCP_CC: &str = "newreno:preset=helsinki2018";
+
+/// Parse `--workload`: `continuous`, `random` or `bulk:BYTES`.
+fn parse_workload(s: &str) -> Result<WorkloadKind, String> {
+    let s = s.trim();
+    match s.strip_prefix("bulk:") {
+        Some(n) => match n.trim().parse::<u64>() {
+            Ok(b) if b > 0 => Ok(WorkloadKind::Bulk(b)),
+            _ => Err(format!("bulk:BYTES needs a positive number of bytes, got '{n}'")),
+        },
+        None if s == "bulk" => Err("bulk needs a size: bulk:BYTES (e.g. bulk:102400)".into()),
+        None => parse_enum::<WorkloadKind>(s).map_err(|e| format!("{e}, or bulk:BYTES")),
+    }
 }
 
 /// Build the configuration the arguments describe (config file, then flags).
@@ -169,6 +190,14 @@ pub fn build_config(args: &SimulateArgs) -> anyhow::Result<SimConfig> {
     }
     if let Some(m) = args.endpoint {
         cfg.endpoint.model = m;
+    }
+    if let Some(t) = args.transport {
+        cfg.transport = t;
+        if t == Transport::Tcp && args.cc.is_empty() && args.config.is_none() {
+            for g in &mut cfg.groups {
+                g.cc = DEFAULT_TCP_CC.into();
+            }
+        }
     }
     cfg.validate().map_err(|e| anyhow::anyhow!("invalid configuration: {e}"))?;
     Ok(cfg)
@@ -254,17 +283,26 @@ pub fn summary(r: &SimReport) -> String {
     let kind = match c.workload.kind {
         WorkloadKind::Continuous => "continuous",
         WorkloadKind::Random => "random",
+        WorkloadKind::Bulk(_) => "bulk",
+    };
+    let exchanges = match c.workload.kind {
+        WorkloadKind::Bulk(b) => format!("one GET of {b} B"),
+        _ => format!("{} exchanges", c.workload.exchanges),
     };
     let _ = writeln!(
         s,
-        "seed {}: {} clients, {} x {} exchanges, buffer {} B, errors {}{}{}",
+        "seed {}: {} clients, {} x {}, buffer {} B, errors {}{}{}",
         c.seed,
         c.total_clients(),
         kind,
-        c.workload.exchanges,
+        exchanges,
         buffer.unwrap_or(DEFAULT_BUFFER_BYTES),
         loss,
-        if c.endpoint.model == EndpointModel::Full { ", full endpoints" } else { "" },
+        match (c.transport, c.endpoint.model) {
+            (Transport::Tcp, _) => ", CoAP over TCP",
+            (_, EndpointModel::Full) => ", full endpoints",
+            _ => "",
+        },
         if r.truncated { " -- TRUNCATED at max_sim_time_s" } else { "" }
     );
     for g in &r.groups {

@@ -47,6 +47,11 @@ pub struct SimConfig {
     /// out of the serialised form when it is the default, so compact reports are unchanged.
     #[serde(skip_serializing_if = "EndpointModelConfig::is_default")]
     pub endpoint: EndpointModelConfig,
+    /// What carries CoAP (default `udp`). With `tcp`, each group's `cc` is a TCP congestion
+    /// control (`newreno[:key=value,...]`, `bbr[:...]`, `coapcc_tcp::TcpCcConfig`). Left out
+    /// of the serialised form when it is the default, so UDP reports are unchanged.
+    #[serde(skip_serializing_if = "Transport::is_udp")]
+    pub transport: Transport,
     /// Bound on simulated time, seconds (default 100 000 s ≈ 28 h, far beyond any published
     /// workload: 400 clients with the 1.41 MB buffer finish in well under an hour). A run
     /// reaching it stops and reports `truncated: true`; no run can hang.
@@ -65,6 +70,7 @@ impl Default for SimConfig {
             server: ServerConfig::default(),
             metrics: MetricsConfig::default(),
             endpoint: EndpointModelConfig::default(),
+            transport: Transport::Udp,
             max_sim_time_s: 100_000.0,
         }
     }
@@ -123,6 +129,28 @@ pub enum WorkloadKind {
     Continuous,
     /// The exchanges split into batches of random size; `reset()` before each batch.
     Random,
+    /// One GET of a resource of this many bytes per client (`bulk:BYTES` on the command
+    /// line; `exchanges` is not used). Over UDP a Block2 transfer, over TCP one RFC 8323
+    /// response message.
+    Bulk(u64),
+}
+
+/// The transport carrying CoAP.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// CoAP over UDP (RFC 7252), the congestion control of `coapcc-cc`. Default.
+    #[default]
+    Udp,
+    /// CoAP over TCP (RFC 8323) on the `coapcc-tcp` model.
+    Tcp,
+}
+
+impl Transport {
+    /// Whether this is the default (`udp`).
+    pub fn is_udp(&self) -> bool {
+        *self == Transport::Udp
+    }
 }
 
 /// What a failed exchange (MAX_RETRANSMIT exhausted) means for the flow.
@@ -307,7 +335,7 @@ pub enum ConfigError {
     },
 }
 
-fn invalid(field: &str, problem: impl Into<String>) -> ConfigError {
+pub(crate) fn invalid(field: &str, problem: impl Into<String>) -> ConfigError {
     ConfigError::Invalid { field: field.into(), problem: problem.into() }
 }
 
@@ -317,6 +345,9 @@ pub const MAX_CLIENTS: u64 = 1_000_000;
 impl SimConfig {
     /// Check the whole configuration; the error names the field and the problem.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.transport == Transport::Tcp {
+            return crate::engine::tcp_configs(self).map(|_| ());
+        }
         self.algorithms().map(|_| ())
     }
 
@@ -362,6 +393,12 @@ impl SimConfig {
         }
         if !(w.start_jitter_ms.is_finite() && (0.0..=1e12).contains(&w.start_jitter_ms)) {
             return Err(invalid("workload.start_jitter_ms", "must be a finite, non-negative number of ms"));
+        }
+        if let WorkloadKind::Bulk(b) = w.kind {
+            // Block2 numbers blocks with 20 bits: at most 2^20 blocks of 256 B.
+            if b == 0 || b > 1 << 28 {
+                return Err(invalid("workload.kind", format!("bulk:{b}: over UDP the size must be 1 to 2^28 bytes")));
+            }
         }
         let c = &self.coap;
         if c.ip_version != 4 && c.ip_version != 6 {
@@ -424,6 +461,14 @@ impl SimConfig {
 
     /// As [`SimConfig::resolved`]; a custom algorithm's name stays as given.
     pub fn resolved_with(&self, custom: &CustomAlgorithms) -> Result<SimConfig, ConfigError> {
+        if self.transport == Transport::Tcp {
+            let tcp = crate::engine::tcp_configs(self)?;
+            let mut c = self.clone();
+            for (g, t) in c.groups.iter_mut().zip(&tcp) {
+                g.cc = t.to_string();
+            }
+            return Ok(c);
+        }
         let algs = self.group_algorithms(custom)?;
         let mut c = self.clone();
         for (g, a) in c.groups.iter_mut().zip(&algs) {

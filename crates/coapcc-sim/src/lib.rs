@@ -46,10 +46,13 @@ pub use algorithms::CustomAlgorithms;
 pub use coapcc_proto::endpoint::{Controller, ControllerFactory, FnFactory};
 pub use config::{
     AccessLinkConfig, CoapConfig, ConfigError, DuplicateMode, EndpointModel, EndpointModelConfig, FailedPolicy,
-    GroupConfig, LinkConfig, MetricsConfig, ServerConfig, SimConfig, TopologyConfig, UnnecessaryDef, WorkloadConfig,
-    WorkloadKind,
+    GroupConfig, LinkConfig, MetricsConfig, ServerConfig, SimConfig, TopologyConfig, Transport, UnnecessaryDef,
+    WorkloadConfig, WorkloadKind,
 };
-pub use engine::{STREAM_DITHER, STREAM_DOWNLINK, STREAM_ENDPOINT, STREAM_SERVER, STREAM_UPLINK, STREAM_WORKLOAD};
+pub use engine::{
+    STREAM_DITHER, STREAM_DOWNLINK, STREAM_ENDPOINT, STREAM_SERVER, STREAM_TCP_CLIENT, STREAM_TCP_SERVER,
+    STREAM_UPLINK, STREAM_WORKLOAD,
+};
 pub use report::{AccessLinkReport, FlowReport, GroupReport, LinkReport, LinksReport, SimReport, Summary};
 pub use trace::{ExchangeTrace, JsonLinesTrace, TraceSink};
 
@@ -86,7 +89,16 @@ fn run_with(
 ) -> Result<SimReport, ConfigError> {
     use algorithms::GroupAlg;
     let t0 = std::time::Instant::now();
-    let resolved = cfg.resolved_with(custom)?;
+    let mut resolved = cfg.resolved_with(custom)?;
+    if resolved.transport == Transport::Tcp {
+        let mut report = engine::run_tcp(resolved, trace)?;
+        report.wall_s = t0.elapsed().as_secs_f64();
+        return Ok(report);
+    }
+    if matches!(resolved.workload.kind, WorkloadKind::Bulk(_)) {
+        // Block2 is the real endpoint's: bulk transfers run on the full endpoint model.
+        resolved.endpoint.model = EndpointModel::Full;
+    }
     let algs = resolved.group_algorithms(custom)?;
     let registry_only = algs.iter().all(|a| matches!(a, GroupAlg::Registry(_)));
     let mut report = match (resolved.endpoint.model, registry_only) {

@@ -68,6 +68,51 @@ pub struct FlowReport {
     pub failed_exchanges: u64,
     /// Exchanges that completed.
     pub completed_exchanges: u64,
+    /// TCP only: SYN sent to handshake complete at the client, seconds (`null` if the
+    /// handshake failed). Over TCP, `transmissions` and `retransmissions` count the server's
+    /// data segments and retransmitted data segments, and an exchange fails only when the
+    /// handshake does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub setup_s: Option<Option<f64>>,
+    /// TCP only: segments the server sent (SYN-ACK, data, pure ACKs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub segments_sent: Option<u64>,
+    /// TCP only: data segments the server retransmitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retransmitted_segments: Option<u64>,
+    /// TCP only: the server's retransmission-timer expiries.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rto_expiries: Option<u64>,
+    /// TCP only: the server's fast retransmits (entries into fast recovery).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fast_retransmits: Option<u64>,
+    /// TCP only: in-order payload bytes delivered to the client application (CSM and
+    /// response frames).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_delivered: Option<u64>,
+}
+
+impl FlowReport {
+    /// A UDP flow's report with every field zero and no TCP fields (fill in the rest).
+    pub(crate) fn udp() -> Self {
+        FlowReport {
+            client: 0,
+            group: 0,
+            cc: "",
+            fct_s: None,
+            transmissions: 0,
+            retransmissions: 0,
+            unnecessary_retransmissions: 0,
+            failed_exchanges: 0,
+            completed_exchanges: 0,
+            setup_s: None,
+            segments_sent: None,
+            retransmitted_segments: None,
+            rto_expiries: None,
+            fast_retransmits: None,
+            bytes_delivered: None,
+        }
+    }
 }
 
 /// An extra access link of the topology.

@@ -109,6 +109,9 @@ impl From<Snapshot> for CcSnapshot {
 pub trait TraceSink {
     /// An exchange ended.
     fn exchange(&mut self, rec: &ExchangeTrace<'_>);
+    /// A TCP sender event (transport `tcp`: every data segment sent and every ACK of data
+    /// received by a server connection). Ignored unless the sink overrides it.
+    fn tcp(&mut self, _rec: &coapcc_tcp::stats::TraceLine) {}
 }
 
 /// Writes each record as one JSON line.
@@ -133,8 +136,8 @@ impl<W: Write> JsonLinesTrace<W> {
     }
 }
 
-impl<W: Write> TraceSink for JsonLinesTrace<W> {
-    fn exchange(&mut self, rec: &ExchangeTrace<'_>) {
+impl<W: Write> JsonLinesTrace<W> {
+    fn line(&mut self, rec: &impl serde::Serialize) {
         if self.error.is_some() {
             return;
         }
@@ -143,6 +146,16 @@ impl<W: Write> TraceSink for JsonLinesTrace<W> {
         if let Err(e) = r {
             self.error = Some(e);
         }
+    }
+}
+
+impl<W: Write> TraceSink for JsonLinesTrace<W> {
+    fn exchange(&mut self, rec: &ExchangeTrace<'_>) {
+        self.line(rec);
+    }
+
+    fn tcp(&mut self, rec: &coapcc_tcp::stats::TraceLine) {
+        self.line(rec);
     }
 }
 
@@ -155,6 +168,10 @@ pub struct VecTrace {
 
 impl TraceSink for VecTrace {
     fn exchange(&mut self, rec: &ExchangeTrace<'_>) {
+        self.records.push(serde_json::to_value(rec).expect("trace records serialise"));
+    }
+
+    fn tcp(&mut self, rec: &coapcc_tcp::stats::TraceLine) {
         self.records.push(serde_json::to_value(rec).expect("trace records serialise"));
     }
 }

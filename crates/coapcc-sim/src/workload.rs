@@ -51,7 +51,7 @@ impl FlowPlan {
             policy: cfg.failed_exchanges,
             batch_min: cfg.batch_min,
             batch_max: cfg.batch_max,
-            remaining: cfg.exchanges,
+            remaining: if matches!(cfg.kind, WorkloadKind::Bulk(_)) { 1 } else { cfg.exchanges },
             batch_left: 0,
             rng,
         }
@@ -66,7 +66,7 @@ impl FlowPlan {
     /// batch (spec §11: `reset()` at flow start and at every batch boundary).
     pub fn start(&mut self) -> Next {
         match self.kind {
-            WorkloadKind::Continuous => Next::Exchange { delay_ns: 0, reset: false },
+            WorkloadKind::Continuous | WorkloadKind::Bulk(_) => Next::Exchange { delay_ns: 0, reset: false },
             WorkloadKind::Random => {
                 self.new_batch();
                 Next::Exchange { delay_ns: 0, reset: true }
@@ -84,7 +84,7 @@ impl FlowPlan {
             return Next::Done;
         }
         match self.kind {
-            WorkloadKind::Continuous => Next::Exchange { delay_ns: 0, reset: false },
+            WorkloadKind::Continuous | WorkloadKind::Bulk(_) => Next::Exchange { delay_ns: 0, reset: false },
             WorkloadKind::Random => {
                 if self.batch_left == 0 {
                     self.new_batch();

@@ -92,6 +92,7 @@ impl<'t, M: Model> Sim<'t, M> {
                 unnecessary_retransmissions: unnecessary,
                 failed_exchanges: cl.failed,
                 completed_exchanges: cl.completed,
+                ..FlowReport::udp()
             });
         }
         for (gr, f) in groups.iter_mut().zip(&fcts) {

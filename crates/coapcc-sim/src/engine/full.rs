@@ -14,7 +14,17 @@ pub(crate) struct Full {
     request: Request,
     response: Response,
     ip_version: u8,
+    /// `bulk:BYTES`: one Block2 GET per client; each block's request (a new Message ID) is
+    /// an exchange of the metrics, the whole transfer one exchange of the workload.
+    bulk: bool,
+    /// Bulk only: the Message ID of each client's last request sent.
+    last_mid: Vec<u16>,
 }
+
+/// Block size of `bulk:BYTES` over UDP: SZX 4, 256-byte blocks (the Helsinki study's).
+pub(crate) const BULK_BLOCK_SZX: u8 = 4;
+/// 2^(4 + SZX) bytes.
+const BULK_BLOCK_BYTES: usize = 1 << (4 + BULK_BLOCK_SZX as usize);
 
 /// Where a server message comes from: the request copy it answers.
 #[derive(Clone, Copy)]
@@ -39,6 +49,17 @@ impl Full {
             if t.kind == TransmitKind::Request {
                 if !sim.clients[c].active {
                     sim.start_exchange(c);
+                } else if sim.m.bulk
+                    && t.bytes.len() >= 4
+                    && [t.bytes[2], t.bytes[3]] != sim.m.last_mid[c].to_be_bytes()
+                {
+                    // The next block of a Block2 transfer: the previous block's request
+                    // completed (its retransmissions go to the histogram).
+                    sim.block_done(c, via.map_or(0, |a| a.2));
+                    sim.start_exchange(c);
+                }
+                if sim.m.bulk && t.bytes.len() >= 4 {
+                    sim.m.last_mid[c] = u16::from_be_bytes([t.bytes[2], t.bytes[3]]);
                 }
                 let deadline = sim.m.eps[c].poll_timeout().expect("a CON request arms its timer").as_nanos();
                 sim.send_copy(c, size, deadline, t.bytes);
@@ -139,11 +160,22 @@ impl Model for Full {
 
     fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self {
         let n = cfg.total_clients() as usize;
+        let bulk = match cfg.workload.kind {
+            WorkloadKind::Bulk(b) => Some(b as usize),
+            _ => None,
+        };
+        // A bulk client reassembles the whole resource, however large.
+        let max_body_size = bulk.map_or(ep::EndpointConfig::default().max_body_size, |b| b.max(1));
         let mut eps = Vec::with_capacity(n);
         for (gc, alg) in cfg.groups.iter().zip(algs) {
             for _ in 0..gc.clients {
                 let c = eps.len() as u64;
-                let ecfg = ep::EndpointConfig { cc: alg.config(), token_len: cfg.coap.token_len, ..Default::default() };
+                let ecfg = ep::EndpointConfig {
+                    cc: alg.config(),
+                    token_len: cfg.coap.token_len,
+                    max_body_size,
+                    ..Default::default()
+                };
                 let mut e = Endpoint::new(ecfg, Box::new(SplitMix64::stream(cfg.seed, STREAM_ENDPOINT + c)))
                     .with_cc_entropy(Box::new(SplitMix64::stream(cfg.seed, STREAM_DITHER + c)));
                 if let Some(f) = alg.factory() {
@@ -159,7 +191,11 @@ impl Model for Full {
             // exchanges never reached the server at all. Memory stays bounded (≈ 10 MB).
             dedup_capacity: u16::MAX as usize,
             // Never slice the response: the compact model sends it whole (the MTU bounds it).
-            max_unblocked_payload: (cfg.coap.response_payload_bytes as usize).max(1024),
+            max_unblocked_payload: if bulk.is_some() {
+                BULK_BLOCK_BYTES
+            } else {
+                (cfg.coap.response_payload_bytes as usize).max(1024)
+            },
             ..Default::default()
         };
         let server = Endpoint::new(scfg, Box::new(SplitMix64::stream(cfg.seed, STREAM_SERVER)));
@@ -167,13 +203,19 @@ impl Model for Full {
         for seg in coap::uri_path_segments(&cfg.coap.uri_path) {
             request.options.add(option::URI_PATH, seg.as_bytes());
         }
+        let payload = bulk.unwrap_or(cfg.coap.response_payload_bytes as usize);
+        if bulk.is_some() {
+            request = request.with_block2_szx(BULK_BLOCK_SZX);
+        }
         Full {
             eps,
             server,
             server_id: n as u32,
             request,
-            response: Response::content(vec![b'x'; cfg.coap.response_payload_bytes as usize]),
+            response: Response::content(vec![b'x'; payload]),
             ip_version: cfg.coap.ip_version,
+            bulk: bulk.is_some(),
+            last_mid: if bulk.is_some() { vec![0; n] } else { Vec::new() },
         }
     }
 

@@ -65,6 +65,22 @@ impl<'t, M: Model> Sim<'t, M> {
         }
     }
 
+    /// A block of client `c`'s Block2 transfer completed (its next block's request is
+    /// going out): the block's retransmissions go to the histograms, the `size` IP bytes of
+    /// the response that completed it to the useful bytes.
+    pub(super) fn block_done(&mut self, c: usize, size: u32) {
+        self.useful_bytes += u64::from(size);
+        let cl = &self.clients[c];
+        let n = cl.recs[cl.cur as usize].tx.saturating_sub(1) as usize;
+        let g = cl.group as usize;
+        if let Some(h) = self.hist.get_mut(n) {
+            *h += 1;
+        }
+        if let Some(h) = self.groups[g].hist.get_mut(n) {
+            *h += 1;
+        }
+    }
+
     /// Client `c`'s exchange gave up.
     #[inline]
     pub(super) fn record_failed(&mut self, c: usize) {

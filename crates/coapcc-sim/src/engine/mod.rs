@@ -48,7 +48,7 @@ use coapcc_proto::{option, Code};
 
 use crate::algorithms::{ClientCc, GroupAlg};
 use crate::coap;
-use crate::config::{ConfigError, DuplicateMode, SimConfig, UnnecessaryDef};
+use crate::config::{ConfigError, DuplicateMode, SimConfig, UnnecessaryDef, WorkloadKind};
 use crate::link::{ms_to_ns, Link, Nanos};
 use crate::report::{secs, AccessLinkReport, FlowReport, GroupReport, LinkReport, LinksReport, SimReport, Summary};
 use crate::timers::TimerHeap;
@@ -59,10 +59,13 @@ mod assemble;
 mod compact;
 mod full;
 mod metrics;
+mod tcp;
 
 pub(crate) use compact::Compact;
 pub(crate) use full::Full;
 use metrics::{ExRec, Group};
+pub(crate) use tcp::{run as run_tcp, tcp_configs};
+pub use tcp::{STREAM_TCP_CLIENT, STREAM_TCP_SERVER};
 
 /// Stream id base of uplink elements.
 pub const STREAM_UPLINK: u64 = 0x100;

@@ -86,13 +86,14 @@ pub struct EmulateArgs {
     /// Read the link (chains, MTU) and seed from a simulator config (JSON); flags override.
     #[arg(long, value_name = "FILE.json")]
     pub config: Option<PathBuf>,
-    /// net.ipv4.tcp_congestion_control in both namespaces (default reno; `keep` leaves the
-    /// kernel's default).
+    /// net.ipv4.tcp_congestion_control in both namespaces, and the route's congctl, e.g.
+    /// reno or bbr (default reno; `keep` leaves the kernel's default, which may be bbr).
     #[arg(long, value_name = "NAME", default_value = "reno")]
     pub tcp_cc: String,
-    /// TCP settings: testbed (spec §4: no SACK/F-RTO/timestamps/TLP/RACK/TFO, initcwnd 4;
+    /// TCP settings: helsinki2018 (alias testbed; the CoAP-over-TCP study's: no
+    /// SACK/F-RTO/timestamps/TLP/RACK/TFO, SYN retries 40/41, initcwnd 4, rto_min 200 ms;
     /// default) or kernel (kernel defaults).
-    #[arg(long, value_name = "testbed|kernel", default_value = "testbed")]
+    #[arg(long, value_name = "helsinki2018|testbed|kernel", default_value = "helsinki2018")]
     pub tcp_profile: String,
     /// Do not ask for SCHED_FIFO for the forwarder threads.
     #[arg(long)]
@@ -177,11 +178,10 @@ pub fn build_config(args: &EmulateArgs) -> Result<EmulatorConfig> {
     if let Some(d) = args.downlink_delay_ms {
         set_delay(&mut link.downlink, d);
     }
-    let tcp_profile = match args.tcp_profile.as_str() {
-        "testbed" => TcpProfile::Testbed,
-        "kernel" => TcpProfile::Kernel,
-        o => bail!("--tcp-profile: '{o}' is not testbed or kernel"),
-    };
+    let tcp_profile = TcpProfile::parse(&args.tcp_profile).context("--tcp-profile")?;
+    if !args.tcp_cc.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') || args.tcp_cc.is_empty() {
+        bail!("--tcp-cc: '{}' is not a congestion-control name (reno, bbr, cubic, ...) or keep", args.tcp_cc);
+    }
     let cfg = EmulatorConfig {
         uplink: link.uplink,
         downlink: link.downlink,

@@ -11,8 +11,9 @@ with the whole 102 408-byte message. Both simulators run it over the same link:
 * one-way delays 215 / 415 ms (200 / 400 ms plus the 15 ms mean rest of path) in the model;
   ns-3's channel delay is symmetric, so it uses 315 ms both ways: the same round trip and the
   same GET-to-last-byte path (up + down), only the handshake's split differs;
-* a tail-drop buffer of BUFFER bytes per direction (ns-3: the device queue, no queue disc;
-  it holds packets waiting behind the one in transmission, the model counts that one too);
+* a tail-drop buffer of BUFFER bytes per direction (ns-3: a byte-limited FIFO queue disc of
+  BUFFER - 296 B and a one-packet device queue; with the packet in transmission, which the
+  model counts in BUFFER, the two agree within one packet);
 * New Reno, MSS 256 (MTU 296), no SACK, no timestamps, initial window 4, SYN timeout 2 s,
   40 SYN retries, minimum RTO 200 ms, delayed ACK 200 ms / every second segment, PRR.
 
@@ -30,6 +31,7 @@ Nothing is installed here. It needs the ns-3 Python wheel (``pip install 'coapcc
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import statistics
 import subprocess
@@ -84,6 +86,7 @@ void SrvTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
 }
 void SrvMacTx(Ptr<const Packet>) { r.srv_segments++; }
 void DownDrop(Ptr<const Packet>) { r.drops_down++; }
+void DiscDrop(Ptr<const QueueDiscItem>) { r.drops_down++; }
 void SrvAccept(Ptr<Socket> s, const Address&) {
     s->SetRecvCallback(MakeCallback(&SrvRecv));
     s->SetSendCallback(MakeCallback(&SrvSendMore));
@@ -104,6 +107,8 @@ void CliConnected(Ptr<Socket> s) {
 void CliFailed(Ptr<Socket>) {}
 
 void Setup(Ptr<Node> cli, Ptr<Node> srv, Ptr<NetDevice> srv_dev, Ipv4Address srv_addr, uint64_t bytes) {
+    Ptr<TrafficControlLayer> tc = srv->GetObject<TrafficControlLayer>();
+    tc->GetRootQueueDiscOnDevice(srv_dev)->TraceConnectWithoutContext("Drop", MakeCallback(&DiscDrop));
     r = Result();
     resp_bytes = bytes;
     TypeId tid = TypeId::LookupByName("ns3::TcpSocketFactory");
@@ -160,16 +165,21 @@ def run_ns3(ns, buffer: int) -> dict:
     p2p = ns.PointToPointHelper()
     p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.MilliSeconds(315)))
     p2p.SetDeviceAttribute("Mtu", ns.UintegerValue(296))
-    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{buffer}B")))
+    # The buffer: a byte-limited FIFO queue disc of BUFFER - 296 B in front of a device queue of
+    # one packet; with the packet in transmission that is BUFFER + 296 B in all (the model
+    # counts the packet in service in BUFFER), i.e. the same within one packet.
+    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize("1p")))
     devs = p2p.Install(nodes)
     ppp = 298 / 296
     devs.Get(0).SetAttribute("DataRate", ns.DataRateValue(ns.DataRate(round(60_000 * ppp))))
     devs.Get(1).SetAttribute("DataRate", ns.DataRateValue(ns.DataRate(round(30_000 * ppp))))
     ns.InternetStackHelper().Install(nodes)
+    tch = ns.TrafficControlHelper()
+    tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{buffer - 296}B")))
+    tch.Install(devs)
     addr = ns.Ipv4AddressHelper()
     addr.SetBase(ns.Ipv4Address("198.18.0.0"), ns.Ipv4Mask("255.255.255.0"))
     ifs = addr.Assign(devs)
-    ns.TrafficControlHelper().Uninstall(devs)
     xc.Setup(nodes.Get(0), nodes.Get(1), devs.Get(1), ifs.GetAddress(1), RESPONSE)
     ns.Simulator.Stop(ns.Seconds(3600))
     t = time.perf_counter()
@@ -212,9 +222,10 @@ def main(argv: list[str] | None = None) -> int:
     if not a.model_bin.exists():
         ap.error(f"{a.model_bin} not found: cargo build --release -p coapcc-tcp --example crosscheck")
     ns = ns3_module()
-    import ns as nsmod  # noqa: PLC0415
-
-    version = getattr(nsmod, "__version__", "?")
+    try:
+        version = importlib.metadata.version("ns3")
+    except importlib.metadata.PackageNotFoundError:
+        version = "?"
     rows = []
     for b in buffers:
         runs = [run_ns3(ns, b) for _ in range(a.ns3_reps)]

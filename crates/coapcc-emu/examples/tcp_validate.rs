@@ -8,9 +8,11 @@
 //! namespace, and reads
 //! - the FCT (GET written to the last byte of the response) and the setup time from the
 //!   client's JSON log,
-//! - segments sent, retransmitted segments, RTO expiries and fast recoveries from the
-//!   kernel's counters in each namespace (`nstat -asz`; each namespace is fresh, so the
-//!   counters are this transfer's),
+//! - segments sent (`TcpOutSegs + TcpRetransSegs`: Linux's OutSegs leaves retransmissions
+//!   out), retransmitted segments, RTO expiries (`TCPTimeouts`) and fast recoveries
+//!   (`TCPRenoRecovery`) from the kernel's counters in each namespace (`nstat -asz`; each
+//!   namespace is fresh, so the counters are this transfer's and include the connection's
+//!   close: Release, FIN and their ACKs, which the model does not run),
 //! - link drops from the emulator's per-flow record,
 //!
 //! and runs the model with the same buffer and the `helsinki2018` preset. Needs root:
@@ -67,7 +69,9 @@ struct Args {
     out: Option<PathBuf>,
 }
 
-/// One side's kernel counters (nstat names).
+/// One side's kernel counters (nstat names). Linux's `TcpOutSegs` leaves out segments that
+/// carry only retransmitted data (RFC 1213's tcpOutSegs), so segments sent =
+/// `out_segs + retrans_segs`.
 #[derive(Clone, Debug, Default, Serialize)]
 struct Kernel {
     out_segs: u64,
@@ -288,8 +292,7 @@ fn main() -> Result<()> {
     let mut results: Vec<Case> = Vec::new();
     for chunk in cases.chunks(a.parallel) {
         let got: Vec<Case> = std::thread::scope(|s| {
-            let hs: Vec<_> =
-                chunk.iter().map(|(c, b)| s.spawn(|| run_case(&a, &coapcc, c, *b, &tmp))).collect();
+            let hs: Vec<_> = chunk.iter().map(|(c, b)| s.spawn(|| run_case(&a, &coapcc, c, *b, &tmp))).collect();
             hs.into_iter().map(|h| h.join().expect("case thread")).collect()
         });
         for c in &got {
@@ -324,7 +327,7 @@ fn main() -> Result<()> {
             },
             f(c.setup_s),
             f(m.map(|m| m.setup_s)),
-            c.server.out_segs,
+            c.server.out_segs + c.server.retrans_segs,
             mo(|m| m.server_segments),
             c.server.retrans_segs,
             mo(|m| m.server_retransmitted),
@@ -334,7 +337,7 @@ fn main() -> Result<()> {
             mo(|m| m.server_fast_retransmits),
             c.down_dropped,
             mo(|m| m.buffer_drops_down),
-            c.client.out_segs,
+            c.client.out_segs + c.client.retrans_segs,
             mo(|m| m.client_segments),
         );
         if let Some(e) = &c.error {

@@ -374,7 +374,8 @@ impl Emulator {
             netns::ip(&["-n", ns, "link", "set", "dev", IFNAME, "up"])?;
             warnings.extend(apply_tcp(cfg, ns, &local.to_string(), &peer.to_string()));
         }
-        let tcp_settings = [read_tcp(&sides[0].0, &sides[0].2.to_string()), read_tcp(&sides[1].0, &sides[1].2.to_string())];
+        let tcp_settings =
+            [read_tcp(&sides[0].0, &sides[0].2.to_string()), read_tcp(&sides[1].0, &sides[1].2.to_string())];
         let up: Link<_> =
             Link::new(&cfg.uplink, cfg.mtu, cfg.seed, STREAM_UPLINK).map_err(|e| anyhow::anyhow!("uplink: {e}"))?;
         let down: Link<_> = Link::new(&cfg.downlink, cfg.mtu, cfg.seed, STREAM_DOWNLINK)

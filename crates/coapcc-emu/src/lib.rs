@@ -37,6 +37,6 @@ pub mod sys;
 
 pub use cli::{emulate_main, EmulateArgs};
 pub use emulator::{
-    DirectionReport, EmuReport, Emulator, EmulatorConfig, FlowReport, Side, TcpProfile, TcpSettings, CLIENT_ADDR, CLIENT_ADDR6,
-    IFNAME, SERVER_ADDR, SERVER_ADDR6, TESTBED_ROUTE_ATTRS, TESTBED_SYSCTLS,
+    DirectionReport, EmuReport, Emulator, EmulatorConfig, FlowReport, Side, TcpProfile, TcpSettings, CLIENT_ADDR,
+    CLIENT_ADDR6, IFNAME, SERVER_ADDR, SERVER_ADDR6, TESTBED_ROUTE_ATTRS, TESTBED_SYSCTLS,
 };

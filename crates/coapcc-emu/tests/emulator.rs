@@ -640,9 +640,7 @@ fn helsinki2018_tcp_settings_are_in_effect() {
         // Initial window 4: until the first data ACK (bytes_acked:1 counts only the SYN), the
         // sender has sent exactly 4 data segments (it had 6 000 B to send; the first ACK comes
         // one 0.64 s round trip later, so the first poll normally sees this).
-        let field = |name: &str| {
-            words.iter().find_map(|w| w.strip_prefix(name)).and_then(|v| v.parse::<u64>().ok())
-        };
+        let field = |name: &str| words.iter().find_map(|w| w.strip_prefix(name)).and_then(|v| v.parse::<u64>().ok());
         if field("bytes_acked:") == Some(1) {
             assert_eq!(field("data_segs_out:"), Some(4), "{cc}: {info}");
         }

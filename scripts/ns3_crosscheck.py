@@ -11,9 +11,9 @@ with the whole 102 408-byte message. Both simulators run it over the same link:
 * one-way delays 215 / 415 ms (200 / 400 ms plus the 15 ms mean rest of path) in the model;
   ns-3's channel delay is symmetric, so it uses 315 ms both ways: the same round trip and the
   same GET-to-last-byte path (up + down), only the handshake's split differs;
-* a tail-drop buffer of BUFFER bytes per direction (ns-3: a byte-limited FIFO queue disc of
-  BUFFER - 296 B and a one-packet device queue; with the packet in transmission, which the
-  model counts in BUFFER, the two agree within one packet);
+* a tail-drop buffer of BUFFER bytes per direction (ns-3: the device's byte-limited queue, no
+  queue disc; it does not count the packet in transmission, the model does, and ns-3 stops it
+  when a full-size packet would not fit: the two agree within one packet);
 * New Reno, MSS 256 (MTU 296), no SACK, no timestamps, initial window 4, SYN timeout 2 s,
   40 SYN retries, minimum RTO 200 ms, delayed ACK 200 ms / every second segment, PRR.
 
@@ -52,7 +52,7 @@ struct Result {
     double conn_at = -1, req_at = -1, done_at = -1;
     uint64_t rx = 0, srv_rx = 0, to_send = 0, sent = 0;
     uint64_t srv_segments = 0, data_segments = 0, retransmitted = 0, max_end = 0;
-    uint64_t drops_down = 0;
+    uint64_t drops_down = 0, wire_data = 0;
     bool started = false;
 };
 static Result r;
@@ -84,9 +84,11 @@ void SrvTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
     if (seq + len <= r.max_end) r.retransmitted++;
     r.max_end = std::max<uint64_t>(r.max_end, seq + len);
 }
-void SrvMacTx(Ptr<const Packet>) { r.srv_segments++; }
+void SrvMacTx(Ptr<const Packet> p) {
+    r.srv_segments++;
+    if (p->GetSize() > 2 + 20 + 20) r.wire_data++;  // PPP + IPv4 + TCP headers, no options
+}
 void DownDrop(Ptr<const Packet>) { r.drops_down++; }
-void DiscDrop(Ptr<const QueueDiscItem>) { r.drops_down++; }
 void SrvAccept(Ptr<Socket> s, const Address&) {
     s->SetRecvCallback(MakeCallback(&SrvRecv));
     s->SetSendCallback(MakeCallback(&SrvSendMore));
@@ -107,8 +109,6 @@ void CliConnected(Ptr<Socket> s) {
 void CliFailed(Ptr<Socket>) {}
 
 void Setup(Ptr<Node> cli, Ptr<Node> srv, Ptr<NetDevice> srv_dev, Ipv4Address srv_addr, uint64_t bytes) {
-    Ptr<TrafficControlLayer> tc = srv->GetObject<TrafficControlLayer>();
-    tc->GetRootQueueDiscOnDevice(srv_dev)->TraceConnectWithoutContext("Drop", MakeCallback(&DiscDrop));
     r = Result();
     resp_bytes = bytes;
     TypeId tid = TypeId::LookupByName("ns3::TcpSocketFactory");
@@ -165,21 +165,19 @@ def run_ns3(ns, buffer: int) -> dict:
     p2p = ns.PointToPointHelper()
     p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.MilliSeconds(315)))
     p2p.SetDeviceAttribute("Mtu", ns.UintegerValue(296))
-    # The buffer: a byte-limited FIFO queue disc of BUFFER - 296 B in front of a device queue of
-    # one packet; with the packet in transmission that is BUFFER + 296 B in all (the model
-    # counts the packet in service in BUFFER), i.e. the same within one packet.
-    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize("1p")))
+    # The buffer: the device's byte-limited drop-tail queue, no queue disc. It holds the
+    # packets waiting behind the one in transmission (the model counts that one too), and ns-3
+    # stops it when the next full-size packet would not fit: the two agree within one packet.
+    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{buffer}B")))
     devs = p2p.Install(nodes)
     ppp = 298 / 296
     devs.Get(0).SetAttribute("DataRate", ns.DataRateValue(ns.DataRate(round(60_000 * ppp))))
     devs.Get(1).SetAttribute("DataRate", ns.DataRateValue(ns.DataRate(round(30_000 * ppp))))
     ns.InternetStackHelper().Install(nodes)
-    tch = ns.TrafficControlHelper()
-    tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{buffer - 296}B")))
-    tch.Install(devs)
     addr = ns.Ipv4AddressHelper()
     addr.SetBase(ns.Ipv4Address("198.18.0.0"), ns.Ipv4Mask("255.255.255.0"))
     ifs = addr.Assign(devs)
+    ns.TrafficControlHelper().Uninstall(devs)
     xc.Setup(nodes.Get(0), nodes.Get(1), devs.Get(1), ifs.GetAddress(1), RESPONSE)
     ns.Simulator.Stop(ns.Seconds(3600))
     t = time.perf_counter()
@@ -189,10 +187,14 @@ def run_ns3(ns, buffer: int) -> dict:
     out = {
         "fct_s": res.done_at - res.req_at if res.done_at >= 0 else None,
         "setup_s": res.conn_at,
-        "server_segments_sent": int(res.srv_segments),
+        # Segments TCP sent: data segments (at the TCP layer) + the others (SYN-ACK, ACKs,
+        # FIN) as the device saw them.
+        "server_segments_sent": int(res.data_segments + res.srv_segments - res.wire_data),
         "server_data_segments_sent": int(res.data_segments),
         "server_retransmitted": int(res.retransmitted),
-        "buffer_drops_down": int(res.drops_down),
+        # Data segments TCP sent that never reached the device (dropped by the traffic-control
+        # layer while the device queue was stopped) plus the device queue's own drops.
+        "buffer_drops_down": int(res.data_segments - res.wire_data + res.drops_down),
         "wall_s": wall,
     }
     ns.Simulator.Destroy()

@@ -95,6 +95,11 @@ pub struct EmulateArgs {
     /// default) or kernel (kernel defaults).
     #[arg(long, value_name = "helsinki2018|testbed|kernel", default_value = "helsinki2018")]
     pub tcp_profile: String,
+    /// Initial RTO of the commands' TCP sockets in ms, set with a BPF sock_ops program on a
+    /// cgroup of the commands (default 2000 with --tcp-profile helsinki2018; `kernel` keeps
+    /// Linux's 1000 ms, the default with --tcp-profile kernel).
+    #[arg(long, value_name = "MS|kernel")]
+    pub tcp_init_rto_ms: Option<String>,
     /// Do not ask for SCHED_FIFO for the forwarder threads.
     #[arg(long)]
     pub no_realtime: bool,
@@ -189,6 +194,14 @@ pub fn build_config(args: &EmulateArgs) -> Result<EmulatorConfig> {
         seed: args.seed.unwrap_or(sim.seed),
         tcp_cc: if args.tcp_cc == "keep" { None } else { Some(args.tcp_cc.clone()) },
         tcp_profile,
+        tcp_init_rto_ms: match args.tcp_init_rto_ms.as_deref() {
+            None if tcp_profile == TcpProfile::Testbed => Some(2000),
+            None | Some("kernel") => None,
+            Some(v) => match v.parse::<u32>() {
+                Ok(ms) if (1..=120_000).contains(&ms) => Some(ms),
+                _ => bail!("--tcp-init-rto-ms: '{v}' is not a number of ms in 1..=120000 or kernel"),
+            },
+        },
         realtime: !args.no_realtime,
         spin_us: args.spin_us,
         trace: args.trace,

@@ -123,6 +123,11 @@ pub struct EmulatorConfig {
     pub tcp_cc: Option<String>,
     /// Other TCP settings (default [`TcpProfile::Testbed`]).
     pub tcp_profile: TcpProfile,
+    /// Initial RTO of the commands' TCP sockets, ms (the SYN/SYN-ACK timeout and the RTO
+    /// before the first RTT sample; Linux's is 1 000), set by a BPF `sock_ops` program on a
+    /// cgroup the commands run in ([`crate::bpf`]). Default 2 000 (the study's); `None`
+    /// leaves the kernel's. Where BPF or cgroup v2 is unavailable this becomes a warning.
+    pub tcp_init_rto_ms: Option<u32>,
     /// Run the forwarder threads with SCHED_FIFO when permitted (default true).
     pub realtime: bool,
     /// Busy-wait this many microseconds before each delivery instead of sleeping
@@ -149,6 +154,7 @@ impl EmulatorConfig {
             seed: 1,
             tcp_cc: Some("reno".into()),
             tcp_profile: TcpProfile::Testbed,
+            tcp_init_rto_ms: Some(2000),
             realtime: true,
             spin_us: 100,
             trace: false,
@@ -302,6 +308,9 @@ pub struct EmuReport {
     pub warnings: Vec<String>,
     /// TCP settings read back in the (client, server) namespaces after they were applied.
     pub tcp_settings: [TcpSettings; 2],
+    /// The initial RTO in effect for the commands' sockets, when set: "2000 ms = 500 jiffies
+    /// (HZ 250), BPF sock_ops on cgroup PATH".
+    pub tcp_init_rto: Option<String>,
 }
 
 /// A running emulator. Dropping it stops the forwarders, destroys the TUN devices and deletes
@@ -316,6 +325,7 @@ pub struct Emulator {
     epoch_mono: u64,
     warnings: Vec<String>,
     tcp_settings: [TcpSettings; 2],
+    init_rto: Option<crate::bpf::InitRto>,
     stopped: Option<(f64, Vec<DirectionReport>, Vec<FlowReport>)>,
 }
 
@@ -347,8 +357,24 @@ impl Emulator {
         for name in netns::cleanup_stale() {
             eprintln!("coapcc emulate: removed stale namespace {name}");
         }
+        for path in crate::bpf::cleanup_stale() {
+            eprintln!("coapcc emulate: removed stale cgroup {}", path.display());
+        }
         let netns = NetnsPair::create()?;
         let mut warnings = Vec::new();
+        let init_rto = match cfg.tcp_init_rto_ms {
+            Some(ms) => {
+                let name = netns.client.strip_suffix("-c").unwrap_or(&netns.client).to_string();
+                match crate::bpf::InitRto::install(&name, ms) {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        warnings.push(format!("initial RTO {ms} ms not set: {e:#}"));
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
         let mut tuns = Vec::new();
         let sides = [
             (netns.client.clone(), CLIENT_ADDR, SERVER_ADDR, CLIENT_ADDR6),
@@ -397,6 +423,7 @@ impl Emulator {
             epoch_mono,
             warnings,
             tcp_settings,
+            init_rto,
             stopped: None,
         })
     }
@@ -439,9 +466,25 @@ impl Emulator {
     }
 
     /// `program args...` to run inside a side's namespace (`ip netns exec`), with [`Self::env`].
+    ///
+    /// With an initial RTO set, the process joins the emulator's cgroup before it execs, so
+    /// its sockets (and its children's) get that initial RTO.
     pub fn command(&self, side: Side, program: &str, args: &[&str]) -> Command {
         let mut c = Command::new("ip");
         c.args(["netns", "exec", self.netns(side), program]).args(args).envs(self.env());
+        if let Some(r) = &self.init_rto {
+            let fd = r.procs_fd();
+            // SAFETY: the closure only calls write(2), which is async-signal-safe; the
+            // descriptor stays open as long as the emulator (and so this Command's use).
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut c, move || {
+                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
         c
     }
 
@@ -529,6 +572,15 @@ impl Emulator {
             flows,
             warnings: self.warnings.clone(),
             tcp_settings: self.tcp_settings.clone(),
+            tcp_init_rto: self.init_rto.as_ref().map(|r| {
+                format!(
+                    "{} ms = {} jiffies (HZ {}), BPF sock_ops on cgroup {}",
+                    self.cfg.tcp_init_rto_ms.unwrap_or(0),
+                    r.jiffies,
+                    r.hz,
+                    r.dir().display()
+                )
+            }),
         }
     }
 

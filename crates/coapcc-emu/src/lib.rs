@@ -28,6 +28,7 @@
 //! `docs/validation.md`.
 #![deny(missing_docs)]
 
+pub mod bpf;
 pub mod cli;
 pub mod emulator;
 pub mod forward;

@@ -589,11 +589,42 @@ fn helsinki2018_tcp_settings_are_in_effect() {
     let Some(_g) = setup("helsinki2018_tcp_settings_are_in_effect") else { return };
     let host_cc = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap();
     let host_sack = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_sack").unwrap();
-    for cc in ["reno", "bbr"] {
-        let cfg = EmulatorConfig { tcp_cc: Some(cc.into()), tcp_profile: TcpProfile::Testbed, ..Default::default() };
+    // reno with the study's 2 s initial RTO (BPF sock_ops), bbr with the kernel's 1 s.
+    for (cc, init_rto) in [("reno", Some(2000)), ("bbr", None)] {
+        let cfg = EmulatorConfig {
+            tcp_cc: Some(cc.into()),
+            tcp_profile: TcpProfile::Testbed,
+            tcp_init_rto_ms: init_rto,
+            ..Default::default()
+        };
         let emu = Emulator::start(&cfg).unwrap();
         let r = emu.report();
         assert!(r.warnings.is_empty(), "{cc}: {:?}", r.warnings);
+        assert_eq!(r.tcp_init_rto.is_some(), init_rto.is_some(), "{:?}", r.tcp_init_rto);
+        // The initial RTO of a socket in SYN-SENT: a SYN to an address behind the link that
+        // nobody answers stays unanswered, and `ss` shows the socket's current RTO.
+        let st = emu.command(Side::Client, "ip", &["route", "add", "198.18.0.9/32", "dev", "emu0"]).status().unwrap();
+        assert!(st.success());
+        let mut syn = emu.command(
+            Side::Client,
+            PROBE,
+            &["tcp-send", "--server", "198.18.0.9:9", "--bytes", "1", "--max-seconds", "5"],
+        );
+        syn.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        let syn = ChildGuard::spawn(syn).unwrap();
+        let mut line = String::new();
+        for _ in 0..40 {
+            let out = emu.command(Side::Client, "ss", &["-tinH", "state", "syn-sent"]).output().unwrap();
+            line = String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+            if line.contains("rto:") {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        drop(syn);
+        let want = format!("rto:{}", init_rto.unwrap_or(1000));
+        eprintln!("{cc}: SYN-SENT: {line}");
+        assert!(line.split_whitespace().any(|w| w == want), "{cc}: want {want}: {line}");
         for (side, peer) in [(Side::Client, "198.18.0.2"), (Side::Server, "198.18.0.1")] {
             // Read back with sysctl(8) inside the namespace, independently of the emulator.
             let keys: Vec<&str> = std::iter::once("net.ipv4.tcp_congestion_control")

@@ -86,7 +86,13 @@ void SrvTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
 }
 void SrvMacTx(Ptr<const Packet> p) {
     r.srv_segments++;
-    if (p->GetSize() > 2 + 20 + 20) r.wire_data++;  // PPP + IPv4 + TCP headers, no options
+    // MacTx sees the IP packet (the PPP header comes later): strip IPv4 and TCP headers.
+    Ptr<Packet> q = p->Copy();
+    Ipv4Header ip;
+    q->RemoveHeader(ip);
+    TcpHeader th;
+    q->RemoveHeader(th);
+    if (q->GetSize() > 0) r.wire_data++;
 }
 void DownDrop(Ptr<const Packet>) { r.drops_down++; }
 void SrvAccept(Ptr<Socket> s, const Address&) {

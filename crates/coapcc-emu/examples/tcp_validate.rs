@@ -203,7 +203,7 @@ fn run_kernel(a: &Args, coapcc: &str, case: &mut Case, tmp: &std::path::Path) ->
     let _ = std::fs::remove_file(&log);
     let mut sc = emu.command(Side::Server, coapcc, &["server", "--tcp", "--bind", "0.0.0.0:5683"]);
     sc.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-    let _server = ChildGuard::spawn(sc)?;
+    let server = ChildGuard::spawn(sc)?;
     std::thread::sleep(Duration::from_millis(500));
     let uri = format!("coap+tcp://{}/large?size={OBJECT}", coapcc_emu::SERVER_ADDR);
     let rt = format!("{}", a.timeout);
@@ -229,6 +229,9 @@ fn run_kernel(a: &Args, coapcc: &str, case: &mut Case, tmp: &std::path::Path) ->
     std::thread::sleep(Duration::from_millis(1500));
     case.server = nstat(&emu, Side::Server)?;
     case.client = nstat(&emu, Side::Client)?;
+    // Stop the server before the emulator, so its cgroup is empty when the emulator removes it.
+    drop(server);
+    drop(client);
     let r = emu.stop()?;
     if let Some(f) = r.flows.iter().find(|f| f.proto == "tcp") {
         case.link_fct_s = f.link_fct_s;

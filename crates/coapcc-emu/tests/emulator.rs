@@ -686,6 +686,7 @@ fn helsinki2018_tcp_settings_are_in_effect() {
         assert!(sent.is_some_and(|s| s.success()), "{cc}: tcp-send did not finish: {sent:?}");
         let out = wait_output(sink);
         assert_eq!(out["bytes"].as_u64(), Some(6000));
+        drop(sender);
         emu.stop().unwrap();
     }
     // The host's own settings are untouched.

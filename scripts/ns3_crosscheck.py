@@ -92,7 +92,7 @@ void SrvMacTx(Ptr<const Packet> p) {
     q->RemoveHeader(ip);
     TcpHeader th;
     q->RemoveHeader(th);
-    if (q->GetSize() > 0) r.wire_data++;
+    if (q->GetSize() > 0 && !(th.GetFlags() & TcpHeader::SYN)) r.wire_data++;
 }
 void DownDrop(Ptr<const Packet>) { r.drops_down++; }
 void SrvAccept(Ptr<Socket> s, const Address&) {
@@ -190,17 +190,18 @@ def run_ns3(ns, buffer: int) -> dict:
     ns.Simulator.Run()
     wall = time.perf_counter() - t
     res = xc.r
+    # Data segments TCP sent that never reached the device: dropped by the traffic-control
+    # layer while the device queue was stopped (the count can be one off: the device sees one
+    # more data packet than TCP's Tx trace reports even on a loss-free run).
+    lost_before_device = max(0, int(res.data_segments) - int(res.wire_data))
     out = {
         "fct_s": res.done_at - res.req_at if res.done_at >= 0 else None,
         "setup_s": res.conn_at,
-        # Segments TCP sent: data segments (at the TCP layer) + the others (SYN-ACK, ACKs,
-        # FIN) as the device saw them.
-        "server_segments_sent": int(res.data_segments + res.srv_segments - res.wire_data),
+        # Segments sent: those the device saw plus those dropped before it.
+        "server_segments_sent": int(res.srv_segments) + lost_before_device,
         "server_data_segments_sent": int(res.data_segments),
         "server_retransmitted": int(res.retransmitted),
-        # Data segments TCP sent that never reached the device (dropped by the traffic-control
-        # layer while the device queue was stopped) plus the device queue's own drops.
-        "buffer_drops_down": int(res.data_segments - res.wire_data + res.drops_down),
+        "buffer_drops_down": lost_before_device + int(res.drops_down),
         "wall_s": wall,
     }
     ns.Simulator.Destroy()

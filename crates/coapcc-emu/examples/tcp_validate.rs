@@ -49,7 +49,7 @@ struct Args {
     /// Kernel congestion controls (comma-separated).
     #[arg(long, default_value = "reno,bbr")]
     cc: String,
-    /// Only the 28 200-byte buffer (two runs, about 40 s with --parallel 2).
+    /// Only the 28 200-byte buffer (two runs at once, about 100 s: New Reno takes 95 s).
     #[arg(long)]
     quick: bool,
     /// Emulators running at once.

@@ -18,7 +18,8 @@
 //! Each emulator gets its own cgroup `coapcc-emu-<pid>-<n>` under the cgroup v2 mount; the
 //! commands it runs join it before they exec ([`InitRto::procs_fd`]), so the host's other
 //! sockets are never affected. Dropping the [`InitRto`] detaches the program and removes the
-//! cgroup (a cgroup of a dead emulator is removed by the next start).
+//! cgroup, killing what still runs in it (a cgroup of a dead emulator is removed by the next
+//! start).
 
 use std::ffi::CString;
 use std::fs::File;
@@ -191,7 +192,10 @@ impl Drop for InitRto {
         attr[4..8].copy_from_slice(&(self.prog.as_raw_fd() as u32).to_le_bytes());
         attr[8..12].copy_from_slice(&BPF_CGROUP_SOCK_OPS.to_le_bytes());
         let _ = bpf(BPF_PROG_DETACH, &mut attr);
-        // The commands' processes may still be exiting: retry for up to 2 s.
+        // Commands still running when the emulator stops (their namespaces are about to go)
+        // are killed, so that the cgroup can be removed: `cgroup.kill` (Linux >= 5.14) kills
+        // every process in it. Then retry for up to 2 s while they exit.
+        let _ = std::fs::write(self.dir.join("cgroup.kill"), "1");
         for _ in 0..20 {
             if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
                 return;

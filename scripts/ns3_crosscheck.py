@@ -26,6 +26,10 @@ Nothing is installed here. It needs the ns-3 Python wheel (``pip install 'coapcc
 
     nice -n 10 cargo build --release -p coapcc-tcp --example crosscheck
     python scripts/ns3_crosscheck.py [--buffers 2500,14100,28200,1410000] [--json out.json]
+
+The small application (server and client callbacks, counters) is C++ compiled at run time by
+cppyy, which comes with the wheel; cppyy prints "Failed to materialize symbols" notes while it
+does, which do not affect the run.
 """
 
 from __future__ import annotations

@@ -86,14 +86,20 @@ pub struct EmulateArgs {
     /// Read the link (chains, MTU) and seed from a simulator config (JSON); flags override.
     #[arg(long, value_name = "FILE.json")]
     pub config: Option<PathBuf>,
-    /// net.ipv4.tcp_congestion_control in both namespaces (default reno; `keep` leaves the
-    /// kernel's default).
+    /// net.ipv4.tcp_congestion_control in both namespaces, and the route's congctl, e.g.
+    /// reno or bbr (default reno; `keep` leaves the kernel's default, which may be bbr).
     #[arg(long, value_name = "NAME", default_value = "reno")]
     pub tcp_cc: String,
-    /// TCP settings: testbed (spec §4: no SACK/F-RTO/timestamps/TLP/RACK/TFO, initcwnd 4;
+    /// TCP settings: helsinki2018 (alias testbed; the CoAP-over-TCP study's: no
+    /// SACK/F-RTO/timestamps/TLP/RACK/TFO, SYN retries 40/41, initcwnd 4, rto_min 200 ms;
     /// default) or kernel (kernel defaults).
-    #[arg(long, value_name = "testbed|kernel", default_value = "testbed")]
+    #[arg(long, value_name = "helsinki2018|testbed|kernel", default_value = "helsinki2018")]
     pub tcp_profile: String,
+    /// Initial RTO of the commands' TCP sockets in ms, set with a BPF sock_ops program on a
+    /// cgroup of the commands (default 2000 with --tcp-profile helsinki2018; `kernel` keeps
+    /// Linux's 1000 ms, the default with --tcp-profile kernel).
+    #[arg(long, value_name = "MS|kernel")]
+    pub tcp_init_rto_ms: Option<String>,
     /// Do not ask for SCHED_FIFO for the forwarder threads.
     #[arg(long)]
     pub no_realtime: bool,
@@ -177,11 +183,10 @@ pub fn build_config(args: &EmulateArgs) -> Result<EmulatorConfig> {
     if let Some(d) = args.downlink_delay_ms {
         set_delay(&mut link.downlink, d);
     }
-    let tcp_profile = match args.tcp_profile.as_str() {
-        "testbed" => TcpProfile::Testbed,
-        "kernel" => TcpProfile::Kernel,
-        o => bail!("--tcp-profile: '{o}' is not testbed or kernel"),
-    };
+    let tcp_profile = TcpProfile::parse(&args.tcp_profile).context("--tcp-profile")?;
+    if !args.tcp_cc.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') || args.tcp_cc.is_empty() {
+        bail!("--tcp-cc: '{}' is not a congestion-control name (reno, bbr, cubic, ...) or keep", args.tcp_cc);
+    }
     let cfg = EmulatorConfig {
         uplink: link.uplink,
         downlink: link.downlink,
@@ -189,6 +194,14 @@ pub fn build_config(args: &EmulateArgs) -> Result<EmulatorConfig> {
         seed: args.seed.unwrap_or(sim.seed),
         tcp_cc: if args.tcp_cc == "keep" { None } else { Some(args.tcp_cc.clone()) },
         tcp_profile,
+        tcp_init_rto_ms: match args.tcp_init_rto_ms.as_deref() {
+            None if tcp_profile == TcpProfile::Testbed => Some(2000),
+            None | Some("kernel") => None,
+            Some(v) => match v.parse::<u32>() {
+                Ok(ms) if (1..=120_000).contains(&ms) => Some(ms),
+                _ => bail!("--tcp-init-rto-ms: '{v}' is not a number of ms in 1..=120000 or kernel"),
+            },
+        },
         realtime: !args.no_realtime,
         spin_us: args.spin_us,
         trace: args.trace,

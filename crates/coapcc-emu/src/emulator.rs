@@ -50,11 +50,60 @@ pub const IPV6_MIN_MTU: u32 = 1280;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TcpProfile {
-    /// The testbed's settings (spec §4): SACK, F-RTO, timestamps, TLP/RACK and Fast Open
-    /// off, no metrics caching, SYN retries 40, SYN/ACK retries 41, route initcwnd 4.
+    /// The Helsinki CoAP-over-TCP study's Linux settings (`helsinki2018`, also called
+    /// `testbed`): the sysctls of [`TESTBED_SYSCTLS`] (SACK, F-RTO, timestamps, TLP/RACK and
+    /// Fast Open off, no metrics caching, SYN retries 40, SYN/ACK retries 41, exponential SYN
+    /// backoff, minimum RTO 200 ms, maximum RTO 120 s) and, on the route to the peer,
+    /// `initcwnd 4`, `rto_min 200ms` and `congctl` = the congestion control.
+    #[serde(alias = "helsinki2018")]
     Testbed,
     /// Leave the kernel's defaults (only the congestion control is set).
     Kernel,
+}
+
+impl TcpProfile {
+    /// Parse `helsinki2018` / `testbed` or `kernel`.
+    pub fn parse(s: &str) -> Result<TcpProfile> {
+        match s {
+            "helsinki2018" | "testbed" => Ok(TcpProfile::Testbed),
+            "kernel" => Ok(TcpProfile::Kernel),
+            o => bail!("TCP profile '{o}' is not helsinki2018 (alias testbed) or kernel"),
+        }
+    }
+}
+
+/// The sysctls of [`TcpProfile::Testbed`], written in both namespaces (each network namespace
+/// has its own copy of these on Linux >= 4.15; the host's values are never touched).
+/// `tcp_syn_linear_timeouts` (Linux >= 6.5: the first SYN retransmissions at a constant
+/// timeout), `tcp_rto_min_us` (>= 6.11) and `tcp_rto_max_ms` (>= 6.15) are set to the 2018
+/// kernels' fixed behaviour; on older kernels they do not exist, and a warning says so.
+pub const TESTBED_SYSCTLS: &[(&str, &str)] = &[
+    ("net.ipv4.tcp_sack", "0"),
+    ("net.ipv4.tcp_frto", "0"),
+    ("net.ipv4.tcp_no_metrics_save", "1"),
+    ("net.ipv4.tcp_timestamps", "0"),
+    ("net.ipv4.tcp_early_retrans", "0"),
+    ("net.ipv4.tcp_recovery", "0"),
+    ("net.ipv4.tcp_fastopen", "0"),
+    ("net.ipv4.tcp_syn_retries", "40"),
+    ("net.ipv4.tcp_synack_retries", "41"),
+    ("net.ipv4.tcp_syn_linear_timeouts", "0"),
+    ("net.ipv4.tcp_rto_min_us", "200000"),
+    ("net.ipv4.tcp_rto_max_ms", "120000"),
+];
+
+/// Route attributes of [`TcpProfile::Testbed`] on the route to the peer (`congctl` is added
+/// when a congestion control is set).
+pub const TESTBED_ROUTE_ATTRS: &[&str] = &["initcwnd", "4", "rto_min", "200ms"];
+
+/// The TCP settings in effect in one namespace, read back after they were applied.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TcpSettings {
+    /// `net.ipv4.tcp_congestion_control` and every key of [`TESTBED_SYSCTLS`] that exists:
+    /// (key, value read back).
+    pub sysctls: Vec<(String, String)>,
+    /// `ip route show <peer>`.
+    pub route: String,
 }
 
 /// Everything that defines an emulator instance.
@@ -74,6 +123,11 @@ pub struct EmulatorConfig {
     pub tcp_cc: Option<String>,
     /// Other TCP settings (default [`TcpProfile::Testbed`]).
     pub tcp_profile: TcpProfile,
+    /// Initial RTO of the commands' TCP sockets, ms (the SYN/SYN-ACK timeout and the RTO
+    /// before the first RTT sample; Linux's is 1 000), set by a BPF `sock_ops` program on a
+    /// cgroup the commands run in ([`crate::bpf`]). Default 2 000 (the study's); `None`
+    /// leaves the kernel's. Where BPF or cgroup v2 is unavailable this becomes a warning.
+    pub tcp_init_rto_ms: Option<u32>,
     /// Run the forwarder threads with SCHED_FIFO when permitted (default true).
     pub realtime: bool,
     /// Busy-wait this many microseconds before each delivery instead of sleeping
@@ -100,6 +154,7 @@ impl EmulatorConfig {
             seed: 1,
             tcp_cc: Some("reno".into()),
             tcp_profile: TcpProfile::Testbed,
+            tcp_init_rto_ms: Some(2000),
             realtime: true,
             spin_us: 100,
             trace: false,
@@ -251,6 +306,11 @@ pub struct EmuReport {
     pub flows: Vec<FlowReport>,
     /// Settings that could not be applied (e.g. a sysctl this kernel lacks).
     pub warnings: Vec<String>,
+    /// TCP settings read back in the (client, server) namespaces after they were applied.
+    pub tcp_settings: [TcpSettings; 2],
+    /// The initial RTO in effect for the commands' sockets, when set: "2000 ms = 500 jiffies
+    /// (HZ 250), BPF sock_ops on cgroup PATH".
+    pub tcp_init_rto: Option<String>,
 }
 
 /// A running emulator. Dropping it stops the forwarders, destroys the TUN devices and deletes
@@ -264,6 +324,8 @@ pub struct Emulator {
     epoch: Instant,
     epoch_mono: u64,
     warnings: Vec<String>,
+    tcp_settings: [TcpSettings; 2],
+    init_rto: Option<crate::bpf::InitRto>,
     stopped: Option<(f64, Vec<DirectionReport>, Vec<FlowReport>)>,
 }
 
@@ -295,8 +357,24 @@ impl Emulator {
         for name in netns::cleanup_stale() {
             eprintln!("coapcc emulate: removed stale namespace {name}");
         }
+        for path in crate::bpf::cleanup_stale() {
+            eprintln!("coapcc emulate: removed stale cgroup {}", path.display());
+        }
         let netns = NetnsPair::create()?;
         let mut warnings = Vec::new();
+        let init_rto = match cfg.tcp_init_rto_ms {
+            Some(ms) => {
+                let name = netns.client.strip_suffix("-c").unwrap_or(&netns.client).to_string();
+                match crate::bpf::InitRto::install(&name, ms) {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        warnings.push(format!("initial RTO {ms} ms not set: {e:#}"));
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
         let mut tuns = Vec::new();
         let sides = [
             (netns.client.clone(), CLIENT_ADDR, SERVER_ADDR, CLIENT_ADDR6),
@@ -322,6 +400,8 @@ impl Emulator {
             netns::ip(&["-n", ns, "link", "set", "dev", IFNAME, "up"])?;
             warnings.extend(apply_tcp(cfg, ns, &local.to_string(), &peer.to_string()));
         }
+        let tcp_settings =
+            [read_tcp(&sides[0].0, &sides[0].2.to_string()), read_tcp(&sides[1].0, &sides[1].2.to_string())];
         let up: Link<_> =
             Link::new(&cfg.uplink, cfg.mtu, cfg.seed, STREAM_UPLINK).map_err(|e| anyhow::anyhow!("uplink: {e}"))?;
         let down: Link<_> = Link::new(&cfg.downlink, cfg.mtu, cfg.seed, STREAM_DOWNLINK)
@@ -342,6 +422,8 @@ impl Emulator {
             epoch,
             epoch_mono,
             warnings,
+            tcp_settings,
+            init_rto,
             stopped: None,
         })
     }
@@ -384,9 +466,25 @@ impl Emulator {
     }
 
     /// `program args...` to run inside a side's namespace (`ip netns exec`), with [`Self::env`].
+    ///
+    /// With an initial RTO set, the process joins the emulator's cgroup before it execs, so
+    /// its sockets (and its children's) get that initial RTO.
     pub fn command(&self, side: Side, program: &str, args: &[&str]) -> Command {
         let mut c = Command::new("ip");
         c.args(["netns", "exec", self.netns(side), program]).args(args).envs(self.env());
+        if let Some(r) = &self.init_rto {
+            let fd = r.procs_fd();
+            // SAFETY: the closure only calls write(2), which is async-signal-safe; the
+            // descriptor stays open as long as the emulator (and so this Command's use).
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut c, move || {
+                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
         c
     }
 
@@ -473,6 +571,16 @@ impl Emulator {
             downlink: dirs[1].clone(),
             flows,
             warnings: self.warnings.clone(),
+            tcp_settings: self.tcp_settings.clone(),
+            tcp_init_rto: self.init_rto.as_ref().map(|r| {
+                format!(
+                    "{} ms = {} jiffies (HZ {}), BPF sock_ops on cgroup {}",
+                    self.cfg.tcp_init_rto_ms.unwrap_or(0),
+                    r.jiffies,
+                    r.hz,
+                    r.dir().display()
+                )
+            }),
         }
     }
 
@@ -518,23 +626,43 @@ fn apply_tcp(cfg: &EmulatorConfig, ns: &str, local: &str, peer: &str) -> Vec<Str
         set("net.ipv4.tcp_congestion_control", cc);
     }
     if cfg.tcp_profile == TcpProfile::Testbed {
-        for (k, v) in [
-            ("net.ipv4.tcp_sack", "0"),
-            ("net.ipv4.tcp_frto", "0"),
-            ("net.ipv4.tcp_no_metrics_save", "1"),
-            ("net.ipv4.tcp_timestamps", "0"),
-            ("net.ipv4.tcp_early_retrans", "0"),
-            ("net.ipv4.tcp_recovery", "0"),
-            ("net.ipv4.tcp_fastopen", "0"),
-            ("net.ipv4.tcp_syn_retries", "40"),
-            ("net.ipv4.tcp_synack_retries", "41"),
-        ] {
+        for (k, v) in TESTBED_SYSCTLS {
             set(k, v);
         }
         let dst = format!("{peer}/32");
-        if let Err(e) = netns::ip(&["-n", ns, "route", "replace", &dst, "dev", IFNAME, "src", local, "initcwnd", "4"]) {
+        let mut args = vec!["-n", ns, "route", "replace", &dst, "dev", IFNAME, "src", local];
+        args.extend_from_slice(TESTBED_ROUTE_ATTRS);
+        if let Some(cc) = &cfg.tcp_cc {
+            args.extend_from_slice(&["congctl", cc]);
+        }
+        if let Err(e) = netns::ip(&args) {
             warn.push(format!("{e:#}"));
         }
     }
     warn
+}
+
+/// Read back the TCP sysctls and the route to `peer` in namespace `ns`.
+fn read_tcp(ns: &str, peer: &str) -> TcpSettings {
+    let keys: Vec<String> = std::iter::once("net.ipv4.tcp_congestion_control")
+        .chain(TESTBED_SYSCTLS.iter().map(|kv| kv.0))
+        .map(str::to_string)
+        .collect();
+    let sysctls = sys::in_netns(&NetnsPair::path(ns), move || {
+        Ok(keys
+            .into_iter()
+            .filter_map(|k| {
+                let v = std::fs::read_to_string(format!("/proc/sys/{}", k.replace('.', "/"))).ok()?;
+                Some((k, v.trim().to_string()))
+            })
+            .collect())
+    })
+    .unwrap_or_default();
+    let route = std::process::Command::new("ip")
+        .args(["-n", ns, "route", "show", peer])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    TcpSettings { sysctls, route }
 }

@@ -28,6 +28,7 @@
 //! `docs/validation.md`.
 #![deny(missing_docs)]
 
+pub mod bpf;
 pub mod cli;
 pub mod emulator;
 pub mod forward;
@@ -37,6 +38,6 @@ pub mod sys;
 
 pub use cli::{emulate_main, EmulateArgs};
 pub use emulator::{
-    DirectionReport, EmuReport, Emulator, EmulatorConfig, FlowReport, Side, TcpProfile, CLIENT_ADDR, CLIENT_ADDR6,
-    IFNAME, SERVER_ADDR, SERVER_ADDR6,
+    DirectionReport, EmuReport, Emulator, EmulatorConfig, FlowReport, Side, TcpProfile, TcpSettings, CLIENT_ADDR,
+    CLIENT_ADDR6, IFNAME, SERVER_ADDR, SERVER_ADDR6, TESTBED_ROUTE_ATTRS, TESTBED_SYSCTLS,
 };

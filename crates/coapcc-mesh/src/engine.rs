@@ -72,29 +72,73 @@ struct Packet {
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
-    Periodic { client: u32 },
-    Background { client: u32 },
+    Periodic {
+        client: u32,
+    },
+    Background {
+        client: u32,
+    },
     GlobalEvent,
-    Coap { client: u32, token: u32 },
-    CcaEnd { node: u16, token: u32 },
-    TxStart { node: u16, token: u32 },
-    TxEnd { tx: u32 },
-    StrobeRx { tx: u32 },
-    AckStart { node: u16, to: u16, seq: u8 },
-    AckTimeout { node: u16, token: u32 },
-    Arrive { node: u16, pkt: Packet },
-    Inject { node: u16, pkt: Packet },
+    Coap {
+        client: u32,
+        token: u32,
+    },
+    CcaEnd {
+        node: u16,
+        token: u32,
+    },
+    TxStart {
+        node: u16,
+        token: u32,
+    },
+    TxEnd {
+        tx: u32,
+    },
+    StrobeRx {
+        tx: u32,
+    },
+    AckStart {
+        node: u16,
+        to: u16,
+        seq: u8,
+    },
+    AckTimeout {
+        node: u16,
+        token: u32,
+    },
+    /// A packet parked in `MeshSim::parked` reaches `node`'s network layer (after a
+    /// forwarding or server delay).
+    Arrive {
+        node: u16,
+        slot: u32,
+    },
+    /// A test frame parked in `MeshSim::parked` is handed to `node`'s MAC.
+    Inject {
+        node: u16,
+        slot: u32,
+    },
 }
 
+/// A scheduled event; ordered by (time, insertion sequence) packed into one key, earliest
+/// first (the heap is a max-heap, so the key is inverted).
 struct Entry {
-    t: Ns,
-    seq: u64,
+    key: u128,
     ev: Ev,
+}
+
+impl Entry {
+    fn new(t: Ns, seq: u64, ev: Ev) -> Self {
+        Entry { key: !(((t as u128) << 64) | seq as u128), ev }
+    }
+
+    fn time(&self) -> Ns {
+        ((!self.key) >> 64) as Ns
+    }
 }
 
 impl PartialEq for Entry {
     fn eq(&self, o: &Self) -> bool {
-        (self.t, self.seq) == (o.t, o.seq)
+        self.key == o.key
     }
 }
 impl Eq for Entry {}
@@ -105,7 +149,7 @@ impl PartialOrd for Entry {
 }
 impl Ord for Entry {
     fn cmp(&self, o: &Self) -> Ordering {
-        (o.t, o.seq).cmp(&(self.t, self.seq))
+        self.key.cmp(&o.key)
     }
 }
 
@@ -266,6 +310,8 @@ pub struct MeshSim {
     last_seq: Vec<u16>,
     txs: Vec<Tx>,
     free_tx: Vec<u32>,
+    parked: Vec<Packet>,
+    free_parked: Vec<u32>,
     active: Vec<u32>,
     clients: Vec<Client>,
     exrecs: Vec<ExRec>,
@@ -302,6 +348,8 @@ pub struct MeshSim {
     wake_phase: Vec<Ns>,
     phase_known: Vec<bool>,
     pending_strobe: Option<Ns>,
+    /// `radio.capture_db` as a linear power ratio.
+    capture_ratio: Option<f64>,
     trace: Option<Box<dyn Write>>,
     trace_error: Option<std::io::Error>,
 }
@@ -366,6 +414,7 @@ impl MeshSim {
             wake_phase,
             phase_known: vec![false; n * n],
             pending_strobe: None,
+            capture_ratio: cfg.radio.capture_db.map(|db| 10f64.powf(db / 10.0)),
             cc_resolved: cc.to_string(),
             traffic,
             sink,
@@ -374,6 +423,8 @@ impl MeshSim {
             last_seq: vec![NONE16; n * n],
             txs: Vec::new(),
             free_tx: Vec::new(),
+            parked: Vec::new(),
+            free_parked: Vec::new(),
             active: Vec::new(),
             clients,
             exrecs: Vec::new(),
@@ -448,12 +499,32 @@ impl MeshSim {
     /// `at_ns` (no CoAP, no routing): for MAC tests.
     pub fn inject(&mut self, at_ns: u64, src: usize, to: usize, psdu: u32) {
         let pkt = Packet { kind: Kind::Raw, dst: to as u16, next: to as u16, client: 0, exch: 0, copy: 0, psdu };
-        self.push(at_ns, Ev::Inject { node: src as u16, pkt });
+        let slot = self.park(pkt);
+        self.push(at_ns, Ev::Inject { node: src as u16, slot });
+    }
+
+    /// Keep a packet out of the event queue (events stay small and cheap to move).
+    fn park(&mut self, pkt: Packet) -> u32 {
+        match self.free_parked.pop() {
+            Some(i) => {
+                self.parked[i as usize] = pkt;
+                i
+            }
+            None => {
+                self.parked.push(pkt);
+                (self.parked.len() - 1) as u32
+            }
+        }
+    }
+
+    fn unpark(&mut self, slot: u32) -> Packet {
+        self.free_parked.push(slot);
+        self.parked[slot as usize]
     }
 
     fn push(&mut self, t: Ns, ev: Ev) {
         self.seq += 1;
-        self.heap.push(Entry { t, seq: self.seq, ev });
+        self.heap.push(Entry::new(t, self.seq, ev));
     }
 
     fn log(&mut self, node: u16, what: MacWhat) {
@@ -513,10 +584,11 @@ impl MeshSim {
     fn run_inner(mut self, log_out: Option<&mut Vec<MacRecord>>) -> Result<MeshReport, String> {
         let wall = std::time::Instant::now();
         while let Some(e) = self.heap.pop() {
-            if e.t > self.end {
+            let t = e.time();
+            if t > self.end {
                 break;
             }
-            self.now = e.t;
+            self.now = t;
             self.events += 1;
             self.handle(e.ev);
         }
@@ -565,11 +637,13 @@ impl MeshSim {
             Ev::StrobeRx { tx } => self.strobe_rx(tx),
             Ev::AckStart { node, to, seq } => self.ack_start(node, to, seq),
             Ev::AckTimeout { node, token } => self.ack_timeout(node, token),
-            Ev::Arrive { node, pkt } => {
+            Ev::Arrive { node, slot } => {
+                let pkt = self.unpark(slot);
                 self.pending_arrivals -= 1;
                 self.arrive(node, pkt);
             }
-            Ev::Inject { node, pkt } => {
+            Ev::Inject { node, slot } => {
+                let pkt = self.unpark(slot);
                 self.cons.created += 1;
                 self.enqueue(node, pkt);
             }
@@ -779,7 +853,7 @@ impl MeshSim {
         // Half duplex: a frame being received is lost.
         self.nodes[s].rx = None;
         self.nodes[s].tx = Some(id);
-        let capture = self.cfg.radio.capture_db;
+        let capture = self.capture_ratio;
         for i in 0..self.medium.hearers[s].len() {
             let h = self.medium.hearers[s][i];
             let r = h.node as usize;
@@ -832,7 +906,7 @@ impl MeshSim {
             }
         }
         let signal = self.medium.power(s, r);
-        let corrupted = !survives(signal, interference, self.cfg.radio.capture_db);
+        let corrupted = !survives(signal, interference, self.capture_ratio);
         self.nodes[r].rx = Some(Rx { tx: id, signal, interference, corrupted });
     }
 
@@ -930,7 +1004,8 @@ impl MeshSim {
         if self.forward_delay > 0 {
             self.pending_arrivals += 1;
             let t = self.now + self.forward_delay;
-            self.push(t, Ev::Arrive { node: r, pkt });
+            let slot = self.park(pkt);
+            self.push(t, Ev::Arrive { node: r, slot });
         } else {
             self.arrive(r, pkt);
         }
@@ -1085,7 +1160,8 @@ impl MeshSim {
         if self.server_delay > 0 {
             self.pending_arrivals += 1;
             let t = self.now + self.server_delay;
-            self.push(t, Ev::Arrive { node: self.sink as u16, pkt: resp });
+            let slot = self.park(resp);
+            self.push(t, Ev::Arrive { node: self.sink as u16, slot });
         } else {
             self.enqueue(self.sink as u16, resp);
         }
@@ -1258,14 +1334,14 @@ impl MeshSim {
     }
 }
 
-/// Does a frame of power `signal` survive `interference` (linear) with capture threshold
-/// `capture_db` (`None`: no capture)?
-fn survives(signal: f64, interference: f64, capture_db: Option<f64>) -> bool {
+/// Does a frame of power `signal` survive `interference` (linear powers)? `capture` is the
+/// capture threshold as a linear power ratio (`None`: no capture, any interference destroys).
+fn survives(signal: f64, interference: f64, capture: Option<f64>) -> bool {
     if interference <= 0.0 {
         return true;
     }
-    match capture_db {
+    match capture {
         None => false,
-        Some(th) => 10.0 * (signal / interference).log10() >= th,
+        Some(ratio) => signal >= ratio * interference,
     }
 }

@@ -74,12 +74,16 @@ fn main() {
     }
     let (t, c) = (Instant::now(), cpu_s());
     let mut runs = 0;
+    println!("PLR mean (max) per grid and load, seed 1, default CoAP | CoCoA+:");
     for n in 3..=6 {
         for load in [0.5, 1.0, 1.5, 2.0, 2.5, 3.0] {
+            let mut row = format!("  grid:{n} {load:.1} kbit/s:");
             for cc in ["default:preset=ancillotti-cooja", "cocoa-plus:preset=ancillotti-cooja"] {
-                simulate(&scenario(&format!("grid:{n}"), cc, load, 1)).expect("valid scenario");
+                let r = simulate(&scenario(&format!("grid:{n}"), cc, load, 1)).expect("valid scenario");
+                row += &format!(" {:.4} ({:.4})", r.plr_mean, r.plr_max);
                 runs += 1;
             }
+            println!("{row}");
         }
     }
     let (wall, cpu) = (t.elapsed().as_secs_f64(), cpu_s() - c);

@@ -55,3 +55,27 @@ def test_mesh_options_and_errors():
         coapcc.mesh("grid:1", duration_s=10)
     with pytest.raises(ValueError, match="unknown mesh preset"):
         coapcc.mesh("grid:3", preset="nope")
+
+
+def test_ancillotti_experiment_points_are_valid_mesh_configs():
+    """Every grid point of the `ancillotti` mesh experiment builds and runs (1 simulated s)."""
+    import itertools
+    from pathlib import Path
+
+    from coapcc.experiment import tomllib
+
+    path = Path(coapcc.__file__).parent / "experiments" / "ancillotti.toml"
+    data = tomllib.loads(path.read_text())
+    assert data["kind"] == "mesh" and data["replications"] == 10
+    base = dict(data["base"])
+    preset = base.pop("preset")
+    runs = 0
+    for block in data["block"]:
+        grid = block["grid"]
+        for values in itertools.product(*grid.values()):
+            point = dict(zip(grid, values))
+            cfg = mesh_config(preset, **{**base, **point, "duration_s": 1})
+            r = json.loads(coapcc._native.mesh_json(json.dumps(cfg)))
+            assert r["config"]["traffic"] == point["traffic"]
+            runs += 1
+    assert runs == 48 + 20 + 16

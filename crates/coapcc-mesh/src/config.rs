@@ -389,8 +389,8 @@ impl Traffic {
                 let (tb, size) = rest.split_once(',').ok_or_else(bad)?;
                 let tb_s: f64 = tb.trim().parse().map_err(|_| bad())?;
                 let size_bytes: u32 = size.trim().parse().map_err(|_| bad())?;
-                if !(tb_s.is_finite() && tb_s > 0.0) || size_bytes == 0 {
-                    return Err(format!("events:TB_S,SIZE_B needs TB_S > 0 and SIZE_B > 0, got {rest:?}"));
+                if !(tb_s.is_finite() && tb_s >= 0.001) || size_bytes == 0 {
+                    return Err(format!("events:TB_S,SIZE_B needs TB_S >= 0.001 and SIZE_B > 0, got {rest:?}"));
                 }
                 Ok(Traffic::Events { tb_s, size_bytes })
             }
@@ -447,8 +447,8 @@ impl MeshConfig {
     pub fn validate(&self) -> Result<(), String> {
         let r = &self.radio;
         let pos = |x: f64| x.is_finite() && x > 0.0;
-        if !pos(self.duration_s) {
-            return Err(format!("duration_s must be positive, got {}", self.duration_s));
+        if !pos(self.duration_s) || self.duration_s > 1e9 {
+            return Err(format!("duration_s must be in (0, 1e9] seconds, got {}", self.duration_s));
         }
         if !pos(self.spacing_m) {
             return Err(format!("spacing_m must be positive, got {}", self.spacing_m));
@@ -500,8 +500,8 @@ impl MeshConfig {
         if a.unit_mode == UnitMode::Block1 && !(a.unit_bytes.is_power_of_two() && (16..=1024).contains(&a.unit_bytes)) {
             return Err(format!("Block1 units must be 16, 32, ..., 1024 bytes, got {}", a.unit_bytes));
         }
-        if !pos(a.background_period_s) {
-            return Err("app.background_period_s must be positive".into());
+        if !(a.background_period_s.is_finite() && a.background_period_s >= 0.001) {
+            return Err("app.background_period_s must be at least 0.001 s".into());
         }
         if self.message_bytes == 0 || a.background_bytes == 0 {
             return Err("message sizes must be positive".into());

@@ -404,6 +404,14 @@ impl MeshSim {
             }
             _ => 0,
         };
+        if matches!(traffic, Traffic::Periodic { .. }) && period < 1_000_000 {
+            return Err(format!(
+                "traffic {} gives each of the {} clients a message every {:.3} ms; the smallest period accepted is                  1 ms (lower the load or the message size)",
+                cfg.traffic,
+                nclients,
+                period as f64 / 1e6
+            ));
+        }
         let seed = cfg.seed;
         let wake_period = (1e9 / m.channel_check_rate_hz).round().max(1.0) as Ns;
         let mut rng_rdc = SplitMix64::stream(seed, STREAM_RDC);
@@ -1153,7 +1161,7 @@ impl MeshSim {
             self.exrecs[pkt.exch as usize].flags |= AT_SINK0;
         }
         let client_node = self.clients[pkt.client as usize].node;
-        let num = 0; // Block1 NUM of the answered block: only its size matters.
+        let num = 0; // Block1 NUM; the option has the same size for NUM < 16 (messages up to 16 blocks).
         let resp =
             Packet { kind: Kind::Response, dst: client_node, next: NONE16, psdu: self.cfg.response_psdu(num), ..pkt };
         self.cons.created += 1;

@@ -172,3 +172,23 @@ fn topologies_of_makarems_setups_run() {
         assert!(r.unit_rtt_s.unwrap().median > 2.0 * on.unit_rtt_s.unwrap().median, "{t}");
     }
 }
+
+#[test]
+fn bad_configurations_are_refused_with_a_message() {
+    let bad = |c: MeshConfig| simulate(&c).unwrap_err();
+    assert!(bad(cfg("grid:3", "default", "periodic:100000", 10.0)).contains("smallest period"));
+    assert!(bad(cfg("grid:3", "default", "events:0,96", 10.0)).contains("TB_S"));
+    assert!(bad(cfg("grid:3", "nope", "periodic:1", 10.0)).contains("unknown algorithm"));
+    let mut c = cfg("chain:4", "default", "periodic:1", 10.0);
+    c.spacing_m = 30.0;
+    assert!(bad(c).contains("cannot reach"));
+    let mut c = cfg("grid:3", "default", "periodic:1", 10.0);
+    c.routing.sink = Some(9);
+    assert!(bad(c).contains("not a node"));
+    let mut c = cfg("grid:3", "default", "periodic:1", f64::NAN);
+    assert!(bad(c.clone()).contains("duration_s"));
+    c.duration_s = 10.0;
+    c.routing.root = Some(0);
+    // Root and sink on one node is allowed: it is both, and every other node is a client.
+    assert_eq!(simulate(&c).unwrap().clients.len(), 8);
+}

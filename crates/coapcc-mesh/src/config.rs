@@ -111,6 +111,20 @@ pub struct MacConfig {
     /// Drop duplicate data frames (same sender and sequence number) after a lost MAC ACK, as
     /// Contiki does. With `false` a duplicate is forwarded again.
     pub duplicate_detection: bool,
+    /// Channel-access and retransmission rules: `ieee802154` (the standard's unslotted
+    /// CSMA/CA with the constants above) or `contiki` (Contiki 3.0's `csma.c` over a radio
+    /// that does one CCA before each transmission, the stack of the Cooja firmware).
+    pub csma: CsmaMode,
+    /// `contiki`: the retransmission time base T, µs. Over `nullrdc`, Contiki 3.0 uses one
+    /// clock tick (1/128 s = 7 812.5 µs); over ContikiMAC the channel check interval is used
+    /// instead.
+    pub contiki_timebase_us: u32,
+    /// `contiki`: CSMA_MAX_MAC_TRANSMISSIONS (3): transmissions of a frame before it is
+    /// dropped (busy-channel rounds count once per `contiki_max_backoff_exponent + 1`).
+    pub contiki_max_transmissions: u8,
+    /// `contiki`: CSMA_MAX_BACKOFF_EXPONENT (3): a busy CCA retries after T·(1 + U{0..2^c − 1}),
+    /// c = busy CCAs so far, up to this exponent.
+    pub contiki_max_backoff_exponent: u8,
     /// Radio duty cycling: `none` (the study: radios always on) or `contikimac`.
     pub rdc: Rdc,
     /// ContikiMAC channel check rate, Hz (Contiki's default 8): each node wakes every
@@ -128,6 +142,20 @@ pub struct MacConfig {
     /// first attempt goes at once), instead of 802.15.4 unit periods: a strobe keeps the
     /// channel busy for up to one interval. Default 3 (Contiki).
     pub rdc_max_backoff_intervals: u32,
+}
+
+/// Channel access and MAC retransmission rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CsmaMode {
+    /// IEEE 802.15.4-2006 unslotted CSMA/CA: random backoff of U{0..2^BE − 1} unit periods
+    /// before every CCA, macMaxCSMABackoffs, macMaxFrameRetries.
+    Ieee802154,
+    /// Contiki 3.0 `csma.c`: a frame is sent at once (one CCA); a busy channel or a missing
+    /// ACK retries after T·(1 + U{0..2^c − 1}) (c = busy CCAs, capped; 0 after a missing ACK),
+    /// at most `contiki_max_transmissions` transmissions; after a failed frame the next one
+    /// waits T.
+    Contiki,
 }
 
 /// Radio duty cycling.
@@ -247,7 +275,7 @@ pub struct AppConfig {
 }
 
 /// Preset names accepted by [`MeshConfig::preset`].
-pub const PRESETS: &[&str] = &["ancillotti-cooja", "makarem2021"];
+pub const PRESETS: &[&str] = &["ancillotti-cooja", "makarem2021", "ieee802154"];
 
 /// Default algorithm of the `ancillotti-cooja` preset: Contiki Erbium's CoAP (CoAP-CC).
 pub const DEFAULT_CC: &str = "default:preset=ancillotti-cooja";
@@ -255,7 +283,7 @@ pub const DEFAULT_CC: &str = "default:preset=ancillotti-cooja";
 impl Default for MeshConfig {
     fn default() -> Self {
         MeshConfig {
-            preset: "ancillotti-cooja".into(),
+            preset: "ieee802154".into(),
             topology: "grid:6".into(),
             spacing_m: 10.0,
             cc: DEFAULT_CC.into(),
@@ -301,6 +329,10 @@ impl Default for MacConfig {
             ack_frame_bytes: 5,
             queue_packets: 8,
             duplicate_detection: true,
+            csma: CsmaMode::Ieee802154,
+            contiki_timebase_us: 7_813,
+            contiki_max_transmissions: 3,
+            contiki_max_backoff_exponent: 3,
             rdc: Rdc::None,
             channel_check_rate_hz: 8.0,
             strobe_gap_us: 400,
@@ -405,18 +437,26 @@ impl MeshConfig {
     /// `ancillotti-cooja`: Ancillotti & Bruno's Cooja grids. 250 kbit/s, no duty cycling,
     /// 100 % reception at 10 m and 20 m interference range, 10 m grid spacing, root at the
     /// centre, sink in a corner, 32-byte units with per-frame congestion control, no caching,
-    /// 96-byte monitoring messages, 3-hour runs, Contiki Erbium's default CoAP. These are also
-    /// the defaults.
+    /// 96-byte monitoring messages, 3-hour runs, Contiki Erbium's default CoAP, and Contiki
+    /// 3.0's CSMA rules (`mac.csma = contiki`) since the motes ran Contiki firmware.
+    ///
+    /// `ieee802154`: the defaults, the same scenario with the standard's unslotted CSMA/CA.
     ///
     /// `makarem2021`: the same mesh with ContikiMAC-like duty cycling at 8 Hz (phase
     /// optimisation on) and Makarem's default-CoAP parameters; pick the topology (grid, ring,
     /// chain, dumbbell) per experiment.
     pub fn preset(name: &str) -> Result<MeshConfig, String> {
         match name.trim().to_ascii_lowercase().as_str() {
-            "ancillotti-cooja" => Ok(MeshConfig::default()),
+            "ieee802154" => Ok(MeshConfig::default()),
+            "ancillotti-cooja" => {
+                let mut c = MeshConfig { preset: "ancillotti-cooja".into(), ..MeshConfig::default() };
+                c.mac.csma = CsmaMode::Contiki;
+                Ok(c)
+            }
             "makarem2021" => {
                 let mut c = MeshConfig { preset: "makarem2021".into(), ..MeshConfig::default() };
                 c.cc = "default:preset=makarem2021".into();
+                c.mac.csma = CsmaMode::Contiki;
                 c.mac.rdc = Rdc::Contikimac;
                 Ok(c)
             }
@@ -479,6 +519,13 @@ impl MeshConfig {
         }
         if !(m.channel_check_rate_hz.is_finite() && m.channel_check_rate_hz > 0.0) {
             return Err("mac.channel_check_rate_hz must be positive".into());
+        }
+        if m.csma == CsmaMode::Contiki
+            && (m.contiki_max_transmissions == 0 || m.contiki_max_backoff_exponent > 16 || m.contiki_timebase_us == 0)
+        {
+            return Err(
+                "contiki CSMA needs contiki_max_transmissions >= 1, a positive time base and an exponent <= 16".into(),
+            );
         }
         if m.queue_packets == 0 {
             return Err("mac.queue_packets must be at least 1".into());

@@ -30,7 +30,7 @@ use std::io::Write;
 use coapcc_cc::rng::unit_f64;
 use coapcc_cc::{AlgorithmConfig, Entropy, Instant, SplitMix64};
 
-use crate::config::{EventDist, MeshConfig, Rdc, Traffic, UnitMode};
+use crate::config::{CsmaMode, EventDist, MeshConfig, Rdc, Traffic, UnitMode};
 use crate::radio::Medium;
 use crate::reliability::{ReliableSender, TimerStep};
 use crate::report::*;
@@ -181,6 +181,8 @@ struct Node {
     dsn: u8,
     awaiting_ack: bool,
     head_accepted: bool,
+    /// The previous frame was dropped (Contiki waits one time base before the next).
+    last_failed: bool,
     tx: Option<u32>,
     rx: Option<Rx>,
     cca_count: u32,
@@ -350,6 +352,9 @@ pub struct MeshSim {
     pending_strobe: Option<Ns>,
     /// `radio.capture_db` as a linear power ratio.
     capture_ratio: Option<f64>,
+    /// Contiki `csma.c` rules, and its time base.
+    contiki: bool,
+    contiki_timebase: Ns,
     trace: Option<Box<dyn Write>>,
     trace_error: Option<std::io::Error>,
 }
@@ -423,6 +428,8 @@ impl MeshSim {
             phase_known: vec![false; n * n],
             pending_strobe: None,
             capture_ratio: cfg.radio.capture_db.map(|db| 10f64.powf(db / 10.0)),
+            contiki: m.csma == CsmaMode::Contiki,
+            contiki_timebase: if m.rdc == Rdc::Contikimac { wake_period } else { m.contiki_timebase_us as Ns * US },
             cc_resolved: cc.to_string(),
             traffic,
             sink,
@@ -719,7 +726,29 @@ impl MeshSim {
         n.dsn = n.dsn.wrapping_add(1);
         n.retries = 0;
         n.head_accepted = false;
-        self.begin_csma(node);
+        if self.contiki {
+            // csma.c: at once after a success, one time base after a failure.
+            n.nb = 0;
+            let delay = if n.last_failed { self.contiki_timebase } else { 0 };
+            self.schedule_cca(node, delay);
+        } else {
+            self.begin_csma(node);
+        }
+    }
+
+    /// Contiki: CCA (then transmit) after `delay`.
+    fn schedule_cca(&mut self, node: u16, delay: Ns) {
+        let n = &mut self.nodes[node as usize];
+        n.token = n.token.wrapping_add(1);
+        let token = n.token;
+        let dst = n.queue.front().map_or(NONE16, |p| p.next);
+        let t = self.phase_snap(node, dst, self.now + delay + self.cca);
+        self.push(t, Ev::CcaEnd { node, token });
+    }
+
+    /// Contiki's retransmission delay T·(1 + U{0..2^exp − 1}).
+    fn contiki_rexmit_delay(&mut self, exp: u8) -> Ns {
+        self.contiki_timebase * (1 + Self::below(&mut self.rng_mac, 1u64 << exp))
     }
 
     fn begin_csma(&mut self, node: u16) {
@@ -744,17 +773,21 @@ impl MeshSim {
         n.token = n.token.wrapping_add(1);
         let token = n.token;
         let dst = n.queue.front().map_or(NONE16, |p| p.next);
-        let mut t = self.now + delay + self.cca;
-        // ContikiMAC phase optimisation: after the backoff, wait until the transmission would
-        // start `phase_guard_us` before the addressee's next wake-up.
+        let t = self.phase_snap(node, dst, self.now + delay + self.cca);
+        self.push(t, Ev::CcaEnd { node, token });
+    }
+
+    /// ContikiMAC phase optimisation: move a CCA planned at `t` so that the transmission
+    /// starts `phase_guard_us` before the addressee's next wake-up (if its phase is known).
+    fn phase_snap(&self, node: u16, dst: u16, t: Ns) -> Ns {
         if self.duty_cycled && self.cfg.mac.phase_lock && dst != NONE16 {
             let nn = self.nodes.len();
             if self.phase_known[node as usize * nn + dst as usize] {
                 let lead = self.turnaround + self.cfg.mac.phase_guard_us as Ns * US;
-                t = self.next_wake(dst as usize, t + lead) - lead;
+                return self.next_wake(dst as usize, t + lead) - lead;
             }
         }
-        self.push(t, Ev::CcaEnd { node, token });
+        t
     }
 
     fn channel_busy(&self, node: u16) -> bool {
@@ -778,6 +811,23 @@ impl MeshSim {
 
     fn csma_busy(&mut self, node: u16) {
         self.mac.cca_busy += 1;
+        if self.contiki {
+            let (max_tx, max_exp) = (self.cfg.mac.contiki_max_transmissions, self.cfg.mac.contiki_max_backoff_exponent);
+            let n = &mut self.nodes[node as usize];
+            n.nb += 1;
+            if n.nb > max_exp {
+                n.nb = 0;
+                n.retries += 1;
+            }
+            if n.retries >= max_tx {
+                self.give_up_head(node, DropCause::ChannelAccess);
+            } else {
+                let exp = n.nb;
+                let delay = self.contiki_rexmit_delay(exp);
+                self.schedule_cca(node, delay);
+            }
+            return;
+        }
         let (min_be, max_be, max_nb) = (self.cfg.mac.min_be, self.cfg.mac.max_be, self.cfg.mac.max_csma_backoffs);
         let n = &mut self.nodes[node as usize];
         n.nb += 1;
@@ -794,6 +844,7 @@ impl MeshSim {
         let pkt = n.queue.pop_front().expect("a frame in service");
         n.token = n.token.wrapping_add(1);
         n.awaiting_ack = false;
+        n.last_failed = true;
         if n.head_accepted {
             // The next hop has it: the MAC believes it lost, the network did not.
             self.mac.false_drops += 1;
@@ -1025,6 +1076,7 @@ impl MeshSim {
             return;
         }
         n.awaiting_ack = false;
+        n.last_failed = false;
         let head = n.queue.pop_front();
         n.token = n.token.wrapping_add(1);
         if let (true, Some(p)) = (self.duty_cycled, head) {
@@ -1045,6 +1097,17 @@ impl MeshSim {
         n.awaiting_ack = false;
         self.log(node, MacWhat::AckTimeout);
         let n = &mut self.nodes[node as usize];
+        if self.contiki {
+            n.retries += 1;
+            n.nb = 0;
+            if n.retries >= self.cfg.mac.contiki_max_transmissions {
+                self.give_up_head(node, DropCause::NoAck);
+            } else {
+                let delay = self.contiki_rexmit_delay(0);
+                self.schedule_cca(node, delay);
+            }
+            return;
+        }
         if n.retries >= max_retries {
             self.give_up_head(node, DropCause::NoAck);
         } else {
@@ -1305,7 +1368,9 @@ impl MeshSim {
         let event_plr = |c: &ClientReport| ratio(c.event_lost, c.event_messages);
         let mut in_network = self.pending_arrivals;
         for n in &self.nodes {
-            in_network += n.queue.len() as u64;
+            // A head frame the next hop already accepted (its MAC ACK was lost) is counted
+            // there.
+            in_network += n.queue.len() as u64 - (n.in_service && n.head_accepted) as u64;
         }
         MeshReport {
             config: self.cfg.clone(),

@@ -19,7 +19,7 @@ fn scenario(topology: &str, cc: &str, load: f64, seed: u64) -> MeshConfig {
         cc: cc.into(),
         traffic: format!("periodic:{load}"),
         seed,
-        ..MeshConfig::default()
+        ..MeshConfig::preset("ancillotti-cooja").expect("a preset")
     }
 }
 

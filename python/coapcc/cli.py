@@ -30,6 +30,7 @@ def _usage() -> str:
         "  server       run the CoAP-over-UDP test server",
         "  client       send CoAP requests, one JSON line per exchange",
         "  emulate      run commands across the emulated constrained link (network namespaces, root)",
+        "  mesh         simulate CoAP over a multi-hop 802.15.4 mesh (CSMA/CA, RPL grids; deterministic)",
     ]
     for name, (_, help_) in PYTHON_COMMANDS.items():
         lines.append(f"  {name:<12} {help_}")

@@ -137,10 +137,10 @@ pub struct MacConfig {
     pub phase_lock: bool,
     /// Phase optimisation guard time, µs.
     pub phase_guard_us: u32,
-    /// With duty cycling, the most channel check intervals a backoff may last. Contiki's CSMA
-    /// over ContikiMAC backs off U{0..min(n, max)} whole intervals, n = attempts so far (the
-    /// first attempt goes at once), instead of 802.15.4 unit periods: a strobe keeps the
-    /// channel busy for up to one interval. Default 3 (Contiki).
+    /// With duty cycling and the `ieee802154` rules, the most channel check intervals a backoff
+    /// may last: U{0..min(n, max)} whole intervals, n = attempts so far (the first attempt
+    /// goes at once), instead of unit periods, since a strobe keeps the channel busy for up to
+    /// one interval. Default 3. (The `contiki` rules use the interval as their time base.)
     pub rdc_max_backoff_intervals: u32,
 }
 

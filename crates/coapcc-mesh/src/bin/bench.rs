@@ -91,4 +91,27 @@ fn main() {
         "monitoring grid (grids 3-6 x loads 0.5-3 x 2 algorithms, 3 h each, one replication): {runs} runs, \
          wall {wall:.2} s, CPU {cpu:.2} s on one core"
     );
+    // The event blocks of the `ancillotti` experiment, one replication.
+    let (t, c) = (Instant::now(), cpu_s());
+    let mut runs = 0;
+    let traffics = ["60,192", "120,192", "300,192", "600,192", "1200,192", "600,96", "600,288", "600,384", "600,192"];
+    println!("event PLR mean (max) per grid and events:TB_S,SIZE_B, seed 1, default CoAP | CoCoA+:");
+    for n in [5, 6] {
+        for tr in &traffics[..8] {
+            let mut row = format!("  grid:{n} events:{tr}:");
+            for cc in ["default:preset=ancillotti-cooja", "cocoa-plus:preset=ancillotti-cooja"] {
+                let mut cfg = scenario(&format!("grid:{n}"), cc, 1.0, 1);
+                cfg.traffic = format!("events:{tr}");
+                let r = simulate(&cfg).expect("valid scenario");
+                row += &format!(" {:.4} ({:.4})", r.plr_event_mean.unwrap_or(0.0), r.plr_event_max.unwrap_or(0.0));
+                runs += 1;
+            }
+            println!("{row}");
+        }
+    }
+    let (wall, cpu) = (t.elapsed().as_secs_f64(), cpu_s() - c);
+    println!(
+        "event blocks (grids 5-6 x 8 traffic points x 2 algorithms, 3 h each, one replication; the experiment \
+         runs events:600,192 in both blocks): {runs} runs, wall {wall:.2} s, CPU {cpu:.2} s on one core"
+    );
 }

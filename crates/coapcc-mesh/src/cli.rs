@@ -34,7 +34,8 @@ pub struct MeshArgs {
     /// Master seed (default 1).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// Start from a preset (ancillotti-cooja, the default).
+    /// Start from a preset: ancillotti-cooja (the default; Contiki CSMA, no duty cycling),
+    /// makarem2021 (ContikiMAC-like duty cycling) or ieee802154 (the standard CSMA/CA).
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,
     /// Read a full configuration (JSON, as printed by --print-config).

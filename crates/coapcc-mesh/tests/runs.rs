@@ -219,3 +219,78 @@ fn both_csma_rules_run_the_study_grid() {
         assert!(r.mac.data_tx > r.mac.acked);
     }
 }
+
+#[test]
+fn block1_and_whole_message_units() {
+    use coapcc_mesh::config::UnitMode;
+    // Block1: 96-byte messages are still 3 exchanges of 32 bytes, with larger frames.
+    let mut c = cfg("grid:3", "cocoa-plus:preset=ancillotti-cooja", "periodic:1", 300.0);
+    c.app.unit_mode = UnitMode::Block1;
+    let r = simulate(&c).unwrap();
+    conserved(&r);
+    for cl in &r.clients {
+        let started = cl.messages - cl.lost_no_caching;
+        assert!(cl.frames <= 3 * started && cl.frames + 3 > 3 * started, "{cl:?}");
+    }
+    // One exchange per (64-byte) message.
+    let mut c = cfg("grid:3", "cocoa-plus:preset=ancillotti-cooja", "periodic:1", 300.0);
+    c.app.unit_mode = UnitMode::Message;
+    c.message_bytes = 64;
+    let r = simulate(&c).unwrap();
+    conserved(&r);
+    for cl in &r.clients {
+        assert_eq!(cl.frames, cl.messages - cl.lost_no_caching, "{cl:?}");
+    }
+}
+
+#[test]
+fn the_command_prints_the_documented_json_keys() {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: coapcc_mesh::cli::MeshArgs,
+    }
+    let cli = Cli::try_parse_from([
+        "mesh",
+        "--topology",
+        "grid:3",
+        "--cc",
+        "cocoa-plus:preset=ancillotti-cooja",
+        "--traffic",
+        "periodic:2",
+        "--duration-s",
+        "120",
+        "--seed",
+        "4",
+        "--json",
+    ])
+    .unwrap();
+    let mut out = Vec::new();
+    coapcc_mesh::cli::run(&cli.args, &mut out).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    for key in [
+        "config",
+        "clients",
+        "plr_mean",
+        "plr_max",
+        "loss_causes",
+        "rto_first_s",
+        "rtt_weak_s",
+        "rtt_strong_s",
+        "sim_time_s",
+        "wall_s",
+        "events",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    for key in ["node", "hops", "messages", "lost", "plr", "retransmissions_per_frame", "early_retransmissions"] {
+        assert!(v["clients"][0].get(key).is_some(), "missing clients[].{key}");
+    }
+    assert_eq!(v["config"]["seed"], 4);
+    assert_eq!(v["sim_time_s"], 120.0);
+    // Bad input: a one-line error, no panic.
+    let bad = Cli::try_parse_from(["mesh", "--param", "radio.capture_db"]).unwrap();
+    let e = coapcc_mesh::cli::run(&bad.args, &mut Vec::new()).unwrap_err();
+    assert!(e.to_string().contains("KEY=VALUE"), "{e}");
+}

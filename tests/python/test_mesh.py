@@ -23,6 +23,7 @@ def test_mesh_runs_and_returns_tidy_tables(tmp_path):
         "no_caching",
         "coap_give_up",
         "buffer_overflow",
+        "neighbor_queues_full",
         "mac_no_ack",
         "mac_channel_access",
     }

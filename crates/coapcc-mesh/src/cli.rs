@@ -138,8 +138,9 @@ pub fn write_summary(r: &MeshReport, out: &mut dyn Write) -> std::io::Result<()>
     let l = &r.loss_causes;
     writeln!(
         out,
-        "losses: no-caching {}  give-up {}  | packets: buffer overflow {}  MAC no-ACK {}  channel access {}",
-        l.no_caching, l.coap_give_up, l.buffer_overflow, l.mac_no_ack, l.mac_channel_access
+        "losses: no-caching {}  give-up {}  | packets: buffer overflow {}  neighbour queues {}  MAC no-ACK {}  \
+         channel access {}",
+        l.no_caching, l.coap_give_up, l.buffer_overflow, l.neighbor_queues_full, l.mac_no_ack, l.mac_channel_access
     )?;
     writeln!(
         out,

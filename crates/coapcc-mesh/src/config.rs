@@ -108,6 +108,11 @@ pub struct MacConfig {
     pub ack_frame_bytes: u32,
     /// Packets a node can hold (in service included); Contiki's `QUEUEBUF_NUM` default is 8.
     pub queue_packets: u32,
+    /// Most distinct next hops with packets queued at once (0: unlimited, the default).
+    /// Contiki's `csma.c` keeps one queue per next hop from a fixed pool: 2 in Contiki 3.0
+    /// (`CSMA_MAX_NEIGHBOR_QUEUES`), `QUEUEBUF_NUM` = 8 in 2.7; a packet for a further next
+    /// hop is dropped. The study's release is not published.
+    pub max_neighbor_queues: u32,
     /// Drop duplicate data frames (same sender and sequence number) after a lost MAC ACK, as
     /// Contiki does. With `false` a duplicate is forwarded again.
     pub duplicate_detection: bool,
@@ -328,6 +333,7 @@ impl Default for MacConfig {
             ack_wait_us: 864,
             ack_frame_bytes: 5,
             queue_packets: 8,
+            max_neighbor_queues: 0,
             duplicate_detection: true,
             csma: CsmaMode::Ieee802154,
             contiki_timebase_us: 7_813,

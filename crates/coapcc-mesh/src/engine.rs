@@ -194,6 +194,8 @@ struct Node {
 pub enum DropCause {
     /// The node's queue was full.
     BufferOverflow,
+    /// Every neighbour queue was taken by other next hops (`mac.max_neighbor_queues`).
+    NeighborQueues,
     /// macMaxFrameRetries retransmissions without a MAC ACK.
     NoAck,
     /// macMaxCSMABackoffs busy CCAs.
@@ -675,10 +677,24 @@ impl MeshSim {
             }
         }
         let cap = self.cfg.mac.queue_packets as usize;
+        let max_neighbors = self.cfg.mac.max_neighbor_queues as usize;
         let n = &mut self.nodes[node as usize];
         if n.queue.len() >= cap {
             self.drop_packet(node, pkt, DropCause::BufferOverflow);
             return;
+        }
+        if max_neighbors > 0 && !n.queue.iter().any(|q| q.next == pkt.next) {
+            // Contiki's csma.c allocates one queue per next hop from a small pool.
+            let mut distinct = 0;
+            for (i, q) in n.queue.iter().enumerate() {
+                if !n.queue.iter().take(i).any(|e| e.next == q.next) {
+                    distinct += 1;
+                }
+            }
+            if distinct >= max_neighbors {
+                self.drop_packet(node, pkt, DropCause::NeighborQueues);
+                return;
+            }
         }
         n.queue.push_back(pkt);
         if !n.in_service {
@@ -690,6 +706,7 @@ impl MeshSim {
         self.cons.dropped += 1;
         match cause {
             DropCause::BufferOverflow => self.causes.buffer_overflow += 1,
+            DropCause::NeighborQueues => self.causes.neighbor_queues_full += 1,
             DropCause::NoAck => self.causes.mac_no_ack += 1,
             DropCause::ChannelAccess => self.causes.mac_channel_access += 1,
         }

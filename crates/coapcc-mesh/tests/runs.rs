@@ -21,7 +21,7 @@ fn conserved(r: &MeshReport) {
         "packets must be delivered, dropped or still queued: {c:?}"
     );
     let l = &r.loss_causes;
-    assert_eq!(c.dropped, l.buffer_overflow + l.mac_no_ack + l.mac_channel_access);
+    assert_eq!(c.dropped, l.buffer_overflow + l.neighbor_queues_full + l.mac_no_ack + l.mac_channel_access);
     for cl in &r.clients {
         assert_eq!(cl.lost, cl.lost_no_caching + cl.lost_give_up);
         assert_eq!(cl.messages, cl.delivered + cl.lost + cl.in_flight_at_end, "node {}", cl.node);
@@ -151,6 +151,12 @@ fn conservation_holds_with_duplicates_and_forwarding_delay() {
     let r = simulate(&c).unwrap();
     conserved(&r);
     assert!(r.loss_causes.buffer_overflow > 0);
+    // One neighbour queue: a node holding packets for its parent drops those for a child.
+    let mut c = cfg("grid:5", "default:preset=ancillotti-cooja", "periodic:3", 600.0);
+    c.mac.max_neighbor_queues = 1;
+    let r = simulate(&c).unwrap();
+    conserved(&r);
+    assert!(r.loss_causes.neighbor_queues_full > 0);
     assert!(r.conservation.in_network_at_end < 25 * 2 + 10);
 }
 

@@ -120,9 +120,9 @@ pub struct MacConfig {
     /// CSMA/CA with the constants above) or `contiki` (Contiki 3.0's `csma.c` over a radio
     /// that does one CCA before each transmission, the stack of the Cooja firmware).
     pub csma: CsmaMode,
-    /// `contiki`: the retransmission time base T, µs. Over `nullrdc`, Contiki 3.0 uses one
-    /// clock tick (1/128 s = 7 812.5 µs); over ContikiMAC the channel check interval is used
-    /// instead.
+    /// `contiki`: the clock tick, µs (1/128 s = 7 812.5 µs), which is also the retransmission
+    /// time base T over `nullrdc`; with ContikiMAC T is the channel check interval and the
+    /// random part of a retransmission delay is drawn in ticks.
     pub contiki_timebase_us: u32,
     /// `contiki`: CSMA_MAX_MAC_TRANSMISSIONS (3): transmissions of a frame before it is
     /// dropped (busy-channel rounds count once per `contiki_max_backoff_exponent + 1`).

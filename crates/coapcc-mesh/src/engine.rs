@@ -357,6 +357,7 @@ pub struct MeshSim {
     /// Contiki `csma.c` rules, and its time base.
     contiki: bool,
     contiki_timebase: Ns,
+    contiki_tick: Ns,
     trace: Option<Box<dyn Write>>,
     trace_error: Option<std::io::Error>,
 }
@@ -432,6 +433,7 @@ impl MeshSim {
             capture_ratio: cfg.radio.capture_db.map(|db| 10f64.powf(db / 10.0)),
             contiki: m.csma == CsmaMode::Contiki,
             contiki_timebase: if m.rdc == Rdc::Contikimac { wake_period } else { m.contiki_timebase_us as Ns * US },
+            contiki_tick: m.contiki_timebase_us as Ns * US,
             cc_resolved: cc.to_string(),
             traffic,
             sink,
@@ -763,9 +765,13 @@ impl MeshSim {
         self.push(t, Ev::CcaEnd { node, token });
     }
 
-    /// Contiki's retransmission delay T·(1 + U{0..2^exp − 1}).
+    /// Contiki's retransmission delay T + U[0, 2^exp·T), drawn in clock ticks (`random_rand()
+    /// % (2^exp · T)` with T in ticks): multiples of T over `nullrdc` (T = one tick), any tick
+    /// of the span with duty cycling (T = the check interval).
     fn contiki_rexmit_delay(&mut self, exp: u8) -> Ns {
-        self.contiki_timebase * (1 + Self::below(&mut self.rng_mac, 1u64 << exp))
+        let tick = self.contiki_tick;
+        let span_ticks = ((self.contiki_timebase << exp) / tick).max(1);
+        self.contiki_timebase + tick * Self::below(&mut self.rng_mac, span_ticks)
     }
 
     fn begin_csma(&mut self, node: u16) {

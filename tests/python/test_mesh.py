@@ -56,6 +56,10 @@ def test_mesh_options_and_errors():
         coapcc.mesh("grid:1", duration_s=10)
     with pytest.raises(ValueError, match="unknown mesh preset"):
         coapcc.mesh("grid:3", preset="nope")
+    # Checking without running, for sweep planners.
+    assert coapcc._native.mesh_check_json(json.dumps(mesh_config(topology="grid:3"))) is None
+    with pytest.raises(ValueError, match="cannot reach"):
+        coapcc._native.mesh_check_json(json.dumps(mesh_config(topology="chain:3", spacing_m=30.0)))
 
 
 def test_ancillotti_experiment_points_are_valid_mesh_configs():

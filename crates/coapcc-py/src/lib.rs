@@ -85,6 +85,15 @@ fn mesh_json(py: Python<'_>, config_json: &str, trace_path: Option<std::path::Pa
     .map_err(PyValueError::new_err)
 }
 
+/// Check a mesh configuration without running it (parameters, algorithm, topology, DODAG):
+/// returns None or raises ValueError with a one-line message. For sweep planners.
+#[pyfunction]
+fn mesh_check_json(config_json: &str) -> PyResult<()> {
+    let cfg: coapcc_mesh::MeshConfig =
+        serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("invalid mesh config: {e}")))?;
+    coapcc_mesh::MeshSim::new(&cfg).map(|_| ()).map_err(PyValueError::new_err)
+}
+
 /// The mesh configuration of a preset (`ancillotti-cooja`, `makarem2021`) as JSON.
 #[pyfunction]
 fn mesh_config_json(preset: &str) -> PyResult<String> {
@@ -103,5 +112,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_sim_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(mesh_json, m)?)?;
     m.add_function(wrap_pyfunction!(mesh_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(mesh_check_json, m)?)?;
     Ok(())
 }

@@ -941,6 +941,17 @@ def _summary_row(block, alg, topo, traffic, g, metrics) -> dict:
 # -- report ---------------------------------------------------------------------------------
 
 
+def _png(fig) -> bytes:
+    """PNG at 90 dpi, no date in the metadata (the same figure gives the same bytes). The
+    figures are laid out already (``tight_layout``): no ``bbox_inches="tight"``, which would
+    lay every text out again (matplotlib's text layout is most of a report's time)."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    return buf.getvalue()
+
+
 def _fmt_cell(v) -> str:
     if isinstance(v, float):
         if math.isnan(v):
@@ -954,8 +965,6 @@ def write_report(
 ) -> Path:
     """Tables, figures and ``report.html`` of the finished runs of ``exp`` under ``out``."""
     import jinja2
-
-    from .figures import save
 
     log = log or sys.stderr
     out = Path(out)
@@ -971,13 +980,14 @@ def write_report(
     figures, omitted = _figures(runs_df) if len(runs_df) else ([], [("all", "no finished run")])
     fig_ctx = []
     for fid, caption, fig in figures:
-        data = save(fig, figdir / fid, formats=("png", "svg"))
+        png = _png(fig)
+        (figdir / f"{fid}.png").write_bytes(png)
         fig_ctx.append(
             {
                 "id": fid,
                 "caption": caption,
-                "png_b64": base64.b64encode(data["png"]).decode(),
-                "files": [(ext, f"figures/{fid}.{ext}") for ext in ("png", "svg")],
+                "png_b64": base64.b64encode(png).decode(),
+                "files": [("png", f"figures/{fid}.png")],
             }
         )
     cpu = float(runs_df["cpu_s"].sum()) if len(runs_df) else 0.0

@@ -67,6 +67,7 @@ __all__ = [
     "run_study",
     "load_tables",
     "write_report",
+    "write_tables",
     "reproduce_mesh",
     "main",
     "DEFAULT_DIR",
@@ -960,6 +961,24 @@ def _fmt_cell(v) -> str:
     return str(v)
 
 
+def _tables(exp: MeshExperiment, out: Path, runs: list[MeshRun]):
+    runs_df, clients_df = load_tables(out, runs)
+    if len(runs_df):
+        _write_atomic(runs_df, out / "runs.parquet")
+        _write_atomic(clients_df, out / "clients.parquet")
+    summary = summary_table(runs_df, [b.name for b in exp.blocks])
+    summary.to_csv(out / "summary.csv", index=False)
+    return runs_df, summary
+
+
+def write_tables(exp: MeshExperiment, out: str | os.PathLike) -> Path:
+    """``runs.parquet``, ``clients.parquet`` (every finished run, in plan order) and
+    ``summary.csv`` under ``out``; returns ``out``."""
+    out = Path(out)
+    _tables(exp, out, plan(exp))
+    return out
+
+
 def write_report(
     exp: MeshExperiment, out: str | os.PathLike, *, outcome: StudyOutcome | None = None, log=None
 ) -> Path:
@@ -969,12 +988,7 @@ def write_report(
     log = log or sys.stderr
     out = Path(out)
     runs = plan(exp)
-    runs_df, clients_df = load_tables(out, runs)
-    if len(runs_df):
-        _write_atomic(runs_df, out / "runs.parquet")
-        _write_atomic(clients_df, out / "clients.parquet")
-    summary = summary_table(runs_df, [b.name for b in exp.blocks])
-    summary.to_csv(out / "summary.csv", index=False)
+    runs_df, summary = _tables(exp, out, runs)
     figdir = out / "figures"
     figdir.mkdir(exist_ok=True)
     figures, omitted = _figures(runs_df) if len(runs_df) else ([], [("all", "no finished run")])
@@ -1090,11 +1104,13 @@ def reproduce_mesh(
     return path, outcome
 
 
-def main(argv: list[str]) -> int:
-    """``coapcc reproduce MESH_EXPERIMENT [--quick] [--out DIR] [--workers N] [--list]``."""
+def main(argv: list[str], *, report: bool = True) -> int:
+    """``coapcc reproduce MESH_EXPERIMENT [--quick] [--out DIR] [--workers N] [--list]``;
+    with ``report=False`` (``coapcc sweep MESH_EXPERIMENT``) the runs and tables only."""
     p = argparse.ArgumentParser(
-        prog="coapcc reproduce",
-        description='Run a mesh experiment (kind = "mesh", e.g. ancillotti) and write its report.',
+        prog="coapcc reproduce" if report else "coapcc sweep",
+        description='Run a mesh experiment (kind = "mesh", e.g. ancillotti) and write its '
+        + ("report." if report else "tables (runs.parquet, clients.parquet, summary.csv)."),
     )
     p.add_argument("name", help="mesh experiment name (ancillotti) or file")
     p.add_argument("--quick", action="store_true", help="the file's [quick] variant (fewer, shorter runs)")
@@ -1113,9 +1129,15 @@ def main(argv: list[str]) -> int:
             exp = exp.quick_variant() if a.quick else exp
             print(plan_summary(exp, plan(exp)))
             return 0
-        path, outcome = reproduce_mesh(
-            a.name, quick=a.quick, out=a.out, workers=a.workers, progress=not a.no_progress
-        )
+        if report:
+            path, outcome = reproduce_mesh(
+                a.name, quick=a.quick, out=a.out, workers=a.workers, progress=not a.no_progress
+            )
+        else:
+            exp = load_mesh_experiment(a.name)
+            exp = exp.quick_variant() if a.quick else exp
+            outcome = run_study(exp, a.out, workers=a.workers, progress=not a.no_progress)
+            path = write_tables(exp, outcome.out)
     except KeyboardInterrupt:
         print("reproduce: interrupted; finished runs are kept, rerun to continue", file=sys.stderr)
         return 130

@@ -11,6 +11,7 @@ import sys
 import time
 
 import pytest
+from pandas import read_csv, read_parquet
 
 from coapcc.config import ConfigError, canonical_json
 from coapcc.mesh_study import (
@@ -193,7 +194,7 @@ def test_tiny_reproduction_writes_tables_figures_and_report(tmp_path):
     out = tmp_path / "res"
     report, outcome = reproduce_mesh(str(path), out=out, workers=2, progress=False)
     assert outcome.total == (8 + 4 + 4 - 2) * 2 and outcome.ran == outcome.total and not outcome.failed
-    runs_df = __import__("pandas").read_parquet(out / "runs.parquet")
+    runs_df = read_parquet(out / "runs.parquet")
     assert len(runs_df) == outcome.total
     assert set(runs_df["algorithm"]) == {"CoAP-CC", "CoCoA+"}
     assert (runs_df["clients"] == runs_df["grid_n"] ** 2 - 2).all()
@@ -205,13 +206,19 @@ def test_tiny_reproduction_writes_tables_figures_and_report(tmp_path):
         assert f'id="fig-{fid}"' in text
         assert (out / "figures" / f"{fid}.png").stat().st_size > 1000
     assert text.count("data:image/png;base64,") == 8
-    summary = __import__("pandas").read_csv(out / "summary.csv")
+    summary = read_csv(out / "summary.csv")
     assert len(summary) == 8 + 4 + 4 and summary["replications"].eq(2).all()
     # Through the command line, the --quick variant (1 replication of 60 s) into its own folder.
     from coapcc.reproduction import main
 
     qout = tmp_path / "quick"
     assert main([str(path), "--quick", "--out", str(qout), "--workers", "1", "--no-progress"]) == 0
-    q = __import__("pandas").read_parquet(qout / "runs.parquet")
+    q = read_parquet(qout / "runs.parquet")
     assert len(q) == 14 and (q["duration_s"] == 60).all()
     assert "rtt-estimates" in (qout / "report.html").read_text()
+    # `coapcc sweep` of a mesh experiment: the runs and tables, no report; the finished
+    # runs of the --quick reproduction are reused.
+    from coapcc.sweeper import main as sweep_main
+
+    assert sweep_main([str(path), "--quick", "--out", str(qout), "--no-progress"]) == 0
+    assert read_parquet(qout / "runs.parquet").equals(q)

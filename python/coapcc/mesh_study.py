@@ -486,6 +486,7 @@ class StudyOutcome:
     failed: list = field(default_factory=list)  #: (run_id, message)
     wall_s: float = 0.0
     workers: int = 1
+    cpu_s: float = 0.0  #: CPU seconds of the runs of this invocation (sum over workers)
 
 
 def _done(out: Path) -> set[str]:
@@ -566,6 +567,7 @@ def run_study(
                 else:
                     _write_run(out, r, json.loads(text), cpu_s)
                     outcome.ran += 1
+                    outcome.cpu_s += cpu_s
                 if bar is not None:
                     bar.update(1)
         ok = True
@@ -1094,10 +1096,14 @@ def reproduce_mesh(
         exp = exp.quick_variant()
     t0 = time.perf_counter()
     outcome = run_study(exp, out, workers=workers, progress=progress, log=log)
+    t1, c1 = time.perf_counter(), time.process_time()
     path = write_report(exp, outcome.out, outcome=outcome, log=log)
+    report_s, report_cpu = time.perf_counter() - t1, time.process_time() - c1
     print(
-        f"reproduce {exp.name}: {outcome.ran} runs in {outcome.wall_s:.1f} s ({outcome.reused} reused, "
-        f"{len(outcome.failed)} failed); total with the report {time.perf_counter() - t0:.1f} s; report: {path}",
+        f"reproduce {exp.name}: {outcome.ran} runs in {outcome.wall_s:.1f} s wall on {outcome.workers} "
+        f"worker(s), {outcome.cpu_s:.1f} s CPU ({outcome.reused} reused, {len(outcome.failed)} failed); "
+        f"report {report_s:.1f} s wall, {report_cpu:.1f} s CPU; total {time.perf_counter() - t0:.1f} s; "
+        f"report: {path}",
         file=log,
         flush=True,
     )

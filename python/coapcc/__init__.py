@@ -68,6 +68,8 @@ _LAZY = {
     "report": "reporting",
     "read_trace": "trace",
     "Trace": "trace",
+    "mesh": "meshsim",
+    "MeshResult": "meshsim",
 }
 
 

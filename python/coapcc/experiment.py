@@ -424,6 +424,8 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(str(p), f"invalid TOML: {e}") from None
+    if data.get("kind") == "mesh":  # 802.15.4 mesh runs: coapcc.mesh_study plans and runs them
+        raise ConfigError("kind", f"{p} is a mesh experiment: run it with `coapcc reproduce {p}`")
     return Experiment.from_dict(data, name=p.stem, source=text, path=str(p))
 
 

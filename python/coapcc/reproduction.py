@@ -77,6 +77,12 @@ def main(argv: list[str]) -> int:
         from .models.reproduce import main as makarem21_main
 
         return makarem21_main(argv[1:])
+    from .mesh_study import find_mesh_experiment
+
+    if argv and not argv[0].startswith("-") and find_mesh_experiment(argv[0]):  # kind = "mesh" (ancillotti)
+        from .mesh_study import main as mesh_main
+
+        return mesh_main(argv)
     from .sweeper import add_executor_args
 
     names = ", ".join(sorted(catalogue())) or "none found"

@@ -608,6 +608,12 @@ def add_executor_args(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str]) -> int:
+    from .mesh_study import find_mesh_experiment
+
+    if argv and not argv[0].startswith("-") and find_mesh_experiment(argv[0]):  # kind = "mesh" (ancillotti)
+        from .mesh_study import main as mesh_main
+
+        return mesh_main(argv, report=False)
     p = argparse.ArgumentParser(
         prog="coapcc sweep",
         description="Run every point of an experiment (a TOML file, or a catalogue name such as anrw18) "

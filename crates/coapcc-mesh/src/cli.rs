@@ -34,7 +34,8 @@ pub struct MeshArgs {
     /// Master seed (default 1).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// Start from a preset (ancillotti-cooja, the default).
+    /// Start from a preset: ancillotti-cooja (the default; Contiki CSMA, no duty cycling),
+    /// makarem2021 (ContikiMAC-like duty cycling) or ieee802154 (the standard CSMA/CA).
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,
     /// Read a full configuration (JSON, as printed by --print-config).
@@ -137,8 +138,9 @@ pub fn write_summary(r: &MeshReport, out: &mut dyn Write) -> std::io::Result<()>
     let l = &r.loss_causes;
     writeln!(
         out,
-        "losses: no-caching {}  give-up {}  | packets: buffer overflow {}  MAC no-ACK {}  channel access {}",
-        l.no_caching, l.coap_give_up, l.buffer_overflow, l.mac_no_ack, l.mac_channel_access
+        "losses: no-caching {}  give-up {}  | packets: buffer overflow {}  neighbour queues {}  MAC no-ACK {}  \
+         channel access {}",
+        l.no_caching, l.coap_give_up, l.buffer_overflow, l.neighbor_queues_full, l.mac_no_ack, l.mac_channel_access
     )?;
     writeln!(
         out,

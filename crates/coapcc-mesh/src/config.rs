@@ -108,9 +108,28 @@ pub struct MacConfig {
     pub ack_frame_bytes: u32,
     /// Packets a node can hold (in service included); Contiki's `QUEUEBUF_NUM` default is 8.
     pub queue_packets: u32,
+    /// Most distinct next hops with packets queued at once (0: unlimited, the default).
+    /// Contiki's `csma.c` keeps one queue per next hop from a fixed pool: 2 in Contiki 3.0
+    /// (`CSMA_MAX_NEIGHBOR_QUEUES`), `QUEUEBUF_NUM` = 8 in 2.7; a packet for a further next
+    /// hop is dropped. The study's release is not published.
+    pub max_neighbor_queues: u32,
     /// Drop duplicate data frames (same sender and sequence number) after a lost MAC ACK, as
     /// Contiki does. With `false` a duplicate is forwarded again.
     pub duplicate_detection: bool,
+    /// Channel-access and retransmission rules: `ieee802154` (the standard's unslotted
+    /// CSMA/CA with the constants above) or `contiki` (Contiki 3.0's `csma.c` over a radio
+    /// that does one CCA before each transmission, the stack of the Cooja firmware).
+    pub csma: CsmaMode,
+    /// `contiki`: the clock tick, µs (1/128 s = 7 812.5 µs), which is also the retransmission
+    /// time base T over `nullrdc`; with ContikiMAC T is the channel check interval and the
+    /// random part of a retransmission delay is drawn in ticks.
+    pub contiki_timebase_us: u32,
+    /// `contiki`: CSMA_MAX_MAC_TRANSMISSIONS (3): transmissions of a frame before it is
+    /// dropped (busy-channel rounds count once per `contiki_max_backoff_exponent + 1`).
+    pub contiki_max_transmissions: u8,
+    /// `contiki`: CSMA_MAX_BACKOFF_EXPONENT (3): a busy CCA retries after T·(1 + U{0..2^c − 1}),
+    /// c = busy CCAs so far, up to this exponent.
+    pub contiki_max_backoff_exponent: u8,
     /// Radio duty cycling: `none` (the study: radios always on) or `contikimac`.
     pub rdc: Rdc,
     /// ContikiMAC channel check rate, Hz (Contiki's default 8): each node wakes every
@@ -123,11 +142,25 @@ pub struct MacConfig {
     pub phase_lock: bool,
     /// Phase optimisation guard time, µs.
     pub phase_guard_us: u32,
-    /// With duty cycling, the most channel check intervals a backoff may last. Contiki's CSMA
-    /// over ContikiMAC backs off U{0..min(n, max)} whole intervals, n = attempts so far (the
-    /// first attempt goes at once), instead of 802.15.4 unit periods: a strobe keeps the
-    /// channel busy for up to one interval. Default 3 (Contiki).
+    /// With duty cycling and the `ieee802154` rules, the most channel check intervals a backoff
+    /// may last: U{0..min(n, max)} whole intervals, n = attempts so far (the first attempt
+    /// goes at once), instead of unit periods, since a strobe keeps the channel busy for up to
+    /// one interval. Default 3. (The `contiki` rules use the interval as their time base.)
     pub rdc_max_backoff_intervals: u32,
+}
+
+/// Channel access and MAC retransmission rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CsmaMode {
+    /// IEEE 802.15.4-2006 unslotted CSMA/CA: random backoff of U{0..2^BE − 1} unit periods
+    /// before every CCA, macMaxCSMABackoffs, macMaxFrameRetries.
+    Ieee802154,
+    /// Contiki 3.0 `csma.c`: a frame is sent at once (one CCA); a busy channel or a missing
+    /// ACK retries after T·(1 + U{0..2^c − 1}) (c = busy CCAs, capped; 0 after a missing ACK),
+    /// at most `contiki_max_transmissions` transmissions; after a failed frame the next one
+    /// waits T.
+    Contiki,
 }
 
 /// Radio duty cycling.
@@ -247,7 +280,7 @@ pub struct AppConfig {
 }
 
 /// Preset names accepted by [`MeshConfig::preset`].
-pub const PRESETS: &[&str] = &["ancillotti-cooja", "makarem2021"];
+pub const PRESETS: &[&str] = &["ancillotti-cooja", "makarem2021", "ieee802154"];
 
 /// Default algorithm of the `ancillotti-cooja` preset: Contiki Erbium's CoAP (CoAP-CC).
 pub const DEFAULT_CC: &str = "default:preset=ancillotti-cooja";
@@ -255,7 +288,7 @@ pub const DEFAULT_CC: &str = "default:preset=ancillotti-cooja";
 impl Default for MeshConfig {
     fn default() -> Self {
         MeshConfig {
-            preset: "ancillotti-cooja".into(),
+            preset: "ieee802154".into(),
             topology: "grid:6".into(),
             spacing_m: 10.0,
             cc: DEFAULT_CC.into(),
@@ -300,7 +333,12 @@ impl Default for MacConfig {
             ack_wait_us: 864,
             ack_frame_bytes: 5,
             queue_packets: 8,
+            max_neighbor_queues: 0,
             duplicate_detection: true,
+            csma: CsmaMode::Ieee802154,
+            contiki_timebase_us: 7_813,
+            contiki_max_transmissions: 3,
+            contiki_max_backoff_exponent: 3,
             rdc: Rdc::None,
             channel_check_rate_hz: 8.0,
             strobe_gap_us: 400,
@@ -389,8 +427,8 @@ impl Traffic {
                 let (tb, size) = rest.split_once(',').ok_or_else(bad)?;
                 let tb_s: f64 = tb.trim().parse().map_err(|_| bad())?;
                 let size_bytes: u32 = size.trim().parse().map_err(|_| bad())?;
-                if !(tb_s.is_finite() && tb_s > 0.0) || size_bytes == 0 {
-                    return Err(format!("events:TB_S,SIZE_B needs TB_S > 0 and SIZE_B > 0, got {rest:?}"));
+                if !(tb_s.is_finite() && tb_s >= 0.001) || size_bytes == 0 {
+                    return Err(format!("events:TB_S,SIZE_B needs TB_S >= 0.001 and SIZE_B > 0, got {rest:?}"));
                 }
                 Ok(Traffic::Events { tb_s, size_bytes })
             }
@@ -405,18 +443,26 @@ impl MeshConfig {
     /// `ancillotti-cooja`: Ancillotti & Bruno's Cooja grids. 250 kbit/s, no duty cycling,
     /// 100 % reception at 10 m and 20 m interference range, 10 m grid spacing, root at the
     /// centre, sink in a corner, 32-byte units with per-frame congestion control, no caching,
-    /// 96-byte monitoring messages, 3-hour runs, Contiki Erbium's default CoAP. These are also
-    /// the defaults.
+    /// 96-byte monitoring messages, 3-hour runs, Contiki Erbium's default CoAP, and Contiki
+    /// 3.0's CSMA rules (`mac.csma = contiki`) since the motes ran Contiki firmware.
+    ///
+    /// `ieee802154`: the defaults, the same scenario with the standard's unslotted CSMA/CA.
     ///
     /// `makarem2021`: the same mesh with ContikiMAC-like duty cycling at 8 Hz (phase
     /// optimisation on) and Makarem's default-CoAP parameters; pick the topology (grid, ring,
     /// chain, dumbbell) per experiment.
     pub fn preset(name: &str) -> Result<MeshConfig, String> {
         match name.trim().to_ascii_lowercase().as_str() {
-            "ancillotti-cooja" => Ok(MeshConfig::default()),
+            "ieee802154" => Ok(MeshConfig::default()),
+            "ancillotti-cooja" => {
+                let mut c = MeshConfig { preset: "ancillotti-cooja".into(), ..MeshConfig::default() };
+                c.mac.csma = CsmaMode::Contiki;
+                Ok(c)
+            }
             "makarem2021" => {
                 let mut c = MeshConfig { preset: "makarem2021".into(), ..MeshConfig::default() };
                 c.cc = "default:preset=makarem2021".into();
+                c.mac.csma = CsmaMode::Contiki;
                 c.mac.rdc = Rdc::Contikimac;
                 Ok(c)
             }
@@ -447,8 +493,8 @@ impl MeshConfig {
     pub fn validate(&self) -> Result<(), String> {
         let r = &self.radio;
         let pos = |x: f64| x.is_finite() && x > 0.0;
-        if !pos(self.duration_s) {
-            return Err(format!("duration_s must be positive, got {}", self.duration_s));
+        if !pos(self.duration_s) || self.duration_s > 1e9 {
+            return Err(format!("duration_s must be in (0, 1e9] seconds, got {}", self.duration_s));
         }
         if !pos(self.spacing_m) {
             return Err(format!("spacing_m must be positive, got {}", self.spacing_m));
@@ -480,6 +526,13 @@ impl MeshConfig {
         if !(m.channel_check_rate_hz.is_finite() && m.channel_check_rate_hz > 0.0) {
             return Err("mac.channel_check_rate_hz must be positive".into());
         }
+        if m.csma == CsmaMode::Contiki
+            && (m.contiki_max_transmissions == 0 || m.contiki_max_backoff_exponent > 16 || m.contiki_timebase_us == 0)
+        {
+            return Err(
+                "contiki CSMA needs contiki_max_transmissions >= 1, a positive time base and an exponent <= 16".into(),
+            );
+        }
         if m.queue_packets == 0 {
             return Err("mac.queue_packets must be at least 1".into());
         }
@@ -500,8 +553,8 @@ impl MeshConfig {
         if a.unit_mode == UnitMode::Block1 && !(a.unit_bytes.is_power_of_two() && (16..=1024).contains(&a.unit_bytes)) {
             return Err(format!("Block1 units must be 16, 32, ..., 1024 bytes, got {}", a.unit_bytes));
         }
-        if !pos(a.background_period_s) {
-            return Err("app.background_period_s must be positive".into());
+        if !(a.background_period_s.is_finite() && a.background_period_s >= 0.001) {
+            return Err("app.background_period_s must be at least 0.001 s".into());
         }
         if self.message_bytes == 0 || a.background_bytes == 0 {
             return Err("message sizes must be positive".into());

@@ -30,7 +30,7 @@ use std::io::Write;
 use coapcc_cc::rng::unit_f64;
 use coapcc_cc::{AlgorithmConfig, Entropy, Instant, SplitMix64};
 
-use crate::config::{EventDist, MeshConfig, Rdc, Traffic, UnitMode};
+use crate::config::{CsmaMode, EventDist, MeshConfig, Rdc, Traffic, UnitMode};
 use crate::radio::Medium;
 use crate::reliability::{ReliableSender, TimerStep};
 use crate::report::*;
@@ -72,29 +72,73 @@ struct Packet {
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
-    Periodic { client: u32 },
-    Background { client: u32 },
+    Periodic {
+        client: u32,
+    },
+    Background {
+        client: u32,
+    },
     GlobalEvent,
-    Coap { client: u32, token: u32 },
-    CcaEnd { node: u16, token: u32 },
-    TxStart { node: u16, token: u32 },
-    TxEnd { tx: u32 },
-    StrobeRx { tx: u32 },
-    AckStart { node: u16, to: u16, seq: u8 },
-    AckTimeout { node: u16, token: u32 },
-    Arrive { node: u16, pkt: Packet },
-    Inject { node: u16, pkt: Packet },
+    Coap {
+        client: u32,
+        token: u32,
+    },
+    CcaEnd {
+        node: u16,
+        token: u32,
+    },
+    TxStart {
+        node: u16,
+        token: u32,
+    },
+    TxEnd {
+        tx: u32,
+    },
+    StrobeRx {
+        tx: u32,
+    },
+    AckStart {
+        node: u16,
+        to: u16,
+        seq: u8,
+    },
+    AckTimeout {
+        node: u16,
+        token: u32,
+    },
+    /// A packet parked in `MeshSim::parked` reaches `node`'s network layer (after a
+    /// forwarding or server delay).
+    Arrive {
+        node: u16,
+        slot: u32,
+    },
+    /// A test frame parked in `MeshSim::parked` is handed to `node`'s MAC.
+    Inject {
+        node: u16,
+        slot: u32,
+    },
 }
 
+/// A scheduled event; ordered by (time, insertion sequence) packed into one key, earliest
+/// first (the heap is a max-heap, so the key is inverted).
 struct Entry {
-    t: Ns,
-    seq: u64,
+    key: u128,
     ev: Ev,
+}
+
+impl Entry {
+    fn new(t: Ns, seq: u64, ev: Ev) -> Self {
+        Entry { key: !(((t as u128) << 64) | seq as u128), ev }
+    }
+
+    fn time(&self) -> Ns {
+        ((!self.key) >> 64) as Ns
+    }
 }
 
 impl PartialEq for Entry {
     fn eq(&self, o: &Self) -> bool {
-        (self.t, self.seq) == (o.t, o.seq)
+        self.key == o.key
     }
 }
 impl Eq for Entry {}
@@ -105,7 +149,7 @@ impl PartialOrd for Entry {
 }
 impl Ord for Entry {
     fn cmp(&self, o: &Self) -> Ordering {
-        (o.t, o.seq).cmp(&(self.t, self.seq))
+        self.key.cmp(&o.key)
     }
 }
 
@@ -137,6 +181,8 @@ struct Node {
     dsn: u8,
     awaiting_ack: bool,
     head_accepted: bool,
+    /// The previous frame was dropped (Contiki waits one time base before the next).
+    last_failed: bool,
     tx: Option<u32>,
     rx: Option<Rx>,
     cca_count: u32,
@@ -148,6 +194,8 @@ struct Node {
 pub enum DropCause {
     /// The node's queue was full.
     BufferOverflow,
+    /// Every neighbour queue was taken by other next hops (`mac.max_neighbor_queues`).
+    NeighborQueues,
     /// macMaxFrameRetries retransmissions without a MAC ACK.
     NoAck,
     /// macMaxCSMABackoffs busy CCAs.
@@ -266,6 +314,8 @@ pub struct MeshSim {
     last_seq: Vec<u16>,
     txs: Vec<Tx>,
     free_tx: Vec<u32>,
+    parked: Vec<Packet>,
+    free_parked: Vec<u32>,
     active: Vec<u32>,
     clients: Vec<Client>,
     exrecs: Vec<ExRec>,
@@ -302,6 +352,12 @@ pub struct MeshSim {
     wake_phase: Vec<Ns>,
     phase_known: Vec<bool>,
     pending_strobe: Option<Ns>,
+    /// `radio.capture_db` as a linear power ratio.
+    capture_ratio: Option<f64>,
+    /// Contiki `csma.c` rules, and its time base.
+    contiki: bool,
+    contiki_timebase: Ns,
+    contiki_tick: Ns,
     trace: Option<Box<dyn Write>>,
     trace_error: Option<std::io::Error>,
 }
@@ -356,6 +412,14 @@ impl MeshSim {
             }
             _ => 0,
         };
+        if matches!(traffic, Traffic::Periodic { .. }) && period < 1_000_000 {
+            return Err(format!(
+                "traffic {} gives each of the {} clients a message every {:.3} ms; the smallest period accepted is                  1 ms (lower the load or the message size)",
+                cfg.traffic,
+                nclients,
+                period as f64 / 1e6
+            ));
+        }
         let seed = cfg.seed;
         let wake_period = (1e9 / m.channel_check_rate_hz).round().max(1.0) as Ns;
         let mut rng_rdc = SplitMix64::stream(seed, STREAM_RDC);
@@ -366,6 +430,10 @@ impl MeshSim {
             wake_phase,
             phase_known: vec![false; n * n],
             pending_strobe: None,
+            capture_ratio: cfg.radio.capture_db.map(|db| 10f64.powf(db / 10.0)),
+            contiki: m.csma == CsmaMode::Contiki,
+            contiki_timebase: if m.rdc == Rdc::Contikimac { wake_period } else { m.contiki_timebase_us as Ns * US },
+            contiki_tick: m.contiki_timebase_us as Ns * US,
             cc_resolved: cc.to_string(),
             traffic,
             sink,
@@ -374,6 +442,8 @@ impl MeshSim {
             last_seq: vec![NONE16; n * n],
             txs: Vec::new(),
             free_tx: Vec::new(),
+            parked: Vec::new(),
+            free_parked: Vec::new(),
             active: Vec::new(),
             clients,
             exrecs: Vec::new(),
@@ -448,12 +518,32 @@ impl MeshSim {
     /// `at_ns` (no CoAP, no routing): for MAC tests.
     pub fn inject(&mut self, at_ns: u64, src: usize, to: usize, psdu: u32) {
         let pkt = Packet { kind: Kind::Raw, dst: to as u16, next: to as u16, client: 0, exch: 0, copy: 0, psdu };
-        self.push(at_ns, Ev::Inject { node: src as u16, pkt });
+        let slot = self.park(pkt);
+        self.push(at_ns, Ev::Inject { node: src as u16, slot });
+    }
+
+    /// Keep a packet out of the event queue (events stay small and cheap to move).
+    fn park(&mut self, pkt: Packet) -> u32 {
+        match self.free_parked.pop() {
+            Some(i) => {
+                self.parked[i as usize] = pkt;
+                i
+            }
+            None => {
+                self.parked.push(pkt);
+                (self.parked.len() - 1) as u32
+            }
+        }
+    }
+
+    fn unpark(&mut self, slot: u32) -> Packet {
+        self.free_parked.push(slot);
+        self.parked[slot as usize]
     }
 
     fn push(&mut self, t: Ns, ev: Ev) {
         self.seq += 1;
-        self.heap.push(Entry { t, seq: self.seq, ev });
+        self.heap.push(Entry::new(t, self.seq, ev));
     }
 
     fn log(&mut self, node: u16, what: MacWhat) {
@@ -513,10 +603,11 @@ impl MeshSim {
     fn run_inner(mut self, log_out: Option<&mut Vec<MacRecord>>) -> Result<MeshReport, String> {
         let wall = std::time::Instant::now();
         while let Some(e) = self.heap.pop() {
-            if e.t > self.end {
+            let t = e.time();
+            if t > self.end {
                 break;
             }
-            self.now = e.t;
+            self.now = t;
             self.events += 1;
             self.handle(e.ev);
         }
@@ -565,11 +656,13 @@ impl MeshSim {
             Ev::StrobeRx { tx } => self.strobe_rx(tx),
             Ev::AckStart { node, to, seq } => self.ack_start(node, to, seq),
             Ev::AckTimeout { node, token } => self.ack_timeout(node, token),
-            Ev::Arrive { node, pkt } => {
+            Ev::Arrive { node, slot } => {
+                let pkt = self.unpark(slot);
                 self.pending_arrivals -= 1;
                 self.arrive(node, pkt);
             }
-            Ev::Inject { node, pkt } => {
+            Ev::Inject { node, slot } => {
+                let pkt = self.unpark(slot);
                 self.cons.created += 1;
                 self.enqueue(node, pkt);
             }
@@ -586,10 +679,24 @@ impl MeshSim {
             }
         }
         let cap = self.cfg.mac.queue_packets as usize;
+        let max_neighbors = self.cfg.mac.max_neighbor_queues as usize;
         let n = &mut self.nodes[node as usize];
         if n.queue.len() >= cap {
             self.drop_packet(node, pkt, DropCause::BufferOverflow);
             return;
+        }
+        if max_neighbors > 0 && !n.queue.iter().any(|q| q.next == pkt.next) {
+            // Contiki's csma.c allocates one queue per next hop from a small pool.
+            let mut distinct = 0;
+            for (i, q) in n.queue.iter().enumerate() {
+                if !n.queue.iter().take(i).any(|e| e.next == q.next) {
+                    distinct += 1;
+                }
+            }
+            if distinct >= max_neighbors {
+                self.drop_packet(node, pkt, DropCause::NeighborQueues);
+                return;
+            }
         }
         n.queue.push_back(pkt);
         if !n.in_service {
@@ -601,6 +708,7 @@ impl MeshSim {
         self.cons.dropped += 1;
         match cause {
             DropCause::BufferOverflow => self.causes.buffer_overflow += 1,
+            DropCause::NeighborQueues => self.causes.neighbor_queues_full += 1,
             DropCause::NoAck => self.causes.mac_no_ack += 1,
             DropCause::ChannelAccess => self.causes.mac_channel_access += 1,
         }
@@ -637,7 +745,33 @@ impl MeshSim {
         n.dsn = n.dsn.wrapping_add(1);
         n.retries = 0;
         n.head_accepted = false;
-        self.begin_csma(node);
+        if self.contiki {
+            // csma.c: at once after a success, one time base after a failure.
+            n.nb = 0;
+            let delay = if n.last_failed { self.contiki_timebase } else { 0 };
+            self.schedule_cca(node, delay);
+        } else {
+            self.begin_csma(node);
+        }
+    }
+
+    /// Contiki: CCA (then transmit) after `delay`.
+    fn schedule_cca(&mut self, node: u16, delay: Ns) {
+        let n = &mut self.nodes[node as usize];
+        n.token = n.token.wrapping_add(1);
+        let token = n.token;
+        let dst = n.queue.front().map_or(NONE16, |p| p.next);
+        let t = self.phase_snap(node, dst, self.now + delay + self.cca);
+        self.push(t, Ev::CcaEnd { node, token });
+    }
+
+    /// Contiki's retransmission delay T + U[0, 2^exp·T), drawn in clock ticks (`random_rand()
+    /// % (2^exp · T)` with T in ticks): multiples of T over `nullrdc` (T = one tick), any tick
+    /// of the span with duty cycling (T = the check interval).
+    fn contiki_rexmit_delay(&mut self, exp: u8) -> Ns {
+        let tick = self.contiki_tick;
+        let span_ticks = ((self.contiki_timebase << exp) / tick).max(1);
+        self.contiki_timebase + tick * Self::below(&mut self.rng_mac, span_ticks)
     }
 
     fn begin_csma(&mut self, node: u16) {
@@ -662,17 +796,21 @@ impl MeshSim {
         n.token = n.token.wrapping_add(1);
         let token = n.token;
         let dst = n.queue.front().map_or(NONE16, |p| p.next);
-        let mut t = self.now + delay + self.cca;
-        // ContikiMAC phase optimisation: after the backoff, wait until the transmission would
-        // start `phase_guard_us` before the addressee's next wake-up.
+        let t = self.phase_snap(node, dst, self.now + delay + self.cca);
+        self.push(t, Ev::CcaEnd { node, token });
+    }
+
+    /// ContikiMAC phase optimisation: move a CCA planned at `t` so that the transmission
+    /// starts `phase_guard_us` before the addressee's next wake-up (if its phase is known).
+    fn phase_snap(&self, node: u16, dst: u16, t: Ns) -> Ns {
         if self.duty_cycled && self.cfg.mac.phase_lock && dst != NONE16 {
             let nn = self.nodes.len();
             if self.phase_known[node as usize * nn + dst as usize] {
                 let lead = self.turnaround + self.cfg.mac.phase_guard_us as Ns * US;
-                t = self.next_wake(dst as usize, t + lead) - lead;
+                return self.next_wake(dst as usize, t + lead) - lead;
             }
         }
-        self.push(t, Ev::CcaEnd { node, token });
+        t
     }
 
     fn channel_busy(&self, node: u16) -> bool {
@@ -696,6 +834,23 @@ impl MeshSim {
 
     fn csma_busy(&mut self, node: u16) {
         self.mac.cca_busy += 1;
+        if self.contiki {
+            let (max_tx, max_exp) = (self.cfg.mac.contiki_max_transmissions, self.cfg.mac.contiki_max_backoff_exponent);
+            let n = &mut self.nodes[node as usize];
+            n.nb += 1;
+            if n.nb > max_exp {
+                n.nb = 0;
+                n.retries += 1;
+            }
+            if n.retries >= max_tx {
+                self.give_up_head(node, DropCause::ChannelAccess);
+            } else {
+                let exp = n.nb;
+                let delay = self.contiki_rexmit_delay(exp);
+                self.schedule_cca(node, delay);
+            }
+            return;
+        }
         let (min_be, max_be, max_nb) = (self.cfg.mac.min_be, self.cfg.mac.max_be, self.cfg.mac.max_csma_backoffs);
         let n = &mut self.nodes[node as usize];
         n.nb += 1;
@@ -712,6 +867,7 @@ impl MeshSim {
         let pkt = n.queue.pop_front().expect("a frame in service");
         n.token = n.token.wrapping_add(1);
         n.awaiting_ack = false;
+        n.last_failed = true;
         if n.head_accepted {
             // The next hop has it: the MAC believes it lost, the network did not.
             self.mac.false_drops += 1;
@@ -779,7 +935,7 @@ impl MeshSim {
         // Half duplex: a frame being received is lost.
         self.nodes[s].rx = None;
         self.nodes[s].tx = Some(id);
-        let capture = self.cfg.radio.capture_db;
+        let capture = self.capture_ratio;
         for i in 0..self.medium.hearers[s].len() {
             let h = self.medium.hearers[s][i];
             let r = h.node as usize;
@@ -832,7 +988,7 @@ impl MeshSim {
             }
         }
         let signal = self.medium.power(s, r);
-        let corrupted = !survives(signal, interference, self.cfg.radio.capture_db);
+        let corrupted = !survives(signal, interference, self.capture_ratio);
         self.nodes[r].rx = Some(Rx { tx: id, signal, interference, corrupted });
     }
 
@@ -930,7 +1086,8 @@ impl MeshSim {
         if self.forward_delay > 0 {
             self.pending_arrivals += 1;
             let t = self.now + self.forward_delay;
-            self.push(t, Ev::Arrive { node: r, pkt });
+            let slot = self.park(pkt);
+            self.push(t, Ev::Arrive { node: r, slot });
         } else {
             self.arrive(r, pkt);
         }
@@ -942,6 +1099,7 @@ impl MeshSim {
             return;
         }
         n.awaiting_ack = false;
+        n.last_failed = false;
         let head = n.queue.pop_front();
         n.token = n.token.wrapping_add(1);
         if let (true, Some(p)) = (self.duty_cycled, head) {
@@ -962,6 +1120,17 @@ impl MeshSim {
         n.awaiting_ack = false;
         self.log(node, MacWhat::AckTimeout);
         let n = &mut self.nodes[node as usize];
+        if self.contiki {
+            n.retries += 1;
+            n.nb = 0;
+            if n.retries >= self.cfg.mac.contiki_max_transmissions {
+                self.give_up_head(node, DropCause::NoAck);
+            } else {
+                let delay = self.contiki_rexmit_delay(0);
+                self.schedule_cca(node, delay);
+            }
+            return;
+        }
         if n.retries >= max_retries {
             self.give_up_head(node, DropCause::NoAck);
         } else {
@@ -1078,14 +1247,15 @@ impl MeshSim {
             self.exrecs[pkt.exch as usize].flags |= AT_SINK0;
         }
         let client_node = self.clients[pkt.client as usize].node;
-        let num = 0; // Block1 NUM of the answered block: only its size matters.
+        let num = 0; // Block1 NUM; the option has the same size for NUM < 16 (messages up to 16 blocks).
         let resp =
             Packet { kind: Kind::Response, dst: client_node, next: NONE16, psdu: self.cfg.response_psdu(num), ..pkt };
         self.cons.created += 1;
         if self.server_delay > 0 {
             self.pending_arrivals += 1;
             let t = self.now + self.server_delay;
-            self.push(t, Ev::Arrive { node: self.sink as u16, pkt: resp });
+            let slot = self.park(resp);
+            self.push(t, Ev::Arrive { node: self.sink as u16, slot });
         } else {
             self.enqueue(self.sink as u16, resp);
         }
@@ -1221,7 +1391,9 @@ impl MeshSim {
         let event_plr = |c: &ClientReport| ratio(c.event_lost, c.event_messages);
         let mut in_network = self.pending_arrivals;
         for n in &self.nodes {
-            in_network += n.queue.len() as u64;
+            // A head frame the next hop already accepted (its MAC ACK was lost) is counted
+            // there.
+            in_network += n.queue.len() as u64 - (n.in_service && n.head_accepted) as u64;
         }
         MeshReport {
             config: self.cfg.clone(),
@@ -1258,14 +1430,14 @@ impl MeshSim {
     }
 }
 
-/// Does a frame of power `signal` survive `interference` (linear) with capture threshold
-/// `capture_db` (`None`: no capture)?
-fn survives(signal: f64, interference: f64, capture_db: Option<f64>) -> bool {
+/// Does a frame of power `signal` survive `interference` (linear powers)? `capture` is the
+/// capture threshold as a linear power ratio (`None`: no capture, any interference destroys).
+fn survives(signal: f64, interference: f64, capture: Option<f64>) -> bool {
     if interference <= 0.0 {
         return true;
     }
-    match capture_db {
+    match capture {
         None => false,
-        Some(th) => 10.0 * (signal / interference).log10() >= th,
+        Some(ratio) => signal >= ratio * interference,
     }
 }

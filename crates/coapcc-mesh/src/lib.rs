@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use coapcc_mesh::{simulate, MeshConfig};
-//! let mut cfg = MeshConfig::default();     // the ancillotti-cooja preset
+//! let mut cfg = MeshConfig::preset("ancillotti-cooja").unwrap();
 //! cfg.topology = "grid:3".into();
 //! cfg.traffic = "periodic:0.5".into();
 //! cfg.duration_s = 120.0;

@@ -124,6 +124,8 @@ pub struct LossCauses {
     pub coap_give_up: u64,
     /// Packets (CoAP requests or responses, any copy) dropped by a full node queue.
     pub buffer_overflow: u64,
+    /// Packets dropped because every neighbour queue was taken by other next hops.
+    pub neighbor_queues_full: u64,
     /// Packets dropped by the MAC after macMaxFrameRetries retransmissions without ACK.
     pub mac_no_ack: u64,
     /// Packets dropped by the MAC after macMaxCSMABackoffs busy CCAs.
@@ -163,7 +165,7 @@ pub struct Conservation {
     pub created: u64,
     /// Packets that reached their final destination.
     pub delivered: u64,
-    /// Packets dropped (buffer overflow, MAC no-ACK, channel access failure).
+    /// Packets dropped (buffer overflow, neighbour queues, MAC no-ACK, channel access).
     pub dropped: u64,
     /// Packets queued or being forwarded when the run ended.
     pub in_network_at_end: u64,

@@ -9,7 +9,7 @@ fn cfg(topology: &str, cc: &str, traffic: &str, duration_s: f64) -> MeshConfig {
         cc: cc.into(),
         traffic: traffic.into(),
         duration_s,
-        ..MeshConfig::default()
+        ..MeshConfig::preset("ancillotti-cooja").unwrap()
     }
 }
 
@@ -21,7 +21,7 @@ fn conserved(r: &MeshReport) {
         "packets must be delivered, dropped or still queued: {c:?}"
     );
     let l = &r.loss_causes;
-    assert_eq!(c.dropped, l.buffer_overflow + l.mac_no_ack + l.mac_channel_access);
+    assert_eq!(c.dropped, l.buffer_overflow + l.neighbor_queues_full + l.mac_no_ack + l.mac_channel_access);
     for cl in &r.clients {
         assert_eq!(cl.lost, cl.lost_no_caching + cl.lost_give_up);
         assert_eq!(cl.messages, cl.delivered + cl.lost + cl.in_flight_at_end, "node {}", cl.node);
@@ -151,6 +151,12 @@ fn conservation_holds_with_duplicates_and_forwarding_delay() {
     let r = simulate(&c).unwrap();
     conserved(&r);
     assert!(r.loss_causes.buffer_overflow > 0);
+    // One neighbour queue: a node holding packets for its parent drops those for a child.
+    let mut c = cfg("grid:5", "default:preset=ancillotti-cooja", "periodic:3", 600.0);
+    c.mac.max_neighbor_queues = 1;
+    let r = simulate(&c).unwrap();
+    conserved(&r);
+    assert!(r.loss_causes.neighbor_queues_full > 0);
     assert!(r.conservation.in_network_at_end < 25 * 2 + 10);
 }
 
@@ -171,4 +177,126 @@ fn topologies_of_makarems_setups_run() {
             simulate(&MeshConfig { preset: "ancillotti-cooja".into(), mac: Default::default(), ..c.clone() }).unwrap();
         assert!(r.unit_rtt_s.unwrap().median > 2.0 * on.unit_rtt_s.unwrap().median, "{t}");
     }
+}
+
+#[test]
+fn bad_configurations_are_refused_with_a_message() {
+    let bad = |c: MeshConfig| simulate(&c).unwrap_err();
+    assert!(bad(cfg("grid:3", "default", "periodic:100000", 10.0)).contains("smallest period"));
+    assert!(bad(cfg("grid:3", "default", "events:0,96", 10.0)).contains("TB_S"));
+    assert!(bad(cfg("grid:3", "nope", "periodic:1", 10.0)).contains("unknown algorithm"));
+    let mut c = cfg("chain:4", "default", "periodic:1", 10.0);
+    c.spacing_m = 30.0;
+    assert!(bad(c).contains("cannot reach"));
+    let mut c = cfg("grid:3", "default", "periodic:1", 10.0);
+    c.routing.sink = Some(9);
+    assert!(bad(c).contains("not a node"));
+    let mut c = cfg("grid:3", "default", "periodic:1", f64::NAN);
+    assert!(bad(c.clone()).contains("duration_s"));
+    c.duration_s = 10.0;
+    c.routing.root = Some(0);
+    // Root and sink on one node is allowed: it is both, and every other node is a client.
+    assert_eq!(simulate(&c).unwrap().clients.len(), 8);
+}
+
+#[test]
+fn both_csma_rules_run_the_study_grid() {
+    // The standard's CSMA/CA and Contiki's csma.c on the same loaded grid: both conserve
+    // frames, and no frame is sent more often than its rule allows (1 + macMaxFrameRetries =
+    // 4 times; CSMA_MAX_MAC_TRANSMISSIONS = 3 times).
+    let mut std = cfg("grid:4", "default:preset=ancillotti-cooja", "periodic:3", 600.0);
+    std.mac.csma = coapcc_mesh::config::CsmaMode::Ieee802154;
+    let c = cfg("grid:4", "default:preset=ancillotti-cooja", "periodic:3", 600.0);
+    assert_eq!(c.mac.csma, coapcc_mesh::config::CsmaMode::Contiki);
+    for (cfg, max_tx) in [(std, 4), (c, 3)] {
+        let r = simulate(&cfg).unwrap();
+        conserved(&r);
+        // Every frame given to a MAC ends acknowledged, dropped, given up after delivery, or
+        // still queued (queued heads already accepted by the next hop, at most one per node,
+        // are counted at the next hop).
+        let l = &r.loss_causes;
+        let frames = r.mac.acked
+            + l.mac_no_ack
+            + l.mac_channel_access
+            + r.mac.false_drops
+            + r.conservation.in_network_at_end
+            + r.topology.nodes as u64;
+        assert!(r.mac.data_tx <= max_tx * frames, "{cfg:?}");
+        assert!(r.mac.data_tx > r.mac.acked);
+    }
+}
+
+#[test]
+fn block1_and_whole_message_units() {
+    use coapcc_mesh::config::UnitMode;
+    // Block1: 96-byte messages are still 3 exchanges of 32 bytes, with larger frames.
+    let mut c = cfg("grid:3", "cocoa-plus:preset=ancillotti-cooja", "periodic:1", 300.0);
+    c.app.unit_mode = UnitMode::Block1;
+    let r = simulate(&c).unwrap();
+    conserved(&r);
+    for cl in &r.clients {
+        let started = cl.messages - cl.lost_no_caching;
+        assert!(cl.frames <= 3 * started && cl.frames + 3 > 3 * started, "{cl:?}");
+    }
+    // One exchange per (64-byte) message.
+    let mut c = cfg("grid:3", "cocoa-plus:preset=ancillotti-cooja", "periodic:1", 300.0);
+    c.app.unit_mode = UnitMode::Message;
+    c.message_bytes = 64;
+    let r = simulate(&c).unwrap();
+    conserved(&r);
+    for cl in &r.clients {
+        assert_eq!(cl.frames, cl.messages - cl.lost_no_caching, "{cl:?}");
+    }
+}
+
+#[test]
+fn the_command_prints_the_documented_json_keys() {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: coapcc_mesh::cli::MeshArgs,
+    }
+    let cli = Cli::try_parse_from([
+        "mesh",
+        "--topology",
+        "grid:3",
+        "--cc",
+        "cocoa-plus:preset=ancillotti-cooja",
+        "--traffic",
+        "periodic:2",
+        "--duration-s",
+        "120",
+        "--seed",
+        "4",
+        "--json",
+    ])
+    .unwrap();
+    let mut out = Vec::new();
+    coapcc_mesh::cli::run(&cli.args, &mut out).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    for key in [
+        "config",
+        "clients",
+        "plr_mean",
+        "plr_max",
+        "loss_causes",
+        "rto_first_s",
+        "rtt_weak_s",
+        "rtt_strong_s",
+        "sim_time_s",
+        "wall_s",
+        "events",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    for key in ["node", "hops", "messages", "lost", "plr", "retransmissions_per_frame", "early_retransmissions"] {
+        assert!(v["clients"][0].get(key).is_some(), "missing clients[].{key}");
+    }
+    assert_eq!(v["config"]["seed"], 4);
+    assert_eq!(v["sim_time_s"], 120.0);
+    // Bad input: a one-line error, no panic.
+    let bad = Cli::try_parse_from(["mesh", "--param", "radio.capture_db"]).unwrap();
+    let e = coapcc_mesh::cli::run(&bad.args, &mut Vec::new()).unwrap_err();
+    assert!(e.to_string().contains("KEY=VALUE"), "{e}");
 }

@@ -19,7 +19,7 @@ fn scenario(topology: &str, cc: &str, load: f64, seed: u64) -> MeshConfig {
         cc: cc.into(),
         traffic: format!("periodic:{load}"),
         seed,
-        ..MeshConfig::default()
+        ..MeshConfig::preset("ancillotti-cooja").expect("a preset")
     }
 }
 
@@ -74,17 +74,44 @@ fn main() {
     }
     let (t, c) = (Instant::now(), cpu_s());
     let mut runs = 0;
+    println!("PLR mean (max) per grid and load, seed 1, default CoAP | CoCoA+:");
     for n in 3..=6 {
         for load in [0.5, 1.0, 1.5, 2.0, 2.5, 3.0] {
+            let mut row = format!("  grid:{n} {load:.1} kbit/s:");
             for cc in ["default:preset=ancillotti-cooja", "cocoa-plus:preset=ancillotti-cooja"] {
-                simulate(&scenario(&format!("grid:{n}"), cc, load, 1)).expect("valid scenario");
+                let r = simulate(&scenario(&format!("grid:{n}"), cc, load, 1)).expect("valid scenario");
+                row += &format!(" {:.4} ({:.4})", r.plr_mean, r.plr_max);
                 runs += 1;
             }
+            println!("{row}");
         }
     }
     let (wall, cpu) = (t.elapsed().as_secs_f64(), cpu_s() - c);
     println!(
         "monitoring grid (grids 3-6 x loads 0.5-3 x 2 algorithms, 3 h each, one replication): {runs} runs, \
          wall {wall:.2} s, CPU {cpu:.2} s on one core"
+    );
+    // The event blocks of the `ancillotti` experiment, one replication.
+    let (t, c) = (Instant::now(), cpu_s());
+    let mut runs = 0;
+    let traffics = ["60,192", "120,192", "300,192", "600,192", "1200,192", "600,96", "600,288", "600,384", "600,192"];
+    println!("event PLR mean (max) per grid and events:TB_S,SIZE_B, seed 1, default CoAP | CoCoA+:");
+    for n in [5, 6] {
+        for tr in &traffics[..8] {
+            let mut row = format!("  grid:{n} events:{tr}:");
+            for cc in ["default:preset=ancillotti-cooja", "cocoa-plus:preset=ancillotti-cooja"] {
+                let mut cfg = scenario(&format!("grid:{n}"), cc, 1.0, 1);
+                cfg.traffic = format!("events:{tr}");
+                let r = simulate(&cfg).expect("valid scenario");
+                row += &format!(" {:.4} ({:.4})", r.plr_event_mean.unwrap_or(0.0), r.plr_event_max.unwrap_or(0.0));
+                runs += 1;
+            }
+            println!("{row}");
+        }
+    }
+    let (wall, cpu) = (t.elapsed().as_secs_f64(), cpu_s() - c);
+    println!(
+        "event blocks (grids 5-6 x 8 traffic points x 2 algorithms, 3 h each, one replication; the experiment \
+         runs events:600,192 in both blocks): {runs} runs, wall {wall:.2} s, CPU {cpu:.2} s on one core"
     );
 }

@@ -1,0 +1,955 @@
+"""``coapcc reproduce sensitivity [--quick]``: how much the FASOR paper's conclusions under link
+errors depend on the unpublished burst sojourn of the ``medium`` and ``high`` error profiles.
+
+The papers publish the two-state profiles' loss rates in each state and their average loss,
+not how long a burst lasts. The simulator's default (time clock, mean burst sojourn T_B = 1 s)
+is an inference. This study reruns the ``errors`` block of the ``fasor18`` catalogue entry
+(10 flows, 2 500 B buffer, 50 exchanges per flow, continuous and random workloads, preset
+``helsinki2018``) with Default CoAP, CoCoA and FASOR for
+
+* the **time clock** with T_B from 0.1 s to 5 s, each profile keeping its loss rates and its
+  average loss: the burst share π_B = (average − loss_low)/(loss_burst − loss_low) is fixed,
+  so the mean low-error sojourn follows, T_L = T_B·(1 − π_B)/π_B (the chain runs as
+  ``ge-time:T_L,T_B,K,H``; at T_B = 1 s it is exactly the named profile);
+* the **packet clock** (``error_clock = packet``) with several mean burst lengths in packets,
+
+and reports FASOR's median flow completion time and retransmissions per flow relative to each
+baseline, per profile, workload and burst setting (``sensitivity.csv``), as a figure
+(``sensitivity.png`` / ``.svg``) and a short summary (``summary.md``, ``summary.html``) that
+says, for every conclusion, over which burst settings it holds.
+
+Long transfers (a Block2 download over UDP, CoAP over TCP) are listed in :data:`TRANSFERS`
+and run over the same error settings when the simulator accepts their workload and
+transport; a row the simulator rejects is skipped with its reason in the summary.
+
+Every run uses seeds shared across algorithms and burst settings (paired comparisons), and
+the whole study is a pure function of its parameters: the tables are byte-identical from run
+to run and for any number of workers. Runs go to a process pool (``--workers``, default: the
+CPU count).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import html
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ALGORITHMS",
+    "REFERENCE",
+    "BASELINES",
+    "T_B_VALUES",
+    "BURST_PACKETS",
+    "TRANSFERS",
+    "Variant",
+    "Transfer",
+    "Study",
+    "StudyResult",
+    "profile_chain",
+    "ge_time_errors",
+    "study",
+    "run_study",
+    "write_outputs",
+    "reproduce_sensitivity",
+    "main",
+]
+
+#: Algorithms of the comparison (labels -> specs; the preset comes from ``fasor18``).
+ALGORITHMS: dict[str, str] = {"Default": "default", "CoCoA": "cocoa", "FASOR": "fasor"}
+#: The algorithm whose gain is measured.
+REFERENCE = "FASOR"
+#: What it is compared with.
+BASELINES = ("Default", "CoCoA")
+#: Mean burst sojourns of the time-clocked chain, seconds (1 s is the simulator's default).
+T_B_VALUES = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
+#: Mean burst lengths of the packet-clocked chain, packets (5 is the simulator's default).
+BURST_PACKETS = (2.0, 5.0, 20.0)
+#: The simulator's defaults, marked in the figure.
+DEFAULT_T_B = 1.0
+DEFAULT_BURST_PACKETS = 5.0
+#: Replications (seeds) per point: default study and ``--quick``.
+SEEDS = 6
+QUICK_SEEDS = 2
+QUICK_T_B = (0.1, 1.0, 5.0)
+QUICK_BURST_PACKETS = (5.0,)
+#: Bootstrap resamples (over seeds) of the ratio intervals, and the interval's coverage.
+BOOTSTRAP = 400
+INTERVAL = 0.90
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """A long transfer run over every error setting of the study: ``label`` and the
+    :class:`~coapcc.SimConfig` fields it sets on top of the study's base (the ``fasor18``
+    error block), e.g. ``{"workload": "bulk:102400", "transport": "tcp", "algorithm":
+    "newreno"}``. A row whose fields the simulator rejects is skipped, with the reason."""
+
+    label: str
+    fields: Mapping[str, Any]
+
+
+#: Block2 over UDP and CoAP over TCP, one 102 400-byte GET by one client over the testbed's
+#: default 28 200 B buffer (the CoAP-over-TCP study's transfer). They run once the simulator
+#: has the ``bulk:BYTES`` workload and the TCP transport; until then the summary lists them
+#: as skipped.
+TRANSFERS: tuple[Transfer, ...] = (
+    Transfer(
+        "Block2 Default",
+        {"algorithm": "default", "workload": "bulk:102400", "clients": 1, "buffer_bytes": 28200},
+    ),
+    Transfer(
+        "Block2 CoCoA", {"algorithm": "cocoa", "workload": "bulk:102400", "clients": 1, "buffer_bytes": 28200}
+    ),
+    Transfer(
+        "TCP New Reno",
+        {
+            "transport": "tcp",
+            "algorithm": "newreno",
+            "workload": "bulk:102400",
+            "clients": 1,
+            "buffer_bytes": 28200,
+        },
+    ),
+    Transfer(
+        "TCP BBR",
+        {
+            "transport": "tcp",
+            "algorithm": "bbr",
+            "workload": "bulk:102400",
+            "clients": 1,
+            "buffer_bytes": 28200,
+        },
+    ),
+)
+
+
+@dataclass(frozen=True, order=True)
+class Variant:
+    """One setting of the unpublished burst parameter: ``clock = "time"`` with mean burst
+    sojourn ``value`` seconds, or ``clock = "packet"`` with mean burst length ``value``
+    packets."""
+
+    clock: str
+    value: float
+
+    @property
+    def is_default(self) -> bool:
+        return self.value == (DEFAULT_T_B if self.clock == "time" else DEFAULT_BURST_PACKETS)
+
+    def fields(self, profile: str) -> dict:
+        """The :class:`~coapcc.SimConfig` fields of ``profile`` under this setting."""
+        if self.clock == "time":
+            return {"errors": ge_time_errors(profile, self.value), "error_clock": "time"}
+        if self.clock == "packet":
+            return {"errors": profile, "error_clock": "packet", "error_burst_packets": float(self.value)}
+        raise ValueError(f"unknown error clock {self.clock!r} (valid: time, packet)")
+
+    def label(self) -> str:
+        if self.clock == "time":
+            return f"T_B = {self.value:g} s"
+        return f"{self.value:g}-packet bursts"
+
+
+# -- the loss chain ---------------------------------------------------------------------------
+
+
+def profile_chain(profile: str) -> dict:
+    """``{"loss_low", "loss_burst", "average", "burst_share"}`` of a two-state profile, as the
+    simulator declares it (``coapcc._native.link_schema_json``); ValueError for a profile
+    without a two-state chain."""
+    from . import _native
+
+    for p in json.loads(_native.link_schema_json())["profiles"]:
+        if p["name"] == profile:
+            if p.get("kind") != "two_state":
+                raise ValueError(f"profile {profile!r} has no two-state chain (kind {p.get('kind')!r})")
+            return {
+                "loss_low": float(p["loss_low"]),
+                "loss_burst": float(p["loss_burst"]),
+                "average": float(p["average"]),
+                "burst_share": float(p["burst_share"]),
+            }
+    raise ValueError(f"unknown error profile {profile!r}")
+
+
+def low_sojourn(profile: str, t_b: float) -> float:
+    """T_L that keeps ``profile``'s burst share (hence its average loss) at burst sojourn
+    ``t_b``: T_L = T_B·(1 − π_B)/π_B, in the simulator's order of operations (so T_B = 1 s
+    gives the named profile's chain bit for bit)."""
+    pi_b = profile_chain(profile)["burst_share"]
+    return t_b * (1.0 - pi_b) / pi_b
+
+
+def ge_time_errors(profile: str, t_b: float) -> str:
+    """``ge-time:T_L,T_B,K,H`` of ``profile`` with mean burst sojourn ``t_b`` seconds and the
+    profile's state loss rates and average loss."""
+    if not (isinstance(t_b, (int, float)) and math.isfinite(t_b) and t_b > 0):
+        raise ValueError(f"burst sojourn must be a positive number of seconds, got {t_b!r}")
+    c = profile_chain(profile)
+    return (
+        f"ge-time:{low_sojourn(profile, float(t_b))!r},{float(t_b)!r},{c['loss_low']!r},{c['loss_burst']!r}"
+    )
+
+
+# -- the plan ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Study:
+    """What the study runs. :func:`study` builds it from the ``fasor18`` catalogue entry."""
+
+    base: Mapping[str, Any]
+    profiles: tuple[str, ...]
+    workloads: tuple[str, ...]
+    variants: tuple[Variant, ...]
+    seeds: tuple[int, ...]
+    algorithms: Mapping[str, str] = field(default_factory=lambda: dict(ALGORITHMS))
+    transfers: tuple[Transfer, ...] = TRANSFERS
+    quick: bool = False
+
+    def tasks(self) -> list[dict]:
+        """Every run as a plain dict (picklable): part, profile, variant, workload, label,
+        seed and the configuration fields."""
+        out = []
+        for profile in self.profiles:
+            for v in self.variants:
+                errs = v.fields(profile)
+                key = {"profile": profile, "clock": v.clock, "value": v.value}
+                for workload in self.workloads:
+                    for label, spec in self.algorithms.items():
+                        for seed in self.seeds:
+                            cfg = {**self.base, **errs, "workload": workload, "algorithm": spec, "seed": seed}
+                            out.append(
+                                {"part": "gain", **key, "workload": workload, "label": label, "config": cfg}
+                            )
+                for t in self.transfers:
+                    for seed in self.seeds:
+                        cfg = {**self.base, **dict(t.fields), **errs, "seed": seed}
+                        wl = str(cfg.get("workload", ""))
+                        out.append(
+                            {"part": "transfer", **key, "workload": wl, "label": t.label, "config": cfg}
+                        )
+        return out
+
+
+def _seeds(base_seed: int, n: int) -> tuple[int, ...]:
+    """``n`` seeds derived from ``base_seed`` (shared by every algorithm and setting)."""
+    out = []
+    for r in range(n):
+        material = f"coapcc-sensitivity:{int(base_seed)}:{r}".encode()
+        out.append(int.from_bytes(hashlib.sha256(material).digest()[:8], "big") & (2**63 - 1))
+    return tuple(out)
+
+
+def study(
+    *,
+    quick: bool = False,
+    seeds: int | None = None,
+    t_b: Sequence[float] | None = None,
+    burst_packets: Sequence[float] | None = None,
+    transfers: Sequence[Transfer] | None = None,
+    base: Mapping[str, Any] | None = None,
+    workloads: Sequence[str] | None = None,
+    profiles: Sequence[str] | None = None,
+    experiment: str = "fasor18",
+) -> Study:
+    """The study on the ``errors`` block of ``experiment`` (preset, clients, buffer, exchanges,
+    profiles and workloads from the catalogue file), with the given burst settings; ``base``
+    entries override the block's configuration (tests use fewer exchanges)."""
+    from .experiment import find_experiment
+
+    exp = find_experiment(experiment)
+    block = next((b for b in exp.blocks if b.name == "errors"), None)
+    if block is None:
+        raise ValueError(f"{experiment}: no block named 'errors'")
+    cfg = {**dict(exp.base), **dict(block.base)}
+    cfg.update(base or {})
+    n = seeds if seeds is not None else (QUICK_SEEDS if quick else SEEDS)
+    if n < 1:
+        raise ValueError(f"seeds must be >= 1, got {n}")
+    tb = tuple(float(x) for x in (t_b if t_b is not None else (QUICK_T_B if quick else T_B_VALUES)))
+    bp = tuple(
+        float(x)
+        for x in (
+            burst_packets if burst_packets is not None else (QUICK_BURST_PACKETS if quick else BURST_PACKETS)
+        )
+    )
+    for x in tb:
+        if not (math.isfinite(x) and x > 0):
+            raise ValueError(f"burst sojourn must be > 0 s, got {x}")
+    for x in bp:
+        if not (math.isfinite(x) and x >= 1):
+            raise ValueError(f"burst length must be >= 1 packet, got {x}")
+    variants = tuple(sorted({Variant("time", x) for x in tb})) + tuple(
+        sorted({Variant("packet", x) for x in bp})
+    )
+    return Study(
+        base=cfg,
+        profiles=tuple(profiles or block.grid.get("errors", ("medium", "high"))),
+        workloads=tuple(workloads or block.grid.get("workload", ("continuous", "random"))),
+        variants=variants,
+        seeds=_seeds(exp.seed, n),
+        transfers=tuple(TRANSFERS if transfers is None else transfers),
+        quick=quick,
+    )
+
+
+def check_transfer(t: Transfer, base: Mapping[str, Any]) -> str | None:
+    """``None`` if the simulator accepts ``t`` on top of ``base``, else why not (one line)."""
+    from .config import SimConfig
+
+    try:
+        SimConfig.from_dict({**dict(base), **dict(t.fields)}).validate()
+    except (ValueError, TypeError) as e:  # ConfigError is a ValueError
+        return str(e).splitlines()[0] if str(e) else type(e).__name__
+    return None
+
+
+# -- running ----------------------------------------------------------------------------------
+
+
+def _run_task(task: dict) -> dict:
+    """One run (in a worker process): the per-flow numbers the tables need."""
+    from .simulation import simulate
+
+    try:
+        r = simulate(dict(task["config"]))
+        raw = r.raw
+    except Exception as e:  # noqa: BLE001 - a failed run is reported, never fatal
+        return {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
+    flows = raw.get("flows", [])
+    return {
+        "fct": [float("nan") if f.get("fct_s") is None else float(f["fct_s"]) for f in flows],
+        "retx": [int(f.get("retransmissions", 0)) for f in flows],
+        "failed": sum(int(f.get("failed_exchanges", 0)) for f in flows),
+        "truncated": bool(raw.get("truncated", False)),
+        "sim_time_s": float(raw.get("sim_time_s", float("nan"))),
+    }
+
+
+@dataclass
+class StudyResult:
+    """What :func:`run_study` returns."""
+
+    study: Study
+    runs: Any  #: pandas DataFrame, one row per run (per-run medians and counts)
+    flows: Any  #: pandas DataFrame, one row per flow (fct_s, retransmissions)
+    gains: Any  #: pandas DataFrame, the sensitivity table (one row per profile, setting, workload, baseline)
+    transfers: Any  #: pandas DataFrame, transfer FCTs per setting (empty if every row was skipped)
+    skipped: list[tuple[str, str]]  #: (transfer label, reason) of the rows not run
+    failed: list[tuple[dict, str]]  #: (task, error) of runs that failed
+    wall_s: float = 0.0
+    workers: int = 1
+
+
+def run_study(st: Study, *, workers: int | None = None, log=None) -> StudyResult:
+    """Run every task of ``st`` (on ``workers`` processes; 1 = in this process) and build the
+    tables. The result does not depend on ``workers`` or on completion order."""
+    import pandas as pd
+
+    log = log or sys.stderr
+    t0 = time.perf_counter()
+    skipped = []
+    ok_transfers = []
+    for t in st.transfers:
+        reason = check_transfer(t, st.base)
+        if reason is None:
+            ok_transfers.append(t)
+        else:
+            skipped.append((t.label, reason))
+            print(f"sensitivity: skipping transfer {t.label!r}: {reason}", file=log)
+    st_run = Study(**{**st.__dict__, "transfers": tuple(ok_transfers)})
+    tasks = st_run.tasks()
+    workers = max(1, int(workers if workers is not None else (os.cpu_count() or 1)))
+    workers = min(workers, max(1, len(tasks)))
+    print(f"sensitivity: {len(tasks)} runs on {workers} worker(s)", file=log, flush=True)
+    if workers == 1:
+        results = [_run_task(t) for t in tasks]
+    else:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        chunk = max(1, len(tasks) // (workers * 8))
+        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as ex:
+            results = list(ex.map(_run_task, tasks, chunksize=chunk))
+    run_rows, flow_rows, failed = [], [], []
+    for i, (task, res) in enumerate(zip(tasks, results)):
+        ident = {k: task[k] for k in ("part", "profile", "clock", "value", "workload", "label")}
+        ident["seed"] = task["config"]["seed"]
+        if "error" in res:
+            failed.append((task, res["error"]))
+            continue
+        fct = [x for x in res["fct"] if not math.isnan(x)]
+        fct_sorted = sorted(fct)
+        run_rows.append(
+            {
+                **ident,
+                "flows": len(res["fct"]),
+                "fct_median_s": _median(fct_sorted),
+                "retransmissions_per_flow": sum(res["retx"]) / len(res["retx"])
+                if res["retx"]
+                else float("nan"),
+                "failed_exchanges": res["failed"],
+                "truncated": res["truncated"],
+                "sim_time_s": res["sim_time_s"],
+            }
+        )
+        for f, rx in zip(res["fct"], res["retx"]):
+            flow_rows.append({**ident, "run": i, "fct_s": f, "retransmissions": rx})
+    for task, err in failed:
+        print(
+            f"sensitivity: run failed ({task['label']}, {task['profile']}, {task['clock']} {task['value']:g}, "
+            f"seed {task['config']['seed']}): {err}",
+            file=log,
+        )
+    runs = pd.DataFrame(run_rows)
+    flows = pd.DataFrame(flow_rows)
+    gains = gain_table(flows, st_run)
+    transfers = transfer_table(flows)
+    return StudyResult(
+        study=st_run,
+        runs=runs,
+        flows=flows,
+        gains=gains,
+        transfers=transfers,
+        skipped=skipped,
+        failed=failed,
+        wall_s=time.perf_counter() - t0,
+        workers=workers,
+    )
+
+
+def _median(sorted_values: Sequence[float]) -> float:
+    n = len(sorted_values)
+    if n == 0:
+        return float("nan")
+    m = n // 2
+    return float(sorted_values[m]) if n % 2 else (sorted_values[m - 1] + sorted_values[m]) / 2.0
+
+
+def _pooled(parts: list, idx) -> tuple[float, float]:
+    """Median FCT and mean retransmissions per flow of the flows of seeds ``idx``."""
+    import numpy as np
+
+    fct = np.concatenate([parts[i][0] for i in idx])
+    rx = np.concatenate([parts[i][1] for i in idx])
+    fct = fct[~np.isnan(fct)]
+    return (float(np.median(fct)) if fct.size else float("nan")), (
+        float(rx.mean()) if rx.size else float("nan")
+    )
+
+
+def _ratio(a: float, b: float) -> float:
+    if b == 0:
+        return float("nan") if a == 0 else float("inf")
+    return a / b
+
+
+def gain_table(flows, st: Study):
+    """The sensitivity table: for every profile, burst setting, workload and baseline, the
+    median FCT and retransmissions per flow of FASOR and of the baseline (flows pooled over
+    the seeds), their ratios (FASOR / baseline: below 1 FASOR is faster / retransmits less)
+    and bootstrap intervals of the ratios (seeds resampled, paired)."""
+    import numpy as np
+    import pandas as pd
+
+    cols = [
+        "profile", "clock", "t_b_s", "burst_packets", "t_l_s", "workload", "baseline", "seeds",
+        "fasor_fct_median_s", "baseline_fct_median_s", "fct_ratio", "fct_ratio_lo", "fct_ratio_hi",
+        "fasor_retx_per_flow", "baseline_retx_per_flow", "retx_ratio", "retx_ratio_lo", "retx_ratio_hi",
+        "default_setting",
+    ]  # fmt: skip
+    if flows is None or not len(flows):
+        return pd.DataFrame(columns=cols)
+    g = flows[flows["part"] == "gain"]
+    rows = []
+    lo_q, hi_q = (1 - INTERVAL) / 2 * 100, (1 + INTERVAL) / 2 * 100
+    for (profile, clock, value, workload), sub in g.groupby(
+        ["profile", "clock", "value", "workload"], sort=True
+    ):
+        per = {}
+        for label in (REFERENCE, *BASELINES):
+            s = sub[sub["label"] == label]
+            per[label] = {
+                int(seed): (x["fct_s"].to_numpy(dtype=float), x["retransmissions"].to_numpy(dtype=float))
+                for seed, x in s.groupby("seed", sort=True)
+            }
+        for base in BASELINES:
+            seeds = sorted(set(per[REFERENCE]) & set(per[base]))
+            if not seeds:
+                continue
+            ref = [per[REFERENCE][s] for s in seeds]
+            oth = [per[base][s] for s in seeds]
+            all_idx = range(len(seeds))
+            rf, rr = _pooled(ref, all_idx)
+            bf, br = _pooled(oth, all_idx)
+            # Paired bootstrap over seeds; its generator is seeded by the row, so the table
+            # is the same whatever order the rows are built in.
+            key = f"{profile}|{clock}|{value!r}|{workload}|{base}".encode()
+            rng = np.random.default_rng(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
+            fr, xr = [], []
+            if len(seeds) > 1:
+                for _ in range(BOOTSTRAP):
+                    idx = rng.integers(0, len(seeds), len(seeds))
+                    a, b = _pooled(ref, idx), _pooled(oth, idx)
+                    fr.append(_ratio(a[0], b[0]))
+                    xr.append(_ratio(a[1], b[1]))
+            fr_a, xr_a = np.asarray(fr, dtype=float), np.asarray(xr, dtype=float)
+            fr_a, xr_a = fr_a[np.isfinite(fr_a)], xr_a[np.isfinite(xr_a)]
+            rows.append(
+                {
+                    "profile": profile,
+                    "clock": clock,
+                    "t_b_s": float(value) if clock == "time" else float("nan"),
+                    "burst_packets": float(value) if clock == "packet" else float("nan"),
+                    "t_l_s": low_sojourn(profile, float(value)) if clock == "time" else float("nan"),
+                    "workload": workload,
+                    "baseline": base,
+                    "seeds": len(seeds),
+                    "fasor_fct_median_s": rf,
+                    "baseline_fct_median_s": bf,
+                    "fct_ratio": _ratio(rf, bf),
+                    "fct_ratio_lo": float(np.percentile(fr_a, lo_q)) if fr_a.size else float("nan"),
+                    "fct_ratio_hi": float(np.percentile(fr_a, hi_q)) if fr_a.size else float("nan"),
+                    "fasor_retx_per_flow": rr,
+                    "baseline_retx_per_flow": br,
+                    "retx_ratio": _ratio(rr, br),
+                    "retx_ratio_lo": float(np.percentile(xr_a, lo_q)) if xr_a.size else float("nan"),
+                    "retx_ratio_hi": float(np.percentile(xr_a, hi_q)) if xr_a.size else float("nan"),
+                    "default_setting": Variant(clock, float(value)).is_default,
+                }
+            )
+    df = pd.DataFrame(rows, columns=cols)
+    order = {"time": 0, "packet": 1}
+    return df.sort_values(
+        by=["profile", "clock", "workload", "baseline", "t_b_s", "burst_packets"],
+        key=lambda s: s.map(order) if s.name == "clock" else s,
+        kind="stable",
+    ).reset_index(drop=True)
+
+
+def transfer_table(flows):
+    """Transfer FCTs per profile, burst setting and transfer: median, p25 and p75 of the
+    transfers' FCT over the seeds (every flow of every seed), retransmissions per flow."""
+    import numpy as np
+    import pandas as pd
+
+    cols = [
+        "profile", "clock", "t_b_s", "burst_packets", "transfer", "workload", "runs", "flows",
+        "fct_median_s", "fct_p25_s", "fct_p75_s", "retx_per_flow", "default_setting",
+    ]  # fmt: skip
+    if flows is None or not len(flows):
+        return pd.DataFrame(columns=cols)
+    t = flows[flows["part"] == "transfer"]
+    rows = []
+    for (profile, clock, value, label), sub in t.groupby(["profile", "clock", "value", "label"], sort=True):
+        fct = sub["fct_s"].to_numpy(dtype=float)
+        fct = fct[~np.isnan(fct)]
+        q = np.percentile(fct, [25, 50, 75]) if fct.size else [float("nan")] * 3
+        rows.append(
+            {
+                "profile": profile,
+                "clock": clock,
+                "t_b_s": float(value) if clock == "time" else float("nan"),
+                "burst_packets": float(value) if clock == "packet" else float("nan"),
+                "transfer": label,
+                "workload": str(sub["workload"].iloc[0]),
+                "runs": int(sub["seed"].nunique()),
+                "flows": int(len(sub)),
+                "fct_median_s": float(q[1]),
+                "fct_p25_s": float(q[0]),
+                "fct_p75_s": float(q[2]),
+                "retx_per_flow": float(sub["retransmissions"].mean()),
+                "default_setting": Variant(clock, float(value)).is_default,
+            }
+        )
+    return pd.DataFrame(rows, columns=cols)
+
+
+# -- conclusions, figure, outputs -------------------------------------------------------------
+
+
+def conclusions(gains) -> list[dict]:
+    """For every profile, workload, baseline and metric, the conclusion at the default
+    setting (T_B = 1 s) and how it fares over the other burst settings:
+    ``{"profile", "workload", "baseline", "metric", "clock", "at_default", "min", "max",
+    "holds", "settings", "verdict"}`` where ``holds`` counts the settings with the same sign
+    as at the default (ratio below or above 1)."""
+    out = []
+    if gains is None or not len(gains):
+        return out
+    for (profile, workload, base), sub in gains.groupby(["profile", "workload", "baseline"], sort=True):
+        time_rows = sub[sub["clock"] == "time"]
+        default = time_rows[time_rows["default_setting"]]
+        for metric, col in (("median FCT", "fct_ratio"), ("retransmissions per flow", "retx_ratio")):
+            at = float(default[col].iloc[0]) if len(default) else float("nan")
+            for clock, rows in (("time", time_rows), ("packet", sub[sub["clock"] == "packet"])):
+                vals = [float(v) for v in rows[col] if math.isfinite(float(v))]
+                if not vals:
+                    continue
+                if math.isfinite(at):
+                    holds = sum((v < 1) == (at < 1) for v in vals)
+                else:
+                    holds = 0
+                if not math.isfinite(at):
+                    verdict = "no default-setting reference"
+                elif holds == len(vals):
+                    verdict = "holds at every setting"
+                else:
+                    verdict = f"reverses at {len(vals) - holds} of {len(vals)} settings"
+                out.append(
+                    {
+                        "profile": profile,
+                        "workload": workload,
+                        "baseline": base,
+                        "metric": metric,
+                        "clock": clock,
+                        "at_default": at,
+                        "min": min(vals),
+                        "max": max(vals),
+                        "holds": holds,
+                        "settings": len(vals),
+                        "verdict": verdict,
+                    }
+                )
+    return out
+
+
+def figure(res: StudyResult):
+    """FASOR's median FCT and retransmissions relative to Default and CoCoA against the burst
+    sojourn (time clock) and the burst length (packet clock), one column per profile and
+    clock; the simulator's default setting is marked. A third row shows the transfer FCTs
+    when any transfer ran."""
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    gains, transfers = res.gains, res.transfers
+    profiles = list(res.study.profiles)
+    clocks = [c for c in ("time", "packet") if (gains["clock"] == c).any()] if len(gains) else ["time"]
+    panels = [(p, c) for c in clocks for p in profiles]
+    has_transfers = transfers is not None and len(transfers) > 0
+    nrows = 3 if has_transfers else 2
+    fig = Figure(figsize=(3.6 * len(panels) + 0.4, 3.0 * nrows + 0.9))
+    axes = fig.subplots(nrows, len(panels), squeeze=False)
+    colors = {"Default": "#1f77b4", "CoCoA": "#ff7f0e"}
+    styles = {"continuous": ("-", "o"), "random": ("--", "s")}
+    for j, (profile, clock) in enumerate(panels):
+        sub = gains[(gains["profile"] == profile) & (gains["clock"] == clock)] if len(gains) else gains
+        xcol = "t_b_s" if clock == "time" else "burst_packets"
+        for i, (col, name) in enumerate(
+            (("fct_ratio", "median FCT"), ("retx_ratio", "retransmissions / flow"))
+        ):
+            ax = axes[i][j]
+            for (workload, base), s in sub.groupby(["workload", "baseline"], sort=True) if len(sub) else []:
+                s = s.sort_values(xcol)
+                x = s[xcol].to_numpy(dtype=float)
+                ls, mk = styles.get(workload, ("-", "^"))
+                ax.plot(
+                    x, s[col], ls, marker=mk, ms=4, color=colors.get(base), label=f"vs {base}, {workload}"
+                )
+                lo, hi = s[f"{col}_lo"].to_numpy(dtype=float), s[f"{col}_hi"].to_numpy(dtype=float)
+                if np.isfinite(lo).any():
+                    ax.fill_between(x, lo, hi, color=colors.get(base), alpha=0.10, linewidth=0)
+            ax.axhline(1.0, color="0.3", lw=0.8)
+            ax.axvline(
+                DEFAULT_T_B if clock == "time" else DEFAULT_BURST_PACKETS,
+                color="crimson",
+                lw=1.0,
+                ls=":",
+                label="simulator default" if (i, j) == (0, 0) else None,
+            )
+            ax.set_xscale("log")
+            ax.grid(True, which="both", alpha=0.3)
+            if i == 0:
+                what = "time clock" if clock == "time" else "packet clock"
+                ax.set_title(f"{profile} errors, {what}", fontsize=10)
+            if j == 0:
+                ax.set_ylabel(f"FASOR / baseline\n{name}")
+            ax.set_xlabel("mean burst sojourn T_B (s)" if clock == "time" else "mean burst length (packets)")
+        if has_transfers:
+            ax = axes[2][j]
+            tsub = transfers[(transfers["profile"] == profile) & (transfers["clock"] == clock)]
+            for label, s in tsub.groupby("transfer", sort=False):
+                s = s.sort_values(xcol)
+                x = s[xcol].to_numpy(dtype=float)
+                (line,) = ax.plot(x, s["fct_median_s"], "-o", ms=4, label=label)
+                ax.fill_between(
+                    x, s["fct_p25_s"], s["fct_p75_s"], color=line.get_color(), alpha=0.12, linewidth=0
+                )
+            ax.axvline(
+                DEFAULT_T_B if clock == "time" else DEFAULT_BURST_PACKETS, color="crimson", lw=1.0, ls=":"
+            )
+            ax.set_xscale("log")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.set_xlabel("mean burst sojourn T_B (s)" if clock == "time" else "mean burst length (packets)")
+            if j == 0:
+                ax.set_ylabel("transfer FCT, median (s)")
+                ax.legend(fontsize=7)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(
+        handles, labels, loc="lower center", ncol=min(5, max(1, len(labels))), fontsize=8, frameon=False
+    )
+    note = (
+        f"fasor18 error runs, preset helsinki2018; {len(res.study.seeds)} seeds per point, flows pooled; "
+        f"bands: {INTERVAL:.0%} paired bootstrap over seeds"
+    )
+    if res.skipped:
+        note += (
+            f"; transfers skipped: {', '.join(label for label, _ in res.skipped)} (simulator rejects them)"
+        )
+    fig.suptitle(
+        "FASOR's gain vs the unpublished burst parameter (below 1: FASOR better)\n" + note, fontsize=9
+    )
+    fig.tight_layout(rect=(0, 0.05, 1, 0.95))
+    return fig
+
+
+def _fmt(x: float) -> str:
+    return "n/a" if not math.isfinite(x) else f"{x:.2f}"
+
+
+def summary_markdown(res: StudyResult, command: str = "coapcc reproduce sensitivity") -> str:
+    """The short summary (Markdown): what ran, and how much each conclusion depends on the
+    burst parameter."""
+    st = res.study
+    tb = [v.value for v in st.variants if v.clock == "time"]
+    bp = [v.value for v in st.variants if v.clock == "packet"]
+    lines = [
+        "# Error-model sensitivity of the FASOR paper's error runs",
+        "",
+        f"Command: `{command}`. Base: the `errors` block of `fasor18` "
+        f"({', '.join(f'{k} = {v}' for k, v in sorted(st.base.items()))}); algorithms "
+        f"{', '.join(f'{k} (`{v}`)' for k, v in st.algorithms.items())}; workloads {', '.join(st.workloads)}; "
+        f"{len(st.seeds)} seeds per point, shared by every algorithm and setting.",
+        "",
+        f"Time clock: mean burst sojourn T_B in {', '.join(f'{x:g}' for x in tb)} s, each profile keeping its "
+        "state loss rates and average loss (T_L = T_B·(1 − π_B)/π_B). "
+        f"Packet clock: mean burst length {', '.join(f'{x:g}' for x in bp) or 'none'} packets. "
+        f"The simulator's default is the time clock with T_B = {DEFAULT_T_B:g} s "
+        f"({DEFAULT_BURST_PACKETS:g} packets with the packet clock).",
+        "",
+        "Ratios are FASOR / baseline (below 1: FASOR completes faster or retransmits less), over "
+        "the flows of every seed; intervals in `sensitivity.csv`.",
+        "",
+        "## How much each conclusion depends on the burst parameter",
+        "",
+        "| profile | workload | vs | metric | at T_B = 1 s | range, time clock | holds (time) | range, packet clock | holds (packet) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    conc = conclusions(res.gains)
+    keyed: dict = {}
+    for c in conc:
+        keyed.setdefault((c["profile"], c["workload"], c["baseline"], c["metric"]), {})[c["clock"]] = c
+    for (profile, workload, base, metric), d in keyed.items():
+        t, p = d.get("time"), d.get("packet")
+        cells = [profile, workload, base, metric, _fmt(t["at_default"]) if t else "n/a"]
+        for c in (t, p):
+            if c:
+                cells += [f"{_fmt(c['min'])}–{_fmt(c['max'])}", f"{c['holds']}/{c['settings']}"]
+            else:
+                cells += ["n/a", "n/a"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "## Verdicts", ""]
+    for (profile, workload, base, metric), d in keyed.items():
+        for clock, c in d.items():
+            if not math.isfinite(c["at_default"]):
+                continue
+            better = "lower" if c["at_default"] < 1 else "higher"
+            lines.append(
+                f"- {profile}, {workload}, {metric} vs {base} ({clock} clock): FASOR's is {better} at the default "
+                f"(ratio {_fmt(c['at_default'])}); {c['verdict']} (ratio {_fmt(c['min'])}–{_fmt(c['max'])})."
+            )
+    lines += ["", "## Transfers (Block2 over UDP, CoAP over TCP)", ""]
+    if res.transfers is not None and len(res.transfers):
+        lines += [
+            "| profile | clock | setting | transfer | median FCT (s) | p25–p75 (s) |",
+            "|---|---|---|---|---|---|",
+        ]
+        for _, r in res.transfers.iterrows():
+            setting = f"{r['t_b_s']:g} s" if r["clock"] == "time" else f"{r['burst_packets']:g} packets"
+            lines.append(
+                f"| {r['profile']} | {r['clock']} | {setting} | {r['transfer']} | {_fmt(r['fct_median_s'])} | "
+                f"{_fmt(r['fct_p25_s'])}–{_fmt(r['fct_p75_s'])} |"
+            )
+    if res.skipped:
+        lines.append("")
+        for label, reason in res.skipped:
+            lines.append(f"- **{label}**: skipped, the simulator rejects it: {reason}")
+    if not (res.transfers is not None and len(res.transfers)) and not res.skipped:
+        lines.append("No transfer rows were listed.")
+    if res.failed:
+        lines += ["", f"{len(res.failed)} runs failed; the tables cover the others:", ""]
+        for task, err in res.failed[:10]:
+            lines.append(f"- {task['label']}, {task['profile']}, {task['clock']} {task['value']:g}: {err}")
+    lines += [
+        "",
+        f"{len(res.runs)} runs in {res.wall_s:.1f} s on {res.workers} worker(s).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _html(markdown: str, figure_png: bytes) -> str:
+    """A self-contained HTML page of the summary: the figure inline and the Markdown as text
+    (tables rendered as tables)."""
+    import base64
+
+    body = []
+    rows: list[list[str]] = []
+
+    def flush():
+        if rows:
+            head, *rest = rows
+            body.append(
+                "<table border=1 cellpadding=3 style='border-collapse:collapse;font-size:90%'><tr>"
+                + "".join(f"<th>{html.escape(c)}</th>" for c in head)
+                + "</tr>"
+                + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rest)
+                + "</table>"
+            )
+            rows.clear()
+
+    for line in markdown.splitlines():
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not all(set(c) <= {"-"} for c in cells):
+                rows.append(cells)
+            continue
+        flush()
+        if line.startswith("# "):
+            body.append(f"<h1>{html.escape(line[2:])}</h1>")
+            body.append(
+                f"<img alt='sensitivity figure' style='max-width:100%' "
+                f"src='data:image/png;base64,{base64.b64encode(figure_png).decode()}'>"
+            )
+        elif line.startswith("## "):
+            body.append(f"<h2>{html.escape(line[3:])}</h2>")
+        elif line.startswith("- "):
+            body.append(f"<li>{html.escape(line[2:])}</li>")
+        elif line.strip():
+            body.append(f"<p>{html.escape(line)}</p>")
+    flush()
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>coapcc error-model sensitivity</title></head>"
+        "<body style='font-family:sans-serif;max-width:1200px'>" + "\n".join(body) + "</body></html>\n"
+    )
+
+
+def write_outputs(
+    res: StudyResult, out: str | os.PathLike, command: str = "coapcc reproduce sensitivity"
+) -> Path:
+    """Write ``sensitivity.csv``, ``transfers.csv``, ``runs.csv``, ``sensitivity.png`` /
+    ``.svg``, ``summary.md`` and ``summary.html`` into ``out``; returns the HTML's path."""
+    import matplotlib
+
+    from .figures import save
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    res.gains.to_csv(out / "sensitivity.csv", index=False, float_format="%.6g")
+    res.transfers.to_csv(out / "transfers.csv", index=False, float_format="%.6g")
+    res.runs.to_csv(out / "runs.csv", index=False, float_format="%.6g")
+    with matplotlib.rc_context({"svg.hashsalt": "coapcc-sensitivity"}):
+        fig = figure(res)
+        images = save(fig, out / "sensitivity", formats=("png", "svg"))
+    md = summary_markdown(res, command)
+    (out / "summary.md").write_text(md)
+    page = out / "summary.html"
+    page.write_text(_html(md, images["png"]))
+    return page
+
+
+def reproduce_sensitivity(
+    *,
+    quick: bool = False,
+    out: str | os.PathLike | None = None,
+    workers: int | None = None,
+    seeds: int | None = None,
+    log=None,
+    **kwargs: Any,
+) -> Path:
+    """Run the study (:func:`study` arguments in ``kwargs``) and write its outputs into
+    ``out`` (default ``results/sensitivity/`` or ``results/sensitivity-quick/``); returns the
+    summary page's path."""
+    log = log or sys.stderr
+    st = study(quick=quick, seeds=seeds, **kwargs)
+    res = run_study(st, workers=workers, log=log)
+    out = Path(out) if out else Path("results") / ("sensitivity-quick" if quick else "sensitivity")
+    cmd = "coapcc reproduce sensitivity" + (" --quick" if quick else "")
+    page = write_outputs(res, out, cmd)
+    print(
+        f"sensitivity: {len(res.runs)} runs in {res.wall_s:.1f} s on {res.workers} worker(s); {page}",
+        file=log,
+    )
+    return page
+
+
+def _floats(text: str) -> list[float]:
+    try:
+        vals = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+    if not vals:
+        raise argparse.ArgumentTypeError("expected at least one number")
+    return vals
+
+
+def main(argv: list[str]) -> int:
+    """``coapcc reproduce sensitivity [--quick] [--out DIR] [--workers N] ...``"""
+    p = argparse.ArgumentParser(
+        prog="coapcc reproduce sensitivity",
+        description="Error-model sensitivity of the FASOR paper's error runs: FASOR vs Default CoAP and CoCoA "
+        "for burst sojourns from 0.1 s to 5 s and packet-clocked bursts (figure, CSV, summary).",
+    )
+    p.add_argument(
+        "--quick", action="store_true", help=f"3 sojourns, 1 burst length, {QUICK_SEEDS} seeds (seconds)"
+    )
+    p.add_argument(
+        "--out",
+        "-o",
+        default=None,
+        metavar="DIR",
+        help="output folder (default results/sensitivity[-quick]/)",
+    )
+    p.add_argument(
+        "--workers", "-j", type=int, default=None, metavar="N", help="processes (default: CPU count)"
+    )
+    p.add_argument("--seeds", type=int, default=None, metavar="N", help=f"seeds per point (default {SEEDS})")
+    p.add_argument("--t-b", type=_floats, default=None, metavar="S,S,...", help="burst sojourns, seconds")
+    p.add_argument(
+        "--burst-packets", type=_floats, default=None, metavar="N,N,...", help="packet-clock burst lengths"
+    )
+    p.add_argument("--no-transfers", action="store_true", help="leave out the Block2 / TCP transfer rows")
+    a = p.parse_args(argv)
+    if a.workers is not None and a.workers < 1:
+        p.error(f"--workers must be >= 1, got {a.workers}")
+    try:
+        page = reproduce_sensitivity(
+            quick=a.quick,
+            out=a.out,
+            workers=a.workers,
+            seeds=a.seeds,
+            t_b=a.t_b,
+            burst_packets=a.burst_packets,
+            transfers=() if a.no_transfers else None,
+        )
+    except KeyboardInterrupt:
+        print("coapcc reproduce sensitivity: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, FileNotFoundError) as e:
+        print(f"coapcc reproduce sensitivity: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"coapcc reproduce sensitivity: error: {e}", file=sys.stderr)
+        return 1
+    print(page)
+    return 0

@@ -72,13 +72,13 @@ BASELINES = ("Default", "CoCoA")
 #: Mean burst sojourns of the time-clocked chain, seconds (1 s is the simulator's default).
 T_B_VALUES = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 #: Mean burst lengths of the packet-clocked chain, packets (5 is the simulator's default).
-BURST_PACKETS = (2.0, 5.0, 20.0)
+BURST_PACKETS = (1.0, 2.0, 5.0, 10.0, 20.0)
 #: The simulator's defaults, marked in the figure.
 DEFAULT_T_B = 1.0
 DEFAULT_BURST_PACKETS = 5.0
 #: Replications (seeds) per point: default study and ``--quick``.
-SEEDS = 6
-QUICK_SEEDS = 2
+SEEDS = 40
+QUICK_SEEDS = 8
 QUICK_T_B = (0.1, 1.0, 5.0)
 QUICK_BURST_PACKETS = (5.0,)
 #: Bootstrap resamples (over seeds) of the ratio intervals, and the interval's coverage.
@@ -310,7 +310,10 @@ def check_transfer(t: Transfer, base: Mapping[str, Any]) -> str | None:
     try:
         SimConfig.from_dict({**dict(base), **dict(t.fields)}).validate()
     except (ValueError, TypeError) as e:  # ConfigError is a ValueError
-        return str(e).splitlines()[0] if str(e) else type(e).__name__
+        text = str(e).splitlines()[0] if str(e) else type(e).__name__
+        if len(text) > 120 and " (valid: " in text:  # a long list of valid keys
+            text = text.split(" (valid: ", 1)[0]
+        return text
     return None
 
 
@@ -448,6 +451,35 @@ def _pooled(parts: list, idx) -> tuple[float, float]:
     )
 
 
+def _bootstrap(ref: list, oth: list, idx) -> tuple:
+    """Ratios (FASOR / baseline) of the pooled median FCT and of the mean retransmissions for
+    every row of seed indices ``idx`` (shape ``(resamples, seeds)``); empty with one seed."""
+    import numpy as np
+
+    if len(ref) < 2:
+        return np.empty(0), np.empty(0)
+    sizes = {len(p[0]) for p in ref} | {len(p[0]) for p in oth}
+    if len(sizes) == 1:  # every run has the same number of flows: one vectorised pass
+        out = []
+        for k in (0, 1):
+            a = np.stack([p[k] for p in ref])[idx].reshape(len(idx), -1)
+            b = np.stack([p[k] for p in oth])[idx].reshape(len(idx), -1)
+            if k == 0:
+                with np.errstate(all="ignore"):
+                    va, vb = np.nanmedian(a, axis=1), np.nanmedian(b, axis=1)
+            else:
+                va, vb = a.mean(axis=1), b.mean(axis=1)
+            with np.errstate(all="ignore"):
+                out.append(va / vb)
+        return out[0], out[1]
+    fr, xr = [], []
+    for row in idx:
+        a, b = _pooled(ref, row), _pooled(oth, row)
+        fr.append(_ratio(a[0], b[0]))
+        xr.append(_ratio(a[1], b[1]))
+    return np.asarray(fr, dtype=float), np.asarray(xr, dtype=float)
+
+
 def _ratio(a: float, b: float) -> float:
     if b == 0:
         return float("nan") if a == 0 else float("inf")
@@ -496,14 +528,7 @@ def gain_table(flows, st: Study):
             # is the same whatever order the rows are built in.
             key = f"{profile}|{clock}|{value!r}|{workload}|{base}".encode()
             rng = np.random.default_rng(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
-            fr, xr = [], []
-            if len(seeds) > 1:
-                for _ in range(BOOTSTRAP):
-                    idx = rng.integers(0, len(seeds), len(seeds))
-                    a, b = _pooled(ref, idx), _pooled(oth, idx)
-                    fr.append(_ratio(a[0], b[0]))
-                    xr.append(_ratio(a[1], b[1]))
-            fr_a, xr_a = np.asarray(fr, dtype=float), np.asarray(xr, dtype=float)
+            fr_a, xr_a = _bootstrap(ref, oth, rng.integers(0, len(seeds), (BOOTSTRAP, len(seeds))))
             fr_a, xr_a = fr_a[np.isfinite(fr_a)], xr_a[np.isfinite(xr_a)]
             rows.append(
                 {
@@ -578,34 +603,66 @@ def transfer_table(flows):
 # -- conclusions, figure, outputs -------------------------------------------------------------
 
 
+#: The two metrics of the gain table: (name, ratio column).
+METRICS = (("median FCT", "fct_ratio"), ("retransmissions per flow", "retx_ratio"))
+
+
+def _side(lo: float, hi: float) -> int:
+    """-1 if the interval lies below 1, +1 above, 0 if it contains 1 (or is unknown)."""
+    if math.isfinite(hi) and hi < 1:
+        return -1
+    if math.isfinite(lo) and lo > 1:
+        return 1
+    return 0
+
+
 def conclusions(gains) -> list[dict]:
-    """For every profile, workload, baseline and metric, the conclusion at the default
-    setting (T_B = 1 s) and how it fares over the other burst settings:
-    ``{"profile", "workload", "baseline", "metric", "clock", "at_default", "min", "max",
-    "holds", "settings", "verdict"}`` where ``holds`` counts the settings with the same sign
-    as at the default (ratio below or above 1)."""
+    """How each conclusion at the simulator's default (time clock, T_B = 1 s) fares at the
+    other burst settings: one dict per profile, workload, baseline, metric and clock with
+    ``at_default`` (ratio, with ``default_lo`` / ``default_hi``), ``direction`` (-1: FASOR
+    lower at the default, +1: higher; by the point estimate), the ratio's ``min`` / ``max``
+    over the clock's settings, and the settings (T_B in s or burst length in packets) where
+    the interval lies on the default's side of 1 (``same``), on the other side
+    (``reversed``) or contains 1 (``unclear``), and a one-line ``verdict``."""
     out = []
     if gains is None or not len(gains):
         return out
     for (profile, workload, base), sub in gains.groupby(["profile", "workload", "baseline"], sort=True):
         time_rows = sub[sub["clock"] == "time"]
-        default = time_rows[time_rows["default_setting"]]
-        for metric, col in (("median FCT", "fct_ratio"), ("retransmissions per flow", "retx_ratio")):
-            at = float(default[col].iloc[0]) if len(default) else float("nan")
+        default = time_rows[time_rows["default_setting"].astype(bool)]
+        for metric, col in METRICS:
+            if len(default):
+                at, at_lo, at_hi = (float(default[c].iloc[0]) for c in (col, f"{col}_lo", f"{col}_hi"))
+            else:
+                at = at_lo = at_hi = float("nan")
+            direction = (-1 if at < 1 else 1) if math.isfinite(at) and at != 1 else 0
             for clock, rows in (("time", time_rows), ("packet", sub[sub["clock"] == "packet"])):
-                vals = [float(v) for v in rows[col] if math.isfinite(float(v))]
+                xcol = "t_b_s" if clock == "time" else "burst_packets"
+                same, unclear, reversed_ = [], [], []
+                vals = []
+                for _, r in rows.sort_values(xcol).iterrows():
+                    v = float(r[col])
+                    if math.isfinite(v):
+                        vals.append(v)
+                    side = _side(float(r[f"{col}_lo"]), float(r[f"{col}_hi"]))
+                    x = float(r[xcol])
+                    if direction == 0 or side == 0:
+                        unclear.append(x)
+                    elif side == direction:
+                        same.append(x)
+                    else:
+                        reversed_.append(x)
                 if not vals:
                     continue
-                if math.isfinite(at):
-                    holds = sum((v < 1) == (at < 1) for v in vals)
+                n = len(same) + len(unclear) + len(reversed_)
+                if direction == 0:
+                    verdict = "no direction at the default"
+                elif reversed_:
+                    verdict = f"reverses at {_xs(reversed_, clock)}"
+                elif unclear:
+                    verdict = f"holds at {len(same)} of {n} settings, unclear at {_xs(unclear, clock)}"
                 else:
-                    holds = 0
-                if not math.isfinite(at):
-                    verdict = "no default-setting reference"
-                elif holds == len(vals):
                     verdict = "holds at every setting"
-                else:
-                    verdict = f"reverses at {len(vals) - holds} of {len(vals)} settings"
                 out.append(
                     {
                         "profile": profile,
@@ -614,14 +671,23 @@ def conclusions(gains) -> list[dict]:
                         "metric": metric,
                         "clock": clock,
                         "at_default": at,
+                        "default_lo": at_lo,
+                        "default_hi": at_hi,
+                        "direction": direction,
                         "min": min(vals),
                         "max": max(vals),
-                        "holds": holds,
-                        "settings": len(vals),
+                        "same": same,
+                        "unclear": unclear,
+                        "reversed": reversed_,
                         "verdict": verdict,
                     }
                 )
     return out
+
+
+def _xs(values: Sequence[float], clock: str) -> str:
+    unit = "s" if clock == "time" else "packets"
+    return (", ".join(f"{v:g}" for v in values) + f" {unit}") if values else "none"
 
 
 def figure(res: StudyResult):
@@ -636,6 +702,7 @@ def figure(res: StudyResult):
     profiles = list(res.study.profiles)
     clocks = [c for c in ("time", "packet") if (gains["clock"] == c).any()] if len(gains) else ["time"]
     panels = [(p, c) for c in clocks for p in profiles]
+    xs = {c: sorted({v.value for v in res.study.variants if v.clock == c}) for c in clocks}
     has_transfers = transfers is not None and len(transfers) > 0
     nrows = 3 if has_transfers else 2
     fig = Figure(figsize=(3.6 * len(panels) + 0.4, 3.0 * nrows + 0.9))
@@ -667,8 +734,7 @@ def figure(res: StudyResult):
                 ls=":",
                 label="simulator default" if (i, j) == (0, 0) else None,
             )
-            ax.set_xscale("log")
-            ax.grid(True, which="both", alpha=0.3)
+            _log_x(ax, xs[clock])
             if i == 0:
                 what = "time clock" if clock == "time" else "packet clock"
                 ax.set_title(f"{profile} errors, {what}", fontsize=10)
@@ -688,8 +754,7 @@ def figure(res: StudyResult):
             ax.axvline(
                 DEFAULT_T_B if clock == "time" else DEFAULT_BURST_PACKETS, color="crimson", lw=1.0, ls=":"
             )
-            ax.set_xscale("log")
-            ax.grid(True, which="both", alpha=0.3)
+            _log_x(ax, xs[clock])
             ax.set_xlabel("mean burst sojourn T_B (s)" if clock == "time" else "mean burst length (packets)")
             if j == 0:
                 ax.set_ylabel("transfer FCT, median (s)")
@@ -713,6 +778,20 @@ def figure(res: StudyResult):
     return fig
 
 
+def _log_x(ax, values: Sequence[float]) -> None:
+    """A log x axis with a tick at each value and no minor ticks (matplotlib's automatic log
+    ticks cost most of the figure's drawing time)."""
+    from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(list(values)))
+    ax.xaxis.set_major_formatter(FixedFormatter([f"{v:g}" for v in values]))
+    ax.xaxis.set_minor_locator(NullLocator())
+    if len(values) == 1:
+        ax.set_xlim(values[0] / 2, values[0] * 2)
+    ax.grid(True, alpha=0.3)
+
+
 def _fmt(x: float) -> str:
     return "n/a" if not math.isfinite(x) else f"{x:.2f}"
 
@@ -723,6 +802,7 @@ def summary_markdown(res: StudyResult, command: str = "coapcc reproduce sensitiv
     st = res.study
     tb = [v.value for v in st.variants if v.clock == "time"]
     bp = [v.value for v in st.variants if v.clock == "packet"]
+    pct = f"{INTERVAL:.0%}"
     lines = [
         "# Error-model sensitivity of the FASOR paper's error runs",
         "",
@@ -737,37 +817,59 @@ def summary_markdown(res: StudyResult, command: str = "coapcc reproduce sensitiv
         f"The simulator's default is the time clock with T_B = {DEFAULT_T_B:g} s "
         f"({DEFAULT_BURST_PACKETS:g} packets with the packet clock).",
         "",
-        "Ratios are FASOR / baseline (below 1: FASOR completes faster or retransmits less), over "
-        "the flows of every seed; intervals in `sensitivity.csv`.",
+        "Ratios are FASOR / baseline over the flows of every seed (below 1: FASOR completes faster or "
+        f"retransmits less), with {pct} paired bootstrap intervals over the seeds. A conclusion drawn at "
+        "the default (T_B = 1 s) *holds* at a setting whose interval lies on the same side of 1, is "
+        "*reversed* where it lies on the other side and *unclear* where it contains 1.",
         "",
         "## How much each conclusion depends on the burst parameter",
         "",
-        "| profile | workload | vs | metric | at T_B = 1 s | range, time clock | holds (time) | range, packet clock | holds (packet) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        f"| profile | workload | vs | metric | at T_B = 1 s ({pct}) | time clock: holds / unclear / reversed "
+        "(T_B, s) | packet clock: holds / unclear / reversed (packets) |",
+        "|---|---|---|---|---|---|---|",
     ]
     conc = conclusions(res.gains)
     keyed: dict = {}
     for c in conc:
         keyed.setdefault((c["profile"], c["workload"], c["baseline"], c["metric"]), {})[c["clock"]] = c
+
+    def sets(c) -> str:
+        if not c:
+            return "n/a"
+        return " / ".join(", ".join(f"{v:g}" for v in c[k]) or "–" for k in ("same", "unclear", "reversed"))
+
     for (profile, workload, base, metric), d in keyed.items():
-        t, p = d.get("time"), d.get("packet")
-        cells = [profile, workload, base, metric, _fmt(t["at_default"]) if t else "n/a"]
-        for c in (t, p):
-            if c:
-                cells += [f"{_fmt(c['min'])}–{_fmt(c['max'])}", f"{c['holds']}/{c['settings']}"]
-            else:
-                cells += ["n/a", "n/a"]
-        lines.append("| " + " | ".join(cells) + " |")
+        t = d.get("time") or d.get("packet")
+        at = f"{_fmt(t['at_default'])} ({_fmt(t['default_lo'])}–{_fmt(t['default_hi'])})"
+        lines.append(
+            f"| {profile} | {workload} | {base} | {metric} | {at} | {sets(d.get('time'))} | {sets(d.get('packet'))} |"
+        )
     lines += ["", "## Verdicts", ""]
-    for (profile, workload, base, metric), d in keyed.items():
-        for clock, c in d.items():
-            if not math.isfinite(c["at_default"]):
+    for metric, _ in METRICS:
+        for base in BASELINES:
+            cases = [c for c in conc if c["metric"] == metric and c["baseline"] == base]
+            if not cases:
                 continue
-            better = "lower" if c["at_default"] < 1 else "higher"
-            lines.append(
-                f"- {profile}, {workload}, {metric} vs {base} ({clock} clock): FASOR's is {better} at the default "
-                f"(ratio {_fmt(c['at_default'])}); {c['verdict']} (ratio {_fmt(c['min'])}–{_fmt(c['max'])})."
+            defaults = {(c["profile"], c["workload"]): c for c in cases if c["clock"] == "time"}
+            lower = [k for k, c in defaults.items() if c["direction"] < 0]
+            clear = [k for k, c in defaults.items() if _side(c["default_lo"], c["default_hi"]) != 0]
+            text = (
+                f"- **{metric}, FASOR vs {base}**: at the default FASOR's is lower in {len(lower)} of "
+                f"{len(defaults)} profile/workload cases ({len(clear)} with an interval clear of 1)."
             )
+            rev = [
+                f"{c['profile']}/{c['workload']} at {_xs(c['reversed'], c['clock'])}"
+                for c in cases
+                if c["reversed"]
+            ]
+            unc = [
+                f"{c['profile']}/{c['workload']} at {_xs(c['unclear'], c['clock'])}"
+                for c in cases
+                if c["unclear"]
+            ]
+            text += f" Reversed: {'; '.join(rev) if rev else 'nowhere'}."
+            text += f" Unclear: {'; '.join(unc) if unc else 'nowhere'}."
+            lines.append(text)
     lines += ["", "## Transfers (Block2 over UDP, CoAP over TCP)", ""]
     if res.transfers is not None and len(res.transfers):
         lines += [
@@ -790,12 +892,18 @@ def summary_markdown(res: StudyResult, command: str = "coapcc reproduce sensitiv
         lines += ["", f"{len(res.failed)} runs failed; the tables cover the others:", ""]
         for task, err in res.failed[:10]:
             lines.append(f"- {task['label']}, {task['profile']}, {task['clock']} {task['value']:g}: {err}")
-    lines += [
-        "",
-        f"{len(res.runs)} runs in {res.wall_s:.1f} s on {res.workers} worker(s).",
-        "",
-    ]
+    lines += ["", f"{len(res.runs)} runs in {res.wall_s:.1f} s on {res.workers} worker(s).", ""]
     return "\n".join(lines)
+
+
+def _inline(text: str) -> str:
+    """Escaped text with Markdown's ``**bold**``, ``*emphasis*`` and backquoted code."""
+    import re
+
+    out = html.escape(text)
+    out = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", out)
+    out = re.sub(r"\*(.+?)\*", r"<i>\1</i>", out)
+    return re.sub(r"`(.+?)`", r"<code>\1</code>", out)
 
 
 def _html(markdown: str, figure_png: bytes) -> str:
@@ -813,7 +921,7 @@ def _html(markdown: str, figure_png: bytes) -> str:
                 "<table border=1 cellpadding=3 style='border-collapse:collapse;font-size:90%'><tr>"
                 + "".join(f"<th>{html.escape(c)}</th>" for c in head)
                 + "</tr>"
-                + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rest)
+                + "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>" for r in rest)
                 + "</table>"
             )
             rows.clear()
@@ -834,9 +942,9 @@ def _html(markdown: str, figure_png: bytes) -> str:
         elif line.startswith("## "):
             body.append(f"<h2>{html.escape(line[3:])}</h2>")
         elif line.startswith("- "):
-            body.append(f"<li>{html.escape(line[2:])}</li>")
+            body.append(f"<li>{_inline(line[2:])}</li>")
         elif line.strip():
-            body.append(f"<p>{html.escape(line)}</p>")
+            body.append(f"<p>{_inline(line)}</p>")
     flush()
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>coapcc error-model sensitivity</title></head>"

@@ -160,17 +160,21 @@ def test_study_is_deterministic_whatever_the_workers(tiny_out, tmp_path):
     assert again.workers == 2
 
 
-def test_conclusions_count_reversals():
+def test_conclusions_use_the_intervals():
     rows = []
-    for t_b, ratio in ((0.1, 1.2), (1.0, 0.8), (5.0, 0.7)):
+    # FCT: FASOR clearly faster at 1 s and 5 s, clearly slower at 0.1 s, unclear at 2 s
+    fct = {0.1: (1.2, 1.1, 1.3), 1.0: (0.8, 0.7, 0.9), 2.0: (0.95, 0.85, 1.05), 5.0: (0.7, 0.6, 0.8)}
+    for t_b, (r, lo, hi) in fct.items():
         rows.append(
-            {"profile": "high", "workload": "random", "baseline": "Default", "clock": "time",
-             "fct_ratio": ratio, "retx_ratio": 0.5, "default_setting": t_b == 1.0}
+            {"profile": "high", "workload": "random", "baseline": "Default", "clock": "time", "t_b_s": t_b,
+             "burst_packets": float("nan"), "fct_ratio": r, "fct_ratio_lo": lo, "fct_ratio_hi": hi,
+             "retx_ratio": 0.5, "retx_ratio_lo": 0.4, "retx_ratio_hi": 0.6, "default_setting": t_b == 1.0}
         )  # fmt: skip
     c = {x["metric"]: x for x in sens.conclusions(pd.DataFrame(rows))}
-    assert c["median FCT"]["at_default"] == 0.8
-    assert (c["median FCT"]["holds"], c["median FCT"]["settings"]) == (2, 3)
-    assert c["median FCT"]["verdict"] == "reverses at 1 of 3 settings"
+    f = c["median FCT"]
+    assert (f["at_default"], f["direction"]) == (0.8, -1)
+    assert (f["same"], f["unclear"], f["reversed"]) == ([1.0, 5.0], [2.0], [0.1])
+    assert f["verdict"] == "reverses at 0.1 s"
     assert c["retransmissions per flow"]["verdict"] == "holds at every setting"
 
 

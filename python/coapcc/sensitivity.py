@@ -81,6 +81,8 @@ SEEDS = 40
 QUICK_SEEDS = 8
 QUICK_T_B = (0.1, 1.0, 5.0)
 QUICK_BURST_PACKETS = (5.0,)
+#: Without ``workers``, studies of fewer runs than this run in the calling process.
+POOL_MIN_RUNS = 1000
 #: Bootstrap resamples (over seeds) of the ratio intervals, and the interval's coverage.
 BOOTSTRAP = 400
 INTERVAL = 0.90
@@ -372,7 +374,9 @@ def run_study(st: Study, *, workers: int | None = None, log=None) -> StudyResult
             print(f"sensitivity: skipping transfer {t.label!r}: {reason}", file=log)
     st_run = Study(**{**st.__dict__, "transfers": tuple(ok_transfers)})
     tasks = st_run.tasks()
-    workers = max(1, int(workers if workers is not None else (os.cpu_count() or 1)))
+    if workers is None:  # a pool costs ~0.5 s to start: worth it past a few hundred runs
+        workers = (os.cpu_count() or 1) if len(tasks) >= POOL_MIN_RUNS else 1
+    workers = max(1, int(workers))
     workers = min(workers, max(1, len(tasks)))
     print(f"sensitivity: {len(tasks)} runs on {workers} worker(s)", file=log, flush=True)
     if workers == 1:
@@ -466,7 +470,8 @@ def _bootstrap(ref: list, oth: list, idx) -> tuple:
             b = np.stack([p[k] for p in oth])[idx].reshape(len(idx), -1)
             if k == 0:
                 with np.errstate(all="ignore"):
-                    va, vb = np.nanmedian(a, axis=1), np.nanmedian(b, axis=1)
+                    med = np.nanmedian if np.isnan(a).any() or np.isnan(b).any() else np.median
+                    va, vb = med(a, axis=1), med(b, axis=1)
             else:
                 va, vb = a.mean(axis=1), b.mean(axis=1)
             with np.errstate(all="ignore"):
@@ -1001,6 +1006,42 @@ def reproduce_sensitivity(
     return page
 
 
+def bench(st: Study, workers: int = 2, out=sys.stdout) -> int:
+    """``coapcc reproduce sensitivity --bench``: wall time of the study's runs on one worker
+    and on ``workers``, in the same process one after the other (same runs, checked to give
+    the same table), and of writing the outputs (tables, figure, summary)."""
+    import tempfile
+
+    quiet = open(os.devnull, "w")  # noqa: SIM115 - closed below
+    try:
+        one = run_study(st, workers=1, log=quiet)
+        many = run_study(st, workers=workers, log=quiet)
+        t0 = time.perf_counter()
+        with tempfile.TemporaryDirectory() as tmp:
+            write_outputs(many, tmp)
+        t_out = time.perf_counter() - t0
+    finally:
+        quiet.close()
+    same = one.gains.equals(many.gains) and one.transfers.equals(many.transfers)
+    n = len(many.runs)
+    print(
+        f"sensitivity benchmark ({'quick' if st.quick else 'default'} study): {n} runs, {len(st.seeds)} seeds",
+        file=out,
+    )
+    print(f"  1 worker : {one.wall_s:7.2f} s  ({1000 * one.wall_s / max(n, 1):.2f} ms per run)", file=out)
+    print(
+        f"  {workers} workers: {many.wall_s:7.2f} s  ({1000 * many.wall_s / max(n, 1):.2f} ms per run), "
+        f"speed-up {one.wall_s / many.wall_s:.2f}x",
+        file=out,
+    )
+    print(f"  outputs (CSV, PNG+SVG figure, summary): {t_out:.2f} s", file=out)
+    print(
+        f"  total with {workers} workers: {many.wall_s + t_out:.2f} s; same table on 1 and {workers} workers: {same}",
+        file=out,
+    )
+    return 0 if same else 1
+
+
 def _floats(text: str) -> list[float]:
     try:
         vals = [float(x) for x in text.split(",") if x.strip()]
@@ -1029,7 +1070,12 @@ def main(argv: list[str]) -> int:
         help="output folder (default results/sensitivity[-quick]/)",
     )
     p.add_argument(
-        "--workers", "-j", type=int, default=None, metavar="N", help="processes (default: CPU count)"
+        "--workers",
+        "-j",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"processes (default: CPU count; 1 below {POOL_MIN_RUNS} runs)",
     )
     p.add_argument("--seeds", type=int, default=None, metavar="N", help=f"seeds per point (default {SEEDS})")
     p.add_argument("--t-b", type=_floats, default=None, metavar="S,S,...", help="burst sojourns, seconds")
@@ -1037,9 +1083,20 @@ def main(argv: list[str]) -> int:
         "--burst-packets", type=_floats, default=None, metavar="N,N,...", help="packet-clock burst lengths"
     )
     p.add_argument("--no-transfers", action="store_true", help="leave out the Block2 / TCP transfer rows")
+    p.add_argument(
+        "--bench",
+        action="store_true",
+        help="time the study's runs on 1 worker and on --workers (default 2), and the outputs; print the figures",
+    )
     a = p.parse_args(argv)
     if a.workers is not None and a.workers < 1:
         p.error(f"--workers must be >= 1, got {a.workers}")
+    transfers = () if a.no_transfers else None
+    if a.bench:
+        st = study(
+            quick=a.quick, seeds=a.seeds, t_b=a.t_b, burst_packets=a.burst_packets, transfers=transfers
+        )
+        return bench(st, workers=a.workers or 2)
     try:
         page = reproduce_sensitivity(
             quick=a.quick,
@@ -1048,7 +1105,7 @@ def main(argv: list[str]) -> int:
             seeds=a.seeds,
             t_b=a.t_b,
             burst_packets=a.burst_packets,
-            transfers=() if a.no_transfers else None,
+            transfers=transfers,
         )
     except KeyboardInterrupt:
         print("coapcc reproduce sensitivity: interrupted", file=sys.stderr)

@@ -388,13 +388,31 @@ def run_study(st: Study, *, workers: int | None = None, log=None) -> StudyResult
         chunk = max(1, len(tasks) // (workers * 8))
         with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as ex:
             results = list(ex.map(_run_task, tasks, chunksize=chunk))
-    run_rows, flow_rows, failed = [], [], []
+    import numpy as np
+
+    run_rows, failed = [], []
+    cells: dict = {}
+    flow_cols: dict = {
+        k: [] for k in ("part", "profile", "clock", "value", "workload", "label", "seed", "run")
+    }
+    flow_cols.update(fct_s=[], retransmissions=[])
     for i, (task, res) in enumerate(zip(tasks, results)):
         ident = {k: task[k] for k in ("part", "profile", "clock", "value", "workload", "label")}
         ident["seed"] = task["config"]["seed"]
         if "error" in res:
             failed.append((task, res["error"]))
             continue
+        key = tuple(ident[k] for k in ("part", "profile", "clock", "value", "workload", "label"))
+        cells.setdefault(key, {})[int(ident["seed"])] = (
+            np.asarray(res["fct"], dtype=float),
+            np.asarray(res["retx"], dtype=float),
+        )
+        n = len(res["fct"])
+        for k, v in ident.items():
+            flow_cols[k].extend([v] * n)
+        flow_cols["run"].extend([i] * n)
+        flow_cols["fct_s"].extend(res["fct"])
+        flow_cols["retransmissions"].extend(res["retx"])
         fct = [x for x in res["fct"] if not math.isnan(x)]
         fct_sorted = sorted(fct)
         run_rows.append(
@@ -410,8 +428,6 @@ def run_study(st: Study, *, workers: int | None = None, log=None) -> StudyResult
                 "sim_time_s": res["sim_time_s"],
             }
         )
-        for f, rx in zip(res["fct"], res["retx"]):
-            flow_rows.append({**ident, "run": i, "fct_s": f, "retransmissions": rx})
     for task, err in failed:
         print(
             f"sensitivity: run failed ({task['label']}, {task['profile']}, {task['clock']} {task['value']:g}, "
@@ -419,9 +435,9 @@ def run_study(st: Study, *, workers: int | None = None, log=None) -> StudyResult
             file=log,
         )
     runs = pd.DataFrame(run_rows)
-    flows = pd.DataFrame(flow_rows)
-    gains = gain_table(flows, st_run)
-    transfers = transfer_table(flows)
+    flows = pd.DataFrame(flow_cols)
+    gains = gain_table(cells, st_run)
+    transfers = transfer_table(cells)
     return StudyResult(
         study=st_run,
         runs=runs,
@@ -491,7 +507,25 @@ def _ratio(a: float, b: float) -> float:
     return a / b
 
 
-def gain_table(flows, st: Study):
+def _as_cells(data) -> dict:
+    """``{(part, profile, clock, value, workload, label): {seed: (fct array, retransmissions
+    array)}}`` from the cells themselves or from a flows table (:attr:`StudyResult.flows`)."""
+
+    if isinstance(data, dict):
+        return data
+    cells: dict = {}
+    if data is None or not len(data):
+        return cells
+    keys = ["part", "profile", "clock", "value", "workload", "label", "seed"]
+    for k, g in data.groupby(keys, sort=True):
+        cells.setdefault(tuple(k[:6]), {})[int(k[6])] = (
+            g["fct_s"].to_numpy(dtype=float),
+            g["retransmissions"].to_numpy(dtype=float),
+        )
+    return cells
+
+
+def gain_table(cells, st: Study | None = None):
     """The sensitivity table: for every profile, burst setting, workload and baseline, the
     median FCT and retransmissions per flow of FASOR and of the baseline (flows pooled over
     the seeds), their ratios (FASOR / baseline: below 1 FASOR is faster / retransmits less)
@@ -505,21 +539,15 @@ def gain_table(flows, st: Study):
         "fasor_retx_per_flow", "baseline_retx_per_flow", "retx_ratio", "retx_ratio_lo", "retx_ratio_hi",
         "default_setting",
     ]  # fmt: skip
-    if flows is None or not len(flows):
-        return pd.DataFrame(columns=cols)
-    g = flows[flows["part"] == "gain"]
+    cells = _as_cells(cells)
     rows = []
     lo_q, hi_q = (1 - INTERVAL) / 2 * 100, (1 + INTERVAL) / 2 * 100
-    for (profile, clock, value, workload), sub in g.groupby(
-        ["profile", "clock", "value", "workload"], sort=True
-    ):
-        per = {}
-        for label in (REFERENCE, *BASELINES):
-            s = sub[sub["label"] == label]
-            per[label] = {
-                int(seed): (x["fct_s"].to_numpy(dtype=float), x["retransmissions"].to_numpy(dtype=float))
-                for seed, x in s.groupby("seed", sort=True)
-            }
+    points = sorted({k[1:5] for k in cells if k[0] == "gain"})
+    for profile, clock, value, workload in points:
+        per = {
+            label: cells.get(("gain", profile, clock, value, workload, label), {})
+            for label in (REFERENCE, *BASELINES)
+        }
         for base in BASELINES:
             seeds = sorted(set(per[REFERENCE]) & set(per[base]))
             if not seeds:
@@ -567,7 +595,7 @@ def gain_table(flows, st: Study):
     ).reset_index(drop=True)
 
 
-def transfer_table(flows):
+def transfer_table(cells):
     """Transfer FCTs per profile, burst setting and transfer: median, p25 and p75 of the
     transfers' FCT over the seeds (every flow of every seed), retransmissions per flow."""
     import numpy as np
@@ -577,12 +605,13 @@ def transfer_table(flows):
         "profile", "clock", "t_b_s", "burst_packets", "transfer", "workload", "runs", "flows",
         "fct_median_s", "fct_p25_s", "fct_p75_s", "retx_per_flow", "default_setting",
     ]  # fmt: skip
-    if flows is None or not len(flows):
-        return pd.DataFrame(columns=cols)
-    t = flows[flows["part"] == "transfer"]
+    cells = _as_cells(cells)
     rows = []
-    for (profile, clock, value, label), sub in t.groupby(["profile", "clock", "value", "label"], sort=True):
-        fct = sub["fct_s"].to_numpy(dtype=float)
+    for key in sorted(k for k in cells if k[0] == "transfer"):
+        _, profile, clock, value, workload, label = key
+        per = cells[key]
+        fct = np.concatenate([f for f, _ in per.values()]) if per else np.empty(0)
+        retx = np.concatenate([r for _, r in per.values()]) if per else np.empty(0)
         fct = fct[~np.isnan(fct)]
         q = np.percentile(fct, [25, 50, 75]) if fct.size else [float("nan")] * 3
         rows.append(
@@ -592,13 +621,13 @@ def transfer_table(flows):
                 "t_b_s": float(value) if clock == "time" else float("nan"),
                 "burst_packets": float(value) if clock == "packet" else float("nan"),
                 "transfer": label,
-                "workload": str(sub["workload"].iloc[0]),
-                "runs": int(sub["seed"].nunique()),
-                "flows": int(len(sub)),
+                "workload": workload,
+                "runs": len(per),
+                "flows": int(retx.size),
                 "fct_median_s": float(q[1]),
                 "fct_p25_s": float(q[0]),
                 "fct_p75_s": float(q[2]),
-                "retx_per_flow": float(sub["retransmissions"].mean()),
+                "retx_per_flow": float(retx.mean()) if retx.size else float("nan"),
                 "default_setting": Variant(clock, float(value)).is_default,
             }
         )

@@ -761,6 +761,8 @@ def figure(res: StudyResult):
                 if np.isfinite(lo).any():
                     ax.fill_between(x, lo, hi, color=colors.get(base), alpha=0.10, linewidth=0)
             ax.axhline(1.0, color="0.3", lw=0.8)
+            y0, y1 = ax.get_ylim()  # at least 0.9-1.1: a flat ratio of 1 stays readable as such
+            ax.set_ylim(min(y0, 0.9), max(y1, 1.1))
             ax.axvline(
                 DEFAULT_T_B if clock == "time" else DEFAULT_BURST_PACKETS,
                 color="crimson",

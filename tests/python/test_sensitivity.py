@@ -43,6 +43,15 @@ def test_default_sojourn_is_the_named_profile_bit_for_bit(profile):
     assert _model(sens.ge_time_errors(profile, sens.DEFAULT_T_B)) == _model(profile)
 
 
+def test_default_sojourn_runs_exactly_as_the_named_profile():
+    from coapcc import simulate
+
+    base = {"algorithm": "fasor", "preset": "helsinki2018", "clients": 4, "exchanges": 5, "seed": 9}
+    named = simulate(base, errors="high").raw["flows"]
+    assert named == simulate(base, errors=sens.ge_time_errors("high", 1.0)).raw["flows"]
+    assert named != simulate(base, errors=sens.ge_time_errors("high", 0.2)).raw["flows"]
+
+
 @pytest.mark.parametrize("profile,average", [("medium", 0.10), ("high", 0.18)])
 @pytest.mark.parametrize("burst", [1.0, 2.0, 5.0, 20.0])
 def test_packet_clock_variant_keeps_the_average_loss(profile, average, burst):

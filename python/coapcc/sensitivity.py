@@ -31,6 +31,7 @@ CPU count).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import html
 import json
@@ -372,7 +373,7 @@ def run_study(st: Study, *, workers: int | None = None, log=None) -> StudyResult
         else:
             skipped.append((t.label, reason))
             print(f"sensitivity: skipping transfer {t.label!r}: {reason}", file=log)
-    st_run = Study(**{**st.__dict__, "transfers": tuple(ok_transfers)})
+    st_run = dataclasses.replace(st, transfers=tuple(ok_transfers))
     tasks = st_run.tasks()
     if workers is None:  # a pool costs ~0.5 s to start: worth it past a few hundred runs
         workers = (os.cpu_count() or 1) if len(tasks) >= POOL_MIN_RUNS else 1

@@ -77,6 +77,10 @@ def main(argv: list[str]) -> int:
         from .models.reproduce import main as makarem21_main
 
         return makarem21_main(argv[1:])
+    if argv[:1] == ["sensitivity"]:  # error-model sensitivity of fasor18 (coapcc.sensitivity)
+        from .sensitivity import main as sensitivity_main
+
+        return sensitivity_main(argv[1:])
     from .mesh_study import find_mesh_experiment
 
     if argv and not argv[0].startswith("-") and find_mesh_experiment(argv[0]):  # kind = "mesh" (ancillotti)
@@ -88,7 +92,8 @@ def main(argv: list[str]) -> int:
     names = ", ".join(sorted(catalogue())) or "none found"
     p = argparse.ArgumentParser(
         prog="coapcc reproduce",
-        description=f"Sweep a catalogue entry and write its report (catalogue: {names}).",
+        description=f"Sweep a catalogue entry and write its report (catalogue: {names}; "
+        "also 'sensitivity', the error-model study).",
     )
     p.add_argument("name", help="catalogue entry (or an experiment file)")
     p.add_argument(

@@ -376,13 +376,7 @@ impl Options {
 
     /// Encoded size of the options (headers, extensions and values).
     pub fn encoded_len(&self) -> usize {
-        let mut prev = 0u16;
-        let mut n = 0;
-        for o in &self.list {
-            n += 1 + ext_len(usize::from(o.number - prev)) + ext_len(o.value.len()) + o.value.len();
-            prev = o.number;
-        }
-        n
+        encoded_options_len(self.list.iter().map(|o| (o.number, o.value.len())))
     }
 
     /// Appends the encoded options to `out`.
@@ -428,7 +422,23 @@ fn nibble(v: usize) -> u8 {
     }
 }
 
-fn ext_len(v: usize) -> usize {
+/// Encoded size of options given as `(number, value length)` pairs sorted by number: each
+/// takes one header byte, the extended delta and length, and its value.
+pub fn encoded_options_len(options: impl IntoIterator<Item = (u16, usize)>) -> usize {
+    let mut prev = 0u16;
+    let mut n = 0;
+    for (number, len) in options {
+        debug_assert!(number >= prev, "options must be sorted by number");
+        n += 1 + ext_len(usize::from(number - prev)) + ext_len(len) + len;
+        prev = number;
+    }
+    n
+}
+
+/// Bytes taken by the extended form of an option delta or length `v` (RFC 7252 §3.1): 0 for
+/// 0–12, 1 for 13–268, 2 for 269–65 804. The one definition of the option header's size (the
+/// simulator computes message sizes with it without encoding).
+pub fn ext_len(v: usize) -> usize {
     match v {
         0..=12 => 0,
         13..=268 => 1,

@@ -1,36 +1,16 @@
-//! Exact on-wire sizes of the messages the simulator sends (RFC 7252 §3; coap-protocol spec
-//! §1). Only lengths are needed, so this computes them without encoding.
+//! Exact on-wire sizes of the messages the simulator sends (RFC 7252 §3). Only lengths are
+//! needed, so this computes them without encoding.
 
-/// Bytes taken by the extended form of an option delta or length `v` (RFC 7252 §3.1):
-/// 0 for 0–12, 1 for 13–268, 2 for 269–65 804.
-pub fn ext_bytes(v: usize) -> usize {
-    match v {
-        0..=12 => 0,
-        13..=268 => 1,
-        _ => 2,
-    }
-}
+use coapcc_proto::option::encoded_options_len;
+pub use coapcc_proto::option::URI_PATH;
 
 /// Length of a CoAP message: 4-byte header, `token_len` token bytes, the options
-/// (`(number, value length)` pairs, sorted by number), and the payload behind the 0xFF
-/// marker (no marker without payload).
+/// (`(number, value length)` pairs, sorted by number; sized by the codec's own
+/// [`coapcc_proto::option::encoded_options_len`]), and the payload behind the 0xFF marker
+/// (no marker without payload).
 pub fn coap_message_len(token_len: usize, options: &[(u16, usize)], payload: usize) -> usize {
-    let mut len = 4 + token_len;
-    let mut prev = 0u16;
-    for &(num, vlen) in options {
-        debug_assert!(num >= prev, "options must be sorted");
-        let delta = (num - prev) as usize;
-        len += 1 + ext_bytes(delta) + ext_bytes(vlen) + vlen;
-        prev = num;
-    }
-    if payload > 0 {
-        len += 1 + payload;
-    }
-    len
+    4 + token_len + encoded_options_len(options.iter().copied()) + if payload > 0 { 1 + payload } else { 0 }
 }
-
-/// Uri-Path option number.
-pub const URI_PATH: u16 = 11;
 
 /// The Uri-Path segments of `path` (leading and trailing `/` ignored, `a/b` = two options).
 pub fn uri_path_segments(path: &str) -> impl Iterator<Item = &str> {
@@ -40,14 +20,7 @@ pub fn uri_path_segments(path: &str) -> impl Iterator<Item = &str> {
 /// CoAP length of the request: CON GET with one Uri-Path option per path segment, no
 /// payload. `GET /hello` with a 1-byte token is 11 bytes (wire vector W1).
 pub fn request_len(token_len: usize, uri_path: &str) -> usize {
-    let mut len = 4 + token_len;
-    let mut prev = 0u16;
-    for seg in uri_path_segments(uri_path) {
-        let delta = (URI_PATH - prev) as usize;
-        len += 1 + ext_bytes(delta) + ext_bytes(seg.len()) + seg.len();
-        prev = URI_PATH;
-    }
-    len
+    4 + token_len + encoded_options_len(uri_path_segments(uri_path).map(|seg| (URI_PATH, seg.len())))
 }
 
 /// CoAP length of the response: piggybacked ACK 2.05 Content, no options, `payload` bytes.

@@ -1,7 +1,8 @@
 //! # coapcc-cc: CoAP congestion control, sans-IO
 //!
 //! Every CoAP-over-UDP retransmission-timer and congestion-control algorithm of the
-//! specification (`shared/spec/udp-congestion-control.md`), behind one interface,
+//! published literature (RFC 7252, the CoCoA drafts, CoCoA+, FASOR, pCoCoA, Californium,
+//! Makarem's thesis; see the `docs/algorithms*.md` pages), behind one interface,
 //! [`CongestionControl`]. The crate is `#![no_std]`, has no dependencies and never allocates:
 //! time ([`Instant`]) and randomness ([`Entropy`]) are passed in, so the same objects run in
 //! the simulator, in real endpoints and on a microcontroller.

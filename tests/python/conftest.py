@@ -6,15 +6,7 @@ import textwrap
 
 import pytest
 
-from coapcc.runner import have_simulator
-
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-#: Dead since the extension always has the simulator: no test of the suite uses it any more.
-#: Kept only so that branches written before its removal still import; delete with the last use.
-needs_sim = pytest.mark.skipif(
-    not have_simulator(), reason="this build of coapcc._native has no simulate_json (rerun scripts/setup)"
-)
 
 TINY = """
 # A tiny experiment for tests: 2 algorithms x 2 client counts x 2 buffers, 2 replications,

@@ -350,10 +350,7 @@ def test_cli_errors(capsys):
 
 # --- model against simulation ---------------------------------------------------------------------
 
-from conftest import needs_sim  # noqa: E402
 
-
-@needs_sim
 @pytest.mark.parametrize(
     "model,params",
     [
@@ -375,7 +372,6 @@ def test_model_agrees_with_simulation(model, params):
         assert v["ci95"] < 0.15 * max(abs(v["model"]), 0.02), (key, v)
 
 
-@needs_sim
 def test_simulation_detects_a_wrong_model():
     # The same comparison with the loss rate off by a third is far outside the interval.
     from coapcc.models.validate import simulate_model
@@ -385,7 +381,6 @@ def test_simulation_detects_a_wrong_model():
     assert abs(out["E_N"]["sim"] - wrong) > 3 * out["E_N"]["ci95"]
 
 
-@needs_sim
 def test_cli_simulate(capsys):
     assert (
         model_cli.main(

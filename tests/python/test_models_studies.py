@@ -6,9 +6,6 @@ import json
 import pytest
 
 from coapcc.models import reproduce, studies
-from conftest import needs_sim
-
-pytestmark = needs_sim
 
 
 def test_rtt_scenarios_table():

@@ -15,8 +15,9 @@ use crate::link::{self, StageConfig};
 /// Default bottleneck buffer, bytes, both directions (28 200 B), defined by the link crate.
 pub use crate::link::DEFAULT_BUFFER_BYTES;
 
-/// Default algorithm of a group.
-pub const DEFAULT_CC: &str = "default:preset=helsinki2018";
+/// Default algorithm of a group: Default CoAP with RFC 7252's parameters (an algorithm name
+/// alone means its specification's defaults; a preset is asked for explicitly).
+pub const DEFAULT_CC: &str = "default";
 
 /// A complete simulation configuration. Missing fields take their defaults, unknown fields
 /// are rejected.
@@ -26,8 +27,8 @@ pub struct SimConfig {
     /// Master seed (default 1). Every random process draws from its own stream of it, so a run
     /// is a pure function of (configuration, seed).
     pub seed: u64,
-    /// Client populations (default: one group of 1 client running
-    /// `default:preset=helsinki2018`). Client indices are assigned group by group.
+    /// Client populations (default: one group of 1 client running `default`, RFC 7252's
+    /// parameters). Client indices are assigned group by group.
     pub groups: Vec<GroupConfig>,
     /// What every client does.
     pub workload: WorkloadConfig,
@@ -51,6 +52,13 @@ pub struct SimConfig {
     /// workload: 400 clients with the 1.41 MB buffer finish in well under an hour). A run
     /// reaching it stops and reports `truncated: true`; no run can hang.
     pub max_sim_time_s: f64,
+    /// Budget of simulation events (packet deliveries, timer expiries, ...). A run that needs
+    /// more is refused with an error naming the budget (an impossible configuration, such as
+    /// a 1 ns ACK_TIMEOUT, would otherwise run for hours). Default (absent):
+    /// [`SimConfig::event_budget`], `DEFAULT_EVENTS_BASE + DEFAULT_EVENTS_PER_EXCHANGE` x
+    /// clients x exchanges. Left out of the serialised form when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_events: Option<u64>,
 }
 
 impl Default for SimConfig {
@@ -66,6 +74,7 @@ impl Default for SimConfig {
             metrics: MetricsConfig::default(),
             endpoint: EndpointModelConfig::default(),
             max_sim_time_s: 100_000.0,
+            max_events: None,
         }
     }
 }
@@ -314,6 +323,73 @@ fn invalid(field: &str, problem: impl Into<String>) -> ConfigError {
 /// Upper bound on the total number of clients.
 pub const MAX_CLIENTS: u64 = 1_000_000;
 
+/// Fixed part of the default event budget ([`SimConfig::event_budget`]).
+pub const DEFAULT_EVENTS_BASE: u64 = 10_000_000;
+
+/// Events per exchange of the default event budget: an exchange takes about 4 events without
+/// loss, up to about 60 with MAX_RETRANSMIT 20 and every copy lost; 1 000 leaves room for
+/// many replaced failures.
+pub const DEFAULT_EVENTS_PER_EXCHANGE: u64 = 1_000;
+
+/// Largest estimated memory of a run, bytes (8 GiB; [`SimConfig::memory_estimate`]).
+pub const MAX_MEMORY_BYTES: u64 = 8 << 30;
+
+/// The smallest initial retransmission timer (ACK_TIMEOUT) the simulator runs, seconds: below
+/// it every copy times out before a packet can cross any link, and the run only retransmits.
+pub const MIN_ACK_TIMEOUT_S: f64 = 1e-3;
+
+/// The spec a group runs with run-wide settings applied, in the order of every front end
+/// (Python's `compose_spec`): `[LABEL=]NAME:preset=P,<shared>,<the spec's own items>`. A preset
+/// written in `spec` wins over `preset`; the spec's own items win over the `shared`
+/// transmission parameters ([`coapcc_cc::SHARED_PARAMS`] names, written with the algorithm's
+/// own key for each). An unknown algorithm is returned unchanged (validation reports it).
+pub fn compose_spec(spec: &str, preset: Option<&str>, shared: &[(&str, String)]) -> Result<String, String> {
+    if preset.is_none() && shared.is_empty() {
+        return Ok(spec.to_string());
+    }
+    let (label, spec) = split_label(spec);
+    let (name, params) = spec.split_once(':').unwrap_or((spec, ""));
+    let name = name.trim();
+    let Ok(base) = AlgorithmConfig::parse(name) else { return Ok(spec.to_string()) };
+    let own: Vec<&str> = if params.is_empty() { Vec::new() } else { params.split(',').map(str::trim).collect() };
+    let is_preset = |p: &str| p.split_once('=').is_some_and(|(k, _)| k.trim().eq_ignore_ascii_case("preset"));
+    let mut parts: Vec<String> = own.iter().filter(|p| is_preset(p)).map(|p| p.to_string()).collect();
+    if parts.is_empty() {
+        parts.extend(preset.map(|p| format!("preset={p}")));
+    }
+    for (k, v) in shared {
+        let p = base.shared_param(k).map_err(|e| e.to_string())?;
+        parts.push(format!("{}={v}", p.key));
+    }
+    parts.extend(own.iter().filter(|p| !is_preset(p)).map(|p| p.to_string()));
+    let label = label.map_or(String::new(), |l| format!("{l}="));
+    Ok(format!("{label}{name}:{}", parts.join(",")))
+}
+
+/// The shared transmission parameters of testbed profile `name` (a reproduction preset):
+/// its ACK_TIMEOUT, ACK_RANDOM_FACTOR and MAX_RETRANSMIT, as Python's `profile_params`.
+pub fn profile_params(name: &str) -> Result<Vec<(&'static str, String)>, String> {
+    let valid = || coapcc_cc::Preset::ALL.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
+    if coapcc_cc::Preset::parse(name).is_none() {
+        return Err(format!("unknown profile '{name}'; valid: {}", valid()));
+    }
+    let cfg = AlgorithmConfig::parse(&format!("default:preset={}", name.trim())).map_err(|e| e.to_string())?;
+    Ok(["ack_timeout", "ack_random_factor", "max_retransmit"]
+        .into_iter()
+        .filter_map(|k| cfg.shared_value(k).map(|v| (k, v.to_string())))
+        .collect())
+}
+
+/// `LABEL=SPEC` -> `(Some(LABEL), SPEC)`; a spec without a label -> `(None, spec)`. A label is
+/// the part before an `=` that comes before any `:` (as in Python's `split_label`).
+pub fn split_label(spec: &str) -> (Option<&str>, &str) {
+    let head = spec.split(':').next().unwrap_or(spec);
+    match head.find('=') {
+        Some(i) => (Some(spec[..i].trim()), spec[i + 1..].trim()),
+        None => (None, spec),
+    }
+}
+
 impl SimConfig {
     /// Check the whole configuration; the error names the field and the problem.
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -339,8 +415,26 @@ impl SimConfig {
                 algs.push(GroupAlg::Custom(f.clone()));
                 continue;
             }
-            let a = AlgorithmConfig::parse(&g.cc)
-                .map_err(|e| ConfigError::Algorithm { group: i, message: e.to_string() })?;
+            let alg_err = |message: String| ConfigError::Algorithm { group: i, message };
+            let (label, spec) = split_label(&g.cc);
+            if label.is_some_and(|l| l.is_empty() || l.contains(',')) {
+                return Err(alg_err(format!("bad label in '{}': expected LABEL=NAME[:key=value,...]", g.cc)));
+            }
+            if let Some((_, params)) = spec.split_once(':') {
+                if params.split(',').any(|p| p.trim().is_empty()) {
+                    return Err(alg_err(format!(
+                        "empty key=value item in '{spec}': expected NAME[:key=value,...] without empty items"
+                    )));
+                }
+            }
+            let a = AlgorithmConfig::parse(spec).map_err(|e| alg_err(e.to_string()))?;
+            if let Some(t) = a.shared_value("ack_timeout").and_then(|v| v.to_string().parse::<f64>().ok()) {
+                if !(t >= MIN_ACK_TIMEOUT_S) {
+                    return Err(alg_err(format!(
+                        "ack_timeout {t} s: must be >= {MIN_ACK_TIMEOUT_S} s (a shorter timer fires before any packet crosses the link)"
+                    )));
+                }
+            }
             algs.push(GroupAlg::Registry(a));
         }
         let total: u64 = self.groups.iter().map(|g| g.clients as u64).sum();
@@ -411,7 +505,24 @@ impl SimConfig {
             return Err(invalid("server.processing_delay_ms", "must be a finite, non-negative number of ms"));
         }
         if !(self.max_sim_time_s.is_finite() && self.max_sim_time_s > 0.0 && self.max_sim_time_s <= 1e9) {
-            return Err(invalid("max_sim_time_s", "must be positive and at most 1e9 s"));
+            return Err(invalid("max_sim_time_s", "must be > 0 and <= 1e9 s"));
+        }
+        if self.max_events == Some(0) {
+            return Err(invalid("max_events", "must be >= 1"));
+        }
+        let need = self.memory_estimate();
+        if need > MAX_MEMORY_BYTES {
+            return Err(invalid(
+                "groups",
+                format!(
+                    "{total} clients x {} exchanges with the {} endpoint model need about {} MB of memory, more than the limit of {} MB; use fewer clients or exchanges{}",
+                    w.exchanges,
+                    if self.endpoint.model == EndpointModel::Full { "full" } else { "compact" },
+                    need >> 20,
+                    MAX_MEMORY_BYTES >> 20,
+                    if self.endpoint.model == EndpointModel::Full { ", or the compact endpoint model" } else { "" }
+                ),
+            ));
         }
         Ok(algs)
     }
@@ -428,10 +539,34 @@ impl SimConfig {
         let mut c = self.clone();
         for (g, a) in c.groups.iter_mut().zip(&algs) {
             if let GroupAlg::Registry(a) = a {
-                g.cc = a.to_string();
+                g.cc = match split_label(&g.cc).0 {
+                    Some(label) => format!("{label}={a}"),
+                    None => a.to_string(),
+                };
             }
         }
         Ok(c)
+    }
+
+    /// The event budget of the run: `max_events`, or by default
+    /// [`DEFAULT_EVENTS_BASE`] + [`DEFAULT_EVENTS_PER_EXCHANGE`] x clients x exchanges.
+    pub fn event_budget(&self) -> u64 {
+        self.max_events.unwrap_or_else(|| {
+            let work = self.groups.iter().map(|g| g.clients as u64).sum::<u64>() * self.workload.exchanges as u64;
+            DEFAULT_EVENTS_BASE.saturating_add(DEFAULT_EVENTS_PER_EXCHANGE.saturating_mul(work))
+        })
+    }
+
+    /// A rough upper estimate of the run's memory, bytes: per client (the compact model's
+    /// client record and timers, about 1 KB; a real endpoint pair of the full model, about
+    /// 12 KB, measured at 100 000 clients) plus a 40-byte record per exchange.
+    pub fn memory_estimate(&self) -> u64 {
+        let clients: u64 = self.groups.iter().map(|g| g.clients as u64).sum();
+        let per_client = match self.endpoint.model {
+            EndpointModel::Compact => 1_024,
+            EndpointModel::Full => 12 * 1_024,
+        };
+        clients.saturating_mul(per_client + 40 * self.workload.exchanges as u64)
     }
 
     /// Total number of clients.

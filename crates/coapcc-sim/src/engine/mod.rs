@@ -213,6 +213,8 @@ pub(crate) struct Sim<'t, M: Model> {
     extra_busy: Vec<(u64, u64)>,
     last_event: Nanos,
     events: u64,
+    /// The event budget ([`SimConfig::event_budget`]); the run stops after it.
+    max_events: u64,
     trace: Option<&'t mut dyn TraceSink>,
     tx_buf: Vec<TxTrace>,
     m: M,
@@ -227,6 +229,16 @@ pub(crate) fn run<M: Model>(
     let def = cfg.metrics.unnecessary_def;
     let mut sim = Sim::<M>::new(&cfg, algs, trace)?;
     let truncated = sim.run();
+    if sim.events > sim.max_events {
+        return Err(ConfigError::Invalid {
+            field: "max_events".into(),
+            problem: format!(
+                "the run needed more than its budget of {} events (reached at simulated time {:.3} s); a timer far shorter than the link's delays or an endless retransmission storm is the usual cause; raise the budget with max_events (--max-events N) if the run is meant to be this long",
+                sim.max_events,
+                sim.now as f64 / 1e9
+            ),
+        });
+    }
     Ok(sim.report(cfg, truncated, def))
 }
 
@@ -323,6 +335,7 @@ impl<'t, M: Model> Sim<'t, M> {
             busy_window: (0, 0),
             last_event: 0,
             events: 0,
+            max_events: cfg.event_budget(),
             trace,
             tx_buf: Vec::new(),
             m,
@@ -414,6 +427,9 @@ impl<'t, M: Model> Sim<'t, M> {
             self.now = t;
             self.last_event = t;
             self.events += 1;
+            if self.events > self.max_events {
+                return false;
+            }
             match src {
                 Src::Heap => {
                     let e = self.heap.pop().expect("peeked");

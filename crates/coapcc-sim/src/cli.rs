@@ -271,15 +271,22 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         writeln!(out)?;
         return Ok(());
     }
+    let t0 = std::time::Instant::now();
+    let mut printer = ProgressPrinter::default();
+    let mut progress = |p: &crate::Progress| {
+        if let Some(line) = printer.line(t0.elapsed().as_secs_f64(), p) {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
+    };
     let report = match &args.trace {
         Some(path) => {
             let f = File::create(path).with_context(|| format!("cannot create trace file {}", path.display()))?;
             let mut sink = JsonLinesTrace::new(BufWriter::new(f));
-            let r = crate::simulate_with_trace(&cfg, &mut sink)?;
+            let r = crate::simulate_with_progress(&cfg, Some(&mut sink), &mut progress)?;
             sink.finish().with_context(|| format!("cannot write trace file {}", path.display()))?;
             r
         }
-        None => crate::simulate(&cfg)?,
+        None => crate::simulate_with_progress(&cfg, None, &mut progress)?,
     };
     if args.json {
         serde_json::to_writer(&mut *out, &report)?;
@@ -288,6 +295,42 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         out.write_all(summary(&report).as_bytes())?;
     }
     Ok(())
+}
+
+/// Rate-limited progress lines for a long run (stderr, never the report's stdout): the first
+/// after [`ProgressPrinter::FIRST_S`] seconds of wall time, then at intervals that double up
+/// to a minute, so a run prints a handful of lines in its first minutes and one a minute
+/// after.
+#[derive(Clone, Debug)]
+pub struct ProgressPrinter {
+    next_s: f64,
+    interval_s: f64,
+}
+
+impl Default for ProgressPrinter {
+    fn default() -> Self {
+        ProgressPrinter { next_s: Self::FIRST_S, interval_s: Self::FIRST_S }
+    }
+}
+
+impl ProgressPrinter {
+    /// Wall-clock seconds before the first line.
+    pub const FIRST_S: f64 = 3.0;
+    /// Longest interval between two lines, seconds.
+    pub const MAX_INTERVAL_S: f64 = 60.0;
+
+    /// The line to print at `elapsed_s` seconds into the run, if one is due.
+    pub fn line(&mut self, elapsed_s: f64, p: &crate::Progress) -> Option<String> {
+        if elapsed_s < self.next_s {
+            return None;
+        }
+        self.interval_s = (self.interval_s * 2.0).min(Self::MAX_INTERVAL_S);
+        self.next_s = elapsed_s + self.interval_s;
+        Some(format!(
+            "coapcc simulate: {elapsed_s:.0} s: simulated {:.1} s, {}/{} flows finished, {} events",
+            p.sim_time_s, p.finished, p.flows, p.events
+        ))
+    }
 }
 
 fn describe_chain(chain: &[StageConfig]) -> (Option<u64>, String) {
@@ -387,12 +430,13 @@ pub fn summary(r: &SimReport) -> String {
     let speed = if r.wall_s > 0.0 { r.sim_time_s / r.wall_s } else { 0.0 };
     let _ = writeln!(
         s,
-        "useful downlink fraction {:.3}; simulated {:.1} s in {:.3} s ({:.0}x), {}",
+        "useful downlink fraction {:.3}; simulated {:.1} s in {:.3} s ({:.0}x), {}; ended: {}",
         r.useful_fraction,
         r.sim_time_s,
         r.wall_s,
         speed,
-        plural(r.events, "event")
+        plural(r.events, "event"),
+        if r.truncated { "max_sim_time_s reached" } else { "every flow finished" }
     );
     s
 }
@@ -449,6 +493,18 @@ mod tests {
         assert_eq!(parse_clients("7", 1).unwrap(), vec![7]);
         assert!(parse_clients("1,2,3", 2).is_err());
         assert!(parse_clients("x", 1).is_err());
+    }
+
+    #[test]
+    fn progress_lines_are_rate_limited() {
+        let p = crate::Progress { events: 5, sim_time_s: 1.5, finished: 2, flows: 10 };
+        let mut pr = ProgressPrinter::default();
+        assert!(pr.line(0.0, &p).is_none() && pr.line(2.9, &p).is_none());
+        let l = pr.line(3.0, &p).unwrap();
+        assert!(l.contains("2/10 flows finished") && l.contains("5 events"), "{l}");
+        // Called a thousand times a second for an hour: a bounded number of lines.
+        let lines = (0..3_600_000).filter(|i| pr.line(*i as f64 / 1000.0, &p).is_some()).count();
+        assert!((55..=70).contains(&lines), "{lines}");
     }
 
     #[test]

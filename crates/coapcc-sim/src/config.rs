@@ -49,8 +49,12 @@ pub struct SimConfig {
     #[serde(skip_serializing_if = "EndpointModelConfig::is_default")]
     pub endpoint: EndpointModelConfig,
     /// Bound on simulated time, seconds (default 100 000 s ≈ 28 h, far beyond any published
-    /// workload: 400 clients with the 1.41 MB buffer finish in well under an hour). A run
-    /// reaching it stops and reports `truncated: true`; no run can hang.
+    /// workload: 400 clients with the 1.41 MB buffer finish in well under an hour). The
+    /// default scales with the work: a population whose exchanges need longer than 5 000 s
+    /// of serialisation on the bottleneck gets 20 times that
+    /// ([`SimConfig::scaled_time_bound`]; the resolved configuration shows the bound used), so
+    /// the bound is reached only by a population that cannot finish. A run reaching it stops
+    /// and reports `truncated: true`; no run can hang.
     pub max_sim_time_s: f64,
     /// Budget of simulation events (packet deliveries, timer expiries, ...). A run that needs
     /// more is refused with an error naming the budget (an impossible configuration, such as
@@ -73,7 +77,7 @@ impl Default for SimConfig {
             server: ServerConfig::default(),
             metrics: MetricsConfig::default(),
             endpoint: EndpointModelConfig::default(),
-            max_sim_time_s: 100_000.0,
+            max_sim_time_s: DEFAULT_MAX_SIM_TIME_S,
             max_events: None,
         }
     }
@@ -323,6 +327,10 @@ fn invalid(field: &str, problem: impl Into<String>) -> ConfigError {
 /// Upper bound on the total number of clients.
 pub const MAX_CLIENTS: u64 = 1_000_000;
 
+/// The default bound on simulated time, seconds (scaled up for large populations:
+/// [`SimConfig::scaled_time_bound`]).
+pub const DEFAULT_MAX_SIM_TIME_S: f64 = 100_000.0;
+
 /// Fixed part of the default event budget ([`SimConfig::event_budget`]).
 pub const DEFAULT_EVENTS_BASE: u64 = 10_000_000;
 
@@ -537,6 +545,7 @@ impl SimConfig {
     pub fn resolved_with(&self, custom: &CustomAlgorithms) -> Result<SimConfig, ConfigError> {
         let algs = self.group_algorithms(custom)?;
         let mut c = self.clone();
+        c.max_sim_time_s = self.scaled_time_bound();
         for (g, a) in c.groups.iter_mut().zip(&algs) {
             if let GroupAlg::Registry(a) = a {
                 g.cc = match split_label(&g.cc).0 {
@@ -546,6 +555,26 @@ impl SimConfig {
             }
         }
         Ok(c)
+    }
+
+    /// The bound on simulated time the run uses: `max_sim_time_s` as given, except that the
+    /// default ([`DEFAULT_MAX_SIM_TIME_S`]) grows to 20 times the serialisation time of every
+    /// exchange's request and response on the first rate stage of each direction, when that
+    /// is longer (capped at 1e9 s). Small populations keep 100 000 s.
+    pub fn scaled_time_bound(&self) -> f64 {
+        if self.max_sim_time_s != DEFAULT_MAX_SIM_TIME_S {
+            return self.max_sim_time_s;
+        }
+        let rate = |chain: &[StageConfig]| {
+            chain.iter().find_map(|s| match s {
+                StageConfig::Rate(r) if r.bits_per_s > 0 => Some(r.bits_per_s as f64),
+                _ => None,
+            })
+        };
+        let work: f64 = self.groups.iter().map(|g| g.clients as f64).sum::<f64>() * self.workload.exchanges as f64;
+        let up = rate(&self.link.uplink).map_or(0.0, |r| self.coap.request_bytes() as f64 * 8.0 / r);
+        let down = rate(&self.link.downlink).map_or(0.0, |r| self.coap.response_bytes() as f64 * 8.0 / r);
+        (20.0 * work * up.max(down)).clamp(DEFAULT_MAX_SIM_TIME_S, 1e9)
     }
 
     /// The event budget of the run: `max_events`, or by default

@@ -309,3 +309,25 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_default_time_bound_scales_with_the_work() {
+    // Small populations keep the documented 100 000 s.
+    assert_eq!(config(&["--clients", "400", "--buffer", "1410000"]).max_sim_time_s, 100_000.0);
+    // 100 000 clients x 50 exchanges of 94-byte responses on 30 kbit/s need 1.25e6 s of
+    // serialisation alone: the bound grows to 20 times that instead of truncating the run.
+    let big = config(&["--clients", "100000"]);
+    assert!(
+        (big.max_sim_time_s - 20.0 * 100_000.0 * 50.0 * 94.0 * 8.0 / 30_000.0).abs() < 1.0,
+        "{}",
+        big.max_sim_time_s
+    );
+    // An explicit bound is the user's.
+    assert_eq!(config(&["--clients", "100000", "--max-sim-time-s", "50"]).max_sim_time_s, 50.0);
+    // The summary says which bound ended the run.
+    let s = run(&["--exchanges", "3"]).unwrap();
+    assert!(s.trim_end().ends_with("ended: every flow finished"), "{s}");
+    let s = run(&["--exchanges", "50", "--max-sim-time-s", "5"]).unwrap();
+    assert!(s.contains("TRUNCATED: the run reached max_sim_time_s (5 s)"), "{s}");
+    assert!(s.trim_end().ends_with("ended: max_sim_time_s reached"), "{s}");
+}

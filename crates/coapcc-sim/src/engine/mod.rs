@@ -215,19 +215,26 @@ pub(crate) struct Sim<'t, M: Model> {
     events: u64,
     /// The event budget ([`SimConfig::event_budget`]); the run stops after it.
     max_events: u64,
+    /// Called every [`PROGRESS_EVENTS`] events, if set.
+    progress: Option<&'t mut dyn FnMut(&crate::Progress)>,
     trace: Option<&'t mut dyn TraceSink>,
     tx_buf: Vec<TxTrace>,
     m: M,
 }
 
+/// Events between two calls of the progress callback.
+const PROGRESS_EVENTS: u64 = 1 << 20;
+
 /// Run `cfg` (resolved and validated) with endpoint model `M`.
-pub(crate) fn run<M: Model>(
+pub(crate) fn run<'t, M: Model>(
     cfg: SimConfig,
     algs: &[GroupAlg],
-    trace: Option<&mut dyn TraceSink>,
+    trace: Option<&'t mut dyn TraceSink>,
+    progress: Option<&'t mut dyn FnMut(&crate::Progress)>,
 ) -> Result<SimReport, ConfigError> {
     let def = cfg.metrics.unnecessary_def;
     let mut sim = Sim::<M>::new(&cfg, algs, trace)?;
+    sim.progress = progress;
     let truncated = sim.run();
     if sim.events > sim.max_events {
         return Err(ConfigError::Invalid {
@@ -336,6 +343,7 @@ impl<'t, M: Model> Sim<'t, M> {
             last_event: 0,
             events: 0,
             max_events: cfg.event_budget(),
+            progress: None,
             trace,
             tx_buf: Vec::new(),
             m,
@@ -429,6 +437,12 @@ impl<'t, M: Model> Sim<'t, M> {
             self.events += 1;
             if self.events > self.max_events {
                 return false;
+            }
+            if self.events % PROGRESS_EVENTS == 0 {
+                if let Some(p) = self.progress.as_mut() {
+                    let (flows, finished) = (self.clients.len(), self.done);
+                    p(&crate::Progress { events: self.events, sim_time_s: t as f64 / 1e9, finished, flows });
+                }
             }
             match src {
                 Src::Heap => {

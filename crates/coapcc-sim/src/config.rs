@@ -437,9 +437,9 @@ impl SimConfig {
             }
             let a = AlgorithmConfig::parse(spec).map_err(|e| alg_err(e.to_string()))?;
             if let Some(t) = a.shared_value("ack_timeout").and_then(|v| v.to_string().parse::<f64>().ok()) {
-                if !(t >= MIN_ACK_TIMEOUT_S) {
+                if t.is_nan() || t < MIN_ACK_TIMEOUT_S {
                     return Err(alg_err(format!(
-                        "ack_timeout {t} s: must be >= {MIN_ACK_TIMEOUT_S} s (a shorter timer fires before any packet crosses the link)"
+                        "ack_timeout {t:e} s: must be >= {MIN_ACK_TIMEOUT_S} s (a shorter timer fires before any packet crosses the link)"
                     )));
                 }
             }

@@ -269,7 +269,7 @@ fn specs_strategy() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     /// Extreme values on every numeric flag: a clean one-line error or a run that ends,
     /// never a panic.

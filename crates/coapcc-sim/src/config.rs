@@ -324,6 +324,21 @@ fn invalid(field: &str, problem: impl Into<String>) -> ConfigError {
     ConfigError::Invalid { field: field.into(), problem: problem.into() }
 }
 
+/// A finite number in [0, `hi`], with the bound worded as Python words it (`must be finite`,
+/// `must be >= 0`, `must be <= hi`).
+fn check_range(field: &str, v: f64, hi: f64) -> Result<(), ConfigError> {
+    if !v.is_finite() {
+        return Err(invalid(field, format!("must be finite, got {v}")));
+    }
+    if v < 0.0 {
+        return Err(invalid(field, format!("must be >= 0, got {v}")));
+    }
+    if v > hi {
+        return Err(invalid(field, format!("must be <= {hi:e}, got {v}")));
+    }
+    Ok(())
+}
+
 /// Upper bound on the total number of clients.
 pub const MAX_CLIENTS: u64 = 1_000_000;
 
@@ -429,7 +444,7 @@ impl SimConfig {
                 return Err(alg_err(format!("bad label in '{}': expected LABEL=NAME[:key=value,...]", g.cc)));
             }
             if let Some((_, params)) = spec.split_once(':') {
-                if params.split(',').any(|p| p.trim().is_empty()) {
+                if !params.trim().is_empty() && params.split(',').any(|p| p.trim().is_empty()) {
                     return Err(alg_err(format!(
                         "empty key=value item in '{spec}': expected NAME[:key=value,...] without empty items"
                     )));
@@ -450,11 +465,11 @@ impl SimConfig {
             return Err(invalid("groups", "zero clients: at least one group needs clients > 0"));
         }
         if total > MAX_CLIENTS {
-            return Err(invalid("groups", format!("{total} clients exceed the limit of {MAX_CLIENTS}")));
+            return Err(invalid("groups", format!("clients in total must be <= {MAX_CLIENTS}, got {total}")));
         }
         let w = &self.workload;
         if w.exchanges == 0 {
-            return Err(invalid("workload.exchanges", "must be at least 1"));
+            return Err(invalid("workload.exchanges", "must be >= 1, got 0"));
         }
         if w.batch_min == 0 || w.batch_min > w.batch_max {
             return Err(invalid(
@@ -462,9 +477,7 @@ impl SimConfig {
                 format!("batch sizes need 1 <= batch_min <= batch_max (got {}..{})", w.batch_min, w.batch_max),
             ));
         }
-        if !(w.start_jitter_ms.is_finite() && (0.0..=1e12).contains(&w.start_jitter_ms)) {
-            return Err(invalid("workload.start_jitter_ms", "must be a finite, non-negative number of ms"));
-        }
+        check_range("workload.start_jitter_ms", w.start_jitter_ms, 1e12)?;
         let c = &self.coap;
         if c.ip_version != 4 && c.ip_version != 6 {
             return Err(invalid("coap.ip_version", format!("{} is not 4 or 6", c.ip_version)));
@@ -509,12 +522,11 @@ impl SimConfig {
             }
         }
         let s = &self.server;
-        if !(s.processing_delay_ms.is_finite() && (0.0..=1e12).contains(&s.processing_delay_ms)) {
-            return Err(invalid("server.processing_delay_ms", "must be a finite, non-negative number of ms"));
+        check_range("server.processing_delay_ms", s.processing_delay_ms, 1e12)?;
+        if self.max_sim_time_s <= 0.0 {
+            return Err(invalid("max_sim_time_s", format!("must be > 0, got {}", self.max_sim_time_s)));
         }
-        if !(self.max_sim_time_s.is_finite() && self.max_sim_time_s > 0.0 && self.max_sim_time_s <= 1e9) {
-            return Err(invalid("max_sim_time_s", "must be > 0 and <= 1e9 s"));
-        }
+        check_range("max_sim_time_s", self.max_sim_time_s, 1e9)?;
         if self.max_events == Some(0) {
             return Err(invalid("max_events", "must be >= 1"));
         }

@@ -146,7 +146,7 @@ fn the_summary_says_one_client_not_one_clients() {
 #[test]
 fn impossible_or_malformed_simulations_are_refused() {
     // Empty key=value items.
-    for cc in ["default:,", "default:max_retransmit=4,", "default:,max_retransmit=4"] {
+    for cc in ["default:,", "default: , ", "default:max_retransmit=4,", "default:,max_retransmit=4"] {
         assert!(err(&["--cc", cc]).contains("empty key=value item"), "{cc}");
     }
     // A timer below the floor.
@@ -163,6 +163,18 @@ fn impossible_or_malformed_simulations_are_refused() {
     assert!(err(&["--max-retransmit", "4,dither=off"]).contains("--max-retransmit"));
     assert!(err(&["--max-retransmit=-1"]).contains("max_retransmit"));
     assert!(err(&["--max-events", "0"]).contains("max_events: must be >= 1"));
+    // Bounds worded as Python words them.
+    for (args, needle) in [
+        (&["--exchanges", "0"][..], "workload.exchanges: must be >= 1, got 0"),
+        (&["--start-jitter-ms=-1"][..], "workload.start_jitter_ms: must be >= 0, got -1"),
+        (&["--start-jitter-ms", "NaN"][..], "workload.start_jitter_ms: must be finite, got NaN"),
+        (&["--server-delay-ms=-0.5"][..], "server.processing_delay_ms: must be >= 0, got -0.5"),
+        (&["--max-sim-time-s", "0"][..], "max_sim_time_s: must be > 0, got 0"),
+        (&["--max-sim-time-s", "inf"][..], "max_sim_time_s: must be finite, got inf"),
+    ] {
+        let e = err(args);
+        assert!(e.contains(needle), "{args:?}: {e}");
+    }
     // Config files: an object, with at least one group.
     let dir = std::env::temp_dir().join(format!("coapcc-cli-flags-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -110,7 +110,7 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "SECONDS")]
     pub max_sim_time_s: Option<f64>,
     /// Budget of simulation events; a run needing more is refused (default
-    /// 10 000 000 + 1 000 x clients x exchanges).
+    /// 10 000 000 + 200 x clients x exchanges).
     #[arg(long, value_name = "N")]
     pub max_events: Option<u64>,
     /// Endpoint model: compact (default; the simulator's own, fastest) or full (the real

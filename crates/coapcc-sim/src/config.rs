@@ -350,9 +350,10 @@ pub const DEFAULT_MAX_SIM_TIME_S: f64 = 100_000.0;
 pub const DEFAULT_EVENTS_BASE: u64 = 10_000_000;
 
 /// Events per exchange of the default event budget: an exchange takes about 4 events without
-/// loss, up to about 60 with MAX_RETRANSMIT 20 and every copy lost; 1 000 leaves room for
-/// many replaced failures.
-pub const DEFAULT_EVENTS_PER_EXCHANGE: u64 = 1_000;
+/// loss (at most 7 per exchange over the whole regression matrix: congestion, link errors,
+/// 1-3 s paths, separate responses), about 60 with MAX_RETRANSMIT 20 and every copy lost; 200
+/// leaves room for several replaced failures per exchange.
+pub const DEFAULT_EVENTS_PER_EXCHANGE: u64 = 200;
 
 /// Largest estimated memory of a run, bytes (8 GiB; [`SimConfig::memory_estimate`]).
 pub const MAX_MEMORY_BYTES: u64 = 8 << 30;

@@ -572,21 +572,25 @@ impl SimConfig {
 
     /// The bound on simulated time the run uses: `max_sim_time_s` as given, except that the
     /// default ([`DEFAULT_MAX_SIM_TIME_S`]) grows to 20 times the serialisation time of every
-    /// exchange's request and response on the first rate stage of each direction, when that
+    /// exchange's request and response (with the stage's per-packet overhead) on the first
+    /// rate stage of the busier direction, when that
     /// is longer (capped at 1e9 s). Small populations keep 100 000 s.
     pub fn scaled_time_bound(&self) -> f64 {
         if self.max_sim_time_s != DEFAULT_MAX_SIM_TIME_S {
             return self.max_sim_time_s;
         }
-        let rate = |chain: &[StageConfig]| {
+        // Seconds to serialise one packet of `bytes` on the first rate stage of `chain`.
+        let serialise = |chain: &[StageConfig], bytes: u32| {
             chain.iter().find_map(|s| match s {
-                StageConfig::Rate(r) if r.bits_per_s > 0 => Some(r.bits_per_s as f64),
+                StageConfig::Rate(r) if r.bits_per_s > 0 => {
+                    Some((bytes as f64 + r.per_packet_overhead_bytes as f64) * 8.0 / r.bits_per_s as f64)
+                }
                 _ => None,
             })
         };
         let work: f64 = self.groups.iter().map(|g| g.clients as f64).sum::<f64>() * self.workload.exchanges as f64;
-        let up = rate(&self.link.uplink).map_or(0.0, |r| self.coap.request_bytes() as f64 * 8.0 / r);
-        let down = rate(&self.link.downlink).map_or(0.0, |r| self.coap.response_bytes() as f64 * 8.0 / r);
+        let up = serialise(&self.link.uplink, self.coap.request_bytes()).unwrap_or(0.0);
+        let down = serialise(&self.link.downlink, self.coap.response_bytes()).unwrap_or(0.0);
         (20.0 * work * up.max(down)).clamp(DEFAULT_MAX_SIM_TIME_S, 1e9)
     }
 

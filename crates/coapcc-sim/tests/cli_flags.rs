@@ -343,3 +343,22 @@ fn the_default_time_bound_scales_with_the_work() {
     assert!(s.contains("TRUNCATED: the run reached max_sim_time_s (5 s)"), "{s}");
     assert!(s.trim_end().ends_with("ended: max_sim_time_s reached"), "{s}");
 }
+
+/// A population that needs more than the old fixed 100 000 s finishes instead of being
+/// truncated: 25 clients x 50 exchanges behind 375 000 bytes of link-layer overhead per packet
+/// (100 s per response on the 30 kbit/s downlink) need 125 000 s of downlink serialisation; a
+/// 5 000 s ACK_TIMEOUT keeps the copies single.
+#[test]
+fn a_population_needing_more_than_100000_s_finishes() {
+    let args = ["--clients", "25", "--overhead-bytes", "375000", "--buffer", "20000000", "--ack-timeout", "5000"];
+    let c = config(&args);
+    assert!(c.max_sim_time_s > 2_000_000.0, "{}", c.max_sim_time_s);
+    let s = run(&args).unwrap();
+    assert!(!s.contains("TRUNCATED") && s.trim_end().ends_with("ended: every flow finished"), "{s}");
+    assert!(s.contains("finished 25/25") && s.contains(" 0 retransmissions"), "{s}");
+    let sim: f64 = s.split("simulated ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!(sim > 100_000.0, "{sim}");
+    // With the old fixed bound the same run is cut short.
+    let s = run(&[&args[..], &["--max-sim-time-s", "99999"]].concat()).unwrap();
+    assert!(s.contains("TRUNCATED"), "{s}");
+}

@@ -71,11 +71,6 @@ def test_an_explicit_preset_resolves_alike_everywhere(spec):
     assert toml_resolved(plain, 'preset = "helsinki2018"') == from_cli
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`coapcc simulate` without --cc still runs default:preset=helsinki2018 "
-    "(DEFAULT_CC in crates/coapcc-sim/src/config.rs); SimConfig() runs `default`",
-)
 def test_the_command_line_default_is_the_python_default():
     r = subprocess.run([*COAPCC, "simulate", "--print-config"], capture_output=True, text=True, check=True)
     assert json.loads(r.stdout)["groups"][0]["cc"] == SimConfig().resolved_specs()[0]

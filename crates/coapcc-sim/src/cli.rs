@@ -12,8 +12,8 @@ use clap::Args;
 use serde::de::DeserializeOwned;
 
 use crate::config::{
-    DuplicateMode, EndpointModel, GroupConfig, SimConfig, Transport, UnnecessaryDef, WorkloadKind,
-    DEFAULT_BUFFER_BYTES, DEFAULT_CC,
+    compose_spec, profile_params, DuplicateMode, EndpointModel, GroupConfig, SimConfig, Transport, UnnecessaryDef,
+    WorkloadKind, DEFAULT_BUFFER_BYTES,
 };
 use crate::link::{LossModel, StageConfig};
 use crate::report::SimReport;
@@ -23,10 +23,37 @@ use crate::trace::JsonLinesTrace;
 /// `--config` (or of the defaults).
 #[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct SimulateArgs {
-    /// Congestion-control algorithm `NAME[:key=value,...]`; repeat for mixed populations
-    /// (one client group per --cc). Default: default:preset=helsinki2018.
-    #[arg(long = "cc", value_name = "SPEC")]
+    /// Congestion-control algorithm `[LABEL=]NAME[:key=value,...]`; repeat for mixed
+    /// populations (one client group per --cc; LABEL names the group in the summary and the
+    /// report). A name alone means the algorithm's own defaults. Default: default (RFC 7252).
+    #[arg(long = "cc", value_name = "[LABEL=]SPEC")]
     pub cc: Vec<String>,
+    /// Reproduction preset applied first to every group (a preset written in a --cc wins).
+    #[arg(long, value_name = "PRESET")]
+    pub preset: Option<String>,
+    /// Testbed profile: the ACK_TIMEOUT, ACK_RANDOM_FACTOR and MAX_RETRANSMIT of a preset
+    /// (e.g. helsinki2018), for every group; each algorithm keeps its other defaults.
+    #[arg(long, value_name = "PRESET")]
+    pub profile: Option<String>,
+    /// ACK_TIMEOUT in seconds for every group (after the preset and the profile, before a
+    /// group's own key=value).
+    #[arg(long, value_name = "S")]
+    pub ack_timeout: Option<String>,
+    /// ACK_RANDOM_FACTOR for every group.
+    #[arg(long, value_name = "F")]
+    pub ack_random_factor: Option<String>,
+    /// MAX_RETRANSMIT for every group.
+    #[arg(long, value_name = "N")]
+    pub max_retransmit: Option<String>,
+    /// Dither of the initial timer for every group: uniform, libcoap-8bit, contiki-ticks, off.
+    #[arg(long, value_name = "MODE")]
+    pub dither: Option<String>,
+    /// Wait a full timer after the last retransmission (on|off) for every group.
+    #[arg(long, value_name = "on|off")]
+    pub wait_after_last: Option<String>,
+    /// Cap of backed-off timers (seconds or none) for every group.
+    #[arg(long, value_name = "S|none")]
+    pub backoff_cap: Option<String>,
     /// Clients: N (split evenly over the groups, earlier groups take the remainder) or
     /// N1,N2,... (one count per group). Default: the config file's counts, or 1 per group.
     #[arg(long, value_name = "N|N1,N2")]
@@ -83,6 +110,10 @@ pub struct SimulateArgs {
     /// Bound on simulated time in seconds (default 100000).
     #[arg(long, value_name = "SECONDS")]
     pub max_sim_time_s: Option<f64>,
+    /// Budget of simulation events; a run needing more is refused (default
+    /// 10 000 000 + 200 x clients x exchanges).
+    #[arg(long, value_name = "N")]
+    pub max_events: Option<u64>,
     /// Endpoint model: compact (default; the simulator's own, fastest) or full (the real
     /// coapcc-proto endpoints exchanging encoded datagrams; same results, slower).
     #[arg(long, value_name = "compact|full", value_parser = parse_enum::<EndpointModel>)]
@@ -130,6 +161,11 @@ pub fn build_config(args: &SimulateArgs) -> anyhow::Result<SimConfig> {
         Some(path) => {
             let text =
                 std::fs::read_to_string(path).with_context(|| format!("cannot read config {}", path.display()))?;
+            let value: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("config {}: {e}", path.display()))?;
+            if !value.is_object() {
+                bail!("config {}: must be a JSON object of configuration fields", path.display());
+            }
             serde_json::from_str::<SimConfig>(&text).map_err(|e| anyhow::anyhow!("config {}: {e}", path.display()))?
         }
         None => SimConfig::default(),
@@ -142,8 +178,39 @@ pub fn build_config(args: &SimulateArgs) -> anyhow::Result<SimConfig> {
                 g.clients = 1;
             }
         }
-    } else if cfg.groups.is_empty() {
-        cfg.groups = vec![GroupConfig { cc: DEFAULT_CC.into(), clients: 1 }];
+    }
+    let mut shared: Vec<(&str, String)> = match &args.profile {
+        Some(p) => profile_params(p).map_err(|e| anyhow::anyhow!("--profile: {e}"))?,
+        None => Vec::new(),
+    };
+    for (name, v) in [
+        ("ack_timeout", &args.ack_timeout),
+        ("ack_random_factor", &args.ack_random_factor),
+        ("max_retransmit", &args.max_retransmit),
+        ("dither", &args.dither),
+        ("wait_after_last", &args.wait_after_last),
+        ("backoff_cap", &args.backoff_cap),
+    ] {
+        if let Some(v) = v {
+            let flag = name.replace('_', "-");
+            if v.trim().is_empty() || v.contains([',', '=', ':']) {
+                bail!("--{flag}: expected a value, got '{v}'");
+            }
+            match shared.iter_mut().find(|(k, _)| *k == name) {
+                Some(kv) => kv.1 = v.trim().to_string(),
+                None => shared.push((name, v.trim().to_string())),
+            }
+        }
+    }
+    if let Some(p) = &args.preset {
+        if coapcc_cc::Preset::parse(p).is_none() || p.contains([',', '=', ':']) {
+            let valid: Vec<&str> = coapcc_cc::Preset::ALL.iter().map(|(n, _)| *n).collect();
+            bail!("--preset: unknown preset '{p}'; valid: {}", valid.join(", "));
+        }
+    }
+    for (i, g) in cfg.groups.iter_mut().enumerate() {
+        g.cc = compose_spec(&g.cc, args.preset.as_deref().map(str::trim), &shared)
+            .map_err(|e| anyhow::anyhow!("invalid configuration: groups[{i}].cc: {e}"))?;
     }
     if let Some(spec) = &args.clients {
         let counts = parse_clients(spec, cfg.groups.len())?;
@@ -199,6 +266,9 @@ pub fn build_config(args: &SimulateArgs) -> anyhow::Result<SimConfig> {
             }
         }
     }
+    if let Some(n) = args.max_events {
+        cfg.max_events = Some(n);
+    }
     cfg.validate().map_err(|e| anyhow::anyhow!("invalid configuration: {e}"))?;
     Ok(cfg)
 }
@@ -230,15 +300,22 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         writeln!(out)?;
         return Ok(());
     }
+    let t0 = std::time::Instant::now();
+    let mut printer = ProgressPrinter::default();
+    let mut progress = |p: &crate::Progress| {
+        if let Some(line) = printer.line(t0.elapsed().as_secs_f64(), p) {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
+    };
     let report = match &args.trace {
         Some(path) => {
             let f = File::create(path).with_context(|| format!("cannot create trace file {}", path.display()))?;
             let mut sink = JsonLinesTrace::new(BufWriter::new(f));
-            let r = crate::simulate_with_trace(&cfg, &mut sink)?;
+            let r = crate::simulate_with_progress(&cfg, Some(&mut sink), &mut progress)?;
             sink.finish().with_context(|| format!("cannot write trace file {}", path.display()))?;
             r
         }
-        None => crate::simulate(&cfg)?,
+        None => crate::simulate_with_progress(&cfg, None, &mut progress)?,
     };
     if args.json {
         serde_json::to_writer(&mut *out, &report)?;
@@ -247,6 +324,42 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         out.write_all(summary(&report).as_bytes())?;
     }
     Ok(())
+}
+
+/// Rate-limited progress lines for a long run (stderr, never the report's stdout): the first
+/// after [`ProgressPrinter::FIRST_S`] seconds of wall time, then at intervals that double up
+/// to a minute, so a run prints a handful of lines in its first minutes and one a minute
+/// after.
+#[derive(Clone, Debug)]
+pub struct ProgressPrinter {
+    next_s: f64,
+    interval_s: f64,
+}
+
+impl Default for ProgressPrinter {
+    fn default() -> Self {
+        ProgressPrinter { next_s: Self::FIRST_S, interval_s: Self::FIRST_S }
+    }
+}
+
+impl ProgressPrinter {
+    /// Wall-clock seconds before the first line.
+    pub const FIRST_S: f64 = 3.0;
+    /// Longest interval between two lines, seconds.
+    pub const MAX_INTERVAL_S: f64 = 60.0;
+
+    /// The line to print at `elapsed_s` seconds into the run, if one is due.
+    pub fn line(&mut self, elapsed_s: f64, p: &crate::Progress) -> Option<String> {
+        if elapsed_s < self.next_s {
+            return None;
+        }
+        self.interval_s = (self.interval_s * 2.0).min(Self::MAX_INTERVAL_S);
+        self.next_s = elapsed_s + self.interval_s;
+        Some(format!(
+            "coapcc simulate: {elapsed_s:.0} s: simulated {:.1} s, {}/{} flows finished, {} events",
+            p.sim_time_s, p.finished, p.flows, p.events
+        ))
+    }
 }
 
 fn describe_chain(chain: &[StageConfig]) -> (Option<u64>, String) {
@@ -291,9 +404,9 @@ pub fn summary(r: &SimReport) -> String {
     };
     let _ = writeln!(
         s,
-        "seed {}: {} clients, {} x {}, buffer {} B, errors {}{}{}",
+        "seed {}: {}, {} x {}, buffer {} B, errors {}{}{}",
         c.seed,
-        c.total_clients(),
+        plural(c.total_clients() as u64, "client"),
         kind,
         exchanges,
         buffer.unwrap_or(DEFAULT_BUFFER_BYTES),
@@ -303,12 +416,20 @@ pub fn summary(r: &SimReport) -> String {
             (_, EndpointModel::Full) => ", full endpoints",
             _ => "",
         },
-        if r.truncated { " -- TRUNCATED at max_sim_time_s" } else { "" }
+        if r.truncated {
+            format!(" -- TRUNCATED: the run reached max_sim_time_s ({} s) before every flow finished", c.max_sim_time_s)
+        } else {
+            String::new()
+        }
     );
-    for g in &r.groups {
-        let name = g.cc.split(':').next().unwrap_or(&g.cc);
+    let names: Vec<String> = r
+        .groups
+        .iter()
+        .map(|g| g.label.clone().unwrap_or_else(|| g.cc.split(':').next().unwrap_or(&g.cc).to_string()))
+        .collect();
+    for (g, name) in r.groups.iter().zip(&names) {
         let exchanges = g.completed_exchanges + g.failed_exchanges;
-        let _ = write!(s, "group {} {} ({} clients): ", g.group, name, g.clients);
+        let _ = write!(s, "group {} {} ({}): ", g.group, name, plural(g.clients as u64, "client"));
         match &g.fct_s {
             Some(f) => {
                 let _ = write!(s, "FCT median {:.2} s, p10 {:.2} s, p90 {:.2} s", f.median, f.p10, f.p90);
@@ -317,15 +438,16 @@ pub fn summary(r: &SimReport) -> String {
         }
         let _ = writeln!(
             s,
-            "; finished {}/{}; retransmissions {} ({:.3}/exchange, {} unnecessary); failed exchanges {}",
+            "; finished {}/{}; {} ({:.3}/exchange, {} unnecessary); {}",
             g.finished_flows,
             g.clients,
-            g.retransmissions,
+            plural(g.retransmissions, "retransmission"),
             if exchanges > 0 { g.retransmissions as f64 / exchanges as f64 } else { 0.0 },
             g.unnecessary_retransmissions,
-            g.failed_exchanges
+            plural(g.failed_exchanges, "failed exchange")
         );
     }
+    s.push_str(&shared_table(r, &names));
     let mut links = vec![("downlink".to_string(), &r.links.downlink), ("uplink".to_string(), &r.links.uplink)];
     for (k, a) in r.access_links.iter().enumerate() {
         let groups: Vec<String> = a.groups.iter().map(|g| g.to_string()).collect();
@@ -336,19 +458,65 @@ pub fn summary(r: &SimReport) -> String {
     for (name, l) in links {
         let _ = writeln!(
             s,
-            "{name}: utilisation {:.1} %, {} packets offered, {} buffer drops, {} error losses",
+            "{name}: utilisation {:.1} %, {} offered, {}, {}",
             100.0 * l.busy_fraction,
-            l.offered_packets,
-            l.buffer_drop_packets,
-            l.error_loss_packets
+            plural(l.offered_packets, "packet"),
+            plural(l.buffer_drop_packets, "buffer drop"),
+            plural(l.error_loss_packets, "error loss")
         );
     }
     let speed = if r.wall_s > 0.0 { r.sim_time_s / r.wall_s } else { 0.0 };
     let _ = writeln!(
         s,
-        "useful downlink fraction {:.3}; simulated {:.1} s in {:.3} s ({:.0}x), {} events",
-        r.useful_fraction, r.sim_time_s, r.wall_s, speed, r.events
+        "useful downlink fraction {:.3}; simulated {:.1} s in {:.3} s ({:.0}x), {}; ended: {}",
+        r.useful_fraction,
+        r.sim_time_s,
+        r.wall_s,
+        speed,
+        plural(r.events, "event"),
+        if r.truncated { "max_sim_time_s reached" } else { "every flow finished" }
     );
+    s
+}
+
+/// `1 client`, `2 clients` (`loss` -> `losses`).
+fn plural(n: u64, noun: &str) -> String {
+    match (n, noun.ends_with('s')) {
+        (1, _) => format!("{n} {noun}"),
+        (_, true) => format!("{n} {noun}es"),
+        _ => format!("{n} {noun}s"),
+    }
+}
+
+/// The resolved shared transmission parameters of every group side by side, one row per
+/// parameter of [`coapcc_cc::SHARED_PARAMS`]; a row whose values differ is marked. A group
+/// that is not a registry algorithm shows `-`.
+fn shared_table(r: &SimReport, names: &[String]) -> String {
+    let algs: Vec<Option<coapcc_cc::AlgorithmConfig>> =
+        r.groups.iter().map(|g| coapcc_cc::AlgorithmConfig::parse(&g.cc).ok()).collect();
+    let mut rows: Vec<Vec<String>> = vec![std::iter::once("shared parameters".to_string())
+        .chain(r.groups.iter().zip(names).map(|(g, n)| format!("{} {n}", g.group)))
+        .collect()];
+    let mut differs = vec![false];
+    for p in coapcc_cc::SHARED_PARAMS {
+        let vals: Vec<String> = algs
+            .iter()
+            .map(|a| a.as_ref().and_then(|a| a.shared_value(p.name)).map_or("-".into(), |v| v.to_string()))
+            .collect();
+        differs.push(vals.iter().any(|v| v != &vals[0]));
+        rows.push(std::iter::once(p.name.to_string()).chain(vals).collect());
+    }
+    let widths: Vec<usize> =
+        (0..rows[0].len()).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let mut s = String::new();
+    for (row, d) in rows.iter().zip(differs) {
+        let mut line = String::new();
+        for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
+            let _ = write!(line, "{}{cell:<w$}", if i > 0 { "  " } else { "" });
+        }
+        let line = line.trim_end();
+        let _ = writeln!(s, "{line}{}", if d { "  <- differs" } else { "" });
+    }
     s
 }
 
@@ -363,6 +531,18 @@ mod tests {
         assert_eq!(parse_clients("7", 1).unwrap(), vec![7]);
         assert!(parse_clients("1,2,3", 2).is_err());
         assert!(parse_clients("x", 1).is_err());
+    }
+
+    #[test]
+    fn progress_lines_are_rate_limited() {
+        let p = crate::Progress { events: 5, sim_time_s: 1.5, finished: 2, flows: 10 };
+        let mut pr = ProgressPrinter::default();
+        assert!(pr.line(0.0, &p).is_none() && pr.line(2.9, &p).is_none());
+        let l = pr.line(3.0, &p).unwrap();
+        assert!(l.contains("2/10 flows finished") && l.contains("5 events"), "{l}");
+        // Called a thousand times a second for an hour: a bounded number of lines.
+        let lines = (0..3_600_000).filter(|i| pr.line(*i as f64 / 1000.0, &p).is_some()).count();
+        assert!((55..=70).contains(&lines), "{lines}");
     }
 
     #[test]

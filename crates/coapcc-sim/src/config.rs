@@ -15,8 +15,9 @@ use crate::link::{self, StageConfig};
 /// Default bottleneck buffer, bytes, both directions (28 200 B), defined by the link crate.
 pub use crate::link::DEFAULT_BUFFER_BYTES;
 
-/// Default algorithm of a group.
-pub const DEFAULT_CC: &str = "default:preset=helsinki2018";
+/// Default algorithm of a group: Default CoAP with RFC 7252's parameters (an algorithm name
+/// alone means its specification's defaults; a preset is asked for explicitly).
+pub const DEFAULT_CC: &str = "default";
 
 /// A complete simulation configuration. Missing fields take their defaults, unknown fields
 /// are rejected.
@@ -26,8 +27,8 @@ pub struct SimConfig {
     /// Master seed (default 1). Every random process draws from its own stream of it, so a run
     /// is a pure function of (configuration, seed).
     pub seed: u64,
-    /// Client populations (default: one group of 1 client running
-    /// `default:preset=helsinki2018`). Client indices are assigned group by group.
+    /// Client populations (default: one group of 1 client running `default`, RFC 7252's
+    /// parameters). Client indices are assigned group by group.
     pub groups: Vec<GroupConfig>,
     /// What every client does.
     pub workload: WorkloadConfig,
@@ -53,9 +54,20 @@ pub struct SimConfig {
     #[serde(skip_serializing_if = "Transport::is_udp")]
     pub transport: Transport,
     /// Bound on simulated time, seconds (default 100 000 s ≈ 28 h, far beyond any published
-    /// workload: 400 clients with the 1.41 MB buffer finish in well under an hour). A run
-    /// reaching it stops and reports `truncated: true`; no run can hang.
+    /// workload: 400 clients with the 1.41 MB buffer finish in well under an hour). The
+    /// default scales with the work: a population whose exchanges need longer than 5 000 s
+    /// of serialisation on the bottleneck gets 20 times that
+    /// ([`SimConfig::scaled_time_bound`]; the resolved configuration shows the bound used), so
+    /// the bound is reached only by a population that cannot finish. A run reaching it stops
+    /// and reports `truncated: true`; no run can hang.
     pub max_sim_time_s: f64,
+    /// Budget of simulation events (packet deliveries, timer expiries, ...). A run that needs
+    /// more is refused with an error naming the budget (an impossible configuration, such as
+    /// a 1 ns ACK_TIMEOUT, would otherwise run for hours). Default (absent):
+    /// [`SimConfig::event_budget`], `DEFAULT_EVENTS_BASE + DEFAULT_EVENTS_PER_EXCHANGE` x
+    /// clients x exchanges. Left out of the serialised form when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_events: Option<u64>,
 }
 
 impl Default for SimConfig {
@@ -71,7 +83,8 @@ impl Default for SimConfig {
             metrics: MetricsConfig::default(),
             endpoint: EndpointModelConfig::default(),
             transport: Transport::Udp,
-            max_sim_time_s: 100_000.0,
+            max_sim_time_s: DEFAULT_MAX_SIM_TIME_S,
+            max_events: None,
         }
     }
 }
@@ -339,8 +352,95 @@ pub(crate) fn invalid(field: &str, problem: impl Into<String>) -> ConfigError {
     ConfigError::Invalid { field: field.into(), problem: problem.into() }
 }
 
+/// A finite number in [0, `hi`], with the bound worded as Python words it (`must be finite`,
+/// `must be >= 0`, `must be <= hi`).
+fn check_range(field: &str, v: f64, hi: f64) -> Result<(), ConfigError> {
+    if !v.is_finite() {
+        return Err(invalid(field, format!("must be finite, got {v}")));
+    }
+    if v < 0.0 {
+        return Err(invalid(field, format!("must be >= 0, got {v}")));
+    }
+    if v > hi {
+        return Err(invalid(field, format!("must be <= {hi:e}, got {v}")));
+    }
+    Ok(())
+}
+
 /// Upper bound on the total number of clients.
 pub const MAX_CLIENTS: u64 = 1_000_000;
+
+/// The default bound on simulated time, seconds (scaled up for large populations:
+/// [`SimConfig::scaled_time_bound`]).
+pub const DEFAULT_MAX_SIM_TIME_S: f64 = 100_000.0;
+
+/// Fixed part of the default event budget ([`SimConfig::event_budget`]).
+pub const DEFAULT_EVENTS_BASE: u64 = 10_000_000;
+
+/// Events per exchange of the default event budget: an exchange takes about 4 events without
+/// loss (at most 7 per exchange over the whole regression matrix: congestion, link errors,
+/// 1-3 s paths, separate responses), about 60 with MAX_RETRANSMIT 20 and every copy lost; 200
+/// leaves room for several replaced failures per exchange.
+pub const DEFAULT_EVENTS_PER_EXCHANGE: u64 = 200;
+
+/// Largest estimated memory of a run, bytes (8 GiB; [`SimConfig::memory_estimate`]).
+pub const MAX_MEMORY_BYTES: u64 = 8 << 30;
+
+/// The smallest initial retransmission timer (ACK_TIMEOUT) the simulator runs, seconds: below
+/// it every copy times out before a packet can cross any link, and the run only retransmits.
+pub const MIN_ACK_TIMEOUT_S: f64 = 1e-3;
+
+/// The spec a group runs with run-wide settings applied, in the order of every front end
+/// (Python's `compose_spec`): `[LABEL=]NAME:preset=P,<shared>,<the spec's own items>`. A preset
+/// written in `spec` wins over `preset`; the spec's own items win over the `shared`
+/// transmission parameters ([`coapcc_cc::SHARED_PARAMS`] names, written with the algorithm's
+/// own key for each). An unknown algorithm is returned unchanged (validation reports it).
+pub fn compose_spec(spec: &str, preset: Option<&str>, shared: &[(&str, String)]) -> Result<String, String> {
+    if preset.is_none() && shared.is_empty() {
+        return Ok(spec.to_string());
+    }
+    let (label, spec) = split_label(spec);
+    let (name, params) = spec.split_once(':').unwrap_or((spec, ""));
+    let name = name.trim();
+    let Ok(base) = AlgorithmConfig::parse(name) else { return Ok(spec.to_string()) };
+    let own: Vec<&str> = if params.is_empty() { Vec::new() } else { params.split(',').map(str::trim).collect() };
+    let is_preset = |p: &str| p.split_once('=').is_some_and(|(k, _)| k.trim().eq_ignore_ascii_case("preset"));
+    let mut parts: Vec<String> = own.iter().filter(|p| is_preset(p)).map(|p| p.to_string()).collect();
+    if parts.is_empty() {
+        parts.extend(preset.map(|p| format!("preset={p}")));
+    }
+    for (k, v) in shared {
+        let p = base.shared_param(k).map_err(|e| e.to_string())?;
+        parts.push(format!("{}={v}", p.key));
+    }
+    parts.extend(own.iter().filter(|p| !is_preset(p)).map(|p| p.to_string()));
+    let label = label.map_or(String::new(), |l| format!("{l}="));
+    Ok(format!("{label}{name}:{}", parts.join(",")))
+}
+
+/// The shared transmission parameters of testbed profile `name` (a reproduction preset):
+/// its ACK_TIMEOUT, ACK_RANDOM_FACTOR and MAX_RETRANSMIT, as Python's `profile_params`.
+pub fn profile_params(name: &str) -> Result<Vec<(&'static str, String)>, String> {
+    let valid = || coapcc_cc::Preset::ALL.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
+    if coapcc_cc::Preset::parse(name).is_none() {
+        return Err(format!("unknown profile '{name}'; valid: {}", valid()));
+    }
+    let cfg = AlgorithmConfig::parse(&format!("default:preset={}", name.trim())).map_err(|e| e.to_string())?;
+    Ok(["ack_timeout", "ack_random_factor", "max_retransmit"]
+        .into_iter()
+        .filter_map(|k| cfg.shared_value(k).map(|v| (k, v.to_string())))
+        .collect())
+}
+
+/// `LABEL=SPEC` -> `(Some(LABEL), SPEC)`; a spec without a label -> `(None, spec)`. A label is
+/// the part before an `=` that comes before any `:` (as in Python's `split_label`).
+pub fn split_label(spec: &str) -> (Option<&str>, &str) {
+    let head = spec.split(':').next().unwrap_or(spec);
+    match head.find('=') {
+        Some(i) => (Some(spec[..i].trim()), spec[i + 1..].trim()),
+        None => (None, spec),
+    }
+}
 
 impl SimConfig {
     /// Check the whole configuration; the error names the field and the problem.
@@ -370,8 +470,26 @@ impl SimConfig {
                 algs.push(GroupAlg::Custom(f.clone()));
                 continue;
             }
-            let a = AlgorithmConfig::parse(&g.cc)
-                .map_err(|e| ConfigError::Algorithm { group: i, message: e.to_string() })?;
+            let alg_err = |message: String| ConfigError::Algorithm { group: i, message };
+            let (label, spec) = split_label(&g.cc);
+            if label.is_some_and(|l| l.is_empty() || l.contains(',')) {
+                return Err(alg_err(format!("bad label in '{}': expected LABEL=NAME[:key=value,...]", g.cc)));
+            }
+            if let Some((_, params)) = spec.split_once(':') {
+                if !params.trim().is_empty() && params.split(',').any(|p| p.trim().is_empty()) {
+                    return Err(alg_err(format!(
+                        "empty key=value item in '{spec}': expected NAME[:key=value,...] without empty items"
+                    )));
+                }
+            }
+            let a = AlgorithmConfig::parse(spec).map_err(|e| alg_err(e.to_string()))?;
+            if let Some(t) = a.shared_value("ack_timeout").and_then(|v| v.to_string().parse::<f64>().ok()) {
+                if t.is_nan() || t < MIN_ACK_TIMEOUT_S {
+                    return Err(alg_err(format!(
+                        "ack_timeout {t:e} s: must be >= {MIN_ACK_TIMEOUT_S} s (a shorter timer fires before any packet crosses the link)"
+                    )));
+                }
+            }
             algs.push(GroupAlg::Registry(a));
         }
         let total: u64 = self.groups.iter().map(|g| g.clients as u64).sum();
@@ -379,11 +497,11 @@ impl SimConfig {
             return Err(invalid("groups", "zero clients: at least one group needs clients > 0"));
         }
         if total > MAX_CLIENTS {
-            return Err(invalid("groups", format!("{total} clients exceed the limit of {MAX_CLIENTS}")));
+            return Err(invalid("groups", format!("clients in total must be <= {MAX_CLIENTS}, got {total}")));
         }
         let w = &self.workload;
         if w.exchanges == 0 {
-            return Err(invalid("workload.exchanges", "must be at least 1"));
+            return Err(invalid("workload.exchanges", "must be >= 1, got 0"));
         }
         if w.batch_min == 0 || w.batch_min > w.batch_max {
             return Err(invalid(
@@ -391,9 +509,7 @@ impl SimConfig {
                 format!("batch sizes need 1 <= batch_min <= batch_max (got {}..{})", w.batch_min, w.batch_max),
             ));
         }
-        if !(w.start_jitter_ms.is_finite() && (0.0..=1e12).contains(&w.start_jitter_ms)) {
-            return Err(invalid("workload.start_jitter_ms", "must be a finite, non-negative number of ms"));
-        }
+        check_range("workload.start_jitter_ms", w.start_jitter_ms, 1e12)?;
         if let WorkloadKind::Bulk(b) = w.kind {
             // Block2 numbers blocks with 20 bits: at most 2^20 blocks of 256 B.
             if b == 0 || b > 1 << 28 {
@@ -444,11 +560,27 @@ impl SimConfig {
             }
         }
         let s = &self.server;
-        if !(s.processing_delay_ms.is_finite() && (0.0..=1e12).contains(&s.processing_delay_ms)) {
-            return Err(invalid("server.processing_delay_ms", "must be a finite, non-negative number of ms"));
+        check_range("server.processing_delay_ms", s.processing_delay_ms, 1e12)?;
+        if self.max_sim_time_s <= 0.0 {
+            return Err(invalid("max_sim_time_s", format!("must be > 0, got {}", self.max_sim_time_s)));
         }
-        if !(self.max_sim_time_s.is_finite() && self.max_sim_time_s > 0.0 && self.max_sim_time_s <= 1e9) {
-            return Err(invalid("max_sim_time_s", "must be positive and at most 1e9 s"));
+        check_range("max_sim_time_s", self.max_sim_time_s, 1e9)?;
+        if self.max_events == Some(0) {
+            return Err(invalid("max_events", "must be >= 1"));
+        }
+        let need = self.memory_estimate();
+        if need > MAX_MEMORY_BYTES {
+            return Err(invalid(
+                "groups",
+                format!(
+                    "{total} clients x {} exchanges with the {} endpoint model need about {} MB of memory, more than the limit of {} MB; use fewer clients or exchanges{}",
+                    w.exchanges,
+                    if self.endpoint.model == EndpointModel::Full { "full" } else { "compact" },
+                    need >> 20,
+                    MAX_MEMORY_BYTES >> 20,
+                    if self.endpoint.model == EndpointModel::Full { ", or the compact endpoint model" } else { "" }
+                ),
+            ));
         }
         Ok(algs)
     }
@@ -465,18 +597,70 @@ impl SimConfig {
             let tcp = crate::engine::tcp_configs(self)?;
             let mut c = self.clone();
             for (g, t) in c.groups.iter_mut().zip(&tcp) {
-                g.cc = t.to_string();
+                g.cc = match split_label(&g.cc).0 {
+                    Some(label) => format!("{label}={t}"),
+                    None => t.to_string(),
+                };
             }
             return Ok(c);
         }
         let algs = self.group_algorithms(custom)?;
         let mut c = self.clone();
+        c.max_sim_time_s = self.scaled_time_bound();
         for (g, a) in c.groups.iter_mut().zip(&algs) {
             if let GroupAlg::Registry(a) = a {
-                g.cc = a.to_string();
+                g.cc = match split_label(&g.cc).0 {
+                    Some(label) => format!("{label}={a}"),
+                    None => a.to_string(),
+                };
             }
         }
         Ok(c)
+    }
+
+    /// The bound on simulated time the run uses: `max_sim_time_s` as given, except that the
+    /// default ([`DEFAULT_MAX_SIM_TIME_S`]) grows to 20 times the serialisation time of every
+    /// exchange's request and response (with the stage's per-packet overhead) on the first
+    /// rate stage of the busier direction, when that
+    /// is longer (capped at 1e9 s). Small populations keep 100 000 s.
+    pub fn scaled_time_bound(&self) -> f64 {
+        if self.max_sim_time_s != DEFAULT_MAX_SIM_TIME_S {
+            return self.max_sim_time_s;
+        }
+        // Seconds to serialise one packet of `bytes` on the first rate stage of `chain`.
+        let serialise = |chain: &[StageConfig], bytes: u32| {
+            chain.iter().find_map(|s| match s {
+                StageConfig::Rate(r) if r.bits_per_s > 0 => {
+                    Some((bytes as f64 + r.per_packet_overhead_bytes as f64) * 8.0 / r.bits_per_s as f64)
+                }
+                _ => None,
+            })
+        };
+        let work: f64 = self.groups.iter().map(|g| g.clients as f64).sum::<f64>() * self.workload.exchanges as f64;
+        let up = serialise(&self.link.uplink, self.coap.request_bytes()).unwrap_or(0.0);
+        let down = serialise(&self.link.downlink, self.coap.response_bytes()).unwrap_or(0.0);
+        (20.0 * work * up.max(down)).clamp(DEFAULT_MAX_SIM_TIME_S, 1e9)
+    }
+
+    /// The event budget of the run: `max_events`, or by default
+    /// [`DEFAULT_EVENTS_BASE`] + [`DEFAULT_EVENTS_PER_EXCHANGE`] x clients x exchanges.
+    pub fn event_budget(&self) -> u64 {
+        self.max_events.unwrap_or_else(|| {
+            let work = self.groups.iter().map(|g| g.clients as u64).sum::<u64>() * self.workload.exchanges as u64;
+            DEFAULT_EVENTS_BASE.saturating_add(DEFAULT_EVENTS_PER_EXCHANGE.saturating_mul(work))
+        })
+    }
+
+    /// A rough upper estimate of the run's memory, bytes: per client (the compact model's
+    /// client record and timers, about 1 KB; a real endpoint pair of the full model, about
+    /// 12 KB, measured at 100 000 clients) plus a 40-byte record per exchange.
+    pub fn memory_estimate(&self) -> u64 {
+        let clients: u64 = self.groups.iter().map(|g| g.clients as u64).sum();
+        let per_client = match self.endpoint.model {
+            EndpointModel::Compact => 1_024,
+            EndpointModel::Full => 12 * 1_024,
+        };
+        clients.saturating_mul(per_client + 40 * self.workload.exchanges as u64)
     }
 
     /// Total number of clients.

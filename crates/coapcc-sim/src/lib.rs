@@ -75,17 +75,43 @@ pub fn simulate_custom(
     custom: &CustomAlgorithms,
     trace: Option<&mut dyn TraceSink>,
 ) -> Result<SimReport, ConfigError> {
-    run_with(cfg, custom, trace)
+    run_with(cfg, custom, trace, None)
+}
+
+/// Where a running simulation is, for a progress display ([`simulate_with_progress`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    /// Events processed so far.
+    pub events: u64,
+    /// Simulated time reached, seconds.
+    pub sim_time_s: f64,
+    /// Flows finished so far.
+    pub finished: usize,
+    /// Flows of the run.
+    pub flows: usize,
+}
+
+/// As [`simulate`] (or [`simulate_with_trace`]), calling `progress` about every million
+/// events (a few times a second at most; the results are the same). The callback decides what
+/// to show and when (`coapcc simulate` prints a line on stderr once a run takes more than a
+/// few seconds).
+pub fn simulate_with_progress<'t>(
+    cfg: &SimConfig,
+    trace: Option<&'t mut dyn TraceSink>,
+    progress: &'t mut dyn FnMut(&Progress),
+) -> Result<SimReport, ConfigError> {
+    run_with(cfg, &CustomAlgorithms::new(), trace, Some(progress))
 }
 
 fn run(cfg: &SimConfig, trace: Option<&mut dyn TraceSink>) -> Result<SimReport, ConfigError> {
-    run_with(cfg, &CustomAlgorithms::new(), trace)
+    run_with(cfg, &CustomAlgorithms::new(), trace, None)
 }
 
-fn run_with(
+fn run_with<'t>(
     cfg: &SimConfig,
     custom: &CustomAlgorithms,
-    trace: Option<&mut dyn TraceSink>,
+    trace: Option<&'t mut dyn TraceSink>,
+    progress: Option<&'t mut dyn FnMut(&Progress)>,
 ) -> Result<SimReport, ConfigError> {
     use algorithms::GroupAlg;
     let t0 = std::time::Instant::now();
@@ -103,9 +129,13 @@ fn run_with(
     let registry_only = algs.iter().all(|a| matches!(a, GroupAlg::Registry(_)));
     let mut report = match (resolved.endpoint.model, registry_only) {
         // Every group from the registry: static dispatch (the fast path).
-        (EndpointModel::Compact, true) => engine::run::<engine::Compact<coapcc_cc::Algorithm>>(resolved, &algs, trace)?,
-        (EndpointModel::Compact, false) => engine::run::<engine::Compact<Controller>>(resolved, &algs, trace)?,
-        (EndpointModel::Full, _) => engine::run::<engine::Full>(resolved, &algs, trace)?,
+        (EndpointModel::Compact, true) => {
+            engine::run::<engine::Compact<coapcc_cc::Algorithm>>(resolved, &algs, trace, progress)?
+        }
+        (EndpointModel::Compact, false) => {
+            engine::run::<engine::Compact<Controller>>(resolved, &algs, trace, progress)?
+        }
+        (EndpointModel::Full, _) => engine::run::<engine::Full>(resolved, &algs, trace, progress)?,
     };
     report.wall_s = t0.elapsed().as_secs_f64();
     Ok(report)

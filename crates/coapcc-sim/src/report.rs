@@ -191,7 +191,10 @@ impl LinkReport {
 pub struct GroupReport {
     /// Group index.
     pub group: u32,
-    /// Canonical algorithm specification.
+    /// The group's short label (`LABEL=SPEC` in its `cc`), absent if it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Canonical algorithm specification (without the label).
     pub cc: String,
     /// Clients in the group.
     pub clients: u32,

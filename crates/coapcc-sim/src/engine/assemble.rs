@@ -37,7 +37,8 @@ impl<'t, M: Model> Sim<'t, M> {
             .enumerate()
             .map(|(i, g)| GroupReport {
                 group: i as u32,
-                cc: g.cc.clone(),
+                label: crate::config::split_label(&g.cc).0.map(Into::into),
+                cc: crate::config::split_label(&g.cc).1.into(),
                 clients: g.clients,
                 finished_flows: 0,
                 fct_s: None,

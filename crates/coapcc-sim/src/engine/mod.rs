@@ -216,20 +216,39 @@ pub(crate) struct Sim<'t, M: Model> {
     extra_busy: Vec<(u64, u64)>,
     last_event: Nanos,
     events: u64,
+    /// The event budget ([`SimConfig::event_budget`]); the run stops after it.
+    max_events: u64,
+    /// Called every [`PROGRESS_EVENTS`] events, if set.
+    progress: Option<&'t mut dyn FnMut(&crate::Progress)>,
     trace: Option<&'t mut dyn TraceSink>,
     tx_buf: Vec<TxTrace>,
     m: M,
 }
 
+/// Events between two calls of the progress callback.
+const PROGRESS_EVENTS: u64 = 1 << 20;
+
 /// Run `cfg` (resolved and validated) with endpoint model `M`.
-pub(crate) fn run<M: Model>(
+pub(crate) fn run<'t, M: Model>(
     cfg: SimConfig,
     algs: &[GroupAlg],
-    trace: Option<&mut dyn TraceSink>,
+    trace: Option<&'t mut dyn TraceSink>,
+    progress: Option<&'t mut dyn FnMut(&crate::Progress)>,
 ) -> Result<SimReport, ConfigError> {
     let def = cfg.metrics.unnecessary_def;
     let mut sim = Sim::<M>::new(&cfg, algs, trace)?;
+    sim.progress = progress;
     let truncated = sim.run();
+    if sim.events > sim.max_events {
+        return Err(ConfigError::Invalid {
+            field: "max_events".into(),
+            problem: format!(
+                "the run needed more than its budget of {} events (reached at simulated time {:.3} s); a timer far shorter than the link's delays or an endless retransmission storm is the usual cause; raise the budget with max_events (--max-events N) if the run is meant to be this long",
+                sim.max_events,
+                sim.now as f64 / 1e9
+            ),
+        });
+    }
     Ok(sim.report(cfg, truncated, def))
 }
 
@@ -326,6 +345,8 @@ impl<'t, M: Model> Sim<'t, M> {
             busy_window: (0, 0),
             last_event: 0,
             events: 0,
+            max_events: cfg.event_budget(),
+            progress: None,
             trace,
             tx_buf: Vec::new(),
             m,
@@ -417,6 +438,15 @@ impl<'t, M: Model> Sim<'t, M> {
             self.now = t;
             self.last_event = t;
             self.events += 1;
+            if self.events > self.max_events {
+                return false;
+            }
+            if self.events % PROGRESS_EVENTS == 0 {
+                if let Some(p) = self.progress.as_mut() {
+                    let (flows, finished) = (self.clients.len(), self.done);
+                    p(&crate::Progress { events: self.events, sim_time_s: t as f64 / 1e9, finished, flows });
+                }
+            }
             match src {
                 Src::Heap => {
                     let e = self.heap.pop().expect("peeked");

@@ -48,7 +48,8 @@ pub(crate) fn tcp_configs(cfg: &SimConfig) -> Result<Vec<TcpCcConfig>, ConfigErr
     let mtu = cfg.link.mtu_bytes;
     let mut out = Vec::with_capacity(cfg.groups.len());
     for (i, g) in cfg.groups.iter().enumerate() {
-        let mut t = TcpCcConfig::parse(&g.cc).map_err(|e| ConfigError::Algorithm { group: i, message: e.0 })?;
+        let mut t = TcpCcConfig::parse(crate::config::split_label(&g.cc).1)
+            .map_err(|e| ConfigError::Algorithm { group: i, message: e.0 })?;
         if t.tcp.mtu != mtu && t.tcp.mtu != TcpConfig::LINUX.mtu {
             return Err(ConfigError::Algorithm {
                 group: i,
@@ -461,7 +462,8 @@ impl TcpSim<'_> {
             .enumerate()
             .map(|(i, g)| GroupReport {
                 group: i as u32,
-                cc: g.cc.clone(),
+                label: crate::config::split_label(&g.cc).0.map(Into::into),
+                cc: crate::config::split_label(&g.cc).1.into(),
                 clients: g.clients,
                 finished_flows: 0,
                 fct_s: None,

@@ -26,6 +26,14 @@ EXPECTED = {
     "basic-rto",
     "linux-rto",
     "peakhopper-rto",
+    # Makarem 2021
+    "makarem-rto",
+    "cocoa-4state",
+    "idc-coap",
+    "idc-coap-extra",
+    "idc-coap-probing",
+    "idc-coap-exp",
+    "mbc-coap",
 }
 
 

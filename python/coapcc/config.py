@@ -205,6 +205,9 @@ def compose_spec(spec: str, preset: str | None = None, transmission: Mapping[str
     """
     spec = split_label(spec)[1]
     name, _, params = spec.partition(":")
+    if params.strip() and any(not p.strip() for p in params.split(",")):
+        # As the simulator: `default:,` or `cocoa:a=1,,b=2` has an empty key=value item.
+        raise ConfigError("algorithm", f"'{spec}' has an empty key=value item")
     own = [p.strip() for p in params.split(",") if p.strip()]
     written = [p for p in own if re.match(r"preset\s*=", p, re.IGNORECASE)]
     parts = written or ([f"preset={preset}"] if preset else [])

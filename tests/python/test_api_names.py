@@ -286,3 +286,14 @@ def test_catalogue_runs_keep_their_seeds(name, runs, digest):
     seeds = [str(r.config.seed) for r in exp.runs()]
     assert len(seeds) == runs
     assert hashlib.sha256(",".join(seeds).encode()).hexdigest()[:16] == digest
+
+
+def test_empty_parameter_items_are_refused_like_the_simulator():
+    import pytest
+
+    from coapcc.config import ConfigError, compose_spec
+
+    for spec in ("default:,", "cocoa:aging=on,,cap=32", "default: ,"):
+        with pytest.raises(ConfigError, match="empty key=value item"):
+            compose_spec(spec)
+    assert compose_spec("default:") == "default"

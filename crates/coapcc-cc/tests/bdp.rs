@@ -321,3 +321,48 @@ fn bdp_within_one_with_nstart_1() {
         }
     }
 }
+
+/// Registered with a makarem2021 preset (the thesis's CoCoA+: swapped gains, r = 4) and every
+/// gap as a parameter; bad values are clear errors.
+#[test]
+fn registry_preset_and_parameters() {
+    let info = coapcc_cc::lookup("bdp-coap").expect("registered");
+    let text = info.default_config().to_string();
+    for kv in [
+        "window=10",
+        "cycle=10",
+        "probe_gain=1.2",
+        "drain_gain=0.8",
+        "min_weight=retx-fraction",
+        "include_retx_samples=off",
+        "max_filter_only=off",
+        "gains=rfc6298",
+    ] {
+        assert!(text.split([':', ',']).any(|x| x == kv), "{kv} missing in {text}");
+    }
+    let m = AlgorithmConfig::parse("bdp-coap:preset=makarem2021").unwrap();
+    assert_eq!(m.max_retransmit(), 4);
+    assert_eq!(m.value("gains").unwrap().to_string(), "californium");
+    assert_eq!(m.value("bdp_min_weight").unwrap().to_string(), "retx-fraction");
+    // The thesis's CoCoA+ estimator: the same RTO as cocoa-plus:preset=makarem2021 after a
+    // sample of 0.5 s (swapped gains: E = 1.5, RTO = 1.75 either way; a second sample 0.7 s
+    // separates the gains: RTTVAR = 0.875 x 0.25 + 0.125 x 0.2, SRTT = 0.75 x 0.5 + 0.25 x 0.7).
+    let mut d = D::new("bdp-coap:preset=makarem2021,dither=off");
+    let ex = d.start(0.0);
+    d.ack(&ex, 0.5);
+    let ex = d.start(1.0);
+    d.ack(&ex, 1.7);
+    let e = 0.55 + 4.0 * (0.875 * 0.25 + 0.125 * 0.2);
+    near(s(d.cc.snapshot().rto), 0.5 * e + 0.5 * 1.75);
+    for (spec, key) in [
+        ("bdp-coap:window=11", "window"),
+        ("bdp-coap:cycle=1", "cycle"),
+        ("bdp-coap:probe_phase=11", "probe_phase"),
+        ("bdp-coap:bdp_min_weight=2", "bdp_min_weight"),
+        ("bdp-coap:bw_sample=ewma", "bw_sample"),
+        ("bdp-coap:vbf_table=draft03", "vbf_table"),
+    ] {
+        let e = AlgorithmConfig::parse(spec).unwrap_err().to_string();
+        assert!(e.contains(key), "{spec}: {e}");
+    }
+}

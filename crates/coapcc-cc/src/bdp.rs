@@ -29,6 +29,9 @@
 //! **Bandwidth sample** (not given by the sources, `bw_sample`): one packet delivered per
 //! ACK, over the time since the previous ACK (BBR's delivery rate with one packet in flight;
 //! the first ACK measures from the first send, so its sample is 1/RTT), or 1/RTT.
+//!
+//! The [`Snapshot`] shows CoCoA+'s estimators and RTO, and the pacing phase as `state`:
+//! `STARTUP` before the first sample, then `PROBE`, `DRAIN` or `CRUISE` by the gain in force.
 
 use core::fmt;
 

@@ -139,6 +139,7 @@ impl Estimates {
     }
 
     /// Only the blind estimate exists.
+    #[inline]
     pub(crate) fn is_blind(&self) -> bool {
         self.strong.is_empty() && self.weak.is_empty()
     }
@@ -149,6 +150,7 @@ impl Estimates {
     }
 
     /// Lazy ageing (draft §4.3 / §6 / §9.2) of every member but Californium's.
+    #[inline]
     pub(crate) fn age(&mut self, cfg: &CocoaConfig, now: Instant) {
         let low = cfg.aging_low_rule;
         let keep = cfg.aging_residual == AgingResidual::Keep;
@@ -175,6 +177,7 @@ impl Estimates {
     /// The undithered initial timer of an exchange admitted with `in_flight` others in
     /// flight: the overall RTO, the blind rule, CoCoA+'s initial cap (every member but
     /// Californium's).
+    #[inline]
     pub(crate) fn initial_base(&self, cfg: &CocoaConfig, in_flight: u32) -> f64 {
         let mut base = self.rto;
         if in_flight > 0 && self.is_blind() {

@@ -34,6 +34,7 @@ EXPECTED = {
     "idc-coap-probing",
     "idc-coap-exp",
     "mbc-coap",
+    "bdp-coap",
 }
 
 

@@ -208,7 +208,7 @@ pub trait CongestionControl {
 
     /// Earliest time the next exchange may start (pacing for rate-based schemes). Default:
     /// `now`, i.e. no pacing. Endpoints must not start an exchange before it; the rate-based
-    /// controls (`idc-coap`, `mbc-coap`) return `last send + spacing` and pace their
+    /// controls (`idc-coap`, `mbc-coap`, `bdp-coap`) return `last send + spacing` and pace their
     /// retransmissions through the timers they arm (see [`crate::makarem`]).
     fn earliest_start(&self, now: Instant) -> Instant {
         now

@@ -19,7 +19,8 @@
 //! - One module per family: [`default`], [`cocoa`] (CoCoA, CoCoA-S, CoCoA FullBackoff,
 //!   CoCoA+, Californium's CoCoA), [`fasor`], [`pcocoa`], [`californium`] (BasicRto,
 //!   LinuxRto, PeakhopperRto), [`makarem`] (Makarem's thesis RTO, CoCoA-4-state, and the
-//!   rate-based IDC-CoAP and MBC-CoAP, paced through [`CongestionControl::earliest_start`]).
+//!   rate-based IDC-CoAP and MBC-CoAP, paced through [`CongestionControl::earliest_start`]),
+//!   [`bdp`] (BDP-CoAP: BBR-derived pacing over CoCoA+'s RTO estimation).
 //!
 //! ## Example
 //! ```
@@ -46,6 +47,7 @@
 extern crate std;
 
 pub mod api;
+pub mod bdp;
 pub mod californium;
 pub mod cocoa;
 pub mod common;

@@ -115,6 +115,18 @@ pub fn apply_defaults<C>(table: &[Param<C>], cfg: &mut C) {
 /// (0, max]), `choice(f, TABLE, "expected")` (a name of a `(name, value)` table), or
 /// `custom(set_closure, write_closure)`. A trailing `, shared = "name"` marks the parameter
 /// as the algorithm's form of a shared transmission parameter ([`crate::SHARED_PARAMS`]).
+/// The descriptions of two tables, one after the other (a family that takes some parameters
+/// of another family, declared there).
+pub const fn concat_infos<const N: usize>(a: &[ParamInfo], b: &[ParamInfo]) -> [ParamInfo; N] {
+    let mut out = [NO_INFO; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < a.len() { a[i] } else { b[i - a.len()] };
+        i += 1;
+    }
+    out
+}
+
 macro_rules! param {
     ($C:ty, $key:literal $(| $alias:literal)* = $def:literal, $vals:expr, $doc:expr, $kind:ident ( $($args:tt)* )
         $(, shared = $shared:literal)?) => {

@@ -4,6 +4,7 @@
 use core::fmt;
 
 use crate::api::{AckInfo, CongestionControl, Exchange, GiveUpReason, Snapshot, TimeoutAction};
+use crate::bdp::{BdpCoap, BdpConfig};
 use crate::californium::{CfRto, CfRtoConfig, CfRtoVariant};
 use crate::cocoa::{Cocoa, CocoaConfig, CocoaVariant};
 use crate::common::COMMON_INFO;
@@ -168,6 +169,12 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
         source: "Makarem 2021 §6.1, Algorithm 6",
         make: || AlgorithmConfig::Makarem(MakaremConfig::new(MakaremVariant::Mbc)),
     },
+    AlgorithmInfo {
+        name: "bdp-coap",
+        summary: "BDP-CoAP: BBR-derived pacing (10-phase gain cycle 1.2/0.8/1, min-max filter over the last 10 attempts, retransmission samples discarded); CoCoA+'s RTO_init, never backed off",
+        source: "Ancillotti & Bruno's BDP-CoAP as described in Makarem 2021 ch. 2",
+        make: || AlgorithmConfig::Bdp(BdpConfig::new()),
+    },
 ];
 
 /// Look up a registry entry by name.
@@ -190,6 +197,8 @@ pub enum AlgorithmConfig {
     CfRto(CfRtoConfig),
     /// `makarem-rto`, `cocoa-4state`, `idc-coap` (and its §6.3 variants), `mbc-coap`.
     Makarem(MakaremConfig),
+    /// `bdp-coap`.
+    Bdp(BdpConfig),
 }
 
 macro_rules! each_config {
@@ -201,6 +210,7 @@ macro_rules! each_config {
             AlgorithmConfig::Fasor($c) => $e,
             AlgorithmConfig::CfRto($c) => $e,
             AlgorithmConfig::Makarem($c) => $e,
+            AlgorithmConfig::Bdp($c) => $e,
         }
     };
 }
@@ -220,6 +230,7 @@ impl AlgorithmConfig {
             AlgorithmConfig::Fasor(c) => Algorithm::Fasor(c.build()),
             AlgorithmConfig::CfRto(c) => Algorithm::CfRto(c.build()),
             AlgorithmConfig::Makarem(c) => Algorithm::Makarem(c.build()),
+            AlgorithmConfig::Bdp(c) => Algorithm::Bdp(c.build()),
         }
     }
 
@@ -258,7 +269,15 @@ impl AlgorithmConfig {
     /// The RFC 7252 transmission parameters shared by every algorithm (ACK_TIMEOUT,
     /// ACK_RANDOM_FACTOR, MAX_RETRANSMIT, ...), e.g. to derive EXCHANGE_LIFETIME.
     pub fn common(&self) -> crate::common::Common {
-        each_config!(self, c => c.common)
+        match self {
+            AlgorithmConfig::Bdp(c) => c.rto.common,
+            AlgorithmConfig::Default(c) => c.common,
+            AlgorithmConfig::Cocoa(c) => c.common,
+            AlgorithmConfig::Pcocoa(c) => c.common,
+            AlgorithmConfig::Fasor(c) => c.common,
+            AlgorithmConfig::CfRto(c) => c.common,
+            AlgorithmConfig::Makarem(c) => c.common,
+        }
     }
 
     /// MAX_RETRANSMIT of the configuration.
@@ -434,6 +453,8 @@ pub enum Algorithm {
     CfRto(CfRto),
     /// Makarem's thesis algorithms.
     Makarem(Makarem),
+    /// BDP-CoAP.
+    Bdp(BdpCoap),
 }
 
 macro_rules! each_alg {
@@ -445,6 +466,7 @@ macro_rules! each_alg {
             Algorithm::Fasor($a) => $e,
             Algorithm::CfRto($a) => $e,
             Algorithm::Makarem($a) => $e,
+            Algorithm::Bdp($a) => $e,
         }
     };
 }

@@ -8,10 +8,10 @@ use coapcc_cc::{
 };
 use common::PRESET_SHARED;
 
-/// Algorithms without a backoff: every copy waits the RTO (makarem-rto) or the pacing of a
-/// rate-based control; they have no backed-off timer to cap.
+/// Algorithms without a backoff: every copy waits the RTO (makarem-rto, bdp-coap) or the
+/// pacing of a rate-based control; they have no backed-off timer to cap.
 const NO_BACKOFF: &[&str] =
-    &["makarem-rto", "idc-coap", "idc-coap-extra", "idc-coap-probing", "idc-coap-exp", "mbc-coap"];
+    &["makarem-rto", "idc-coap", "idc-coap-extra", "idc-coap-probing", "idc-coap-exp", "mbc-coap", "bdp-coap"];
 
 fn has_backoff(cfg: &AlgorithmConfig) -> bool {
     !NO_BACKOFF.contains(&cfg.name())

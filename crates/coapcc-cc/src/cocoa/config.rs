@@ -385,6 +385,23 @@ param_table!(PLUS, PLUS_INFO: CocoaConfig = [
     P_AGING_LOW, P_BLEND_INVERTED, P_STRONG_RESET, P_FIRST_SAMPLE, P_BLIND_RULE,
 ]);
 
+/// The CoCoA+ parameters of its RTO estimation alone (no backoff). BDP-CoAP's RTO_init is
+/// CoCoA+'s: it takes these, declared once here.
+pub(crate) const PLUS_RTO: &[Param<CocoaConfig>] = &[
+    P_GAINS,
+    P_WEAK_MAX_N,
+    P_OVERALL_CAP,
+    P_INITIAL_CAP,
+    P_AGING,
+    P_AGING_TARGET,
+    P_AGING_RESIDUAL,
+    P_AGING_LOW,
+    P_BLEND_INVERTED,
+    P_STRONG_RESET,
+    P_FIRST_SAMPLE,
+    P_BLIND_RULE,
+];
+
 param_table!(CALIFORNIUM, CALIFORNIUM_INFO: CocoaConfig = [
     P_SELECT_CF, P_WEAK_MAX_N, P_STRONG_ONLY, P_CF_AGING, P_MAX_ACK_TIMEOUT, P_CF2_PERSISTS,
 ]);

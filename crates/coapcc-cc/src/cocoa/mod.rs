@@ -27,4 +27,4 @@ pub use choices::*;
 pub use config::*;
 pub use state::*;
 
-pub(crate) use state::age_value;
+pub(crate) use state::{age_value, estimator_params, Estimates};

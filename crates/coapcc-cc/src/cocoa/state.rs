@@ -76,6 +76,170 @@ fn estimator_from(s: Option<EstimatorSnapshot>) -> Estimator {
 
 // ---------------------------------------------------------------------------------------------
 
+/// The estimator parameters (strong, weak) of a family member.
+pub(crate) fn estimator_params(cfg: &CocoaConfig) -> (EstimatorParams, EstimatorParams) {
+    match cfg.variant {
+        CocoaVariant::Californium => (EstimatorParams::californium(4.0), EstimatorParams::californium(1.0)),
+        CocoaVariant::Plus if cfg.gains == Gains::Swapped => {
+            (EstimatorParams::swapped(4.0), EstimatorParams::swapped(1.0))
+        }
+        _ => (EstimatorParams::rfc6298(4.0), EstimatorParams::rfc6298(1.0)),
+    }
+}
+
+/// Does an ACK after `n` retransmissions feed the weak estimator?
+fn weak_ok(cfg: &CocoaConfig, n: u32) -> bool {
+    n >= 1 && cfg.weak_max_n.map_or(true, |m| n <= m)
+}
+
+/// Cap of the overall estimate.
+fn cap_overall(cfg: &CocoaConfig, rto: f64) -> f64 {
+    match cfg.variant {
+        CocoaVariant::Plus => cap(rto, cfg.overall_cap),
+        CocoaVariant::Californium => rto,
+        _ if cfg.cap_scope == CapScope::AllTimers => cap(rto, cfg.cap),
+        _ => rto,
+    }
+}
+
+/// The RTO estimation of the family without its backoff: the strong and weak estimators, the
+/// overall RTO blended from them and the ageing clocks. [`Cocoa`] keeps one; BDP-CoAP
+/// ([`crate::bdp`]) keeps one of its own with a CoCoA+ configuration, so that its RTO_init is
+/// CoCoA+'s by construction (the same code), without carrying the rest of a [`Cocoa`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Estimates {
+    pub(crate) strong: Estimator,
+    pub(crate) weak: Estimator,
+    /// Overall RTO, seconds (Californium: whole milliseconds).
+    pub(crate) rto: f64,
+    /// Ageing clocks: overall (last estimator update, reset or ageing step), strong, weak.
+    pub(crate) t_upd: Instant,
+    pub(crate) t_upd_s: Instant,
+    pub(crate) t_upd_w: Instant,
+    /// Retransmissions since the last strong sample (`strong_reset_after_3`).
+    pub(crate) retx_since_strong: u32,
+}
+
+impl Estimates {
+    /// The initial state at `now`: RTO = ACK_TIMEOUT, no sample.
+    pub(crate) fn new(cfg: &CocoaConfig, now: Instant) -> Self {
+        let mut rto = cfg.common.ack_timeout;
+        if cfg.variant == CocoaVariant::Californium {
+            rto = to_ms(rto) / 1e3;
+        }
+        Estimates {
+            strong: Estimator::new(),
+            weak: Estimator::new(),
+            rto,
+            t_upd: now,
+            t_upd_s: now,
+            t_upd_w: now,
+            retx_since_strong: 0,
+        }
+    }
+
+    /// Only the blind estimate exists.
+    #[inline]
+    pub(crate) fn is_blind(&self) -> bool {
+        self.strong.is_empty() && self.weak.is_empty()
+    }
+
+    fn blend(&mut self, cfg: &CocoaConfig, w: f64, e: f64) {
+        let (a, b) = if cfg.blend_inverted { (1.0 - w, w) } else { (w, 1.0 - w) };
+        self.rto = cap_overall(cfg, a * e + b * self.rto);
+    }
+
+    /// Lazy ageing (draft §4.3 / §6 / §9.2) of every member but Californium's.
+    #[inline]
+    pub(crate) fn age(&mut self, cfg: &CocoaConfig, now: Instant) {
+        let low = cfg.aging_low_rule;
+        let keep = cfg.aging_residual == AgingResidual::Keep;
+        if let Some((rto, residual)) = age_value(self.rto, time::to_secs(now - self.t_upd), low) {
+            self.rto = cap_overall(cfg, rto);
+            self.t_upd = clock_after(now, residual, keep);
+        }
+        if cfg.aging_target == AgingTarget::Estimators {
+            for (e, t) in [(&mut self.strong, &mut self.t_upd_s), (&mut self.weak, &mut self.t_upd_w)] {
+                if e.is_empty() {
+                    continue;
+                }
+                if let Some((v, residual)) = age_value(e.rto, time::to_secs(now - *t), low) {
+                    let s = v / e.rto; // e.rto > 0: age_value steps only positive values
+                    e.srtt *= s;
+                    e.rttvar *= s;
+                    e.rto = v;
+                    *t = clock_after(now, residual, keep);
+                }
+            }
+        }
+    }
+
+    /// The undithered initial timer of an exchange admitted with `in_flight` others in
+    /// flight: the overall RTO, the blind rule, CoCoA+'s initial cap (every member but
+    /// Californium's).
+    #[inline]
+    pub(crate) fn initial_base(&self, cfg: &CocoaConfig, in_flight: u32) -> f64 {
+        let mut base = self.rto;
+        if in_flight > 0 && self.is_blind() {
+            base *= match (cfg.variant, cfg.blind_rule) {
+                (CocoaVariant::Plus, BlindRule::DoublePerExchange) => pow2(in_flight),
+                _ => in_flight as f64 + 1.0,
+            };
+        }
+        if cfg.variant == CocoaVariant::Plus {
+            base = cap(base, cfg.initial_cap);
+        }
+        base
+    }
+
+    fn feed(e: &mut Estimator, p: &EstimatorParams, r: f64, cfg: &CocoaConfig) -> f64 {
+        if cfg.first_sample == FirstSample::RtoEqualsInitial && !e.is_empty() && e.rto == cfg.common.ack_timeout {
+            *e = Estimator::new();
+        }
+        if cfg.literal_pseudocode {
+            literal_sample(e, p, r)
+        } else {
+            e.sample(p, r)
+        }
+    }
+
+    /// The estimator update of an ACK after `n` retransmissions with RTT `r` (seconds, from
+    /// the original transmission), every member but Californium's; `p` = (strong, weak)
+    /// parameters from [`estimator_params`].
+    pub(crate) fn ack(
+        &mut self,
+        cfg: &CocoaConfig,
+        p: (&EstimatorParams, &EstimatorParams),
+        now: Instant,
+        n: u32,
+        r: f64,
+    ) {
+        if n == 0 {
+            self.retx_since_strong = 0;
+            let e = Self::feed(&mut self.strong, p.0, r, cfg);
+            let w = if cfg.variant == CocoaVariant::Strong { cfg.s_weight } else { 0.5 };
+            self.blend(cfg, w, e);
+            self.t_upd = now;
+            self.t_upd_s = now;
+        } else if cfg.variant != CocoaVariant::Strong && weak_ok(cfg, n) {
+            let e = Self::feed(&mut self.weak, p.1, r, cfg);
+            self.blend(cfg, 0.25, e);
+            self.t_upd = now;
+            self.t_upd_w = now;
+        }
+    }
+
+    /// A retransmission was sent (CoCoA+'s `strong_reset_after_3`).
+    pub(crate) fn on_retransmission(&mut self, cfg: &CocoaConfig) {
+        if cfg.variant == CocoaVariant::Plus && cfg.strong_reset_after_3 {
+            self.retx_since_strong = self.retx_since_strong.saturating_add(1);
+            if self.retx_since_strong > 3 {
+                self.strong = Estimator::new();
+            }
+        }
+    }
+}
+
 /// A CoCoA-family instance for one destination endpoint.
 #[derive(Clone, Debug)]
 pub struct Cocoa {
@@ -83,47 +247,20 @@ pub struct Cocoa {
     /// Strong and weak estimator parameters.
     sp: EstimatorParams,
     wp: EstimatorParams,
-    strong: Estimator,
-    weak: Estimator,
-    /// Overall RTO, seconds (Californium: whole milliseconds).
-    rto: f64,
-    /// Ageing clocks: overall (last estimator update, reset or ageing step), strong, weak.
-    t_upd: Instant,
-    t_upd_s: Instant,
-    t_upd_w: Instant,
+    /// The estimators, the overall RTO and their ageing clocks.
+    est: Estimates,
     /// FullBackoff retained timer B, or Californium 2.x's persisted backoff.
     retained: Option<f64>,
     /// Dither factor of the exchange that produced `retained`.
     retained_d: f64,
-    /// Retransmissions since the last strong sample (`strong_reset_after_3`).
-    retx_since_strong: u32,
 }
 
 impl Cocoa {
     /// A fresh instance; the ageing clock starts at [`Instant::ZERO`] (use
     /// [`CongestionControl::reset`] to start it elsewhere).
     pub fn new(cfg: CocoaConfig) -> Self {
-        let (sp, wp) = match cfg.variant {
-            CocoaVariant::Californium => (EstimatorParams::californium(4.0), EstimatorParams::californium(1.0)),
-            CocoaVariant::Plus if cfg.gains == Gains::Swapped => {
-                (EstimatorParams::swapped(4.0), EstimatorParams::swapped(1.0))
-            }
-            _ => (EstimatorParams::rfc6298(4.0), EstimatorParams::rfc6298(1.0)),
-        };
-        let mut c = Cocoa {
-            cfg,
-            sp,
-            wp,
-            strong: Estimator::new(),
-            weak: Estimator::new(),
-            rto: 0.0,
-            t_upd: Instant::ZERO,
-            t_upd_s: Instant::ZERO,
-            t_upd_w: Instant::ZERO,
-            retained: None,
-            retained_d: 1.0,
-            retx_since_strong: 0,
-        };
+        let (sp, wp) = estimator_params(&cfg);
+        let mut c = Cocoa { cfg, sp, wp, est: Estimates::new(&cfg, Instant::ZERO), retained: None, retained_d: 1.0 };
         c.reset(Instant::ZERO);
         c
     }
@@ -139,20 +276,20 @@ impl Cocoa {
     /// persistence when enabled). All ageing clocks restart at `now`. The inverse of
     /// [`CongestionControl::snapshot`].
     pub fn restore(&mut self, now: Instant, snap: &Snapshot) {
-        self.rto = time::to_secs(snap.rto);
+        self.est.rto = time::to_secs(snap.rto);
         if self.cfg.variant == CocoaVariant::Californium {
-            self.rto = to_ms(self.rto) / 1e3;
+            self.est.rto = to_ms(self.est.rto) / 1e3;
         }
-        self.strong = estimator_from(snap.strong);
+        self.est.strong = estimator_from(snap.strong);
         let has_weak = !(self.cfg.variant == CocoaVariant::Strong
             || (self.cfg.variant == CocoaVariant::Californium && self.cfg.strong_only));
-        self.weak = if has_weak { estimator_from(snap.weak) } else { Estimator::new() };
+        self.est.weak = if has_weak { estimator_from(snap.weak) } else { Estimator::new() };
         self.retained = if self.keeps_retained() { snap.retained.map(time::to_secs) } else { None };
         self.retained_d = 1.0;
-        self.t_upd = now;
-        self.t_upd_s = now;
-        self.t_upd_w = now;
-        self.retx_since_strong = 0;
+        self.est.t_upd = now;
+        self.est.t_upd_s = now;
+        self.est.t_upd_w = now;
+        self.est.retx_since_strong = 0;
     }
 
     fn keeps_retained(&self) -> bool {
@@ -169,11 +306,7 @@ impl Cocoa {
 
     /// Only the blind estimate exists.
     fn is_blind(&self) -> bool {
-        self.strong.is_empty() && self.weak.is_empty()
-    }
-
-    fn weak_ok(&self, n: u32) -> bool {
-        n >= 1 && self.cfg.weak_max_n.map_or(true, |m| n <= m)
+        self.est.is_blind()
     }
 
     fn vbf(&self, t: f64) -> f64 {
@@ -186,16 +319,6 @@ impl Cocoa {
             CocoaVariant::Plus | CocoaVariant::Californium => t,
             _ if self.cfg.cap_scope == CapScope::AllTimers => cap(t, self.cfg.cap),
             _ => t,
-        }
-    }
-
-    /// Cap of the overall estimate.
-    fn cap_overall(&self, rto: f64) -> f64 {
-        match self.cfg.variant {
-            CocoaVariant::Plus => cap(rto, self.cfg.overall_cap),
-            CocoaVariant::Californium => rto,
-            _ if self.cfg.cap_scope == CapScope::AllTimers => cap(rto, self.cfg.cap),
-            _ => rto,
         }
     }
 
@@ -228,43 +351,19 @@ impl Cocoa {
         }
     }
 
-    fn blend(&mut self, w: f64, e: f64) {
-        let (a, b) = if self.cfg.blend_inverted { (1.0 - w, w) } else { (w, 1.0 - w) };
-        self.rto = self.cap_overall(a * e + b * self.rto);
-    }
-
     /// Lazy ageing (draft §4.3 / §6 / §9.2), when an exchange is admitted.
     fn age(&mut self, now: Instant) {
         if self.cfg.variant == CocoaVariant::Californium {
             return self.age_californium(now);
         }
-        let low = self.cfg.aging_low_rule;
-        let keep = self.cfg.aging_residual == AgingResidual::Keep;
-        if let Some((rto, residual)) = age_value(self.rto, time::to_secs(now - self.t_upd), low) {
-            self.rto = self.cap_overall(rto);
-            self.t_upd = clock_after(now, residual, keep);
-        }
-        if self.cfg.aging_target == AgingTarget::Estimators {
-            for (e, t) in [(&mut self.strong, &mut self.t_upd_s), (&mut self.weak, &mut self.t_upd_w)] {
-                if e.is_empty() {
-                    continue;
-                }
-                if let Some((v, residual)) = age_value(e.rto, time::to_secs(now - *t), low) {
-                    let s = v / e.rto; // e.rto > 0: age_value steps only positive values
-                    e.srtt *= s;
-                    e.rttvar *= s;
-                    e.rto = v;
-                    *t = clock_after(now, residual, keep);
-                }
-            }
-        }
+        self.est.age(&self.cfg, now);
     }
 
     /// Californium 3.x `checkAging`: integer ms, cumulative within one check, the timestamp
     /// reset at every step.
     fn age_californium(&mut self, now: Instant) {
-        let mut age = (now - self.t_upd).as_millis() as f64;
-        let mut rto = to_ms(self.rto);
+        let mut age = (now - self.est.t_upd).as_millis() as f64;
+        let mut rto = to_ms(self.est.rto);
         let mut stepped = false;
         for _ in 0..256 {
             if rto > 0.0 && rto < 1000.0 && age > 16.0 * rto {
@@ -279,8 +378,8 @@ impl Cocoa {
             stepped = true;
         }
         if stepped {
-            self.rto = rto / 1e3;
-            self.t_upd = now;
+            self.est.rto = rto / 1e3;
+            self.est.t_upd = now;
         }
     }
 
@@ -296,22 +395,13 @@ impl Cocoa {
                 }
             }
             _ => {
-                let mut base = self.rto;
-                if in_flight > 0 && self.is_blind() {
-                    base *= match (self.cfg.variant, self.cfg.blind_rule) {
-                        (CocoaVariant::Plus, BlindRule::DoublePerExchange) => pow2(in_flight),
-                        _ => in_flight as f64 + 1.0,
-                    };
-                }
-                if self.cfg.variant == CocoaVariant::Plus {
-                    base = cap(base, self.cfg.initial_cap);
-                }
+                let base = self.est.initial_base(&self.cfg, in_flight);
                 let t = c.dither(base, rng);
                 (base, t, ratio(t, base))
             }
         };
         let t0 = self.cap_initial(t0).max(0.0);
-        let mut ex = Exchange::new(now, t0, self.rto);
+        let mut ex = Exchange::new(now, t0, self.est.rto);
         ex.dither = d;
         if self.cfg.vbf == VbfMode::PerExchange {
             ex.factor = self.vbf(match self.cfg.vbf_select_on {
@@ -324,7 +414,7 @@ impl Cocoa {
 
     fn start_californium(&mut self, now: Instant, in_flight: u32, rng: &mut dyn Entropy) -> Exchange {
         // RemoteEndpoint.getRTO(): current RTO (x exchanges in flight while blind), <= 32 s.
-        let mut base = to_ms(self.retained.unwrap_or(self.rto));
+        let mut base = to_ms(self.retained.unwrap_or(self.est.rto));
         if in_flight > 0 && self.is_blind() {
             base *= in_flight as f64 + 1.0;
         }
@@ -333,7 +423,7 @@ impl Cocoa {
         let dithered = self.cfg.common.dither(base / 1e3, rng);
         let max = to_ms(self.cfg.max_ack_timeout.min(CALIFORNIUM_MAX_RTO));
         let t0 = floor_pos(dithered * 1e3).max(CALIFORNIUM_MIN_RTO * 1e3).min(max);
-        let mut ex = Exchange::new(now, t0 / 1e3, self.rto);
+        let mut ex = Exchange::new(now, t0 / 1e3, self.est.rto);
         ex.dither = ratio(dithered, base / 1e3);
         ex.factor = self.vbf(match self.cfg.vbf_select_on {
             VbfSelect::Dithered => t0 / 1e3,
@@ -342,31 +432,8 @@ impl Cocoa {
         ex
     }
 
-    fn feed(e: &mut Estimator, p: &EstimatorParams, r: f64, cfg: &CocoaConfig) -> f64 {
-        if cfg.first_sample == FirstSample::RtoEqualsInitial && !e.is_empty() && e.rto == cfg.common.ack_timeout {
-            *e = Estimator::new();
-        }
-        if cfg.literal_pseudocode {
-            literal_sample(e, p, r)
-        } else {
-            e.sample(p, r)
-        }
-    }
-
     fn ack_core(&mut self, now: Instant, ex: &Exchange, n: u32, r: f64) {
-        if n == 0 {
-            self.retx_since_strong = 0;
-            let e = Self::feed(&mut self.strong, &self.sp, r, &self.cfg);
-            let w = if self.cfg.variant == CocoaVariant::Strong { self.cfg.s_weight } else { 0.5 };
-            self.blend(w, e);
-            self.t_upd = now;
-            self.t_upd_s = now;
-        } else if self.cfg.variant != CocoaVariant::Strong && self.weak_ok(n) {
-            let e = Self::feed(&mut self.weak, &self.wp, r, &self.cfg);
-            self.blend(0.25, e);
-            self.t_upd = now;
-            self.t_upd_w = now;
-        }
+        self.est.ack(&self.cfg, (&self.sp, &self.wp), now, n, r);
         match self.cfg.variant {
             CocoaVariant::FullBackoff1 => {
                 self.retained = if n >= 1 { Some(self.retain_from(ex)) } else { None };
@@ -382,7 +449,7 @@ impl Cocoa {
 
     /// AMBIG-10: the FullBackoff2 retained timer after an exchange ACKed with `n ≥ 1`.
     fn fb2_retained(&self, ex: &Exchange, n: u32) -> f64 {
-        let rto_after = self.rto;
+        let rto_after = self.est.rto;
         match self.cfg.fb2_rule {
             Fb2Rule::RebackoffFromMax => {
                 let base = ex.rto_start.max(rto_after);
@@ -405,7 +472,7 @@ impl Cocoa {
 
     fn ack_californium(&mut self, now: Instant, ex: &Exchange, n: u32, r: f64) {
         let persists = self.cfg.californium2_backoff_persists;
-        if !(n == 0 || self.weak_ok(n)) {
+        if !(n == 0 || weak_ok(&self.cfg, n)) {
             // RtoType.NONE: no sample. 2.x kept the backed-off value as its current RTO.
             if persists {
                 self.retained = Some(ex.timer);
@@ -419,9 +486,9 @@ impl Cocoa {
             return;
         }
         let (e, w) =
-            if n == 0 { (self.strong.sample(&self.sp, r), 0.5) } else { (self.weak.sample(&self.wp, r), 0.25) };
-        self.rto = jround(w * to_ms(e) + (1.0 - w) * to_ms(self.rto)) / 1e3;
-        self.t_upd = now;
+            if n == 0 { (self.est.strong.sample(&self.sp, r), 0.5) } else { (self.est.weak.sample(&self.wp, r), 0.25) };
+        self.est.rto = jround(w * to_ms(e) + (1.0 - w) * to_ms(self.est.rto)) / 1e3;
+        self.est.t_upd = now;
     }
 }
 
@@ -442,18 +509,9 @@ impl CongestionControl for Cocoa {
     }
 
     fn reset(&mut self, now: Instant) {
-        self.rto = self.cfg.common.ack_timeout;
-        if self.cfg.variant == CocoaVariant::Californium {
-            self.rto = to_ms(self.rto) / 1e3;
-        }
-        self.strong = Estimator::new();
-        self.weak = Estimator::new();
-        self.t_upd = now;
-        self.t_upd_s = now;
-        self.t_upd_w = now;
+        self.est = Estimates::new(&self.cfg, now);
         self.retained = None;
         self.retained_d = 1.0;
-        self.retx_since_strong = 0;
     }
 
     fn start_exchange(&mut self, now: Instant, in_flight: u32, rng: &mut dyn Entropy) -> Exchange {
@@ -471,14 +529,8 @@ impl CongestionControl for Cocoa {
             let this = &*self;
             this.cfg.common.retransmit(ex, |ex| this.next_timer(ex))
         };
-        if matches!(action, TimeoutAction::Retransmit(_))
-            && self.cfg.variant == CocoaVariant::Plus
-            && self.cfg.strong_reset_after_3
-        {
-            self.retx_since_strong = self.retx_since_strong.saturating_add(1);
-            if self.retx_since_strong > 3 {
-                self.strong = Estimator::new();
-            }
+        if matches!(action, TimeoutAction::Retransmit(_)) {
+            self.est.on_retransmission(&self.cfg);
         }
         action
     }
@@ -506,9 +558,9 @@ impl CongestionControl for Cocoa {
 
     fn snapshot(&self) -> Snapshot {
         Snapshot {
-            rto: time::secs(self.rto),
-            strong: self.strong.snapshot(),
-            weak: self.weak.snapshot(),
+            rto: time::secs(self.est.rto),
+            strong: self.est.strong.snapshot(),
+            weak: self.est.weak.snapshot(),
             retained: self.retained.map(time::secs),
             ..Snapshot::default()
         }

@@ -1,8 +1,8 @@
 //! The algorithms of Makarem's 2021 PhD thesis: the thesis RTO estimator (versions 1, 2 and
 //! final, chapter 5), CoCoA-4-state, and the rate-based congestion counteractions IDC-CoAP
-//! and MBC-CoAP (chapter 6) with the §6.3 variants of IDC-CoAP. (BDP-CoAP, Ancillotti &
-//! Bruno's BBR-derived protocol, is not here yet: its RTO_init is CoCoA+'s, and embedding a
-//! CoCoA+ instance would almost triple the size of every [`crate::Algorithm`].)
+//! and MBC-CoAP (chapter 6) with the §6.3 variants of IDC-CoAP. BDP-CoAP, Ancillotti &
+//! Bruno's BBR-derived protocol the thesis compares them with, is [`crate::bdp`]: its RTO_init
+//! is CoCoA+'s, so it lives beside the CoCoA family's estimation code.
 //!
 //! | Name | Loss detection (RTO) | Counteraction after a loss |
 //! |---|---|---|

@@ -31,7 +31,7 @@ def test_sweep_list_and_errors(tiny_file):
     out = run("sweep", tiny_file, "--list").stdout
     assert out.startswith("tiny: 17 runs") and "mixed: groups[1] x 1 replications = 1 runs" in out
     r = run("sweep", "no-such-experiment", check=False)
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "valid: anrw18" in r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "valid: " in r.stderr and "anrw18" in r.stderr
     tiny_file.write_text(tiny_file.read_text().replace('"cocoa"', '"reno"'))
     r = run("sweep", tiny_file, "--out", tiny_file.parent / "x", check=False)
     assert r.returncode == 2 and "unknown algorithm 'reno'" in r.stderr

@@ -6,13 +6,7 @@ import json
 
 import pytest
 
-import coapcc
 from coapcc import custom
-
-pytestmark = pytest.mark.skipif(
-    not hasattr(getattr(coapcc, "_native", None), "simulate_custom_json"),
-    reason="needs the extension built with simulate_custom_json (scripts/setup)",
-)
 
 LONG_PATH = {"link.rest_of_path_min_ms": 2000.0, "link.rest_of_path_max_ms": 2000.0}
 

@@ -216,6 +216,28 @@ pub struct GroupReport {
     pub retransmissions_per_exchange: Vec<u64>,
 }
 
+impl GroupReport {
+    /// An empty report of group `group` whose configured `cc` is `[LABEL=]SPEC` (the label
+    /// split off into [`GroupReport::label`]), with `clients` clients and the given histogram.
+    pub fn empty(group: u32, cc: &str, clients: u32, retransmissions_per_exchange: Vec<u64>) -> Self {
+        let (label, cc) = crate::config::split_label(cc);
+        GroupReport {
+            group,
+            label: label.map(Into::into),
+            cc: cc.into(),
+            clients,
+            finished_flows: 0,
+            fct_s: None,
+            completed_exchanges: 0,
+            failed_exchanges: 0,
+            transmissions: 0,
+            retransmissions: 0,
+            unnecessary_retransmissions: 0,
+            retransmissions_per_exchange,
+        }
+    }
+}
+
 /// Order statistics (AMBIG-T10: linear interpolation between closest ranks).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Summary {

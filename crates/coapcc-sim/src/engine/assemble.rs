@@ -35,20 +35,7 @@ impl<'t, M: Model> Sim<'t, M> {
             .groups
             .iter()
             .enumerate()
-            .map(|(i, g)| GroupReport {
-                group: i as u32,
-                label: crate::config::split_label(&g.cc).0.map(Into::into),
-                cc: crate::config::split_label(&g.cc).1.into(),
-                clients: g.clients,
-                finished_flows: 0,
-                fct_s: None,
-                completed_exchanges: 0,
-                failed_exchanges: 0,
-                transmissions: 0,
-                retransmissions: 0,
-                unnecessary_retransmissions: 0,
-                retransmissions_per_exchange: self.groups[i].hist.clone(),
-            })
+            .map(|(i, g)| GroupReport::empty(i as u32, &g.cc, g.clients, self.groups[i].hist.clone()))
             .collect();
         let mut fcts: Vec<Vec<f64>> = vec![Vec::new(); groups.len()];
         for (i, cl) in self.clients.iter().enumerate() {

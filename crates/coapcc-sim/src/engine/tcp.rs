@@ -460,20 +460,7 @@ impl TcpSim<'_> {
             .groups
             .iter()
             .enumerate()
-            .map(|(i, g)| GroupReport {
-                group: i as u32,
-                label: crate::config::split_label(&g.cc).0.map(Into::into),
-                cc: crate::config::split_label(&g.cc).1.into(),
-                clients: g.clients,
-                finished_flows: 0,
-                fct_s: None,
-                completed_exchanges: 0,
-                failed_exchanges: 0,
-                transmissions: 0,
-                retransmissions: 0,
-                unnecessary_retransmissions: 0,
-                retransmissions_per_exchange: Vec::new(),
-            })
+            .map(|(i, g)| GroupReport::empty(i as u32, &g.cc, g.clients, Vec::new()))
             .collect();
         let mut fcts: Vec<Vec<f64>> = vec![Vec::new(); groups.len()];
         let mut delivered = 0u64;

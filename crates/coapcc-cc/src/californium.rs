@@ -8,13 +8,12 @@
 //! most 2 retransmissions (Californium's layer filters out the rest); LinuxRto and PeakhopperRto
 //! take strong samples (no retransmission) only. A failed exchange updates nothing.
 
-use core::fmt;
 use core::time::Duration;
 
 use crate::api::{AckInfo, CongestionControl, EstimatorSnapshot, Exchange, GiveUpReason, Snapshot, TimeoutAction};
 use crate::common::{Common, DitherMode};
 use crate::num::{cap, fabs, jround, ratio};
-use crate::params::{self, param, param_table, KvWriter, Param, ParamInfo, Params, Preset, SetError};
+use crate::params::{self, param, param_table, Param, ParamInfo, Params, Preset};
 use crate::rng::Entropy;
 use crate::time::{self, Instant};
 
@@ -132,23 +131,7 @@ param_table!(PH, PH_INFO: CfRtoConfig = [
 ]);
 
 impl Params for CfRtoConfig {
-    fn set(&mut self, key: &str, value: &str) -> Result<(), SetError> {
-        params::set_param(self.table(), self, key, value).unwrap_or_else(|| self.common.set(key, value))
-    }
-
-    fn shared_key(&self, name: &str) -> Option<&'static str> {
-        params::shared_key(self.table(), name).or_else(|| Common::shared_key(name))
-    }
-
-    fn write_value(&self, key: &str, w: &mut dyn fmt::Write) -> Option<fmt::Result> {
-        params::write_value(self.table(), self, key, w).or_else(|| self.common.write_value(key, w))
-    }
-
-    fn write(&self, w: &mut dyn fmt::Write) -> fmt::Result {
-        let mut w = KvWriter::new(w);
-        self.common.write(&mut w)?;
-        params::write_params(self.table(), self, &mut w)
-    }
+    params::table_params!();
 
     fn apply_preset(&mut self, preset: Preset) -> Result<(), ()> {
         // No publication ran these estimators on a reproduced testbed: every preset sets the

@@ -1,12 +1,10 @@
 //! Default CoAP (RFC 7252 binary exponential backoff) and its FullBackoff variants
 //! (Järvinen et al., ANRW 2018 §4.2). Specification §4.
 
-use core::fmt;
-
 use crate::api::{AckInfo, CongestionControl, Exchange, GiveUpReason, Snapshot, TimeoutAction};
 use crate::common::{Common, DitherMode};
 use crate::num::cap;
-use crate::params::{self, param, param_table, KvWriter, Param, ParamInfo, Params, Preset, SetError};
+use crate::params::{self, param, param_table, Param, ParamInfo, Params, Preset};
 use crate::rng::Entropy;
 use crate::time::{self, Instant};
 
@@ -139,23 +137,7 @@ param_table!(FB2, FB2_INFO: DefaultConfig = [
 ]);
 
 impl Params for DefaultConfig {
-    fn set(&mut self, key: &str, value: &str) -> Result<(), SetError> {
-        params::set_param(self.table(), self, key, value).unwrap_or_else(|| self.common.set(key, value))
-    }
-
-    fn shared_key(&self, name: &str) -> Option<&'static str> {
-        params::shared_key(self.table(), name).or_else(|| Common::shared_key(name))
-    }
-
-    fn write_value(&self, key: &str, w: &mut dyn fmt::Write) -> Option<fmt::Result> {
-        params::write_value(self.table(), self, key, w).or_else(|| self.common.write_value(key, w))
-    }
-
-    fn write(&self, w: &mut dyn fmt::Write) -> fmt::Result {
-        let mut w = KvWriter::new(w);
-        self.common.write(&mut w)?;
-        params::write_params(self.table(), self, &mut w)
-    }
+    params::table_params!();
 
     fn apply_preset(&mut self, preset: Preset) -> Result<(), ()> {
         *self = DefaultConfig::new(self.variant);

@@ -15,13 +15,11 @@
 //! any sample), S is SlowRTO (never dithered). `fasor-token` additionally feeds the RTT of the
 //! acknowledged copy to FastRTO and bases the series on `max(FastRTO, previous sample)`.
 
-use core::fmt;
-
 use crate::api::{AckInfo, CongestionControl, Exchange, GiveUpReason, Snapshot, TimeoutAction};
 use crate::common::{Common, DitherMode, CONTIKI_CLOCK_SECOND};
 use crate::estimator::{Estimator, EstimatorParams, FirstRttvar};
 use crate::num::{cap, pow2, round_to};
-use crate::params::{self, param, param_table, KvWriter, Param, ParamInfo, Params, Preset, SetError};
+use crate::params::{self, param, param_table, Param, ParamInfo, Params, Preset};
 use crate::rng::{unit_f64, Constant, Entropy, SplitMix64};
 use crate::time::{self, Instant};
 
@@ -274,23 +272,7 @@ param_table!(TOKEN, TOKEN_INFO: FasorConfig = [
 ]);
 
 impl Params for FasorConfig {
-    fn set(&mut self, key: &str, value: &str) -> Result<(), SetError> {
-        params::set_param(self.table(), self, key, value).unwrap_or_else(|| self.common.set(key, value))
-    }
-
-    fn shared_key(&self, name: &str) -> Option<&'static str> {
-        params::shared_key(self.table(), name).or_else(|| Common::shared_key(name))
-    }
-
-    fn write_value(&self, key: &str, w: &mut dyn fmt::Write) -> Option<fmt::Result> {
-        params::write_value(self.table(), self, key, w).or_else(|| self.common.write_value(key, w))
-    }
-
-    fn write(&self, w: &mut dyn fmt::Write) -> fmt::Result {
-        let mut w = KvWriter::new(w);
-        self.common.write(&mut w)?;
-        params::write_params(self.table(), self, &mut w)
-    }
+    params::table_params!();
 
     fn apply_preset(&mut self, preset: Preset) -> Result<(), ()> {
         *self = FasorConfig::new(self.token);

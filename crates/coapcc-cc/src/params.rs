@@ -180,7 +180,32 @@ macro_rules! param_table {
     };
 }
 
-pub(crate) use {param, param_table};
+/// The four [`Params`] methods every algorithm family writes the same way: its own parameter
+/// table (`self.table()`) first, then the common parameters (`self.common`). Expands inside an
+/// `impl Params for ...` block, next to the family's own `apply_preset` and friends.
+macro_rules! table_params {
+    () => {
+        fn set(&mut self, key: &str, value: &str) -> Result<(), $crate::params::SetError> {
+            $crate::params::set_param(self.table(), self, key, value).unwrap_or_else(|| self.common.set(key, value))
+        }
+
+        fn shared_key(&self, name: &str) -> Option<&'static str> {
+            $crate::params::shared_key(self.table(), name).or_else(|| $crate::common::Common::shared_key(name))
+        }
+
+        fn write_value(&self, key: &str, w: &mut dyn core::fmt::Write) -> Option<core::fmt::Result> {
+            $crate::params::write_value(self.table(), self, key, w).or_else(|| self.common.write_value(key, w))
+        }
+
+        fn write(&self, w: &mut dyn core::fmt::Write) -> core::fmt::Result {
+            let mut w = $crate::params::KvWriter::new(w);
+            self.common.write(&mut w)?;
+            $crate::params::write_params(self.table(), self, &mut w)
+        }
+    };
+}
+
+pub(crate) use {param, param_table, table_params};
 
 /// Why a parameter could not be set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -407,23 +407,7 @@ param_table!(CALIFORNIUM, CALIFORNIUM_INFO: CocoaConfig = [
 ]);
 
 impl Params for CocoaConfig {
-    fn set(&mut self, key: &str, value: &str) -> Result<(), SetError> {
-        params::set_param(self.table(), self, key, value).unwrap_or_else(|| self.common.set(key, value))
-    }
-
-    fn shared_key(&self, name: &str) -> Option<&'static str> {
-        params::shared_key(self.table(), name).or_else(|| Common::shared_key(name))
-    }
-
-    fn write_value(&self, key: &str, w: &mut dyn fmt::Write) -> Option<fmt::Result> {
-        params::write_value(self.table(), self, key, w).or_else(|| self.common.write_value(key, w))
-    }
-
-    fn write(&self, w: &mut dyn fmt::Write) -> fmt::Result {
-        let mut w = KvWriter::new(w);
-        self.common.write(&mut w)?;
-        params::write_params(self.table(), self, &mut w)
-    }
+    params::table_params!();
 
     fn apply_preset(&mut self, preset: Preset) -> Result<(), ()> {
         use CocoaVariant as V;

@@ -23,6 +23,22 @@ pub enum RtoMinMode {
 
 const RTO_MIN_MODES: &[(&str, RtoMinMode)] = &[("linux", RtoMinMode::Linux), ("rfc6298", RtoMinMode::Rfc6298)];
 
+/// What ends the exponential backoff of the retransmission timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RtoBackoffReset {
+    /// Linux and RFC 6298 §5 with Karn's rule: only a valid RTT sample (from a segment never
+    /// retransmitted; the model has no timestamps) recomputes the RTO and ends the backoff. An
+    /// ACK of new data without a sample re-arms the timer with the backed-off value
+    /// (`tcp_ack_update_rtt` resets `icsk_backoff`, `tcp_rearm_rto` uses `icsk_rto`).
+    Sample,
+    /// Every ACK of new data ends the backoff and re-arms the timer with the unbacked RTO of the
+    /// current SRTT/RTTVAR (ns-3's `TcpSocketBase::NewAck` does this).
+    Ack,
+}
+
+const RTO_BACKOFF_RESETS: &[(&str, RtoBackoffReset)] =
+    &[("sample", RtoBackoffReset::Sample), ("ack", RtoBackoffReset::Ack)];
+
 /// What the Reno ssthresh is computed from on a loss.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SsthreshBase {
@@ -52,6 +68,8 @@ pub struct TcpConfig {
     pub max_rto: f64,
     /// How `min_rto` is applied.
     pub rto_min_mode: RtoMinMode,
+    /// What ends the RTO backoff.
+    pub rto_backoff_reset: RtoBackoffReset,
     /// SYN retransmissions before the connection attempt fails.
     pub syn_retries: u32,
     /// SYN-ACK retransmissions before the passive side gives up.
@@ -89,6 +107,7 @@ impl TcpConfig {
         min_rto: 0.2,
         max_rto: 120.0,
         rto_min_mode: RtoMinMode::Linux,
+        rto_backoff_reset: RtoBackoffReset::Sample,
         syn_retries: 6,
         synack_retries: 5,
         delack: 0.2,
@@ -134,6 +153,7 @@ impl TcpConfig {
             "min_rto" => self.min_rto = parse_secs(v, false)?,
             "max_rto" => self.max_rto = parse_secs(v, false)?,
             "rto_min_mode" => self.rto_min_mode = parse_choice(v, RTO_MIN_MODES, "linux or rfc6298")?,
+            "rto_backoff_reset" => self.rto_backoff_reset = parse_choice(v, RTO_BACKOFF_RESETS, "sample or ack")?,
             "syn_retries" => self.syn_retries = parse_u32(v, 0, 255, "a count, 0-255")?,
             "synack_retries" => self.synack_retries = parse_u32(v, 0, 255, "a count, 0-255")?,
             "delack" => self.delack = parse_secs(v, true)?,
@@ -164,6 +184,7 @@ impl TcpConfig {
         w.kv("min_rto", self.min_rto)?;
         w.kv("max_rto", self.max_rto)?;
         w.kv("rto_min_mode", choice_name(self.rto_min_mode, RTO_MIN_MODES))?;
+        w.kv("rto_backoff_reset", choice_name(self.rto_backoff_reset, RTO_BACKOFF_RESETS))?;
         w.kv("syn_retries", self.syn_retries)?;
         w.kv("synack_retries", self.synack_retries)?;
         w.kv("delack", self.delack)?;
@@ -203,6 +224,7 @@ pub const TCP_INFO: &[ParamInfo] = &[
     ParamInfo { key: "min_rto", aliases: &["rto_min"], default: "0.2", values: "seconds > 0", doc: "Minimum RTO (Linux 200 ms; RFC 6298 1 s)." },
     ParamInfo { key: "max_rto", aliases: &["rto_max"], default: "120", values: "seconds > 0", doc: "Maximum (backed-off) RTO (Linux 120 s)." },
     ParamInfo { key: "rto_min_mode", aliases: &[], default: "linux", values: "linux, rfc6298", doc: "linux: RTO = SRTT + max(4 RTTVAR, min_rto); rfc6298: RTO = max(min_rto, SRTT + 4 RTTVAR)." },
+    ParamInfo { key: "rto_backoff_reset", aliases: &[], default: "sample", values: "sample, ack", doc: "What ends the RTO backoff: sample (Linux, RFC 6298 with Karn: only an RTT sample from a segment never retransmitted) or ack (every ACK of new data, as ns-3)." },
     ParamInfo { key: "syn_retries", aliases: &[], default: "6", values: "0-255", doc: "SYN retransmissions before connect fails (Linux 6; the study set 40)." },
     ParamInfo { key: "synack_retries", aliases: &[], default: "5", values: "0-255", doc: "SYN-ACK retransmissions before the passive side gives up (Linux 5; the study set 41)." },
     ParamInfo { key: "delack", aliases: &["delayed_ack"], default: "0.2", values: "seconds >= 0", doc: "Delayed-ACK timer (the study: a constant 200 ms)." },

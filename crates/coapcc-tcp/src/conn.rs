@@ -501,11 +501,16 @@ impl Connection {
                     self.sacked_out -= acked_pkts - 1;
                 }
             }
+            let mut sampled = false;
             if !retrans_acked {
                 if let (Some(f), Some(l)) = (first_ackt, last_ackt) {
                     self.take_rtt(now - f);
                     rs.rtt = Some((now - l).as_secs_f64());
+                    sampled = true;
                 }
+            }
+            if !sampled {
+                self.rto.new_data_acked();
             }
             self.rto_deadline = if self.queue.is_empty() { None } else { Some(now + dur(self.rto.rto())) };
         } else if ack == self.snd_una && pure && !self.queue.is_empty() {

@@ -1,7 +1,7 @@
 //! The retransmission timer: RFC 6298 smoothing with Linux's minimum and maximum, Karn's rule
 //! (the caller passes only samples from segments never retransmitted) and exponential backoff.
 
-use crate::config::{RtoMinMode, TcpConfig};
+use crate::config::{RtoBackoffReset, RtoMinMode, TcpConfig};
 
 /// RTT estimator and RTO state.
 #[derive(Clone, Debug)]
@@ -13,6 +13,7 @@ pub struct RtoEstimator {
     min_rto: f64,
     max_rto: f64,
     mode: RtoMinMode,
+    reset: RtoBackoffReset,
 }
 
 impl RtoEstimator {
@@ -26,6 +27,7 @@ impl RtoEstimator {
             min_rto: cfg.min_rto,
             max_rto: cfg.max_rto,
             mode: cfg.rto_min_mode,
+            reset: cfg.rto_backoff_reset,
         }
     }
 
@@ -50,6 +52,15 @@ impl RtoEstimator {
         }
         .min(self.max_rto);
         self.backoff = 0;
+    }
+
+    /// An ACK acknowledged new data without giving an RTT sample (Karn: it covered a
+    /// retransmitted segment). With [`RtoBackoffReset::Sample`] (Linux) the backoff stays; with
+    /// [`RtoBackoffReset::Ack`] it ends.
+    pub fn new_data_acked(&mut self) {
+        if self.reset == RtoBackoffReset::Ack {
+            self.backoff = 0;
+        }
     }
 
     /// Double the timer (a retransmission timeout happened).

@@ -158,6 +158,57 @@ fn rto_backoff_and_karn_on_a_lost_tail() {
 }
 
 #[test]
+fn rto_after_an_ack_of_retransmitted_data_keeps_or_ends_the_backoff() {
+    // The last two segments A and B are lost, and B's first retransmission too. RTO 1 (at one
+    // RTO `base` after the tail was sent) doubles the timer and retransmits A alone (cwnd 1).
+    // A's ACK acknowledges new data but gives no RTT sample (Karn: A was retransmitted), and
+    // re-arms the timer; B's retransmission is lost, so RTO 2 fires one timer length after that
+    // ACK. Linux (`rto_backoff_reset=sample`, the default): the backoff stays, the timer is
+    // 2 base and RTO 2 makes it 4 base. `ack`: the ACK ends the backoff, the timer is base and
+    // RTO 2 makes it 2 base.
+    let b_seq = 3 + 256 * 400;
+    let a_seq = b_seq - 256;
+    for (mode, after_ack, after_rto2) in [("sample", 2.0, 4.0), ("ack", 1.0, 2.0)] {
+        let cfg = TcpCcConfig::parse(&format!("newreno:preset=helsinki2018,rto_backoff_reset={mode}")).unwrap();
+        let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1);
+        p.server.enable_trace();
+        let b_drops = Rc::new(RefCell::new(0));
+        let b2 = b_drops.clone();
+        p.set_drop_rule(move |d, s, _| {
+            if d != Dir::Down || s.len == 0 {
+                return false;
+            }
+            if s.seq == a_seq && !s.retransmission {
+                return true;
+            }
+            if s.seq == b_seq && *b2.borrow() < 2 {
+                *b2.borrow_mut() += 1;
+                return true;
+            }
+            false
+        });
+        let r = p.transfer(102_408).unwrap();
+        assert_eq!(*b_drops.borrow(), 2, "{mode}");
+        assert_eq!(r.server.rto_expiries, 2, "{mode}");
+        assert_eq!(r.server.fast_retransmits, 0, "{mode}");
+        let t = &r.server_trace;
+        let rtos: Vec<_> = t.iter().filter(|x| x.event == TraceEvent::Rto).collect();
+        assert_eq!(rtos.len(), 2);
+        assert_eq!(rtos[0].seq, a_seq);
+        assert_eq!(rtos[1].seq, b_seq);
+        // The unbacked RTO: RTO 1's record shows it doubled.
+        let base = rtos[0].rto / 2.0;
+        let ack = t.iter().find(|x| x.event == TraceEvent::Ack && x.time > rtos[0].time).unwrap();
+        assert_eq!(ack.seq, b_seq, "{mode}: the ACK of A");
+        assert!(close(ack.rto, after_ack * base, 1e-9), "{mode}: {} vs {}", ack.rto, after_ack * base);
+        let gap = (rtos[1].time - ack.time).as_secs_f64();
+        assert!(close(gap, after_ack * base, 1e-6), "{mode}: {gap} vs {}", after_ack * base);
+        assert!(close(rtos[1].rto, after_rto2 * base, 1e-9), "{mode}: {} vs {}", rtos[1].rto, after_rto2 * base);
+        assert_eq!(r.client.bytes_delivered, 2 + 102_408);
+    }
+}
+
+#[test]
 fn bbr_states_and_gains_on_the_testbed() {
     let mut p = Pipe::new(&helsinki("bbr"), PipeConfig::testbed(), 1);
     p.server.enable_trace();

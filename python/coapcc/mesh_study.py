@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import ConfigError, canonical_json
+from .experiment import Block
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -109,22 +110,9 @@ _SCALARS = (
 # -- experiment files -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class MeshBlock:
-    """A cartesian product over ``grid`` (mesh configuration keys) on top of the bases."""
-
-    name: str
-    grid: Mapping[str, list]
-    base: Mapping[str, Any] = field(default_factory=dict)
-    replications: int | None = None
-    description: str = ""
-
-    def points(self) -> list[dict]:
-        """Every assignment of the grid, first key outermost, in file order."""
-        import itertools
-
-        keys = list(self.grid)
-        return [dict(zip(keys, vals)) for vals in itertools.product(*(self.grid[k] for k in keys))]
+#: A block of a mesh experiment: the same cartesian product over ``grid`` as a simulator
+#: experiment's block (the keys are mesh configuration fields here).
+MeshBlock = Block
 
 
 @dataclass(frozen=True)
@@ -325,7 +313,7 @@ def plan(exp: MeshExperiment) -> list[MeshRun]:
     from .experiment import _seed_from_point, max_runs
     from .meshsim import mesh_config
 
-    total = sum(len(b.points()) * (b.replications or exp.replications) for b in exp.blocks)
+    total = sum(b.size() * (b.replications or exp.replications) for b in exp.blocks)
     if total > max_runs():
         raise ConfigError("grid", f"experiment {exp.name!r} has {total:,} runs, more than {max_runs():,}")
     runs: dict[str, MeshRun] = {}
@@ -374,7 +362,7 @@ def plan_summary(exp: MeshExperiment, runs: list[MeshRun]) -> str:
         dims = " x ".join(f"{k}[{len(v)}]" for k, v in b.grid.items()) or "1 point"
         reps = b.replications or exp.replications
         shared = sum(1 for r in runs if b.name in r.blocks and r.block != b.name)
-        line = f"  {b.name}: {dims} x {reps} replications = {len(b.points()) * reps} runs"
+        line = f"  {b.name}: {dims} x {reps} replications = {b.size() * reps} runs"
         if shared:
             line += f" ({shared} already in an earlier block, run once)"
         lines.append(line)

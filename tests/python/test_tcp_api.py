@@ -102,3 +102,44 @@ def test_udp_hashes_unchanged_by_the_transport_field(cfg, digest):
     # Digests computed before the transport and bulk workload existed.
     assert config_hash(cfg) == digest
     assert "transport" not in cfg.to_dict()
+
+
+def test_sweep_stores_tcp_columns_next_to_udp_runs(tmp_path):
+    from coapcc.experiment import Experiment
+    from coapcc.sweeper import sweep
+
+    exp = Experiment.from_dict(
+        {
+            "name": "tcp-mini",
+            "seed": 5,
+            "replications": 2,
+            "base": {"preset": "helsinki2018", "workload": "bulk:20000", "buffer_bytes": 14100},
+            "block": [
+                {"name": "udp", "grid": {"algorithm": ["default"]}},
+                {"name": "tcp", "base": {"transport": "tcp"}, "grid": {"algorithm": ["newreno", "bbr"]}},
+            ],
+        }
+    )
+    out = sweep(exp, tmp_path / "ds", workers=1, progress=False).out
+    res = coapcc.load_results(out)
+    runs = res.runs.set_index("algorithm")
+    assert set(runs["transport"]) == {"udp", "tcp"}
+    tcp = runs.loc[["newreno", "bbr"]]
+    assert (tcp["segments_sent"] > 0).all() and tcp["rto_expiries"].notna().all()
+    assert runs.loc["default", "segments_sent"].isna().all()
+    flows = res.flows[res.flows["transport"] == "tcp"]
+    assert len(flows) == 4 and (flows["bytes_delivered"] > 20000).all()
+    # The runs' sums are those of their flows.
+    assert int(flows["segments_sent"].sum()) == int(tcp["segments_sent"].sum())
+
+
+def test_catalogue_has_the_coap_tcp_thesis_grid():
+    from coapcc.experiment import find_experiment
+
+    exp = find_experiment("coap-tcp-thesis")
+    runs = [r.config for r in exp.runs()]
+    assert len(runs) == (2 * 2 + 2 + 1) * 4 * 4 * 20
+    assert {c.transport for c in runs} == {"udp", "tcp"}
+    assert {c.workload for c in runs} == {"bulk:102400"}
+    assert {c.clients for c in runs if c.algorithm == "bbr"} == {1}
+    assert {c.label for c in runs if c.transport == "tcp"} == {"newreno", "bbr"}

@@ -12,7 +12,7 @@ names the offending key and the valid choices::
     >>> SimConfig(workload="bursty")
     Traceback (most recent call last):
     ...
-    coapcc.config.ConfigError: workload: unknown value 'bursty' (valid: continuous, random)
+    coapcc.config.ConfigError: workload: unknown value 'bursty' (valid: continuous, random, bulk:BYTES)
 
 :func:`to_native` is the one place that maps a :class:`SimConfig` to the simulator's JSON
 configuration (``coapcc._native.simulate_json``); everything else (hashes, seeds, tables) works
@@ -57,6 +57,7 @@ __all__ = [
     "Server",
     "SimConfig",
     "WORKLOADS",
+    "TRANSPORTS",
     "ERROR_PROFILES",
     "to_native",
     "config_hash",
@@ -68,8 +69,40 @@ __all__ = [
 
 #: The values of every enumerated field, as the simulator declares them.
 _CHOICES = {k: tuple(v) for k, v in limits()["choices"].items()}
-#: Workloads of the short-lived experiments (``continuous``, ``random``).
+#: Workloads of the short-lived experiments (``continuous``, ``random``); ``bulk:BYTES`` (one
+#: GET of a BYTES-byte resource per client) is parametric.
 WORKLOADS = _CHOICES["workload"]
+#: Transports carrying CoAP: ``udp`` (RFC 7252, the default) or ``tcp`` (RFC 8323 on the
+#: simulator's TCP model; group algorithms are TCP specs ``newreno[:k=v]``/``bbr[:k=v]``).
+TRANSPORTS = ("udp", "tcp")
+
+
+def check_workload(value: Any, key: str = "workload") -> str:
+    """``continuous``, ``random`` or ``bulk:BYTES`` (BYTES a positive integer), normalised.
+
+    >>> check_workload("bulk: 102400")
+    'bulk:102400'
+    """
+    if isinstance(value, str) and value.strip().lower().startswith("bulk"):
+        head, sep, size = value.strip().partition(":")
+        size = size.strip().replace("_", "")
+        if head.strip().lower() != "bulk" or not sep or not size.isdigit() or int(size) < 1:
+            raise ConfigError(key, f"expected bulk:BYTES with BYTES a positive integer, got {value!r}")
+        return f"bulk:{int(size)}"
+    if not isinstance(value, str) or value not in WORKLOADS:
+        raise ConfigError(
+            key,
+            f"unknown value {value!r}{did_you_mean(str(value), WORKLOADS)}",
+            [*WORKLOADS, "bulk:BYTES"],
+        )
+    return value
+
+
+def bulk_bytes(workload: str) -> int | None:
+    """The resource size of a ``bulk:BYTES`` workload, ``None`` for the others."""
+    return int(workload.split(":", 1)[1]) if workload.startswith("bulk:") else None
+
+
 #: Named link-error profiles; ``bernoulli:P``, ``ge:P,R,K,H`` and ``ge-time:T_L,T_B,K,H`` are
 #: parametric.
 ERROR_PROFILES = tuple(limits()["profiles"])
@@ -449,7 +482,9 @@ ERROR_CLOCKS = _CHOICES["error_clock"]
 #: Fields that a configuration lists in :meth:`SimConfig.to_dict` only when they are set (they
 #: were added after the first datasets: leaving them out keeps every earlier run's identity,
 #: hence its derived seed, unchanged).
-_OPTIONAL_FIELDS = ("profile", "transmission")
+_OPTIONAL_FIELDS = ("profile", "transmission", "transport")
+#: The value an optional field has when it is unset (left out of :meth:`SimConfig.to_dict`).
+_UNSET = {"transport": "udp"}
 
 
 @dataclass(frozen=True)
@@ -517,9 +552,17 @@ class SimConfig:
     error_clock: str = "time"
     #: Mean burst length in packets of the medium/high chains with ``error_clock = packet``.
     error_burst_packets: float = 5.0
-    #: ``continuous`` (one client, CC state kept over all exchanges) or ``random`` (batches of
-    #: ``batch_min``-``batch_max`` exchanges, CC state reset between batches).
+    #: ``continuous`` (one client, CC state kept over all exchanges), ``random`` (batches of
+    #: ``batch_min``-``batch_max`` exchanges, CC state reset between batches) or
+    #: ``bulk:BYTES`` (one GET of a BYTES-byte resource per client: over UDP a Block2
+    #: transfer on the full endpoint model, over TCP one response over one connection;
+    #: ``exchanges`` is not used).
     workload: str = _WORKLOAD["kind"]
+    #: Transport carrying CoAP: ``udp`` (RFC 7252 with the congestion control of the
+    #: algorithm registry) or ``tcp`` (RFC 8323 on the simulator's TCP model: every group's
+    #: algorithm is a TCP spec ``newreno[:k=v]`` or ``bbr[:k=v]``, presets such as
+    #: ``helsinki2018`` apply; ``profile`` and ``transmission`` do not).
+    transport: str = "udp"
     #: Successful request-response pairs per flow (the papers: 50).
     exchanges: int = _WORKLOAD["exchanges"]
     #: Random workload: batch sizes are uniform integers in [batch_min, batch_max] (the
@@ -595,7 +638,19 @@ class SimConfig:
             _check_float("error_burst_packets", self.error_burst_packets, 1.0, 1e9),
         )
         set_(self, "errors", check_errors(self.errors, "errors", self.error_clock, self.error_burst_packets))
-        _check_choice("workload", self.workload, WORKLOADS)
+        set_(self, "workload", check_workload(self.workload))
+        _check_choice("transport", self.transport, TRANSPORTS)
+        if self.transport == "tcp":
+            if self.profile is not None:
+                raise ConfigError(
+                    "profile", "a testbed profile sets CoAP-over-UDP parameters; it does not apply to tcp"
+                )
+            if self.transmission:
+                raise ConfigError(
+                    "transmission",
+                    "shared CoAP-over-UDP transmission parameters do not apply to tcp "
+                    f"(got {', '.join(self.transmission)})",
+                )
         set_(self, "exchanges", _check_int("exchanges", self.exchanges, 1, _U32))
         set_(self, "batch_min", _check_int("batch_min", self.batch_min, 1, _U32))
         set_(self, "batch_max", _check_int("batch_max", self.batch_max, 1, _U32))
@@ -721,7 +776,7 @@ class SimConfig:
         out = {}
         for f in _fields(SimConfig):
             v = getattr(self, f.name)
-            if f.name in _OPTIONAL_FIELDS and not v:
+            if f.name in _OPTIONAL_FIELDS and (not v or v == _UNSET.get(f.name)):
                 continue
             if f.name == "groups":
                 v = [g.to_dict() for g in v]
@@ -773,6 +828,7 @@ class SimConfig:
         data["transmission"] = json.loads(data["transmission"]) if data.get("transmission") else {}
         data["preset"] = data.get("preset") or None
         data["profile"] = data.get("profile") or None
+        data["transport"] = data.get("transport") or "udp"
         return cls(**data)
 
     def _group_list(self) -> list[tuple[Group, int]]:
@@ -792,8 +848,9 @@ class SimConfig:
         return [g.name for g, _ in self._group_list()]
 
     def shared_transmission(self) -> dict[str, Any]:
-        """The shared parameters every group gets: the profile's, then ``transmission``."""
-        if not self.profile:
+        """The shared parameters every group gets: the profile's, then ``transmission`` (none
+        over TCP)."""
+        if self.transport == "tcp" or not self.profile:
             return dict(self.transmission)
         return {**profile_params(self.profile), **self.transmission}
 
@@ -829,7 +886,10 @@ class SimConfig:
 
     def resolved_specs(self) -> list[str]:
         """Fully resolved algorithm spec of every group (validates them). An error caused by
-        ``preset`` or ``transmission`` is reported under that key."""
+        ``preset`` or ``transmission`` is reported under that key. TCP specs are resolved by
+        the simulator's TCP model (not the UDP registry)."""
+        if self.transport == "tcp":
+            return self._resolved_tcp_specs()
         out = []
         for i, (written, _) in enumerate(self.group_counts()):
             key = f"groups[{i}].algorithm" if self.groups else "algorithm"
@@ -844,6 +904,17 @@ class SimConfig:
                 bad = next((k for k in self.transmission if k in message), None)
                 raise ConfigError(f"transmission.{bad}" if bad else key, message) from None
         return out
+
+    def _resolved_tcp_specs(self) -> list[str]:
+        try:
+            resolved = resolve_sim_config(to_native(self))
+        except ValueError as e:
+            key, _, message = str(e).partition(": ")
+            key = _python_key(key, bool(self.groups))
+            if self.preset and "preset" in message and self.preset in message:
+                key = "preset"
+            raise ConfigError(key, message or str(e)) from None
+        return [split_label(g["cc"])[1] for g in resolved["groups"]]
 
     def groups_table(self, differences: bool = False):
         """Every group's resolved configuration side by side (a pandas DataFrame, one row per
@@ -947,7 +1018,7 @@ def to_native(cfg: SimConfig) -> dict:
         "seed": cfg.seed,
         "groups": [{"cc": spec, "clients": n} for spec, n in cfg.algorithm_specs()],
         "workload": {
-            "kind": cfg.workload,
+            "kind": {"bulk": bulk_bytes(cfg.workload)} if cfg.workload.startswith("bulk:") else cfg.workload,
             "exchanges": cfg.exchanges,
             "batch_min": cfg.batch_min,
             "batch_max": cfg.batch_max,
@@ -960,6 +1031,8 @@ def to_native(cfg: SimConfig) -> dict:
         "metrics": {"unnecessary_def": cfg.unnecessary_def},
         "max_sim_time_s": cfg.max_sim_time_s,
     }
+    if cfg.transport != "udp":  # the simulator omits the default too
+        out["transport"] = cfg.transport
     if cfg.endpoint_model != "compact":  # the simulator omits the default too
         out["endpoint"] = {"model": cfg.endpoint_model}
     return out

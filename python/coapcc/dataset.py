@@ -61,7 +61,16 @@ __all__ = [
 ]
 
 #: Configuration columns that identify a case (what the report groups by).
-CASE_COLUMNS = ("algorithm", "clients", "buffer_bytes", "workload", "errors", "exchanges", "preset")
+CASE_COLUMNS = (
+    "algorithm",
+    "clients",
+    "buffer_bytes",
+    "workload",
+    "errors",
+    "exchanges",
+    "preset",
+    "transport",
+)
 
 #: Per-flow columns of the simulator's report.
 FLOW_FIELDS = (
@@ -74,6 +83,15 @@ FLOW_FIELDS = (
     "unnecessary_retransmissions",
     "failed_exchanges",
     "completed_exchanges",
+)
+
+#: Per-flow counts of a TCP run (``transport = "tcp"``) that a run's row sums (empty for UDP).
+TCP_RUN_FIELDS = (
+    "segments_sent",
+    "retransmitted_segments",
+    "rto_expiries",
+    "fast_retransmits",
+    "bytes_delivered",
 )
 
 _PARQUET_OPTIONS = {"compression": "snappy", "write_statistics": False}
@@ -121,6 +139,8 @@ def _arrow_type(name: str):
         return pa.list_(pa.int64())
     if name in ("truncated",):
         return pa.bool_()
+    if name in TCP_RUN_FIELDS:
+        return pa.int64()
     if name in ("cc", "coapcc_version"):
         return pa.string()
     return None
@@ -175,6 +195,8 @@ def encode_run(ident: dict[str, Any], cfg: SimConfig, report: dict) -> bytes:
     ):
         col = flow_cols.get(k, ())
         run[k] = int(sum(col)) if None not in col else int(sum(int(x or 0) for x in col))
+    for k in TCP_RUN_FIELDS if "segments_sent" in flow_cols else ():  # a UDP run's row is unchanged
+        run[k] = int(sum(int(x or 0) for x in flow_cols[k]))
     run["retransmissions_per_exchange"] = hist
     for k in ("useful_fraction", "sim_time_s", "wall_s", "events", "truncated"):
         run[k] = report.get(k)

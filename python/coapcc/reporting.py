@@ -53,6 +53,10 @@ FIGURES = {
     "retransmissions": "Retransmissions per flow (all copies after the first, over the flow's exchanges).",
     "unnecessary": "Unnecessary retransmissions per flow (copy k is unnecessary iff an earlier copy reached "
     "the server and its response reached the client).",
+    "segments": "CoAP over TCP: data segments sent per flow (retransmissions included), pooled over "
+    "replications. Boxes: quartiles; line: median; whiskers: 10th and 90th percentiles.",
+    "rto": "CoAP over TCP: retransmission timeouts (RTO expiries) per flow, pooled over replications. "
+    "Boxes: quartiles; line: median; whiskers: 10th and 90th percentiles.",
     "histogram": "Retransmissions per exchange: share of the completed exchanges that needed exactly k "
     "retransmissions, pooled over flows and replications, at the largest number of clients "
     "of each panel.",
@@ -499,6 +503,14 @@ def report(
                 omitted.append(
                     {"id": fig_id, "text": f"none: no flow of any single-algorithm run had {ylabel[:-9]}."}
                 )
+    # CoAP over TCP (transport = "tcp"): data segments sent and RTO expiries per transfer.
+    for fig_id, col, ylabel in (
+        ("segments", "segments_sent", "TCP segments sent per flow"),
+        ("rto", "rto_expiries", "TCP RTO expiries per flow"),
+    ):
+        if len(single_flows) and col in single_flows and single_flows[col].notna().any():
+            tcp_flows = single_flows[single_flows[col].notna()]
+            add(fig_id, F.box_figure(ordered(tcp_flows), col, ylabel, dims, scale="linear"))
     hist_parts = []
     for r, name in zip(results, names):
         h = r.histogram

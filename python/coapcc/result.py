@@ -13,7 +13,7 @@ from typing import Any
 
 from .config import SimConfig
 
-__all__ = ["SimResult", "FLOW_COLUMNS", "LINK_COLUMNS"]
+__all__ = ["SimResult", "FLOW_COLUMNS", "TCP_FLOW_COLUMNS", "LINK_COLUMNS"]
 
 #: Per-flow columns of the simulator's report, in order.
 FLOW_COLUMNS = (
@@ -25,6 +25,17 @@ FLOW_COLUMNS = (
     "retransmissions",
     "unnecessary_retransmissions",
     "failed_exchanges",
+)
+#: Per-flow columns of a TCP run (``transport = "tcp"``), after :data:`FLOW_COLUMNS`:
+#: connection set-up time (s, empty if the handshake never completed), data segments sent,
+#: of which retransmitted, RTO expiries, fast retransmits and payload bytes delivered.
+TCP_FLOW_COLUMNS = (
+    "setup_s",
+    "segments_sent",
+    "retransmitted_segments",
+    "rto_expiries",
+    "fast_retransmits",
+    "bytes_delivered",
 )
 #: Per-direction link counters of the simulator's report (packet counts are appended as found).
 LINK_COLUMNS = ("offered_bytes", "delivered_bytes", "buffer_drop_bytes", "error_loss_bytes", "busy_fraction")
@@ -116,6 +127,11 @@ class SimResult:
         df = pd.DataFrame(rows)
         if not len(df.columns):
             df = pd.DataFrame(columns=list(FLOW_COLUMNS))
+        tcp = self.config.transport == "tcp"
+        if tcp:
+            for c in TCP_FLOW_COLUMNS:
+                if c not in df.columns:
+                    df[c] = pd.Series([None] * len(df), dtype="float64" if c == "setup_s" else "Int64")
         labels = self.config.group_labels()
         if "group" in df.columns:
             df.insert(
@@ -125,7 +141,7 @@ class SimResult:
             )
         df.insert(0, "seed", pd.Series([self.seed] * len(df), dtype="uint64"))
         first = ["seed", "client", "group", "label"]
-        cols = [c for c in (*first, *FLOW_COLUMNS) if c in df.columns]
+        cols = [c for c in (*first, *FLOW_COLUMNS, *(TCP_FLOW_COLUMNS if tcp else ())) if c in df.columns]
         cols = list(dict.fromkeys(cols)) + [c for c in df.columns if c not in cols]
         return df[cols]
 
@@ -237,6 +253,7 @@ _INT_SUMMARY = (
     "unnecessary_retransmissions",
     "failed_exchanges",
     "seed",
+    *TCP_FLOW_COLUMNS[1:],
 )
 
 
@@ -249,6 +266,9 @@ def _flow_summary(flows) -> dict:
         out[f"fct_{k}"] = d[k]
     for col in ("transmissions", "retransmissions", "unnecessary_retransmissions", "failed_exchanges"):
         if col in flows:
+            out[col] = int(flows[col].sum())
+    for col in TCP_FLOW_COLUMNS[1:]:
+        if col in flows and flows[col].notna().any():
             out[col] = int(flows[col].sum())
     if "unnecessary_retransmissions" in flows and len(flows):
         out["unnecessary_retransmissions_median"] = float(flows["unnecessary_retransmissions"].median())

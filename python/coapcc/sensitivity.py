@@ -101,9 +101,8 @@ class Transfer:
 
 
 #: Block2 over UDP and CoAP over TCP, one 102 400-byte GET by one client over the testbed's
-#: default 28 200 B buffer (the CoAP-over-TCP study's transfer). They run once the simulator
-#: has the ``bulk:BYTES`` workload and the TCP transport; until then the summary lists them
-#: as skipped.
+#: default 28 200 B buffer (the CoAP-over-TCP study's transfer). A row the simulator rejects is
+#: listed as skipped in the summary.
 TRANSFERS: tuple[Transfer, ...] = (
     Transfer(
         "Block2 Default",

@@ -515,3 +515,41 @@ def timeline_figure(runs: list[tuple[str, str, Any]], bins: int = 40):
         axes[j // 2][j % 2].set_visible(False)
     fig.tight_layout()
     return fig
+
+
+def tcp_seq_figure(panels: list[tuple[str, str, list[dict]]]):
+    """One panel per (algorithm, description, TCP trace records of one flow): the sequence
+    number of every data segment sent over time (retransmissions marked) and the congestion
+    window, the study's sequence/cwnd plot."""
+    from matplotlib.figure import Figure
+
+    n = len(panels)
+    cols = min(n, 2)
+    rows = (n + cols - 1) // cols
+    fig = Figure(figsize=(7.5 * cols, 3.4 * rows))
+    axes = fig.subplots(rows, cols, squeeze=False)
+    for i, (alg, desc, recs) in enumerate(panels):
+        ax = axes[i // cols][i % cols]
+        first, again = ([], []), ([], [])
+        for r in recs:
+            if r.get("len", 0) <= 0 or r.get("event") not in ("send", "retransmit"):
+                continue
+            target = again if r["event"] == "retransmit" else first
+            target[0].append(r["time_s"])
+            target[1].append(r["seq"] / 1024)
+        ax.scatter(first[0], first[1], s=4, color="tab:blue", label="segment sent")
+        if again[0]:
+            ax.scatter(again[0], again[1], s=14, marker="x", color="tab:red", label="retransmission")
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("sequence number (KiB)")
+        ax.set_title(f"{alg}: {desc}", fontsize=9)
+        cw = [(r["time_s"], r["cwnd"]) for r in recs if r.get("cwnd") is not None]
+        if cw:
+            ax2 = ax.twinx()
+            ax2.step([t for t, _ in cw], [c for _, c in cw], where="post", color="tab:green", lw=0.8)
+            ax2.set_ylabel("cwnd (segments)", color="tab:green")
+        ax.legend(loc="upper left", fontsize=7)
+    for j in range(n, rows * cols):
+        axes[j // cols][j % cols].set_visible(False)
+    fig.tight_layout()
+    return fig

@@ -64,6 +64,9 @@ FIGURES = {
     "transmission; crosses: timers that expired and caused a retransmission), the RTT of each "
     "exchange (from the first transmission to the response) and the RTO the next exchange "
     "starts from. The flow with the most retransmissions of the traced run.",
+    "tcp-seq": "CoAP over TCP, one transfer per algorithm of the traced case: the sequence number of "
+    "every data segment the server sent over time (crosses: retransmissions) and the congestion window "
+    "(green, segments), as in the Helsinki CoAP-over-TCP study.",
     "timeline": "The traced runs as a whole over time: goodput (exchanges completed per second, all "
     "clients) and retransmissions sent per second.",
 }
@@ -311,6 +314,22 @@ def _traces(res: Results, rows: list, runner_trace, log) -> tuple[list, list, li
     return panels, runs_panels, notes
 
 
+def _tcp_seq_panels(res: Results, notes: list[dict]) -> list[tuple[str, str, list[dict]]]:
+    """The TCP trace records (sender events) of the traced flow of each traced TCP run."""
+    panels = []
+    for n in notes:
+        path = res.path / "traces" / n["trace"]
+        recs = []
+        with open(path) as f:
+            for line in f:
+                r = json.loads(line)
+                if "event" in r and r.get("flow") == n["client"]:
+                    recs.append(r)
+        if recs:
+            panels.append((n["algorithm"], f"flow {n['client']}", recs))
+    return panels
+
+
 # -- the report ---------------------------------------------------------------------------------
 
 
@@ -532,6 +551,9 @@ def report(
             if panels:
                 add("trace", F.trace_figure(panels), notes=_table(pd.DataFrame(trace_notes)))
                 add("timeline", F.timeline_figure(whole))
+            tcp_panels = _tcp_seq_panels(res, trace_notes)
+            if tcp_panels:
+                add("tcp-seq", F.tcp_seq_figure(tcp_panels))
         except Exception as e:  # noqa: BLE001 - the rest of the report is still useful
             print(f"report: warning: no trace figure: {type(e).__name__}: {e}", file=log)
             omitted.append({"id": "trace", "text": f"no trace figure: {type(e).__name__}: {e}"})

@@ -2,6 +2,7 @@
 ``workload = "bulk:BYTES"``, the TCP flow columns, and the errors of bad inputs."""
 
 import math
+import os
 
 import pytest
 
@@ -131,6 +132,30 @@ def test_sweep_stores_tcp_columns_next_to_udp_runs(tmp_path):
     assert len(flows) == 4 and (flows["bytes_delivered"] > 20000).all()
     # The runs' sums are those of their flows.
     assert int(flows["segments_sent"].sum()) == int(tcp["segments_sent"].sum())
+    # The report of a TCP study draws the TCP figures, the sequence/cwnd trace of one transfer
+    # per algorithm among them (PNG only: fast).
+    from coapcc.reporting import report
+
+    tcp_only = Experiment.from_dict(
+        {
+            "name": "tcp-report",
+            "seed": 5,
+            "replications": 1,
+            "base": {
+                "preset": "helsinki2018",
+                "workload": "bulk:20000",
+                "buffer_bytes": 2500,
+                "transport": "tcp",
+            },
+            "block": [{"name": "tcp", "grid": {"algorithm": ["newreno", "bbr"]}}],
+        }
+    )
+    out = sweep(tcp_only, tmp_path / "ds-tcp", workers=1, progress=False).out
+    with open(os.devnull, "w") as quiet:
+        html = report(out, formats=("png",), log=quiet).read_text()
+    for fig in ("segments", "rto", "tcp-seq"):
+        assert (out / "figures" / f"{fig}.png").stat().st_size > 1000, fig
+        assert f'id="fig-{fig}"' in html, fig
 
 
 def test_catalogue_has_the_coap_tcp_thesis_grid():

@@ -43,6 +43,7 @@ two experiments with the same base seed is the same run. See :func:`derive_seed`
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import os
@@ -313,42 +314,8 @@ class Experiment:
             )
 
     def quick_variant(self) -> Experiment:
-        """The ``--quick`` version: ``[quick]`` replications, base overrides and grid trims.
-
-        ``[quick.grid]`` keeps, in every block that sweeps a key, only the listed values; a
-        block left with an empty grid dimension is dropped.
-        """
-        q = self.quick
-        keep = dict(q.get("grid", {}))
-        blocks = []
-        for b in self.blocks:
-            grid = {}
-            for k, vals in b.grid.items():
-                if k in keep:
-                    vals = [v for v in vals if v in keep[k]]
-                grid[k] = vals
-            if all(grid.values()):
-                blocks.append(
-                    Block(
-                        name=b.name,
-                        grid=grid,
-                        base=b.base,
-                        replications=None if "replications" in q else b.replications,
-                        description=b.description,
-                    )
-                )
-        return Experiment(
-            name=f"{self.name}-quick",
-            blocks=tuple(blocks),
-            base={**self.base, **q.get("base", {})},
-            seed=self.seed,
-            replications=int(q.get("replications", self.replications)),
-            title=self.title,
-            description=self.description,
-            quick={},
-            source=self.source,
-            path=self.path,
-        )
+        """The ``--quick`` version (see :func:`quick_variant`)."""
+        return quick_variant(self)
 
     def points(self) -> list[tuple[Block, int, dict, SimConfig]]:
         """Every grid point: ``(block, index, assignment, configuration)`` (validated; the
@@ -472,3 +439,27 @@ def find_experiment(name_or_path: str) -> Experiment:
             "experiment", f"no experiment file or catalogue entry {name_or_path!r}", sorted(entries)
         )
     return load_experiment(entries[name_or_path])
+
+
+def quick_variant(exp):
+    """The ``--quick`` version of an experiment (a simulator or a mesh one): ``[quick]``
+    replications, base overrides and grid trims. ``[quick.grid]`` keeps, in every block that
+    sweeps a key, only the listed values; a block left with an empty grid dimension is dropped."""
+    q = exp.quick
+    keep = dict(q.get("grid", {}))
+    blocks = []
+    for b in exp.blocks:
+        grid = {k: [v for v in vals if k not in keep or v in keep[k]] for k, vals in b.grid.items()}
+        if all(grid.values()):
+            reps = None if "replications" in q else b.replications
+            blocks.append(
+                Block(name=b.name, grid=grid, base=b.base, replications=reps, description=b.description)
+            )
+    return dataclasses.replace(
+        exp,
+        name=f"{exp.name}-quick",
+        blocks=tuple(blocks),
+        base={**exp.base, **q.get("base", {})},
+        replications=int(q.get("replications", exp.replications)),
+        quick={},
+    )

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import ConfigError, canonical_json
-from .experiment import Block
+from .experiment import Block, quick_variant
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -204,28 +204,8 @@ class MeshExperiment:
         )
 
     def quick_variant(self) -> MeshExperiment:
-        """The ``--quick`` version: ``[quick]`` replications, base overrides and grid trims
-        (``[quick.grid]`` keeps only the listed values of a key; a block left empty is dropped)."""
-        q = self.quick
-        keep = dict(q.get("grid", {}))
-        blocks = []
-        for b in self.blocks:
-            grid = {k: [v for v in vals if k not in keep or v in keep[k]] for k, vals in b.grid.items()}
-            if all(grid.values()):
-                reps = None if "replications" in q else b.replications
-                blocks.append(MeshBlock(b.name, grid, b.base, reps, b.description))
-        return MeshExperiment(
-            name=f"{self.name}-quick",
-            blocks=tuple(blocks),
-            base={**self.base, **q.get("base", {})},
-            seed=self.seed,
-            replications=int(q.get("replications", self.replications)),
-            title=self.title,
-            description=self.description,
-            quick={},
-            source=self.source,
-            path=self.path,
-        )
+        """The ``--quick`` version (:func:`coapcc.experiment.quick_variant`)."""
+        return quick_variant(self)
 
 
 def _kind(path: Path) -> str | None:

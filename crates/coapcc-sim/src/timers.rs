@@ -102,6 +102,9 @@ pub(crate) struct TimerQueue {
     /// Per slot: `(time, seq)` it is armed for; `seq == 0`: disarmed.
     armed: Vec<(Nanos, u64)>,
     live: usize,
+    /// The front as last found by [`TimerQueue::peek`], kept up to date by `set` and
+    /// `remove` (the engine peeks once per event).
+    cached: Option<TimerEntry>,
 }
 
 /// The name the engines use.
@@ -120,6 +123,7 @@ impl TimerQueue {
             far_min: u64::MAX,
             armed: vec![(0, 0); slots],
             live: 0,
+            cached: None,
         }
     }
 
@@ -142,7 +146,15 @@ impl TimerQueue {
         let a = &mut self.armed[client as usize];
         self.live += usize::from(a.1 == 0);
         *a = (time, seq);
-        self.insert(TimerEntry { time, seq, client });
+        let e = TimerEntry { time, seq, client };
+        if let Some(f) = self.cached {
+            if f.client == client {
+                self.cached = None;
+            } else if e.key() < f.key() {
+                self.cached = Some(e);
+            }
+        }
+        self.insert(e);
     }
 
     /// Disarm `client`'s timer, if armed.
@@ -151,6 +163,9 @@ impl TimerQueue {
         let a = &mut self.armed[client as usize];
         self.live -= usize::from(a.1 != 0);
         a.1 = 0;
+        if self.cached.is_some_and(|f| f.client == client) {
+            self.cached = None;
+        }
     }
 
     #[inline(always)]
@@ -178,6 +193,14 @@ impl TimerQueue {
     /// The earliest armed timer (stale entries in front of it are dropped).
     #[inline]
     pub fn peek(&mut self) -> Option<TimerEntry> {
+        if self.cached.is_some() {
+            return self.cached;
+        }
+        self.cached = self.find_front();
+        self.cached
+    }
+
+    fn find_front(&mut self) -> Option<TimerEntry> {
         loop {
             while let Some(&Reverse((k, c))) = self.front.peek() {
                 if self.armed[c as usize].1 == k as u64 {

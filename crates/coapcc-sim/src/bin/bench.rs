@@ -10,7 +10,10 @@
 //!    simulated packets/s and events/s, the same with the real endpoints (`endpoint.model =
 //!    full`, checked identical), and peak memory (VmHWM of a child process that runs only the
 //!    compact scenario);
-//! 2. a scaling curve over clients × exchanges (cost per packet should stay flat);
+//! 2. a scaling curve over clients (100 ... 100 000, `--quick`: up to 4 000) for both buffers
+//!    (28 200 B and 1 410 000 B), continuous `default:preset=helsinki2018`, 50 exchanges: each
+//!    point in its own child process (`--point`), with ns/packet, events/s, packets/s, peak
+//!    memory (VmHWM of that child) and the cost per packet relative to 400 clients;
 //! 3. replications run in parallel on all cores, checked identical to serial runs;
 //! 4. open algorithms: the reference scenario with the registry algorithm behind `dyn`
 //!    (a `ControllerFactory` that does not announce itself as the registry), checked
@@ -113,6 +116,37 @@ fn child_hwm(clients: u32, exchanges: u32, buffer: u64) -> Option<u64> {
     String::from_utf8(out.stdout).ok()?.trim().parse().ok()
 }
 
+/// One point of the scaling curve, measured in a child process (so its peak memory is that
+/// run's alone).
+struct Point {
+    wall_s: f64,
+    packets: u64,
+    events: u64,
+    sim_s: f64,
+    finished: u32,
+    truncated: bool,
+    hwm_kb: u64,
+}
+
+fn child_point(clients: u32, exchanges: u32, buffer: u64, reps: usize) -> Option<Point> {
+    let exe = std::env::current_exe().ok()?;
+    let out = Command::new(exe)
+        .args(["--point", &clients.to_string(), &exchanges.to_string(), &buffer.to_string(), &reps.to_string()])
+        .output()
+        .ok()?;
+    let s = String::from_utf8(out.stdout).ok()?;
+    let v: Vec<&str> = s.split_whitespace().collect();
+    Some(Point {
+        wall_s: v.first()?.parse().ok()?,
+        packets: v.get(1)?.parse().ok()?,
+        events: v.get(2)?.parse().ok()?,
+        sim_s: v.get(3)?.parse().ok()?,
+        finished: v.get(4)?.parse().ok()?,
+        truncated: *v.get(5)? == "1",
+        hwm_kb: v.get(6)?.parse().ok()?,
+    })
+}
+
 fn without_wall(r: &SimReport) -> String {
     let mut v = serde_json::to_value(r).expect("serialises");
     v.as_object_mut().expect("object").remove("wall_s");
@@ -129,6 +163,23 @@ fn without_wall_and_config(r: &SimReport) -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--point") {
+        let n = |i: usize| args.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
+        let cfg = scenario(n(2) as u32, n(3) as u32, n(4), 1);
+        let (wall, r) = time_runs(&cfg, n(5).max(1) as usize);
+        let finished: u32 = r.groups.iter().map(|g| g.finished_flows).sum();
+        println!(
+            "{} {} {} {} {} {} {}",
+            wall,
+            packets(&r),
+            r.events,
+            r.sim_time_s,
+            finished,
+            u8::from(r.truncated),
+            vm_hwm_kb()
+        );
+        return;
+    }
     if args.get(1).map(String::as_str) == Some("--child") {
         let n = |i: usize| args.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
         if n(2) > 0 {
@@ -196,48 +247,62 @@ fn main() {
     let base = child_hwm(0, 0, 0);
     let hwm = child_hwm(400, 50, 1_410_000);
     match (hwm, base) {
-        (Some(h), Some(b)) => {
-            println!("peak memory (VmHWM){:>9.1} MB  (process baseline {:.1} MB)", h as f64 / 1024.0, b as f64 / 1024.0)
-        }
+        (Some(h), Some(b)) => println!(
+            "peak memory (VmHWM){:>9.2} MB  for the reference run alone in a child process (under 4 MB: {}; process baseline {:.2} MB)",
+            h as f64 / 1024.0,
+            h < 4 * 1024,
+            b as f64 / 1024.0
+        ),
         _ => println!("peak memory        unavailable"),
     }
 
-    // 2. Scaling curve.
-    println!();
-    println!("== scaling (default:preset=helsinki2018, buffer 28200 B; median of runs)");
-    println!(
-        "{:>8} {:>9} {:>10} {:>12} {:>11} {:>10} {:>9} {:>10}",
-        "clients", "exchanges", "wall ms", "packets", "ns/packet", "sim s", "finished", "VmHWM MB"
-    );
-    let mut grid: Vec<(u32, u32)> =
-        vec![(10, 50), (100, 50), (400, 50), (1000, 50), (3000, 50), (10_000, 50), (400, 10), (400, 200)];
-    if quick {
-        grid.retain(|&(c, e)| c <= 1000 && e <= 50);
-    }
-    for (clients, exchanges) in grid {
-        let work = clients as u64 * exchanges as u64;
-        let reps = if work >= 200_000 {
-            3
-        } else if work >= 20_000 {
-            7
-        } else {
-            15
-        };
-        let cfg = scenario(clients, exchanges, 28_200, 1);
-        let (wall, r) = time_runs(&cfg, reps);
-        let finished: u32 = r.groups.iter().map(|g| g.finished_flows).sum();
-        let hwm = child_hwm(clients, exchanges, 28_200).map_or(f64::NAN, |h| h as f64 / 1024.0);
+    // 2. Scaling curve: each point in its own child process.
+    let curve: &[u32] =
+        if quick { &[100, 400, 1_000, 4_000] } else { &[100, 400, 1_000, 4_000, 10_000, 40_000, 100_000] };
+    for buffer in [28_200u64, 1_410_000] {
+        println!();
         println!(
-            "{:>8} {:>9} {:>10.2} {:>12} {:>11.1} {:>10.0} {:>9} {:>10.1}",
-            clients,
-            exchanges,
-            wall * 1e3,
-            packets(&r),
-            wall * 1e9 / packets(&r) as f64,
-            r.sim_time_s,
-            format!("{finished}/{clients}{}", if r.truncated { "!" } else { "" }),
-            hwm
+            "== scaling: continuous default:preset=helsinki2018, 50 exchanges, buffer {buffer} B (one child process per point; median wall of its runs)"
         );
+        println!(
+            "{:>8} {:>5} {:>10} {:>11} {:>11} {:>10} {:>10} {:>10} {:>9} {:>9}",
+            "clients", "runs", "wall ms", "packets", "ns/packet", "M ev/s", "M pkt/s", "sim s", "finished", "VmHWM MB"
+        );
+        let mut at400 = None;
+        for &clients in curve {
+            let work = clients as u64 * 50;
+            let reps = if work >= 500_000 {
+                1
+            } else if work >= 50_000 {
+                3
+            } else if quick {
+                5
+            } else {
+                11
+            };
+            let Some(p) = child_point(clients, 50, buffer, reps) else {
+                println!("{clients:>8} point failed");
+                continue;
+            };
+            let ns = p.wall_s * 1e9 / p.packets as f64;
+            if clients == 400 {
+                at400 = Some(ns);
+            }
+            println!(
+                "{:>8} {:>5} {:>10.1} {:>11} {:>11.1} {:>10.2} {:>10.2} {:>10.0} {:>9} {:>9.1}{}",
+                clients,
+                reps,
+                p.wall_s * 1e3,
+                p.packets,
+                ns,
+                p.events as f64 / p.wall_s / 1e6,
+                p.packets as f64 / p.wall_s / 1e6,
+                p.sim_s,
+                format!("{}/{clients}{}", p.finished, if p.truncated { "!" } else { "" }),
+                p.hwm_kb as f64 / 1024.0,
+                at400.map_or(String::new(), |a| format!("  ({:.2}x the 400-client cost)", ns / a))
+            );
+        }
     }
 
     // 3. Parallel replications.

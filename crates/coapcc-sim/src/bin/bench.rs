@@ -48,10 +48,12 @@ impl ControllerFactory for Opaque {
 }
 
 /// Wall time, seconds, of one child process of `bin` that runs the reference scenario once
-/// (`--child 400 50 1410000`; every build of this benchmark has that mode).
-fn child_wall(bin: &str) -> Option<f64> {
+/// (`--child 400 50 1410000`; every build of this benchmark has that mode), or nothing
+/// (`--child 0 0 0`: the process alone, to subtract).
+fn child_wall(bin: &str, run: bool) -> Option<f64> {
+    let args = if run { ["--child", "400", "50", "1410000"] } else { ["--child", "0", "0", "0"] };
     let t = Instant::now();
-    let out = Command::new(bin).args(["--child", "400", "50", "1410000"]).output().ok()?;
+    let out = Command::new(bin).args(args).output().ok()?;
     out.status.success().then(|| t.elapsed().as_secs_f64())
 }
 
@@ -222,25 +224,35 @@ fn main() {
         packets(&fr) as f64 / full_wall / 1e6
     );
     if let Some(bin) = &baseline {
-        // Interleaved child processes (baseline, this build, baseline, ...): load changes hit
-        // both alike. Each child runs the reference scenario once, process start included.
+        // Interleaved child processes (baseline, this build, each with and without the run):
+        // load changes hit both alike, and the medians of the empty processes are subtracted
+        // so the ratio is that of the simulations, not of process start-up.
         let me = std::env::current_exe().expect("own path").to_string_lossy().into_owned();
-        let rounds = if quick { 11 } else { 31 };
-        let (mut old, mut new) = (Vec::new(), Vec::new());
+        let rounds = if quick { 11 } else { 41 };
+        let (mut old, mut new, mut old0, mut new0) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..rounds {
-            if let (Some(o), Some(n)) = (child_wall(bin), child_wall(&me)) {
+            if let (Some(o), Some(n), Some(o0), Some(n0)) =
+                (child_wall(bin, true), child_wall(&me, true), child_wall(bin, false), child_wall(&me, false))
+            {
                 old.push(o * 1e3);
                 new.push(n * 1e3);
+                old0.push(o0 * 1e3);
+                new0.push(n0 * 1e3);
             }
         }
         if old.is_empty() {
             println!("baseline           {bin} did not run");
         } else {
             let k = old.len();
-            let (o, n) = (median(&mut old), median(&mut new));
+            let (o, n, o0, n0) = (median(&mut old), median(&mut new), median(&mut old0), median(&mut new0));
             println!(
-                "baseline           {o:>10.2} ms  per child process ({bin}); this build {n:.2} ms; ratio {:.3} (medians of {k} interleaved pairs)",
-                n / o
+                "baseline           {:>10.2} ms  the reference run in a child process of {bin}, process start-up ({o0:.2} ms) subtracted",
+                o - o0
+            );
+            println!(
+                "this build         {:>10.2} ms  the same ({n0:.2} ms subtracted); ratio {:.3} (medians of {k} interleaved rounds)",
+                n - n0,
+                (n - n0) / (o - o0)
             );
         }
     }
@@ -248,10 +260,11 @@ fn main() {
     let hwm = child_hwm(400, 50, 1_410_000);
     match (hwm, base) {
         (Some(h), Some(b)) => println!(
-            "peak memory (VmHWM){:>9.2} MB  for the reference run alone in a child process (under 4 MB: {}; process baseline {:.2} MB)",
+            "peak memory (VmHWM){:>9.2} MB  of a child process that runs only the reference run (under 4 MB: {}); the run's own share over the empty process ({:.2} MB): {:.2} MB",
             h as f64 / 1024.0,
             h < 4 * 1024,
-            b as f64 / 1024.0
+            b as f64 / 1024.0,
+            h.saturating_sub(b) as f64 / 1024.0
         ),
         _ => println!("peak memory        unavailable"),
     }

@@ -16,7 +16,9 @@
 //!   next 255 level-1 slots (about 68 s), one vector each; `far` anything later.
 //! - When `front` has no armed entry left, the wheel advances to the next non-empty level-0
 //!   slot (a bitmap finds it) and moves it into `front`; when the level-1 slot is exhausted,
-//!   the next non-empty level-1 slot is spread over `l0`; when `l1` is empty, `far` is
+//!   the next non-empty level-1 slot is spread over `l0` (or, if it holds only a few entries,
+//!   as with a small population, moved whole into `front`, the level-1 slot becoming the
+//!   current slot); when `l1` is empty, `far` is
 //!   re-spread. An entry therefore moves at most twice before it reaches `front` (more only
 //!   for deadlines over a minute ahead), arms are vector appends, and `front` holds only the
 //!   entries of about one millisecond: the cost of a timer does not grow with the number of
@@ -35,6 +37,9 @@ use crate::link::Nanos;
 const S0: u32 = 20;
 /// log2 of a level-1 slot's width, ns (256 level-0 slots).
 const S1: u32 = S0 + 8;
+
+/// A level-1 slot with at most this many entries goes straight to `front`.
+const DIRECT: usize = 48;
 
 /// A timer: the slot (client) armed for `time`, armed when the event counter was `seq`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -240,8 +245,16 @@ impl TimerQueue {
                 self.l1_bits.clear(i);
                 // The level-1 slot number: the first after c1 with this index.
                 let s1 = c1 + 1 + ((i as u64).wrapping_sub(c1 + 1) & 255);
-                self.c0 = s1 << 8;
                 let mut v = std::mem::take(&mut self.l1[i]);
+                if v.len() <= DIRECT {
+                    // Few timers in this level-1 slot (a small population): all of them to
+                    // `front` at once, the whole slot becoming the current one.
+                    self.c0 = (s1 << 8) | 255;
+                    self.front.extend(v.drain(..).map(|e| Reverse((e.key(), e.client))));
+                    self.l1[i] = v;
+                    return true;
+                }
+                self.c0 = s1 << 8;
                 for e in v.drain(..) {
                     let s0 = e.time >> S0;
                     if s0 == self.c0 {
@@ -336,6 +349,7 @@ mod tests {
         check(300, 1 << 40, 20_000, 6); // deadlines far beyond the wheel
         check(300, 1 << 31, 20_000, 8); // across level-1 slots
         check(1000, 1 << 22, 20_000, 9); // within a few level-0 slots
+        check(2000, 1 << 31, 20_000, 10); // level-1 slots too full to go straight to the front
         check(1, 10, 2_000, 7);
     }
 }

@@ -41,6 +41,15 @@ const S1: u32 = S0 + 8;
 /// A level-1 slot with at most this many entries goes straight to `front`.
 const DIRECT: usize = 48;
 
+/// An emptied slot vector, kept for reuse unless it grew large: a slot that once held a
+/// burst of timers must not keep that memory for the rest of the run (512 of them would).
+#[inline]
+fn recycled(mut v: Vec<TimerEntry>) -> Vec<TimerEntry> {
+    debug_assert!(v.is_empty());
+    v.shrink_to(256);
+    v
+}
+
 /// A timer: the slot (client) armed for `time`, armed when the event counter was `seq`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TimerEntry {
@@ -230,7 +239,7 @@ impl TimerQueue {
                 self.c0 = (self.c0 & !255) | i as u64;
                 let mut v = std::mem::take(&mut self.l0[i]);
                 self.front.extend(v.drain(..).map(|e| Reverse((e.key(), e.client))));
-                self.l0[i] = v; // keep the allocation
+                self.l0[i] = recycled(v);
                 return true;
             }
             let c1 = self.c0 >> 8;
@@ -251,7 +260,7 @@ impl TimerQueue {
                     // `front` at once, the whole slot becoming the current one.
                     self.c0 = (s1 << 8) | 255;
                     self.front.extend(v.drain(..).map(|e| Reverse((e.key(), e.client))));
-                    self.l1[i] = v;
+                    self.l1[i] = recycled(v);
                     return true;
                 }
                 self.c0 = s1 << 8;
@@ -265,7 +274,7 @@ impl TimerQueue {
                         self.l0_bits.set(j);
                     }
                 }
-                self.l1[i] = v; // keep the allocation
+                self.l1[i] = recycled(v);
                 if !self.front.is_empty() {
                     return true;
                 }

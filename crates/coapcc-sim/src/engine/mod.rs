@@ -14,10 +14,16 @@
 //! - packets in flight: each direction is a [`Link`], which computes a packet's whole path
 //!   when it is pushed and holds it in a FIFO until delivery (one event per packet);
 //! - responses delayed by the server's constant processing delay: a FIFO;
-//! - retransmission timers: an indexed heap with one timer slot per client (plus one for the
-//!   server in the full model), re-keyed in place when a timer is re-armed and emptied when
-//!   it is cancelled (no stale entries);
+//! - retransmission timers: one timer slot per client (plus one for the server in the full
+//!   model) in a two-level timing wheel ([`crate::timers`]): arming is an append, re-arming
+//!   and cancelling rewrite the slot's state and leave the old entry to be dropped when it
+//!   comes up, and only the timers of the current millisecond are kept sorted, so the cost
+//!   does not grow with the number of pending timers;
 //! - everything else (flow starts, delayed exchange starts): a binary heap.
+//!
+//! Per client, the engine keeps a 64-byte hot record (the current exchange's record, counters
+//! and flags read on every packet and timer event) apart from a cold one (workload position,
+//! transmission log, per-run counters) touched once per exchange or at report time.
 //!
 //! # Endpoint models
 //!

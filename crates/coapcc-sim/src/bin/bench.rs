@@ -20,11 +20,17 @@
 //!    identical, and its cost per event against the static path.
 //!
 //! With `--baseline BIN` (a `coapcc-sim-bench` built from an earlier commit), the reference
-//! scenario is also timed with that binary, interleaved with this one, and the ratio printed:
+//! scenario is also timed with that binary, interleaved with this one, in child processes whose
+//! start-up (an empty child, timed the same way) is subtracted, and the ratio printed:
 //!
 //! ```text
 //! cargo run --release -p coapcc-sim --bin coapcc-sim-bench -- --baseline /tmp/coapcc-sim-bench-main
 //! ```
+//!
+//! Child modes (what the parent runs; every build since the reference had `--child`):
+//! `--child N EXCHANGES BUFFER` runs one scenario and prints its VmHWM (kB; `N = 0`: nothing);
+//! `--point N EXCHANGES BUFFER RUNS` runs it `RUNS` times and prints the median wall time (s),
+//! packets, events, simulated time (s), finished flows, truncated (0/1) and VmHWM (kB).
 
 use std::process::Command;
 use std::time::Instant;

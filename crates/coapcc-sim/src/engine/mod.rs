@@ -49,10 +49,10 @@ use coapcc_proto::{option, Code};
 use crate::algorithms::{ClientCc, GroupAlg};
 use crate::coap;
 use crate::config::{ConfigError, DuplicateMode, SimConfig, UnnecessaryDef, WorkloadKind};
-use crate::link::{ms_to_ns, Link, Nanos};
+use crate::link::{ms_to_ns, Link, Nanos, Transit};
 use crate::report::{secs, AccessLinkReport, FlowReport, GroupReport, LinkReport, LinksReport, SimReport, Summary};
 use crate::timers::TimerHeap;
-use crate::trace::{ExchangeOutcome, ExchangeTrace, TraceSink, TxTrace};
+use crate::trace::{Direction, ExchangeOutcome, ExchangeTrace, QueueTracer, TraceSink, TxTrace};
 use crate::workload::{uniform_u64, FlowPlan, Next};
 
 mod assemble;
@@ -221,6 +221,8 @@ pub(crate) struct Sim<'t, M: Model> {
     /// Called every [`PROGRESS_EVENTS`] events, if set.
     progress: Option<&'t mut dyn FnMut(&crate::Progress)>,
     trace: Option<&'t mut dyn TraceSink>,
+    /// The queue trace, when the sink wants one ([`TraceSink::wants_queue`]).
+    qtrace: Option<Box<QueueTracer>>,
     tx_buf: Vec<TxTrace>,
     m: M,
 }
@@ -239,6 +241,7 @@ pub(crate) fn run<'t, M: Model>(
     let mut sim = Sim::<M>::new(&cfg, algs, trace)?;
     sim.progress = progress;
     let truncated = sim.run();
+    sim.finish_queue_trace(truncated);
     if sim.events > sim.max_events {
         return Err(ConfigError::Invalid {
             field: "max_events".into(),
@@ -321,6 +324,12 @@ impl<'t, M: Model> Sim<'t, M> {
             }
         }
         let bound = (cfg.max_sim_time_s * 1e9).round() as Nanos;
+        let qtrace = trace.as_deref().filter(|t| t.wants_queue()).map(|_| {
+            let links = std::iter::once((&up, &down)).chain(extra.iter().map(|(u, d)| (u, d)));
+            Box::new(QueueTracer::new(links.enumerate().flat_map(|(k, (u, d))| {
+                [(k as u32, Direction::Uplink, u.path()), (k as u32, Direction::Downlink, d.path())]
+            })))
+        });
         Ok(Sim {
             now: 0,
             seq,
@@ -348,6 +357,7 @@ impl<'t, M: Model> Sim<'t, M> {
             max_events: cfg.event_budget(),
             progress: None,
             trace,
+            qtrace,
             tx_buf: Vec::new(),
             m,
         })
@@ -558,7 +568,10 @@ impl<'t, M: Model> Sim<'t, M> {
         }
         let pkt = Packet { seq, client: c as u32, exchange: cl.cur, copy, echo: copy, buf };
         self.first_packet.get_or_insert(now);
-        self.uplink(c).push(now, size, pkt);
+        let tr = self.uplink(c).push(now, size, pkt);
+        if self.qtrace.is_some() {
+            self.trace_queue(c, Direction::Uplink, &tr, size);
+        }
         self.timers.set(c as u32, deadline, tseq);
     }
 
@@ -568,7 +581,11 @@ impl<'t, M: Model> Sim<'t, M> {
         let exchange = self.clients[c].cur;
         self.first_packet.get_or_insert(self.now);
         let now = self.now;
-        self.uplink(c).push(now, size, Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf });
+        let tr =
+            self.uplink(c).push(now, size, Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf });
+        if self.qtrace.is_some() {
+            self.trace_queue(c, Direction::Uplink, &tr, size);
+        }
     }
 
     /// The server answers `p` now (or after its processing delay; `sid` is the model's
@@ -586,7 +603,29 @@ impl<'t, M: Model> Sim<'t, M> {
     fn send_response(&mut self, mut p: Packet<M::Buf>, size: u32) {
         p.seq = self.next_seq(); // the downlink event's own insertion order
         let now = self.now;
-        self.downlink(p.client as usize).push(now, size, p);
+        let c = p.client as usize;
+        let tr = self.downlink(c).push(now, size, p);
+        if self.qtrace.is_some() {
+            self.trace_queue(c, Direction::Downlink, &tr, size);
+        }
+    }
+
+    /// Queue trace: client `c`'s access link in direction `dir` was handed a packet.
+    #[cold]
+    #[inline(never)]
+    fn trace_queue(&mut self, c: usize, dir: Direction, tr: &Transit, size: u32) {
+        let (Some(q), Some(sink)) = (self.qtrace.as_deref_mut(), self.trace.as_deref_mut()) else { return };
+        let k = self.client_link.get(c).map_or(0, |&k| k as usize);
+        let (u, d) = if k == 0 { (&self.up, &self.down) } else { (&self.extra[k - 1].0, &self.extra[k - 1].1) };
+        let (idx, link) = if dir == Direction::Uplink { (2 * k, u) } else { (2 * k + 1, d) };
+        q.observe(idx, link.path(), tr, size, sink);
+    }
+
+    /// The run ended: the queue trace's last leaves (up to the time bound if it was hit).
+    fn finish_queue_trace(&mut self, truncated: bool) {
+        if let (Some(q), Some(sink)) = (self.qtrace.as_deref_mut(), self.trace.as_deref_mut()) {
+            q.finish(truncated.then_some(self.bound), sink);
+        }
     }
 
     /// Client `c`'s active exchange completed with a response (`answer`), after the model

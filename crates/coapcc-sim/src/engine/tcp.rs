@@ -26,7 +26,7 @@ use crate::config::{invalid, ConfigError, EndpointModel, SimConfig, WorkloadKind
 use crate::link::{self, ms_to_ns, Link, Nanos};
 use crate::report::{secs, FlowReport, GroupReport, LinkReport, LinksReport, SimReport, Summary};
 use crate::timers::TimerHeap;
-use crate::trace::TraceSink;
+use crate::trace::{Direction, QueueTracer, TraceSink};
 use crate::workload::{uniform_u64, FlowPlan, Next};
 
 use super::{Ev, EvKind, STREAM_DOWNLINK, STREAM_UPLINK, STREAM_WORKLOAD};
@@ -193,6 +193,8 @@ struct TcpSim<'t> {
     last_event: Nanos,
     events: u64,
     trace: Option<&'t mut dyn TraceSink>,
+    /// The queue trace, when the sink wants one.
+    qtrace: Option<Box<QueueTracer>>,
 }
 
 /// Run `cfg` (validated, resolved, `transport = tcp`).
@@ -257,6 +259,9 @@ pub(crate) fn run(cfg: SimConfig, trace: Option<&mut dyn TraceSink>) -> Result<S
             flows.push(f);
         }
     }
+    let qtrace = trace.as_deref().filter(|t| t.wants_queue()).map(|_| {
+        Box::new(QueueTracer::new([(0, Direction::Uplink, up.path()), (0, Direction::Downlink, down.path())]))
+    });
     let mut sim = TcpSim {
         now: 0,
         seq,
@@ -274,8 +279,12 @@ pub(crate) fn run(cfg: SimConfig, trace: Option<&mut dyn TraceSink>) -> Result<S
         last_event: 0,
         events: 0,
         trace,
+        qtrace,
     };
     let truncated = sim.run();
+    if let (Some(q), Some(sink)) = (sim.qtrace.as_deref_mut(), sim.trace.as_deref_mut()) {
+        q.finish(truncated.then_some(sim.bound), sink);
+    }
     Ok(sim.report(cfg, truncated))
 }
 
@@ -422,7 +431,11 @@ impl TcpSim<'_> {
             let p = Pkt { seq: self.seq, flow, generation, seg };
             self.first_packet.get_or_insert(t);
             let link = if side == Side::Client { &mut self.up } else { &mut self.down };
-            link.push(t, seg.wire_len(), p);
+            let tr = link.push(t, seg.wire_len(), p);
+            if let (Some(q), Some(sink)) = (self.qtrace.as_deref_mut(), self.trace.as_deref_mut()) {
+                let (idx, link) = if side == Side::Client { (0, &self.up) } else { (1, &self.down) };
+                q.observe(idx, link.path(), &tr, seg.wire_len(), sink);
+            }
         }
         let slot = 2 * c as u32 + u32::from(side == Side::Server);
         match conn.poll_timeout() {

@@ -77,6 +77,10 @@ pub struct SimulateArgs {
     /// Write a per-exchange trace as JSON lines to FILE.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// With --trace: also write every change of each link direction's bottleneck queue
+    /// (records with "kind": "queue").
+    #[arg(long, requires = "trace")]
+    pub trace_queue: bool,
     /// Read a full SimConfig (JSON); flags override its fields.
     #[arg(long, value_name = "FILE.json")]
     pub config: Option<PathBuf>,
@@ -310,7 +314,7 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let report = match &args.trace {
         Some(path) => {
             let f = File::create(path).with_context(|| format!("cannot create trace file {}", path.display()))?;
-            let mut sink = JsonLinesTrace::new(BufWriter::new(f));
+            let mut sink = JsonLinesTrace::new(BufWriter::new(f)).with_queue(args.trace_queue);
             let r = crate::simulate_with_progress(&cfg, Some(&mut sink), &mut progress)?;
             sink.finish().with_context(|| format!("cannot write trace file {}", path.display()))?;
             r

@@ -42,11 +42,17 @@ fn resolve_algorithm(spec: &str) -> PyResult<String> {
 
 /// Run one simulation. `config_json` is a `SimConfig` as JSON (unknown keys are errors);
 /// returns the report as JSON (the same object `coapcc simulate --json` prints). With
-/// `trace_path`, also writes the per-exchange trace there as JSON lines. Raises ValueError with
-/// a one-line message for a configuration that cannot run. Releases the GIL.
+/// `trace_path`, also writes the per-exchange trace there as JSON lines (with `queue`, also
+/// every change of each link direction's bottleneck queue, records of kind `queue`). Raises
+/// ValueError with a one-line message for a configuration that cannot run. Releases the GIL.
 #[pyfunction]
-#[pyo3(signature = (config_json, trace_path=None))]
-fn simulate_json(py: Python<'_>, config_json: &str, trace_path: Option<std::path::PathBuf>) -> PyResult<String> {
+#[pyo3(signature = (config_json, trace_path=None, queue=false))]
+fn simulate_json(
+    py: Python<'_>,
+    config_json: &str,
+    trace_path: Option<std::path::PathBuf>,
+    queue: bool,
+) -> PyResult<String> {
     let cfg: coapcc_sim::SimConfig = serde_json::from_str(config_json)
         .map_err(|e| PyValueError::new_err(format!("invalid simulation config: {e}")))?;
     py.detach(|| -> Result<String, String> {
@@ -55,7 +61,7 @@ fn simulate_json(py: Python<'_>, config_json: &str, trace_path: Option<std::path
             Some(path) => {
                 let f = std::fs::File::create(&path)
                     .map_err(|e| format!("cannot create trace file {}: {e}", path.display()))?;
-                let mut sink = coapcc_sim::JsonLinesTrace::new(std::io::BufWriter::new(f));
+                let mut sink = coapcc_sim::JsonLinesTrace::new(std::io::BufWriter::new(f)).with_queue(queue);
                 let r = coapcc_sim::simulate_with_trace(&cfg, &mut sink).map_err(|e| e.to_string())?;
                 sink.finish().map_err(|e| format!("cannot write trace file {}: {e}", path.display()))?;
                 r

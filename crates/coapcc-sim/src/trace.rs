@@ -512,59 +512,78 @@ mod tests {
     #[test]
     fn occupancy_is_the_stage_s_own_at_every_arrival() {
         use coapcc_link::JitterConfig;
-        for in_service in [true, false] {
-            for overhead in [0u32, 6] {
-                let buffer = 1_500;
-                let mut c = chain(30_000, buffer, in_service, overhead);
-                c.insert(0, StageConfig::Jitter(JitterConfig { min_ms: 10.0, max_ms: 20.0, allow_reordering: false }));
-                let mut path = LinkPath::new(&c, 296, 7, 0).unwrap();
-                let mut sink = VecTrace { queue: true, ..VecTrace::default() };
-                let mut q = QueueTracer::new([(0, Direction::Downlink, &path)]);
-                let mut rng = coapcc_cc::SplitMix64::new(3);
-                let mut now = 0;
-                let (mut drops, mut max_after) = (0u64, 0u64);
-                for _ in 0..3_000 {
-                    now += rng.next_u64() % 40_000_000;
-                    let size = 20 + (rng.next_u64() % 277) as u32;
-                    let tr = path.transmit(now, size);
-                    let before = sink.records.len();
-                    q.observe(0, &path, &tr, size, &mut sink);
-                    let d = &q.dirs[0];
-                    let stage = path.rate_stage().unwrap();
-                    let last = sink.records.last().unwrap();
-                    assert!(sink.records.len() > before);
-                    let held_now: u64 = d.held.iter().filter(|h| h.0 > tr.enqueued).map(|h| h.1).sum();
-                    match last["event"].as_str().unwrap() {
-                        "drop" => {
-                            drops += 1;
-                            assert_eq!(d.bytes, stage.occupancy_at(tr.enqueued));
-                            assert!(d.bytes + size as u64 + overhead as u64 > buffer);
-                        }
-                        "enqueue" => {
-                            assert_eq!(held_now, stage.occupancy_at(tr.enqueued));
-                            max_after = max_after.max(d.bytes);
-                        }
-                        e => panic!("last record of an arrival: {e}"),
-                    }
-                    assert!(d.bytes <= buffer);
+        use coapcc_link::{RatePoint, RateSchedule};
+        // A schedule: an outage from 10 s to 15 s, then 60 kbit/s losing 20 % of the packets
+        // (admitted and serialised, then lost: they still occupy the buffer).
+        let sched = RateSchedule {
+            points: vec![
+                RatePoint { at_s: 10.0, bits_per_s: 0, loss: 0.0 },
+                RatePoint { at_s: 15.0, bits_per_s: 60_000, loss: 0.2 },
+            ],
+        };
+        for (in_service, overhead, scheduled) in [
+            (true, 0u32, false),
+            (true, 6, false),
+            (false, 0, false),
+            (false, 6, false),
+            (true, 0, true),
+            (false, 6, true),
+        ] {
+            let buffer = 1_500;
+            let mut c = chain(30_000, buffer, in_service, overhead);
+            if scheduled {
+                if let StageConfig::Rate(r) = &mut c[0] {
+                    r.schedule = Some(sched.clone());
                 }
-                q.finish(None, &mut sink);
-                let st = path.rate_stage().unwrap().stats();
-                assert!(drops > 10, "the case must congest: {drops} drops");
-                assert_eq!(drops, st.dropped_packets);
-                assert_eq!(max_after, st.max_queue_bytes);
-                let sum = |ev: &str, key: &str| -> u64 {
-                    sink.records.iter().filter(|r| r["event"] == ev).map(|r| r[key].as_u64().unwrap()).sum()
-                };
-                let n = |ev: &str| sink.records.iter().filter(|r| r["event"] == ev).count() as u64;
-                assert_eq!(n("enqueue"), st.admitted_packets);
-                assert_eq!(sum("enqueue", "size"), st.admitted_bytes);
-                assert_eq!(sum("drop", "size"), st.dropped_bytes);
-                assert_eq!(n("leave"), n("enqueue"));
-                let last = sink.records.last().unwrap();
-                assert_eq!((last["bytes"].as_u64(), last["packets"].as_u64()), (Some(0), Some(0)));
-                assert!(sink.records.windows(2).all(|w| w[0]["time_s"].as_f64() <= w[1]["time_s"].as_f64()));
             }
+            c.insert(0, StageConfig::Jitter(JitterConfig { min_ms: 10.0, max_ms: 20.0, allow_reordering: false }));
+            let mut path = LinkPath::new(&c, 296, 7, 0).unwrap();
+            let mut sink = VecTrace { queue: true, ..VecTrace::default() };
+            let mut q = QueueTracer::new([(0, Direction::Downlink, &path)]);
+            let mut rng = coapcc_cc::SplitMix64::new(3);
+            let mut now = 0;
+            let (mut drops, mut max_after) = (0u64, 0u64);
+            for _ in 0..3_000 {
+                now += rng.next_u64() % 40_000_000;
+                let size = 20 + (rng.next_u64() % 277) as u32;
+                let tr = path.transmit(now, size);
+                let before = sink.records.len();
+                q.observe(0, &path, &tr, size, &mut sink);
+                let d = &q.dirs[0];
+                let stage = path.rate_stage().unwrap();
+                let last = sink.records.last().unwrap();
+                assert!(sink.records.len() > before);
+                let held_now: u64 = d.held.iter().filter(|h| h.0 > tr.enqueued).map(|h| h.1).sum();
+                match last["event"].as_str().unwrap() {
+                    "drop" => {
+                        drops += 1;
+                        assert_eq!(d.bytes, stage.occupancy_at(tr.enqueued));
+                        assert!(d.bytes + size as u64 + overhead as u64 > buffer);
+                    }
+                    "enqueue" => {
+                        assert_eq!(held_now, stage.occupancy_at(tr.enqueued));
+                        max_after = max_after.max(d.bytes);
+                    }
+                    e => panic!("last record of an arrival: {e}"),
+                }
+                assert!(d.bytes <= buffer);
+            }
+            q.finish(None, &mut sink);
+            let st = path.rate_stage().unwrap().stats();
+            assert!(drops > 10, "the case must congest: {drops} drops");
+            assert_eq!(drops, st.dropped_packets);
+            assert_eq!(max_after, st.max_queue_bytes);
+            let sum = |ev: &str, key: &str| -> u64 {
+                sink.records.iter().filter(|r| r["event"] == ev).map(|r| r[key].as_u64().unwrap()).sum()
+            };
+            let n = |ev: &str| sink.records.iter().filter(|r| r["event"] == ev).count() as u64;
+            assert_eq!(n("enqueue"), st.admitted_packets);
+            assert_eq!(sum("enqueue", "size"), st.admitted_bytes);
+            assert_eq!(sum("drop", "size"), st.dropped_bytes);
+            assert_eq!(n("leave"), n("enqueue"));
+            let last = sink.records.last().unwrap();
+            assert_eq!((last["bytes"].as_u64(), last["packets"].as_u64()), (Some(0), Some(0)));
+            assert!(sink.records.windows(2).all(|w| w[0]["time_s"].as_f64() <= w[1]["time_s"].as_f64()));
         }
     }
 }

@@ -293,3 +293,19 @@ fn block2_under_errors_completes_and_is_deterministic() {
     let blocks: u64 = r.retransmissions_per_exchange.iter().sum();
     assert!(blocks >= 800, "{blocks}");
 }
+
+#[test]
+fn tcp_runs_within_the_event_budget() {
+    // The engine's one loop hosts TCP: its event budget applies, with a clear error.
+    let mut c = tcp("newreno:preset=helsinki2018", 2, 28_200, 1);
+    c.max_events = Some(200);
+    let e = simulate(&c).unwrap_err().to_string();
+    assert!(e.contains("max_events") && e.contains("200 events"), "{e}");
+    // The default budget counts a bulk transfer's 256-byte units: large transfers fit.
+    c.max_events = None;
+    c.workload.kind = WorkloadKind::Bulk(1 << 30);
+    assert!(c.event_budget() >= 200 * 2 * (1 << 22), "{}", c.event_budget());
+    c.workload.kind = WorkloadKind::Bulk(102_400);
+    let r = simulate(&c).unwrap();
+    assert!(r.events > 200 && r.events < c.event_budget() && !r.truncated, "{}", r.events);
+}

@@ -176,6 +176,11 @@ pub(crate) trait Model: Sized {
     type Buf;
     /// The model for `cfg` (`algs`: each group's CoAP algorithm; empty for TCP).
     fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self;
+    /// The model for `cfg`, or why the configuration does not suit it (the engine calls this
+    /// one, before building the links). CoAP: [`Model::new`], checked beforehand.
+    fn try_new(cfg: &SimConfig, algs: &[GroupAlg]) -> Result<Self, ConfigError> {
+        Ok(Self::new(cfg, algs))
+    }
     /// Client `c`'s flow starts. CoAP: the workload says what comes first.
     fn flow_start(sim: &mut Sim<'_, Self>, c: usize) {
         sim.flow_start(c);
@@ -275,6 +280,7 @@ pub(crate) fn run<'t, M: Model>(
 
 impl<'t, M: Model> Sim<'t, M> {
     fn new(cfg: &SimConfig, algs: &[GroupAlg], trace: Option<&'t mut dyn TraceSink>) -> Result<Self, ConfigError> {
+        let m = M::try_new(cfg, algs)?;
         let seed = cfg.seed;
         let mtu = cfg.link.mtu_bytes;
         let link_err = |field: &str, e: String| ConfigError::Invalid { field: field.into(), problem: e };
@@ -304,7 +310,6 @@ impl<'t, M: Model> Sim<'t, M> {
                 .flat_map(|(g, &k)| std::iter::repeat(k).take(g.clients as usize))
                 .collect()
         };
-        let m = M::new(cfg, algs);
         let tracing = trace.is_some();
         let n = cfg.total_clients() as usize;
         let protos: Vec<_> = algs.iter().map(GroupAlg::instance).collect();

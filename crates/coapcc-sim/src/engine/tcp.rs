@@ -169,22 +169,26 @@ pub(crate) struct Tcp {
     sizes: MessageSizes,
 }
 
-/// Run `cfg` (validated, resolved, `transport = tcp`).
+/// Run `cfg` (resolved, `transport = tcp`; checked by [`Tcp::try_new`]).
 pub(crate) fn run<'t>(
     cfg: SimConfig,
     trace: Option<&'t mut dyn TraceSink>,
     progress: Option<&'t mut dyn FnMut(&crate::Progress)>,
 ) -> Result<SimReport, ConfigError> {
-    tcp_configs(&cfg)?;
     super::run::<Tcp>(cfg, &[], trace, progress)
 }
 
 impl Model for Tcp {
     type Buf = Segment;
 
-    /// Every flow's connection pair (opened when the flow starts).
-    fn new(cfg: &SimConfig, _algs: &[GroupAlg]) -> Self {
-        let tcp = tcp_configs(cfg).expect("the TCP configuration was checked before the run");
+    fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self {
+        Self::try_new(cfg, algs).expect("a valid TCP configuration")
+    }
+
+    /// Check the configuration ([`tcp_configs`]); every flow's connection pair (opened when
+    /// the flow starts).
+    fn try_new(cfg: &SimConfig, _algs: &[GroupAlg]) -> Result<Self, ConfigError> {
+        let tcp = tcp_configs(cfg)?;
         let sizes = match cfg.workload.kind {
             WorkloadKind::Bulk(bytes) => MessageSizes::thesis(bytes),
             _ => MessageSizes::thesis(u64::from(cfg.coap.response_payload_bytes)),
@@ -212,7 +216,7 @@ impl Model for Tcp {
                 });
             }
         }
-        Tcp { flows, sizes }
+        Ok(Tcp { flows, sizes })
     }
 
     fn timer_slots(&self, clients: usize) -> usize {

@@ -16,8 +16,8 @@
 //!   when it is pushed and holds it in a FIFO until delivery (one event per packet);
 //! - responses delayed by the server's constant processing delay: a FIFO;
 //! - retransmission timers: an indexed heap with one timer slot per client (plus one for the
-//!   server in the full model), re-keyed in place when a timer is re-armed and emptied when
-//!   it is cancelled (no stale entries);
+//!   server in the full model; two per flow over TCP), re-keyed in place when a timer is
+//!   re-armed and emptied when it is cancelled (no stale entries);
 //! - everything else (flow starts, delayed exchange starts): a binary heap.
 //!
 //! # Transports

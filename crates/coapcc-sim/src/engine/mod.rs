@@ -174,6 +174,8 @@ type Answer = (u16, u16, u32);
 pub(crate) trait Model: Sized {
     /// Payload of a packet (a CoAP datagram, or a TCP segment).
     type Buf;
+    /// Whether the engine records each exchange (CoAP; TCP keeps its own counters).
+    const EXCHANGE_RECORDS: bool = true;
     /// The model for `cfg` (`algs`: each group's CoAP algorithm; empty for TCP).
     fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self;
     /// The model for `cfg`, or why the configuration does not suit it (the engine calls this
@@ -319,7 +321,7 @@ impl<'t, M: Model> Sim<'t, M> {
         let mut heap = BinaryHeap::with_capacity(n + 16);
         let mut seq = 0u64;
         let jitter = ms_to_ns(cfg.workload.start_jitter_ms);
-        let reserve = (cfg.workload.exchanges as usize).min(1024);
+        let reserve = if M::EXCHANGE_RECORDS { (cfg.workload.exchanges as usize).min(1024) } else { 0 };
         for (g, gc) in cfg.groups.iter().enumerate() {
             // A transport without CoAP algorithms (TCP) has no histogram.
             let (name, rtx) = protos.get(g).map_or(("", 0), |p| (p.name(), p.max_retransmit()));

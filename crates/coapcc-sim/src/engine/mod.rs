@@ -28,7 +28,8 @@
 //! what happened (a flow starts, an exchange may start, a timer slot expired, a packet
 //! arrived) and answers by calling the engine back (send a request copy, send a response, an
 //! exchange completed or failed, or for TCP: push a segment, re-key a timer slot, a flow
-//! finished). One loop drives every transport. [`Compact`] is the simulator's own model (packets are
+//! finished). One loop drives every transport.
+//! [`Compact`] is the simulator's own model (packets are
 //! small structs, sizes from [`crate::coap`]); [`Full`] runs one real
 //! [`coapcc_proto::endpoint::Endpoint`] per client and one for the server. Both consume
 //! `seq` numbers in the same pattern (one per packet sent, one per timer armed with a request

@@ -643,10 +643,16 @@ impl SimConfig {
     }
 
     /// The event budget of the run: `max_events`, or by default
-    /// [`DEFAULT_EVENTS_BASE`] + [`DEFAULT_EVENTS_PER_EXCHANGE`] x clients x exchanges.
+    /// [`DEFAULT_EVENTS_BASE`] + [`DEFAULT_EVENTS_PER_EXCHANGE`] x clients x exchanges, where a
+    /// `bulk:BYTES` transfer counts at least one exchange per 256 bytes (a Block2 block, or a
+    /// TCP segment at the default MTU), so that large transfers fit.
     pub fn event_budget(&self) -> u64 {
         self.max_events.unwrap_or_else(|| {
-            let work = self.groups.iter().map(|g| g.clients as u64).sum::<u64>() * self.workload.exchanges as u64;
+            let exchanges = match self.workload.kind {
+                WorkloadKind::Bulk(bytes) => (self.workload.exchanges as u64).max(bytes.div_ceil(256)),
+                _ => self.workload.exchanges as u64,
+            };
+            let work = self.groups.iter().map(|g| g.clients as u64).sum::<u64>().saturating_mul(exchanges);
             DEFAULT_EVENTS_BASE.saturating_add(DEFAULT_EVENTS_PER_EXCHANGE.saturating_mul(work))
         })
     }

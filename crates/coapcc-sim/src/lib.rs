@@ -118,7 +118,7 @@ fn run_with<'t>(
     let t0 = std::time::Instant::now();
     let mut resolved = cfg.resolved_with(custom)?;
     if resolved.transport == Transport::Tcp {
-        let mut report = engine::run_tcp(resolved, trace)?;
+        let mut report = engine::run_tcp(resolved, trace, progress)?;
         report.wall_s = t0.elapsed().as_secs_f64();
         return Ok(report);
     }

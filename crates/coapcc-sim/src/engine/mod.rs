@@ -1,6 +1,7 @@
-//! The discrete-event engine: virtual clock, event queue, links and workloads. The endpoint
-//! models that run the clients and the server are in `compact` and `full`, the metrics
-//! recorded during a run in `metrics`, the report and trace records assembled in `assemble`.
+//! The discrete-event engine: virtual clock, event queue, links and workloads. The transports
+//! the nodes host are [`Model`]s: CoAP over UDP with the simulator's own endpoints
+//! (`compact`) or the real ones (`full`), and CoAP over TCP (`tcp`). The metrics recorded
+//! during a run are in `metrics`, the report and trace records assembled in `assemble`.
 //!
 //! # Event queue
 //!
@@ -15,28 +16,36 @@
 //!   when it is pushed and holds it in a FIFO until delivery (one event per packet);
 //! - responses delayed by the server's constant processing delay: a FIFO;
 //! - retransmission timers: an indexed heap with one timer slot per client (plus one for the
-//!   server in the full model), re-keyed in place when a timer is re-armed and emptied when
-//!   it is cancelled (no stale entries);
+//!   server in the full model; two per flow over TCP), re-keyed in place when a timer is
+//!   re-armed and emptied when it is cancelled (no stale entries);
 //! - everything else (flow starts, delayed exchange starts): a binary heap.
 //!
-//! # Endpoint models
+//! # Transports
 //!
-//! The engine ([`Sim`]) owns the clock, the queue, the links, the workloads and every metric;
-//! a [`Model`] is told what happened (an exchange may start, a timer expired, a datagram
-//! arrived) and answers by calling the engine back (send a request copy, send a response,
-//! an exchange completed or failed). [`Compact`] is the simulator's own model (packets are
+//! The engine ([`Sim`]) owns the clock, the queue, the links, the workloads, the time bound,
+//! the event budget, the progress callback, the utilisation window and the report's common
+//! part; a [`Model`] (a transport: the protocol logic of the clients and the server) is told
+//! what happened (a flow starts, an exchange may start, a timer slot expired, a packet
+//! arrived) and answers by calling the engine back (send a request copy, send a response, an
+//! exchange completed or failed, or for TCP: push a segment, re-key a timer slot, a flow
+//! finished). One loop drives every transport.
+//! [`Compact`] is the simulator's own model (packets are
 //! small structs, sizes from [`crate::coap`]); [`Full`] runs one real
 //! [`coapcc_proto::endpoint::Endpoint`] per client and one for the server. Both consume
 //! `seq` numbers in the same pattern (one per packet sent, one per timer armed with a request
 //! copy or re-armed otherwise, one per delayed start or delayed server answer), so where they
-//! do the same thing they produce the same event order, bit for bit.
+//! do the same thing they produce the same event order, bit for bit. [`Tcp`](tcp::Tcp) hosts a
+//! [`coapcc_tcp::Connection`] pair per flow: packets are segments, each end has its own
+//! timer slot, and it consumes one `seq` per segment sent and one per timer re-keyed.
 //!
 //! # Random streams
 //!
 //! All streams are `SplitMix64::stream(seed, id)`: uplink element i → id 0x100 + i, downlink
 //! element i → 0x200 + i (loss and rest-of-path delay, per direction), client c's dither →
 //! 2^32 + c, client c's workload (batch sizes, start jitter) → 2·2^32 + c; full model only:
-//! client c's endpoint (Message IDs, tokens) → 3·2^32 + c, the server endpoint → 0x300.
+//! client c's endpoint (Message IDs, tokens) → 3·2^32 + c, the server endpoint → 0x300;
+//! TCP only: flow c's client connections' seeds → 4·2^32 + c, its server connections' →
+//! 5·2^32 + c.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -61,6 +70,7 @@ mod full;
 mod metrics;
 mod tcp;
 
+use assemble::FlowPart;
 pub(crate) use compact::Compact;
 pub(crate) use full::Full;
 use metrics::{ExRec, Group};
@@ -157,13 +167,27 @@ struct Client {
 /// What a response that completed an exchange carried: (answered copy, echoed copy, IP size).
 type Answer = (u16, u16, u32);
 
-/// An endpoint model: the clients' and the server's protocol logic. Every hook is told the
-/// event and calls the engine back.
+/// A transport (endpoint model): the clients' and the server's protocol logic. Every hook is
+/// told the event and calls the engine back. The CoAP hooks (`begin`, `server_send`,
+/// `reset`, `snapshot`) are reached only through the engine's CoAP paths (an exchange
+/// deferred, a delayed server answer, a workload batch, a trace record), which a transport
+/// that does not use them (TCP) never takes.
 pub(crate) trait Model: Sized {
-    /// Payload of a packet.
+    /// Payload of a packet (a CoAP datagram, or a TCP segment).
     type Buf;
-    /// The model for `cfg` (`algs`: each group's algorithm).
+    /// Whether the engine records each exchange (CoAP; TCP keeps its own counters).
+    const EXCHANGE_RECORDS: bool = true;
+    /// The model for `cfg` (`algs`: each group's CoAP algorithm; empty for TCP).
     fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self;
+    /// The model for `cfg`, or why the configuration does not suit it (the engine calls this
+    /// one, before building the links). CoAP: [`Model::new`], checked beforehand.
+    fn try_new(cfg: &SimConfig, algs: &[GroupAlg]) -> Result<Self, ConfigError> {
+        Ok(Self::new(cfg, algs))
+    }
+    /// Client `c`'s flow starts. CoAP: the workload says what comes first.
+    fn flow_start(sim: &mut Sim<'_, Self>, c: usize) {
+        sim.flow_start(c);
+    }
     /// Timer slots: one per client, plus any the model needs.
     fn timer_slots(&self, clients: usize) -> usize;
     /// Whether client `c`'s transmissions must be logged even without a trace.
@@ -182,6 +206,11 @@ pub(crate) trait Model: Sized {
     fn reset(sim: &mut Sim<'_, Self>, c: usize);
     /// Client `c`'s algorithm state.
     fn snapshot(&self, c: usize) -> Snapshot;
+    /// The report's per-flow and per-group part, at the end of the run. CoAP: from the
+    /// engine's exchange records.
+    fn flow_reports(sim: &mut Sim<'_, Self>, cfg: &SimConfig, def: UnnecessaryDef) -> FlowPart {
+        sim.coap_flow_reports(cfg, def)
+    }
 }
 
 /// An extra access link: (uplink, downlink).
@@ -230,7 +259,7 @@ pub(crate) struct Sim<'t, M: Model> {
 /// Events between two calls of the progress callback.
 const PROGRESS_EVENTS: u64 = 1 << 20;
 
-/// Run `cfg` (resolved and validated) with endpoint model `M`.
+/// Run `cfg` (resolved and validated) with transport `M`.
 pub(crate) fn run<'t, M: Model>(
     cfg: SimConfig,
     algs: &[GroupAlg],
@@ -257,6 +286,7 @@ pub(crate) fn run<'t, M: Model>(
 
 impl<'t, M: Model> Sim<'t, M> {
     fn new(cfg: &SimConfig, algs: &[GroupAlg], trace: Option<&'t mut dyn TraceSink>) -> Result<Self, ConfigError> {
+        let m = M::try_new(cfg, algs)?;
         let seed = cfg.seed;
         let mtu = cfg.link.mtu_bytes;
         let link_err = |field: &str, e: String| ConfigError::Invalid { field: field.into(), problem: e };
@@ -286,7 +316,6 @@ impl<'t, M: Model> Sim<'t, M> {
                 .flat_map(|(g, &k)| std::iter::repeat(k).take(g.clients as usize))
                 .collect()
         };
-        let m = M::new(cfg, algs);
         let tracing = trace.is_some();
         let n = cfg.total_clients() as usize;
         let protos: Vec<_> = algs.iter().map(GroupAlg::instance).collect();
@@ -296,9 +325,11 @@ impl<'t, M: Model> Sim<'t, M> {
         let mut heap = BinaryHeap::with_capacity(n + 16);
         let mut seq = 0u64;
         let jitter = ms_to_ns(cfg.workload.start_jitter_ms);
-        let reserve = (cfg.workload.exchanges as usize).min(1024);
-        for (g, (gc, proto)) in cfg.groups.iter().zip(&protos).enumerate() {
-            groups.push(Group { name: proto.name(), hist: vec![0; proto.max_retransmit() as usize + 1] });
+        let reserve = if M::EXCHANGE_RECORDS { (cfg.workload.exchanges as usize).min(1024) } else { 0 };
+        for (g, gc) in cfg.groups.iter().enumerate() {
+            // A transport without CoAP algorithms (TCP) has no histogram.
+            let (name, rtx) = protos.get(g).map_or(("", 0), |p| (p.name(), p.max_retransmit()));
+            groups.push(Group { name, hist: vec![0; rtx as usize + 1] });
             for _ in 0..gc.clients {
                 let c = clients.len() as u64;
                 let keep_log = tracing || m.needs_log(c as usize);
@@ -461,7 +492,7 @@ impl<'t, M: Model> Sim<'t, M> {
                 Src::Heap => {
                     let e = self.heap.pop().expect("peeked");
                     match e.kind {
-                        EvKind::FlowStart(c) => self.flow_start(c as usize),
+                        EvKind::FlowStart(c) => M::flow_start(self, c as usize),
                         EvKind::Begin(c) => M::begin(self, c as usize),
                     }
                 }

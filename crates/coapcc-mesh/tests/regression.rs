@@ -44,13 +44,8 @@ fn base(preset: &str, topology: &str, cc: &str, traffic: &str, seed: u64) -> Mes
 /// Every case, in a fixed order: (name, configuration, record the MAC log).
 fn cases() -> Vec<(String, MeshConfig, bool)> {
     let mut out = Vec::new();
-    let algs = [
-        "default:preset=ancillotti-cooja",
-        "cocoa",
-        "cocoa-plus:preset=ancillotti-cooja",
-        "fasor-token",
-        "idc-coap",
-    ];
+    let algs =
+        ["default:preset=ancillotti-cooja", "cocoa", "cocoa-plus:preset=ancillotti-cooja", "fasor-token", "idc-coap"];
     for preset in ["ancillotti-cooja", "makarem2021"] {
         for cc in algs {
             for traffic in ["periodic:2", "events:30,192"] {

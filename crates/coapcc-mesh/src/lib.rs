@@ -23,8 +23,8 @@
 //! - [`topology`]: positions from generators (`grid:N`, `chain:N`, `ring:N`,
 //!   `dumbbell:K,M`) or a file. [`radio`]: reception curve, power, hearing tables.
 //! - [`routing`]: the DODAG and storing-mode next hops.
-//! - [`reliability`]: the one CoAP piece, a Confirmable exchange driven by a congestion
-//!   controller (replaceable by `coapcc-proto`'s layer).
+//! - [`reliability`]: the one CoAP piece, a Confirmable exchange on `coapcc-proto`'s
+//!   reliability layer (the same lifecycle the real endpoint and the general simulator run).
 //! - [`MeshSim`] (engine): the event loop with the medium, MAC, forwarding, clients, sink.
 //! - [`report`]: [`MeshReport`]. [`cli`]: `coapcc mesh`.
 //!

@@ -491,11 +491,19 @@ impl MeshConfig {
 
     /// Check every field; the first problem as a one-line message.
     pub fn validate(&self) -> Result<(), String> {
-        let r = &self.radio;
         let pos = |x: f64| x.is_finite() && x > 0.0;
         if !pos(self.duration_s) || self.duration_s > 1e9 {
             return Err(format!("duration_s must be in (0, 1e9] seconds, got {}", self.duration_s));
         }
+        self.validate_medium()?;
+        self.validate_app()
+    }
+
+    /// Check the fields of the network itself (`spacing_m`, `radio`, `mac`, `routing`): what
+    /// [`crate::MeshNet`] needs, whichever host carries traffic over it.
+    pub fn validate_medium(&self) -> Result<(), String> {
+        let r = &self.radio;
+        let pos = |x: f64| x.is_finite() && x > 0.0;
         if !pos(self.spacing_m) {
             return Err(format!("spacing_m must be positive, got {}", self.spacing_m));
         }
@@ -546,6 +554,11 @@ impl MeshConfig {
         if !(0.0..=1.0).contains(&self.routing.min_link_prr) || self.routing.min_link_prr == 0.0 {
             return Err("routing.min_link_prr must be in (0, 1]".into());
         }
+        Ok(())
+    }
+
+    /// Check the mesh study's application fields (`app`, `traffic`, `cc`, sizes).
+    fn validate_app(&self) -> Result<(), String> {
         let a = &self.app;
         if a.unit_bytes == 0 {
             return Err("app.unit_bytes must be positive".into());

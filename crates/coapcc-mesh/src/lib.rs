@@ -37,6 +37,7 @@
 pub mod cli;
 pub mod config;
 mod engine;
+pub mod net;
 pub mod radio;
 pub mod reliability;
 pub mod report;
@@ -44,7 +45,8 @@ pub mod routing;
 pub mod topology;
 
 pub use config::{MeshConfig, Traffic};
-pub use engine::{DropCause, MacRecord, MacWhat, MeshSim};
+pub use engine::MeshSim;
+pub use net::{Delivery, DropCause, MacRecord, MacWhat, MeshNet};
 pub use report::{ClientReport, MeshReport, Summary};
 
 /// Run one simulation (validates the configuration first).

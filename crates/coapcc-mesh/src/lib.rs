@@ -44,7 +44,7 @@ pub mod report;
 pub mod routing;
 pub mod topology;
 
-pub use config::{MeshConfig, Traffic};
+pub use config::{MediumConfig, MeshConfig, Traffic};
 pub use engine::MeshSim;
 pub use net::{Delivery, DropCause, MacRecord, MacWhat, MeshNet};
 pub use report::{ClientReport, MeshReport, Summary};

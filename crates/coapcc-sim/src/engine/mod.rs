@@ -58,6 +58,7 @@ use crate::workload::{uniform_u64, FlowPlan, Next};
 mod assemble;
 mod compact;
 mod full;
+mod medium;
 mod metrics;
 mod tcp;
 
@@ -222,6 +223,8 @@ pub(crate) struct Sim<'t, M: Model> {
     progress: Option<&'t mut dyn FnMut(&crate::Progress)>,
     trace: Option<&'t mut dyn TraceSink>,
     tx_buf: Vec<TxTrace>,
+    /// The mesh network (`topology.mesh`), in place of the links.
+    mesh: Option<medium::MeshLink<M::Buf>>,
     m: M,
 }
 
@@ -349,6 +352,7 @@ impl<'t, M: Model> Sim<'t, M> {
             progress: None,
             trace,
             tx_buf: Vec::new(),
+            mesh: medium::MeshLink::new(cfg)?,
             m,
         })
     }
@@ -395,6 +399,7 @@ impl<'t, M: Model> Sim<'t, M> {
             Down,
             ExtraUp(usize),
             ExtraDown(usize),
+            Mesh,
         }
         loop {
             let mut best: Option<(Nanos, u64, Src)> = self.timers.peek().map(|e| (e.time, e.seq, Src::Timer));
@@ -428,6 +433,11 @@ impl<'t, M: Model> Sim<'t, M> {
                     if best.map_or(true, |b| (t, p.seq) < (b.0, b.1)) {
                         best = Some((t, p.seq, Src::ExtraDown(i)));
                     }
+                }
+            }
+            if let Some((t, s)) = self.mesh.as_ref().and_then(|m| m.peek()) {
+                if best.map_or(true, |b| (t, s) < (b.0, b.1)) {
+                    best = Some((t, s, Src::Mesh));
                 }
             }
             let Some((t, _, src)) = best else { return false };
@@ -479,6 +489,7 @@ impl<'t, M: Model> Sim<'t, M> {
                     let p = self.extra[i].1.poll(t).expect("peeked");
                     M::at_client(self, p);
                 }
+                Src::Mesh => self.mesh_event(),
             }
         }
     }
@@ -558,7 +569,7 @@ impl<'t, M: Model> Sim<'t, M> {
         }
         let pkt = Packet { seq, client: c as u32, exchange: cl.cur, copy, echo: copy, buf };
         self.first_packet.get_or_insert(now);
-        self.uplink(c).push(now, size, pkt);
+        self.send_up(c, size, pkt);
         self.timers.set(c as u32, deadline, tseq);
     }
 
@@ -567,8 +578,7 @@ impl<'t, M: Model> Sim<'t, M> {
         let seq = self.next_seq();
         let exchange = self.clients[c].cur;
         self.first_packet.get_or_insert(self.now);
-        let now = self.now;
-        self.uplink(c).push(now, size, Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf });
+        self.send_up(c, size, Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf });
     }
 
     /// The server answers `p` now (or after its processing delay; `sid` is the model's
@@ -585,8 +595,7 @@ impl<'t, M: Model> Sim<'t, M> {
 
     fn send_response(&mut self, mut p: Packet<M::Buf>, size: u32) {
         p.seq = self.next_seq(); // the downlink event's own insertion order
-        let now = self.now;
-        self.downlink(p.client as usize).push(now, size, p);
+        self.send_down(size, p);
     }
 
     /// Client `c`'s active exchange completed with a response (`answer`), after the model

@@ -524,6 +524,7 @@ impl TcpSim<'_> {
             events: self.events,
             truncated,
             groups,
+            mesh: None,
         }
     }
 }

@@ -143,3 +143,24 @@ fn bad_mesh_configurations_are_clear_errors() {
     c.topology.mesh.as_mut().unwrap().mac.duplicate_detection = false;
     assert!(simulate(&c).unwrap_err().to_string().contains("duplicate_detection"));
 }
+
+#[test]
+fn command_line_mesh_flags() {
+    use coapcc_mesh::config::{CsmaMode, Rdc};
+    use coapcc_sim::cli::{build_config, SimulateArgs};
+    let args = SimulateArgs {
+        mesh: Some("ring:6".into()),
+        mesh_preset: Some("makarem2021".into()),
+        mesh_param: vec!["mac.queue_packets=4".into()],
+        ..SimulateArgs::default()
+    };
+    let m = build_config(&args).unwrap().topology.mesh.unwrap();
+    assert_eq!(m.topology, "ring:6");
+    assert_eq!((m.mac.csma, m.mac.rdc, m.mac.queue_packets), (CsmaMode::Contiki, Rdc::Contikimac, 4));
+    let bad = SimulateArgs { mesh_param: vec!["mac.queue_packets".into()], ..SimulateArgs::default() };
+    assert!(build_config(&bad).unwrap_err().to_string().contains("KEY=VALUE"));
+    let bad = SimulateArgs { mesh_preset: Some("cooja".into()), ..SimulateArgs::default() };
+    assert!(build_config(&bad).unwrap_err().to_string().contains("unknown mesh preset"));
+    // Without mesh flags the topology stays the dumbbell.
+    assert!(build_config(&SimulateArgs::default()).unwrap().topology.mesh.is_none());
+}

@@ -442,15 +442,18 @@ pub fn summary(r: &SimReport) -> String {
         WorkloadKind::Bulk(b) => format!("one GET of {b} B"),
         _ => format!("{} exchanges", c.workload.exchanges),
     };
+    let path = match &c.topology.mesh {
+        Some(m) => format!("mesh {}", m.topology),
+        None => format!("buffer {} B, errors {}", buffer.unwrap_or(DEFAULT_BUFFER_BYTES), loss),
+    };
     let _ = writeln!(
         s,
-        "seed {}: {}, {} x {}, buffer {} B, errors {}{}{}",
+        "seed {}: {}, {} x {}, {}{}{}",
         c.seed,
         plural(c.total_clients() as u64, "client"),
         kind,
         exchanges,
-        buffer.unwrap_or(DEFAULT_BUFFER_BYTES),
-        loss,
+        path,
         match (c.transport, c.endpoint.model) {
             (Transport::Tcp, _) => ", CoAP over TCP",
             (_, EndpointModel::Full) => ", full endpoints",
@@ -527,8 +530,9 @@ pub fn summary(r: &SimReport) -> String {
     let speed = if r.wall_s > 0.0 { r.sim_time_s / r.wall_s } else { 0.0 };
     let _ = writeln!(
         s,
-        "useful downlink fraction {:.3}; simulated {:.1} s in {:.3} s ({:.0}x), {}; ended: {}",
-        r.useful_fraction,
+        "{}simulated {:.1} s in {:.3} s ({:.0}x), {}; ended: {}",
+        // The links carry nothing in a mesh run.
+        if r.mesh.is_some() { String::new() } else { format!("useful downlink fraction {:.3}; ", r.useful_fraction) },
         r.sim_time_s,
         r.wall_s,
         speed,

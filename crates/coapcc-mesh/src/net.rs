@@ -412,6 +412,10 @@ impl<P: Copy> MeshNet<P> {
 
     /// A packet of `psdu` bytes enters the network at node `from` at `now`, for node `to`
     /// (routed hop by hop along the DODAG). `seq`: the host's insertion counter.
+    ///
+    /// # Panics
+    /// If `from` or `to` is not a node of the topology (hosts place their endpoints on nodes
+    /// when they are built).
     pub fn push(&mut self, now: u64, seq: &mut u64, from: u16, to: u16, psdu: u32, payload: P) {
         self.enter(now, seq);
         self.cons.created += 1;
@@ -422,6 +426,9 @@ impl<P: Copy> MeshNet<P> {
     /// A bare frame of `psdu` bytes for `src`'s neighbour `to`, handed to `src`'s MAC at
     /// `at_ns` (no routing): for MAC tests. Delivered (and returned by [`MeshNet::poll`]) at
     /// `to` if the MAC gets it there.
+    ///
+    /// # Panics
+    /// When the frame is handed over, if `src` or `to` is not a node.
     pub fn inject(&mut self, at_ns: u64, seq: &mut u64, src: u16, to: u16, psdu: u32, payload: P) {
         self.seq = *seq;
         let slot = self.park(Frame { dst: to, next: to, psdu, routed: false, payload });

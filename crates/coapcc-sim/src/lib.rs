@@ -54,7 +54,9 @@ pub use engine::{
     STREAM_DITHER, STREAM_DOWNLINK, STREAM_ENDPOINT, STREAM_SERVER, STREAM_TCP_CLIENT, STREAM_TCP_SERVER,
     STREAM_UPLINK, STREAM_WORKLOAD,
 };
-pub use report::{AccessLinkReport, FlowReport, GroupReport, LinkReport, LinksReport, SimReport, Summary};
+pub use report::{
+    AccessLinkReport, FlowReport, GroupReport, LinkReport, LinksReport, MeshDrops, MeshLinkReport, SimReport, Summary,
+};
 pub use trace::{ExchangeTrace, JsonLinesTrace, QueueTrace, TraceSink};
 
 /// Run one simulation. Validates the configuration first (no run starts with an invalid

@@ -42,6 +42,44 @@ pub struct SimReport {
     pub truncated: bool,
     /// The metrics split by client group.
     pub groups: Vec<GroupReport>,
+    /// The mesh network of `topology.mesh` (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<MeshLinkReport>,
+}
+
+/// The mesh network of a run (`topology.mesh`).
+#[derive(Clone, Debug, Serialize)]
+pub struct MeshLinkReport {
+    /// Nodes of the topology.
+    pub nodes: usize,
+    /// The DODAG root.
+    pub root: usize,
+    /// The sink, where the server sits.
+    pub sink: usize,
+    /// The node of each client, in client order.
+    pub client_nodes: Vec<u16>,
+    /// Hops from each client's node to the sink.
+    pub client_hops: Vec<u32>,
+    /// MAC counters (frames, ACKs, busy CCAs, collisions, ...).
+    pub mac: coapcc_mesh::report::MacCounters,
+    /// Packets dropped in the network, by cause.
+    pub drops: MeshDrops,
+    /// Packets entered, delivered, dropped and still in the network at the end: entered +
+    /// duplicates forwarded = delivered + dropped + in network.
+    pub conservation: coapcc_mesh::report::Conservation,
+}
+
+/// Packets a mesh network dropped, by cause.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MeshDrops {
+    /// A node's queue was full.
+    pub buffer_overflow: u64,
+    /// Every neighbour queue was taken (`mac.max_neighbor_queues`).
+    pub neighbor_queues_full: u64,
+    /// No MAC ACK after the last retry.
+    pub mac_no_ack: u64,
+    /// Channel access failure (busy CCAs).
+    pub mac_channel_access: u64,
 }
 
 /// One client's flow.

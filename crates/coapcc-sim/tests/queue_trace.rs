@@ -160,6 +160,7 @@ fn extra_access_links_have_their_own_queues() {
             uplink: cfg.link.uplink.clone(),
             downlink: cfg.link.downlink.clone(),
         }],
+        ..Default::default()
     };
     let (r, recs) = traced(&cfg);
     let dirs = by_direction(&recs);

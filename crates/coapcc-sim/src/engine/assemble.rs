@@ -72,6 +72,7 @@ impl<'t, M: Model> Sim<'t, M> {
             events: self.events,
             truncated,
             groups,
+            mesh: self.mesh.as_ref().map(|m| m.report()),
         }
     }
 

@@ -67,6 +67,7 @@ use crate::workload::{uniform_u64, FlowPlan, Next};
 mod assemble;
 mod compact;
 mod full;
+mod medium;
 mod metrics;
 mod tcp;
 
@@ -253,6 +254,8 @@ pub(crate) struct Sim<'t, M: Model> {
     /// The queue trace, when the sink wants one ([`TraceSink::wants_queue`]).
     qtrace: Option<Box<QueueTracer>>,
     tx_buf: Vec<TxTrace>,
+    /// The mesh network (`topology.mesh`), in place of the links.
+    mesh: Option<medium::MeshLink<M::Buf>>,
     m: M,
 }
 
@@ -390,6 +393,7 @@ impl<'t, M: Model> Sim<'t, M> {
             trace,
             qtrace,
             tx_buf: Vec::new(),
+            mesh: medium::MeshLink::new(cfg)?,
             m,
         })
     }
@@ -436,6 +440,7 @@ impl<'t, M: Model> Sim<'t, M> {
             Down,
             ExtraUp(usize),
             ExtraDown(usize),
+            Mesh,
         }
         loop {
             let mut best: Option<(Nanos, u64, Src)> = self.timers.peek().map(|e| (e.time, e.seq, Src::Timer));
@@ -469,6 +474,11 @@ impl<'t, M: Model> Sim<'t, M> {
                     if best.map_or(true, |b| (t, p.seq) < (b.0, b.1)) {
                         best = Some((t, p.seq, Src::ExtraDown(i)));
                     }
+                }
+            }
+            if let Some((t, s)) = self.mesh.as_ref().and_then(|m| m.peek()) {
+                if best.map_or(true, |b| (t, s) < (b.0, b.1)) {
+                    best = Some((t, s, Src::Mesh));
                 }
             }
             let Some((t, _, src)) = best else { return false };
@@ -520,6 +530,7 @@ impl<'t, M: Model> Sim<'t, M> {
                     let p = self.extra[i].1.poll(t).expect("peeked");
                     M::at_client(self, p);
                 }
+                Src::Mesh => self.mesh_event(),
             }
         }
     }
@@ -599,10 +610,7 @@ impl<'t, M: Model> Sim<'t, M> {
         }
         let pkt = Packet { seq, client: c as u32, exchange: cl.cur, copy, echo: copy, buf };
         self.first_packet.get_or_insert(now);
-        let tr = self.uplink(c).push(now, size, pkt);
-        if self.qtrace.is_some() {
-            self.trace_queue(c, Direction::Uplink, &tr, size);
-        }
+        self.send_up(c, size, pkt);
         self.timers.set(c as u32, deadline, tseq);
     }
 
@@ -611,12 +619,7 @@ impl<'t, M: Model> Sim<'t, M> {
         let seq = self.next_seq();
         let exchange = self.clients[c].cur;
         self.first_packet.get_or_insert(self.now);
-        let now = self.now;
-        let tr =
-            self.uplink(c).push(now, size, Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf });
-        if self.qtrace.is_some() {
-            self.trace_queue(c, Direction::Uplink, &tr, size);
-        }
+        self.send_up(c, size, Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf });
     }
 
     /// The server answers `p` now (or after its processing delay; `sid` is the model's
@@ -633,12 +636,7 @@ impl<'t, M: Model> Sim<'t, M> {
 
     fn send_response(&mut self, mut p: Packet<M::Buf>, size: u32) {
         p.seq = self.next_seq(); // the downlink event's own insertion order
-        let now = self.now;
-        let c = p.client as usize;
-        let tr = self.downlink(c).push(now, size, p);
-        if self.qtrace.is_some() {
-            self.trace_queue(c, Direction::Downlink, &tr, size);
-        }
+        self.send_down(size, p);
     }
 
     /// Queue trace: client `c`'s access link in direction `dir` was handed a packet.

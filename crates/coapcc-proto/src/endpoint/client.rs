@@ -178,7 +178,7 @@ impl<P: Peer> Endpoint<P> {
         if out.holds_slot {
             out.holds_slot = false;
             if let Some(p) = self.peers.get_mut(&out.peer) {
-                p.active = p.active.saturating_sub(1);
+                p.slots.release();
             }
         }
     }

@@ -4,8 +4,9 @@ use std::collections::{BTreeMap, VecDeque};
 
 use coapcc_cc::Instant;
 
+use super::lifecycle::{DuplicateCache, DuplicateEntry, Remembered};
 use super::ServerRequestId;
-use crate::Message;
+use crate::{Message, Token};
 
 /// What a duplicate of a remembered message gets.
 #[derive(Clone, Debug)]
@@ -18,11 +19,44 @@ pub(crate) enum Cached {
     Silent,
 }
 
-struct Entry {
+pub(crate) struct Entry {
     value: Cached,
     expires: Option<Instant>,
     /// Duplicates answered from this entry.
     replies: u32,
+}
+
+impl DuplicateEntry for Entry {
+    type Id = Token;
+
+    /// A reply's identification is its token; an Empty ACK or an RST has none.
+    fn remembered(&self) -> Remembered<Token> {
+        match &self.value {
+            Cached::Pending(_) => Remembered::Pending,
+            Cached::Reply(m) => Remembered::Answered((!m.code.is_empty()).then_some(m.token)),
+            Cached::Silent => Remembered::Silent,
+        }
+    }
+
+    fn count_reply(&mut self) -> u32 {
+        self.replies = self.replies.saturating_add(1);
+        self.replies
+    }
+}
+
+/// The protocol layer's view: (peer, Message ID) → what was done, with its lifetime.
+impl<P: Clone + Ord> DuplicateCache for DedupCache<P> {
+    type Key = (P, u16);
+    type Entry = Entry;
+    type Value = (Cached, Option<Instant>);
+
+    fn entry(&mut self, key: &(P, u16)) -> Option<&mut Entry> {
+        self.map.get_mut(key)
+    }
+
+    fn remember(&mut self, (peer, mid): (P, u16), (value, expires): (Cached, Option<Instant>)) {
+        self.insert(peer, mid, value, expires);
+    }
 }
 
 /// A map (peer, MID) → [`Cached`] with a capacity and per-entry expiry. Insertion order is
@@ -91,18 +125,6 @@ impl<P: Clone + Ord> DedupCache<P> {
         }
         self.order.push_back(key.clone());
         self.map.insert(key, Entry { value, expires, replies: 0 });
-    }
-
-    /// Count one more duplicate answered from the entry of (`peer`, `mid`); returns the
-    /// count including this one (0 if the entry is gone).
-    pub(crate) fn count_reply(&mut self, peer: &P, mid: u16) -> u32 {
-        match self.map.get_mut(&(peer.clone(), mid)) {
-            Some(e) => {
-                e.replies = e.replies.saturating_add(1);
-                e.replies
-            }
-            None => 0,
-        }
     }
 
     /// Replace the value of a remembered message (no-op if it was evicted meanwhile).

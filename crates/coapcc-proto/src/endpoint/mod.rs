@@ -118,10 +118,8 @@ fn known_critical(number: u16) -> bool {
 /// Per-peer congestion-control and NSTART state.
 struct PeerState {
     cc: Controller,
-    /// Exchanges holding an NSTART slot.
-    active: u32,
-    /// Exchanges waiting for a slot, in order.
-    queue: VecDeque<u64>,
+    /// Exchanges holding an NSTART slot, and those waiting for one, in order.
+    slots: lifecycle::Nstart<VecDeque<u64>>,
     /// `cc.earliest_start` of the queue head, when it lies in the future.
     wake: Option<Instant>,
     /// For least-recently-used eviction.
@@ -426,12 +424,20 @@ impl<P: Peer> Endpoint<P> {
                     } else {
                         self.stats.malformed += 1;
                     }
-                } else if let Some(cached) = self.dedup.get(&peer, msg.message_id).cloned() {
-                    self.handle_duplicate(peer, msg, cached);
-                } else if msg.code.is_request() {
-                    self.handle_request(now, peer, msg);
                 } else {
-                    self.handle_separate_response(now, peer, msg);
+                    let rules = lifecycle::DuplicateRules {
+                        mode: self.config.duplicate_mode,
+                        max_replies: self.config.max_duplicate_replies,
+                    };
+                    let key = (peer, msg.message_id);
+                    let con = msg.mtype == MessageType::Con;
+                    let arrival = lifecycle::classify(&mut self.dedup, rules, &key, con, msg.token);
+                    let peer = key.0;
+                    match arrival {
+                        lifecycle::Arrival::Duplicate(answer) => self.handle_duplicate(peer, msg, answer),
+                        lifecycle::Arrival::New if msg.code.is_request() => self.handle_request(now, peer, msg),
+                        lifecycle::Arrival::New => self.handle_separate_response(now, peer, msg),
+                    }
                 }
             }
             MessageType::Ack => self.handle_ack(now, peer, msg),

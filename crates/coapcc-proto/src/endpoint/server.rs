@@ -3,10 +3,11 @@
 
 use super::block::{self, Slice};
 use super::dedup::Cached;
+use super::lifecycle::DuplicateAnswer;
 use super::timers::TimerKey;
 use super::{known_critical, Endpoint, Event, Peer, RecordKind, Response, Served, ServerRequestId, UnknownRequest};
 use crate::option;
-use crate::{Code, Message, MessageType};
+use crate::{Code, Message, MessageType, Token};
 use coapcc_cc::Instant;
 
 impl<P: Peer> Endpoint<P> {
@@ -64,31 +65,35 @@ impl<P: Peer> Endpoint<P> {
         d.map(|d| now + d)
     }
 
-    pub(super) fn handle_duplicate(&mut self, peer: P, msg: Message, cached: Cached) {
+    /// Answer a duplicate as the protocol layer's duplicate rules decided
+    /// ([`lifecycle::classify`](super::lifecycle::classify)).
+    pub(super) fn handle_duplicate(&mut self, peer: P, msg: Message, answer: DuplicateAnswer<Token>) {
         self.stats.duplicates += 1;
-        if msg.mtype != MessageType::Con {
-            return;
-        }
-        match cached {
-            Cached::Pending(id) => {
+        match answer {
+            DuplicateAnswer::EmptyAck => {
                 // A retransmission while the application is still working: acknowledge at
                 // once so the client stops retransmitting; the response will be separate.
-                match self.served.get(&id) {
-                    Some(s) if !s.acked => self.send_empty_ack(id),
-                    _ => self.send(peer, &Message::empty_ack(msg.message_id)),
+                let pending = match self.dedup.get(&peer, msg.message_id) {
+                    Some(Cached::Pending(id)) => Some(*id),
+                    _ => None,
+                };
+                match pending.filter(|id| self.served.get(id).is_some_and(|s| !s.acked)) {
+                    Some(id) => self.send_empty_ack(id),
+                    None => self.send(peer, &Message::empty_ack(msg.message_id)),
                 }
             }
-            Cached::Reply(mut reply) => {
-                if self.dedup.count_reply(&peer, msg.message_id) > self.config.max_duplicate_replies {
-                    self.stats.duplicates_suppressed += 1;
+            DuplicateAnswer::Replay { echo } => {
+                let Some(Cached::Reply(reply)) = self.dedup.get(&peer, msg.message_id) else {
                     return;
-                }
-                if !reply.code.is_empty() {
-                    reply.token = self.config.duplicate_mode.echo(reply.token, msg.token);
+                };
+                let mut reply = reply.clone();
+                if let Some(token) = echo {
+                    reply.token = token;
                 }
                 self.send(peer, &reply);
             }
-            Cached::Silent => {}
+            DuplicateAnswer::Suppressed => self.stats.duplicates_suppressed += 1,
+            DuplicateAnswer::Ignore => {}
         }
     }
 

@@ -329,12 +329,6 @@ pub(super) fn wire_token(key: Token, copy_id: bool, ordinal: u32) -> Token {
     Token::new(&b).unwrap_or(key)
 }
 
-/// The token without its last (ordinal) byte.
-pub(super) fn base_of(token: &Token) -> Token {
-    let b = token.as_bytes();
-    Token::new(&b[..b.len().saturating_sub(1)]).unwrap_or_default()
-}
-
 /// Does `token` answer `out`? `Some(None)`: yes, no copy identification; `Some(Some(k))`:
 /// yes, it echoes copy `k`; `None`: it belongs to something else.
 pub(super) fn token_ordinal<P>(out: &Out<P>, token: &Token) -> Option<Option<u32>> {

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use coapcc_cc::Instant;
 
+use super::hash::IdMap;
 use super::lifecycle::{DuplicateCache, DuplicateEntry, Remembered};
 use super::ServerRequestId;
 use crate::{Message, Token};
@@ -50,8 +51,8 @@ impl<P: Clone + Ord> DuplicateCache for DedupCache<P> {
     type Entry = Entry;
     type Value = (Cached, Option<Instant>);
 
-    fn entry(&mut self, key: &(P, u16)) -> Option<&mut Entry> {
-        self.map.get_mut(key)
+    fn entry(&mut self, (peer, mid): &(P, u16)) -> Option<&mut Entry> {
+        self.map.get_mut(peer)?.get_mut(mid)
     }
 
     fn remember(&mut self, (peer, mid): (P, u16), (value, expires): (Cached, Option<Instant>)) {
@@ -59,12 +60,16 @@ impl<P: Clone + Ord> DuplicateCache for DedupCache<P> {
     }
 }
 
-/// A map (peer, MID) → [`Cached`] with a capacity and per-entry expiry. Insertion order is
-/// kept in a queue, so both expiry (entries are inserted with non-decreasing `now`) and
-/// eviction of the oldest entry are O(log n). Keys are never re-inserted while present, so
-/// the queue and the map always hold the same keys.
+type MidMap = IdMap<u16, Entry>;
+
+/// A map (peer, MID) → [`Cached`] with a capacity and per-entry expiry: per peer, a hash
+/// table by Message ID (lookups cost O(log peers) + O(1), whatever the number of entries).
+/// Insertion order is kept in a queue, so both expiry (entries are inserted with
+/// non-decreasing `now`) and eviction of the oldest entry are cheap. Keys are never
+/// re-inserted while present, so the queue and the tables always hold the same keys.
 pub(crate) struct DedupCache<P> {
-    map: BTreeMap<(P, u16), Entry>,
+    map: BTreeMap<P, MidMap>,
+    len: usize,
     order: VecDeque<(P, u16)>,
     capacity: usize,
     pub(crate) evicted: u64,
@@ -73,11 +78,38 @@ pub(crate) struct DedupCache<P> {
 
 impl<P: Clone + Ord> DedupCache<P> {
     pub(crate) fn new(capacity: usize) -> Self {
-        DedupCache { map: BTreeMap::new(), order: VecDeque::new(), capacity: capacity.max(1), evicted: 0, expired: 0 }
+        DedupCache {
+            map: BTreeMap::new(),
+            len: 0,
+            order: VecDeque::new(),
+            capacity: capacity.max(1),
+            evicted: 0,
+            expired: 0,
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.map.len()
+        self.len
+    }
+
+    fn get_entry(&self, peer: &P, mid: u16) -> Option<&Entry> {
+        self.map.get(peer)?.get(&mid)
+    }
+
+    fn get_entry_mut(&mut self, peer: &P, mid: u16) -> Option<&mut Entry> {
+        self.map.get_mut(peer)?.get_mut(&mid)
+    }
+
+    /// Forget (`peer`, `mid`) (present: it was at the front of the order queue).
+    fn remove(&mut self, peer: &P, mid: u16) {
+        if let Some(t) = self.map.get_mut(peer) {
+            if t.remove(&mid).is_some() {
+                self.len -= 1;
+            }
+            if t.is_empty() {
+                self.map.remove(peer);
+            }
+        }
     }
 
     pub(crate) fn capacity(&self) -> usize {
@@ -89,11 +121,11 @@ impl<P: Clone + Ord> DedupCache<P> {
     /// (a NON entry may outlive a later CON entry; it is then dropped a little late, which
     /// only errs on the safe side).
     pub(crate) fn expire(&mut self, now: Instant) {
-        while let Some(key) = self.order.front() {
-            match self.map.get(key).and_then(|e| e.expires) {
+        while let Some((peer, mid)) = self.order.front() {
+            match self.get_entry(peer, *mid).and_then(|e| e.expires) {
                 Some(t) if t <= now => {
-                    let key = self.order.pop_front().expect("front exists");
-                    self.map.remove(&key);
+                    let (peer, mid) = self.order.pop_front().expect("front exists");
+                    self.remove(&peer, mid);
                     self.expired += 1;
                 }
                 _ => break,
@@ -102,34 +134,43 @@ impl<P: Clone + Ord> DedupCache<P> {
     }
 
     pub(crate) fn get(&self, peer: &P, mid: u16) -> Option<&Cached> {
-        // Cloning the peer for the lookup key is cheap for addresses and ids.
-        self.map.get(&(peer.clone(), mid)).map(|e| &e.value)
+        self.get_entry(peer, mid).map(|e| &e.value)
     }
 
     /// Remember a new message. Evicts the oldest entry when full.
     pub(crate) fn insert(&mut self, peer: P, mid: u16, value: Cached, expires: Option<Instant>) {
-        let key = (peer, mid);
-        if let Some(e) = self.map.get_mut(&key) {
+        if let Some(e) = self.get_entry_mut(&peer, mid) {
             e.value = value;
             e.expires = expires;
             return;
         }
-        while self.map.len() >= self.capacity {
+        while self.len >= self.capacity {
             match self.order.pop_front() {
-                Some(old) => {
-                    self.map.remove(&old);
+                Some((p, m)) => {
+                    self.remove(&p, m);
                     self.evicted += 1;
                 }
                 None => break,
             }
         }
-        self.order.push_back(key.clone());
-        self.map.insert(key, Entry { value, expires, replies: 0 });
+        self.order.push_back((peer.clone(), mid));
+        let entry = Entry { value, expires, replies: 0 };
+        match self.map.get_mut(&peer) {
+            Some(t) => {
+                t.insert(mid, entry);
+            }
+            None => {
+                let mut t = MidMap::default();
+                t.insert(mid, entry);
+                self.map.insert(peer, t);
+            }
+        }
+        self.len += 1;
     }
 
     /// Replace the value of a remembered message (no-op if it was evicted meanwhile).
     pub(crate) fn update(&mut self, peer: &P, mid: u16, value: Cached) {
-        if let Some(e) = self.map.get_mut(&(peer.clone(), mid)) {
+        if let Some(e) = self.get_entry_mut(peer, mid) {
             e.value = value;
         }
     }
@@ -149,7 +190,8 @@ mod tests {
         assert_eq!(c.evicted, 7);
         assert!(c.get(&1, 6).is_none());
         assert!(c.get(&1, 7).is_some() && c.get(&1, 9).is_some());
-        assert_eq!(c.order.len(), c.map.len());
+        assert_eq!(c.order.len(), c.len());
+        assert_eq!(c.map.values().map(|t| t.len()).sum::<usize>(), c.len());
     }
 
     #[test]

@@ -47,6 +47,7 @@ mod config;
 mod dedup;
 mod echo;
 mod factory;
+mod hash;
 pub mod lifecycle;
 mod limits;
 mod observe;
@@ -74,6 +75,7 @@ pub use types::{
 
 use dedup::DedupCache;
 pub use factory::{Controller, ControllerFactory, FnFactory};
+use hash::IdMap;
 pub use lifecycle::{ConExchange, Expiry};
 use timers::{TimerKey, Timers};
 
@@ -232,11 +234,11 @@ pub struct Endpoint<P> {
     /// Per peer: server requests not finished (unanswered, or answered by a separate
     /// response still in flight), bounded by [`EndpointConfig::max_pending_per_peer`].
     pending_by_peer: BTreeMap<P, u32>,
-    outs: BTreeMap<u64, Out<P>>,
+    outs: IdMap<u64, Out<P>>,
     by_mid: BTreeMap<(P, u16), u64>,
     by_token: BTreeMap<(P, Token), u64>,
-    requests: BTreeMap<RequestId, ClientReq>,
-    served: BTreeMap<ServerRequestId, Served<P>>,
+    requests: IdMap<RequestId, ClientReq>,
+    served: IdMap<ServerRequestId, Served<P>>,
     /// Secret of the Echo values (drawn only when the amplification limit is on).
     echo_key: u64,
     /// Peers that echoed our Echo value, and their order for eviction.
@@ -295,11 +297,11 @@ impl<P: Peer> Endpoint<P> {
             timers: Timers::new(),
             queued_peers: BTreeSet::new(),
             pending_by_peer: BTreeMap::new(),
-            outs: BTreeMap::new(),
+            outs: IdMap::default(),
             by_mid: BTreeMap::new(),
             by_token: BTreeMap::new(),
-            requests: BTreeMap::new(),
-            served: BTreeMap::new(),
+            requests: IdMap::default(),
+            served: IdMap::default(),
             transmits: VecDeque::new(),
             events: VecDeque::new(),
             records: VecDeque::new(),
@@ -498,21 +500,30 @@ impl<P: Peer> Endpoint<P> {
     // ----------------------------------------------------------------------------------
 
     pub(super) fn send(&mut self, peer: P, msg: &Message) {
+        self.send_bytes(peer, msg.to_bytes(), transmit_kind(msg));
+    }
+
+    /// Queue an encoded datagram of `kind` for `peer`.
+    pub(super) fn send_bytes(&mut self, peer: P, bytes: Vec<u8>, kind: TransmitKind) {
         self.stats.datagrams_out += 1;
-        let kind = if msg.code.is_request() {
-            TransmitKind::Request
-        } else if msg.code.is_response() {
-            TransmitKind::Response
-        } else if msg.mtype == MessageType::Rst {
-            TransmitKind::Reset
-        } else {
-            TransmitKind::EmptyAck
-        };
-        self.transmits.push_back(Transmit { peer, bytes: msg.to_bytes(), kind });
+        self.transmits.push_back(Transmit { peer, bytes, kind });
     }
 
     pub(super) fn send_rst(&mut self, peer: P, mid: u16) {
         self.stats.rst_sent += 1;
         self.send(peer, &Message::reset(mid));
+    }
+}
+
+/// What a datagram carrying `msg` is.
+fn transmit_kind(msg: &Message) -> TransmitKind {
+    if msg.code.is_request() {
+        TransmitKind::Request
+    } else if msg.code.is_response() {
+        TransmitKind::Response
+    } else if msg.mtype == MessageType::Rst {
+        TransmitKind::Reset
+    } else {
+        TransmitKind::EmptyAck
     }
 }

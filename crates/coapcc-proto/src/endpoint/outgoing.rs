@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use super::client::{base_of, wire_token};
+use super::client::wire_token;
 use super::lifecycle::{Admission, ConExchange, Expiry, Nstart};
 use super::timers::TimerKey;
 use super::{
@@ -199,8 +199,8 @@ impl<P: Peer> Endpoint<P> {
         };
         self.timers.rearm(TimerKey::Out(xid), old, out.state.deadline());
         out.tx.push(TransmissionRecord { ordinal: 0, at: now, timeout });
-        let msg = out.msg.clone();
-        self.send(peer, &msg);
+        let (bytes, kind) = (out.msg.to_bytes(), super::transmit_kind(&out.msg));
+        self.send_bytes(peer, bytes, kind);
     }
 
     pub(super) fn on_out_timer(&mut self, now: Instant, xid: u64) {
@@ -214,17 +214,25 @@ impl<P: Peer> Endpoint<P> {
                 match ex.expire(&mut p.cc, now) {
                     Expiry::Retransmit { ordinal: k, timer, deadline } => {
                         out.con_ex = Some(ex);
-                        let mut copy = out.msg.clone();
-                        if out.copy_id {
-                            copy.token = wire_token(base_of(&out.msg.token), true, k);
-                        }
+                        // Copy k: the same message; with copy identification the last
+                        // token byte is the ordinal (`wire_token`).
+                        let last = out.copy_id.then(|| k.min(255) as u8);
                         out.tx.push(TransmissionRecord { ordinal: k, at: now, timeout: Some(timer) });
                         let old = out.state.deadline();
                         out.state = OutState::WaitAck { deadline };
                         self.timers.rearm(TimerKey::Out(xid), old, Some(deadline));
                         let peer = out.peer.clone();
                         self.stats.retransmissions += 1;
-                        self.send(peer, &copy);
+                        let bytes = {
+                            let out = &self.outs[&xid];
+                            let tkl = out.msg.token.len();
+                            let mut b = out.msg.to_bytes();
+                            if let (Some(l), true) = (last, tkl > 0) {
+                                b[4 + tkl - 1] = l; // the token follows the 4-byte header
+                            }
+                            (b, super::transmit_kind(&out.msg))
+                        };
+                        self.send_bytes(peer, bytes.0, bytes.1);
                     }
                     Expiry::GiveUp => {
                         let out = self.finish(now, xid, Outcome::Failed(FailReason::Timeout), None);

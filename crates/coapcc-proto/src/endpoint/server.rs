@@ -29,8 +29,8 @@ impl<P: Peer> Endpoint<P> {
             let mut m = msg;
             m.mtype = MessageType::Ack;
             m.message_id = s.mid;
-            self.dedup.update(&s.peer, s.mid, Cached::Reply(m.clone()));
-            self.send(s.peer, &m);
+            self.send(s.peer.clone(), &m);
+            self.dedup.update(&s.peer, s.mid, Cached::Reply(m));
         } else if s.con {
             let mut m = msg;
             m.mtype = MessageType::Con;
@@ -86,11 +86,23 @@ impl<P: Peer> Endpoint<P> {
                 let Some(Cached::Reply(reply)) = self.dedup.get(&peer, msg.message_id) else {
                     return;
                 };
-                let mut reply = reply.clone();
-                if let Some(token) = echo {
-                    reply.token = token;
-                }
-                self.send(peer, &reply);
+                let kind = super::transmit_kind(reply);
+                let bytes = match echo {
+                    Some(token) if token != reply.token => {
+                        let mut bytes = reply.to_bytes();
+                        if token.len() == reply.token.len() {
+                            // The token follows the 4-byte header (RFC 7252 §3).
+                            bytes[4..4 + token.len()].copy_from_slice(token.as_bytes());
+                        } else {
+                            let mut r = reply.clone();
+                            r.token = token;
+                            bytes = r.to_bytes();
+                        }
+                        bytes
+                    }
+                    _ => reply.to_bytes(),
+                };
+                self.send_bytes(peer, bytes, kind);
             }
             DuplicateAnswer::Suppressed => self.stats.duplicates_suppressed += 1,
             DuplicateAnswer::Ignore => {}
@@ -198,8 +210,8 @@ impl<P: Peer> Endpoint<P> {
             self.timers.rearm(TimerKey::Served(id), s.deadline.take(), None);
             let (peer, mid) = (s.peer.clone(), s.mid);
             let ack = Message::empty_ack(mid);
-            self.dedup.update(&peer, mid, Cached::Reply(ack.clone()));
-            self.send(peer, &ack);
+            self.send(peer.clone(), &ack);
+            self.dedup.update(&peer, mid, Cached::Reply(ack));
         }
     }
 

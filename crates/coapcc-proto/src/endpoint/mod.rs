@@ -253,6 +253,9 @@ pub struct Endpoint<P> {
     /// Requests we observe (client role): (server, token) -> request.
     observing: BTreeMap<(P, Token), RequestId>,
     dedup: DedupCache<P>,
+    /// Scratch lists of [`Endpoint::handle_timeout`] (kept for their allocation).
+    due_scratch: Vec<u64>,
+    slow_scratch: Vec<ServerRequestId>,
     transmits: VecDeque<Transmit<P>>,
     events: VecDeque<Event<P>>,
     records: VecDeque<ExchangeRecord<P>>,
@@ -282,6 +285,8 @@ impl<P: Peer> Endpoint<P> {
             notifications: BTreeMap::new(),
             observing: BTreeMap::new(),
             dedup: DedupCache::new(config.dedup_capacity),
+            due_scratch: Vec::new(),
+            slow_scratch: Vec::new(),
             config,
             params,
             con_lifetime,
@@ -462,9 +467,10 @@ impl<P: Peer> Endpoint<P> {
     /// Empty ACKs for slow server requests, paced starts.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.dedup.expire(now);
-        // Exchanges first, then unanswered requests, each in id order.
-        let mut due: Vec<u64> = Vec::new();
-        let mut slow: Vec<ServerRequestId> = Vec::new();
+        // Exchanges first, then unanswered requests, each in id order (the lists reuse
+        // their allocation from call to call).
+        let mut due = core::mem::take(&mut self.due_scratch);
+        let mut slow = core::mem::take(&mut self.slow_scratch);
         for k in self.timers.due(now) {
             match k {
                 TimerKey::Out(x) => due.push(*x),
@@ -474,13 +480,17 @@ impl<P: Peer> Endpoint<P> {
         }
         due.sort_unstable();
         slow.sort_unstable();
-        for xid in due {
+        for &xid in &due {
             self.on_out_timer(now, xid);
         }
         slow.retain(|id| self.served.get(id).is_some_and(|s| s.deadline.is_some_and(|d| d <= now)));
-        for id in slow {
+        for &id in &slow {
             self.send_empty_ack(id);
         }
+        due.clear();
+        slow.clear();
+        self.due_scratch = due;
+        self.slow_scratch = slow;
         self.pump(now);
     }
 

@@ -89,6 +89,9 @@ impl<P: Peer> Endpoint<P> {
     /// Start queued exchanges wherever NSTART and `earliest_start` allow (the protocol
     /// layer's [`Nstart::poll_start`] decides).
     pub(super) fn pump(&mut self, now: Instant) {
+        if self.queued_peers.is_empty() {
+            return;
+        }
         let nstart = self.config.nstart;
         let ready: Vec<P> = self
             .queued_peers

@@ -17,6 +17,17 @@ impl<P: Peer> Endpoint<P> {
     /// NON response. Large payloads are sliced per the request's Block2 option and
     /// [`EndpointConfig::block_szx`].
     pub fn respond(&mut self, now: Instant, id: ServerRequestId, response: Response) -> Result<(), UnknownRequest> {
+        self.respond_ref(now, id, &response)
+    }
+
+    /// [`Endpoint::respond`] with a borrowed response (a server that sends the same
+    /// response to many requests keeps one and copies nothing but the encoded datagram).
+    pub fn respond_ref(
+        &mut self,
+        now: Instant,
+        id: ServerRequestId,
+        response: &Response,
+    ) -> Result<(), UnknownRequest> {
         let s = self.served.remove(&id).ok_or(UnknownRequest(id))?;
         self.timers.rearm(TimerKey::Served(id), s.deadline, None);
         if !(s.con && s.acked) {
@@ -24,7 +35,7 @@ impl<P: Peer> Endpoint<P> {
             // the peer's pending count until its own exchange finishes).
             self.release_pending(&s.peer);
         }
-        let msg = self.limit_amplification(&s, &response);
+        let msg = self.limit_amplification(&s, response);
         if s.con && !s.acked {
             let mut m = msg;
             m.mtype = MessageType::Ack;

@@ -6,7 +6,7 @@ use coapcc_cc::Instant;
 
 use super::hash::IdMap;
 use super::lifecycle::{DuplicateCache, DuplicateEntry, Remembered};
-use super::ServerRequestId;
+use super::{ServerRequestId, TransmitKind};
 use crate::{Message, Token};
 
 /// What a duplicate of a remembered message gets.
@@ -15,7 +15,7 @@ pub(crate) enum Cached {
     /// The request was handed to the application, which has not answered yet.
     Pending(ServerRequestId),
     /// Send this reply again (piggybacked response, Empty ACK or RST).
-    Reply(Message),
+    Reply(Reply),
     /// Nothing to send (a NON, or a message we did not answer).
     Silent,
 }
@@ -34,7 +34,7 @@ impl DuplicateEntry for Entry {
     fn remembered(&self) -> Remembered<Token> {
         match &self.value {
             Cached::Pending(_) => Remembered::Pending,
-            Cached::Reply(m) => Remembered::Answered((!m.code.is_empty()).then_some(m.token)),
+            Cached::Reply(r) => Remembered::Answered(r.token()),
             Cached::Silent => Remembered::Silent,
         }
     }
@@ -42,6 +42,79 @@ impl DuplicateEntry for Entry {
     fn count_reply(&mut self) -> u32 {
         self.replies = self.replies.saturating_add(1);
         self.replies
+    }
+}
+
+impl Entry {
+    /// The datagram that answers a duplicate of this entry's message, carrying token `echo`
+    /// (`None`: the reply's own), if the entry holds a reply.
+    pub(crate) fn replay(&self, echo: Option<Token>) -> Option<(Vec<u8>, TransmitKind)> {
+        match &self.value {
+            Cached::Reply(r) => Some((r.with_token(echo), r.kind)),
+            _ => None,
+        }
+    }
+}
+
+/// A remembered reply, encoded once: duplicates get a copy of the datagram.
+#[derive(Clone, Debug)]
+pub(crate) struct Reply {
+    bytes: Vec<u8>,
+    kind: TransmitKind,
+}
+
+impl Reply {
+    /// The reply `msg`, encoded.
+    pub(crate) fn of(msg: &Message) -> Reply {
+        Reply { bytes: msg.to_bytes(), kind: super::transmit_kind(msg) }
+    }
+
+    /// The datagram (to send it the first time).
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// What it is.
+    pub(crate) fn kind(&self) -> TransmitKind {
+        self.kind
+    }
+
+    fn tkl(&self) -> usize {
+        usize::from(self.bytes[0] & 0x0F)
+    }
+
+    /// The reply's token, or `None` for a message without identification (an Empty ACK or
+    /// an RST: code 0.00).
+    fn token(&self) -> Option<Token> {
+        if self.bytes[1] == 0 {
+            return None;
+        }
+        Token::new(&self.bytes[4..4 + self.tkl()]).ok()
+    }
+
+    /// The datagram with token `echo` instead of its own (the token follows the 4-byte
+    /// header, RFC 7252 §3).
+    fn with_token(&self, echo: Option<Token>) -> Vec<u8> {
+        let tkl = self.tkl();
+        match echo {
+            Some(t) if t.as_bytes() != &self.bytes[4..4 + tkl] => {
+                if t.len() == tkl {
+                    let mut b = self.bytes.clone();
+                    b[4..4 + tkl].copy_from_slice(t.as_bytes());
+                    b
+                } else {
+                    // Another token length: re-encode (our own encoding always decodes).
+                    match Message::decode(&self.bytes) {
+                        Ok(mut m) => {
+                            m.token = t;
+                            m.to_bytes()
+                        }
+                        Err(_) => self.bytes.clone(),
+                    }
+                }
+            }
+            _ => self.bytes.clone(),
+        }
     }
 }
 
@@ -74,6 +147,8 @@ pub(crate) struct DedupCache<P> {
     capacity: usize,
     pub(crate) evicted: u64,
     pub(crate) expired: u64,
+    /// Whether any entry was inserted with a lifetime (otherwise nothing ever expires).
+    timed: bool,
 }
 
 impl<P: Clone + Ord> DedupCache<P> {
@@ -85,6 +160,7 @@ impl<P: Clone + Ord> DedupCache<P> {
             capacity: capacity.max(1),
             evicted: 0,
             expired: 0,
+            timed: false,
         }
     }
 
@@ -121,6 +197,9 @@ impl<P: Clone + Ord> DedupCache<P> {
     /// (a NON entry may outlive a later CON entry; it is then dropped a little late, which
     /// only errs on the safe side).
     pub(crate) fn expire(&mut self, now: Instant) {
+        if !self.timed {
+            return;
+        }
         while let Some((peer, mid)) = self.order.front() {
             match self.get_entry(peer, *mid).and_then(|e| e.expires) {
                 Some(t) if t <= now => {
@@ -139,6 +218,7 @@ impl<P: Clone + Ord> DedupCache<P> {
 
     /// Remember a new message. Evicts the oldest entry when full.
     pub(crate) fn insert(&mut self, peer: P, mid: u16, value: Cached, expires: Option<Instant>) {
+        self.timed |= expires.is_some();
         if let Some(e) = self.get_entry_mut(&peer, mid) {
             e.value = value;
             e.expires = expires;
@@ -192,6 +272,35 @@ mod tests {
         assert!(c.get(&1, 7).is_some() && c.get(&1, 9).is_some());
         assert_eq!(c.order.len(), c.len());
         assert_eq!(c.map.values().map(|t| t.len()).sum::<usize>(), c.len());
+    }
+
+    #[test]
+    fn replies_with_echoed_tokens() {
+        use crate::{Code, MessageType};
+        let t = |b: &[u8]| Token::new(b).unwrap();
+        let mut m = Message::new(MessageType::Ack, Code::CONTENT, 7).with_token(t(&[1, 2]));
+        m.payload = b"hi".to_vec();
+        let r = Reply::of(&m);
+        assert_eq!(r.token(), Some(t(&[1, 2])));
+        assert_eq!(r.kind(), TransmitKind::Response);
+        assert_eq!(r.with_token(None), m.to_bytes());
+        assert_eq!(r.with_token(Some(t(&[1, 2]))), m.to_bytes());
+        for other in [t(&[1, 3]), t(&[9]), t(&[4, 5, 6, 7]), t(&[])] {
+            let mut expected = m.clone();
+            expected.token = other;
+            assert_eq!(Message::decode(&r.with_token(Some(other))).unwrap(), expected, "{other:?}");
+        }
+        let ack = Reply::of(&Message::empty_ack(7));
+        assert_eq!((ack.token(), ack.kind()), (None, TransmitKind::EmptyAck));
+        assert_eq!(Reply::of(&Message::reset(7)).token(), None);
+    }
+
+    #[test]
+    fn without_lifetimes_nothing_expires() {
+        let mut c = DedupCache::<u32>::new(10);
+        c.insert(1, 1, Cached::Silent, None);
+        c.expire(Instant::from_millis(u64::MAX / 2_000_000));
+        assert_eq!((c.len(), c.expired), (1, 0));
     }
 
     #[test]

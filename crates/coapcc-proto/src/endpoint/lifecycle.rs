@@ -36,8 +36,8 @@ mod duplicates;
 
 pub use admission::{Admission, Nstart, WaitQueue, Waiting};
 pub use duplicates::{
-    classify, Arrival, ClientEntry, DuplicateAnswer, DuplicateCache, DuplicateEntry, DuplicateRules, PerClientCache,
-    Remembered,
+    classify, classify_entry, Arrival, ClientEntry, DuplicateAnswer, DuplicateCache, DuplicateEntry, DuplicateRules,
+    PerClientCache, Remembered,
 };
 
 /// When the next exchange may start under the algorithm's pacing (`earliest_start`): `None`

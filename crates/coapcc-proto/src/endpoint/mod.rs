@@ -256,6 +256,8 @@ pub struct Endpoint<P> {
     /// Scratch lists of [`Endpoint::handle_timeout`] (kept for their allocation).
     due_scratch: Vec<u64>,
     slow_scratch: Vec<ServerRequestId>,
+    /// Scratch list of `pump` (peers that may start an exchange).
+    ready_scratch: Vec<P>,
     transmits: VecDeque<Transmit<P>>,
     events: VecDeque<Event<P>>,
     records: VecDeque<ExchangeRecord<P>>,
@@ -287,6 +289,7 @@ impl<P: Peer> Endpoint<P> {
             dedup: DedupCache::new(config.dedup_capacity),
             due_scratch: Vec::new(),
             slow_scratch: Vec::new(),
+            ready_scratch: Vec::new(),
             config,
             params,
             con_lifetime,
@@ -438,10 +441,16 @@ impl<P: Peer> Endpoint<P> {
                     };
                     let key = (peer, msg.message_id);
                     let con = msg.mtype == MessageType::Con;
-                    let arrival = lifecycle::classify(&mut self.dedup, rules, &key, con, msg.token);
+                    let (arrival, entry) = lifecycle::classify_entry(&mut self.dedup, rules, &key, con, msg.token);
+                    let replay = match (arrival, entry) {
+                        (lifecycle::Arrival::Duplicate(lifecycle::DuplicateAnswer::Replay { echo }), Some(e)) => {
+                            e.replay(echo)
+                        }
+                        _ => None,
+                    };
                     let peer = key.0;
                     match arrival {
-                        lifecycle::Arrival::Duplicate(answer) => self.handle_duplicate(peer, msg, answer),
+                        lifecycle::Arrival::Duplicate(answer) => self.handle_duplicate(peer, msg, answer, replay),
                         lifecycle::Arrival::New if msg.code.is_request() => self.handle_request(now, peer, msg),
                         lifecycle::Arrival::New => self.handle_separate_response(now, peer, msg),
                     }

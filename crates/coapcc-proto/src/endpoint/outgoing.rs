@@ -93,13 +93,12 @@ impl<P: Peer> Endpoint<P> {
             return;
         }
         let nstart = self.config.nstart;
-        let ready: Vec<P> = self
-            .queued_peers
-            .iter()
-            .filter(|k| self.peers.get(*k).is_some_and(|p| p.slots.can_start(nstart)))
-            .cloned()
-            .collect();
-        for peer in ready {
+        // The list reuses its allocation from call to call.
+        let mut ready = core::mem::take(&mut self.ready_scratch);
+        ready.extend(
+            self.queued_peers.iter().filter(|k| self.peers.get(*k).is_some_and(|p| p.slots.can_start(nstart))).cloned(),
+        );
+        for peer in ready.drain(..) {
             loop {
                 let p = self.peers.get_mut(&peer).expect("present");
                 let old = p.wake;
@@ -126,6 +125,7 @@ impl<P: Peer> Endpoint<P> {
                 }
             }
         }
+        self.ready_scratch = ready;
     }
 
     pub(super) fn alloc_mid(&mut self, peer: &P) -> u16 {

@@ -2,10 +2,12 @@
 //! piggybacked, separate and NON responses, Empty ACKs for slow requests, Block2 slicing.
 
 use super::block::{self, Slice};
-use super::dedup::Cached;
+use super::dedup::{Cached, Reply};
 use super::lifecycle::DuplicateAnswer;
 use super::timers::TimerKey;
-use super::{known_critical, Endpoint, Event, Peer, RecordKind, Response, Served, ServerRequestId, UnknownRequest};
+use super::{
+    known_critical, Endpoint, Event, Peer, RecordKind, Response, Served, ServerRequestId, TransmitKind, UnknownRequest,
+};
 use crate::option;
 use crate::{Code, Message, MessageType, Token};
 use coapcc_cc::Instant;
@@ -40,8 +42,9 @@ impl<P: Peer> Endpoint<P> {
             let mut m = msg;
             m.mtype = MessageType::Ack;
             m.message_id = s.mid;
-            self.send(s.peer.clone(), &m);
-            self.dedup.update(&s.peer, s.mid, Cached::Reply(m));
+            let reply = Reply::of(&m);
+            self.send_bytes(s.peer.clone(), reply.bytes().to_vec(), reply.kind());
+            self.dedup.update(&s.peer, s.mid, Cached::Reply(reply));
         } else if s.con {
             let mut m = msg;
             m.mtype = MessageType::Con;
@@ -78,7 +81,13 @@ impl<P: Peer> Endpoint<P> {
 
     /// Answer a duplicate as the protocol layer's duplicate rules decided
     /// ([`lifecycle::classify`](super::lifecycle::classify)).
-    pub(super) fn handle_duplicate(&mut self, peer: P, msg: Message, answer: DuplicateAnswer<Token>) {
+    pub(super) fn handle_duplicate(
+        &mut self,
+        peer: P,
+        msg: Message,
+        answer: DuplicateAnswer<Token>,
+        replay: Option<(Vec<u8>, TransmitKind)>,
+    ) {
         self.stats.duplicates += 1;
         match answer {
             DuplicateAnswer::EmptyAck => {
@@ -93,27 +102,12 @@ impl<P: Peer> Endpoint<P> {
                     None => self.send(peer, &Message::empty_ack(msg.message_id)),
                 }
             }
-            DuplicateAnswer::Replay { echo } => {
-                let Some(Cached::Reply(reply)) = self.dedup.get(&peer, msg.message_id) else {
-                    return;
-                };
-                let kind = super::transmit_kind(reply);
-                let bytes = match echo {
-                    Some(token) if token != reply.token => {
-                        let mut bytes = reply.to_bytes();
-                        if token.len() == reply.token.len() {
-                            // The token follows the 4-byte header (RFC 7252 §3).
-                            bytes[4..4 + token.len()].copy_from_slice(token.as_bytes());
-                        } else {
-                            let mut r = reply.clone();
-                            r.token = token;
-                            bytes = r.to_bytes();
-                        }
-                        bytes
-                    }
-                    _ => reply.to_bytes(),
-                };
-                self.send_bytes(peer, bytes, kind);
+            DuplicateAnswer::Replay { .. } => {
+                // The datagram (with the echoed token) was read from the entry by
+                // `classify_entry`.
+                if let Some((bytes, kind)) = replay {
+                    self.send_bytes(peer, bytes, kind);
+                }
             }
             DuplicateAnswer::Suppressed => self.stats.duplicates_suppressed += 1,
             DuplicateAnswer::Ignore => {}
@@ -195,7 +189,7 @@ impl<P: Peer> Endpoint<P> {
         let mut m = Message::new(MessageType::Ack, Code::SERVICE_UNAVAILABLE, msg.message_id).with_token(msg.token);
         m.options.add(option::MAX_AGE, option::encode_uint(u64::from(self.config.overload_max_age_s)));
         if con {
-            self.dedup.insert(peer.clone(), msg.message_id, Cached::Reply(m.clone()), expires);
+            self.dedup.insert(peer.clone(), msg.message_id, Cached::Reply(Reply::of(&m)), expires);
         } else {
             m.mtype = MessageType::Non;
             m.message_id = self.alloc_mid(&peer);
@@ -220,9 +214,9 @@ impl<P: Peer> Endpoint<P> {
             s.acked = true;
             self.timers.rearm(TimerKey::Served(id), s.deadline.take(), None);
             let (peer, mid) = (s.peer.clone(), s.mid);
-            let ack = Message::empty_ack(mid);
-            self.send(peer.clone(), &ack);
-            self.dedup.update(&peer, mid, Cached::Reply(ack));
+            let reply = Reply::of(&Message::empty_ack(mid));
+            self.send_bytes(peer.clone(), reply.bytes().to_vec(), reply.kind());
+            self.dedup.update(&peer, mid, Cached::Reply(reply));
         }
     }
 

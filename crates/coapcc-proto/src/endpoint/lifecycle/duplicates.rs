@@ -93,13 +93,26 @@ pub fn classify<C: DuplicateCache>(
     confirmable: bool,
     incoming: <C::Entry as DuplicateEntry>::Id,
 ) -> Arrival<<C::Entry as DuplicateEntry>::Id> {
+    classify_entry(cache, rules, key, confirmable, incoming).0
+}
+
+/// [`classify`], also handing back a duplicate's entry, so that the caller reads what to
+/// send again without a second lookup.
+#[inline]
+pub fn classify_entry<'c, C: DuplicateCache>(
+    cache: &'c mut C,
+    rules: DuplicateRules,
+    key: &C::Key,
+    confirmable: bool,
+    incoming: <C::Entry as DuplicateEntry>::Id,
+) -> (Arrival<<C::Entry as DuplicateEntry>::Id>, Option<&'c mut C::Entry>) {
     let Some(e) = cache.entry(key) else {
-        return Arrival::New;
+        return (Arrival::New, None);
     };
     if !confirmable {
-        return Arrival::Duplicate(DuplicateAnswer::Ignore);
+        return (Arrival::Duplicate(DuplicateAnswer::Ignore), Some(e));
     }
-    Arrival::Duplicate(match e.remembered() {
+    let answer = match e.remembered() {
         Remembered::Pending => DuplicateAnswer::EmptyAck,
         Remembered::Answered(id) => {
             if e.count_reply() > rules.max_replies {
@@ -109,7 +122,8 @@ pub fn classify<C: DuplicateCache>(
             }
         }
         Remembered::Silent => DuplicateAnswer::Ignore,
-    })
+    };
+    (Arrival::Duplicate(answer), Some(e))
 }
 
 /// The entry of a [`PerClientCache`]: the client's last exchange received, the copy that

@@ -111,8 +111,8 @@ impl Full {
         while let Some(ev) = sim.m.server.poll_event() {
             if let Event::Request { id, .. } = ev {
                 if sim.server_delay == 0 {
-                    let r = sim.m.response.clone();
-                    sim.m.server.respond(now, id, r).expect("a new request is pending");
+                    let Full { server, response, .. } = &mut sim.m;
+                    server.respond_ref(now, id, response).expect("a new request is pending");
                 } else if let Some(o) = origin {
                     let p = Packet {
                         seq: 0,
@@ -256,10 +256,10 @@ impl Model for Full {
     }
 
     fn server_send(sim: &mut Sim<'_, Self>, p: Packet<Vec<u8>>, sid: u64) {
-        let r = sim.m.response.clone();
         // The request may have been answered meanwhile only if the endpoint answered it
         // itself (never: it reports every new request and we answer each once).
-        let _ = sim.m.server.respond(Instant::from_nanos(sim.now), ServerRequestId(sid), r);
+        let Full { server, response, .. } = &mut sim.m;
+        let _ = server.respond_ref(Instant::from_nanos(sim.now), ServerRequestId(sid), response);
         let origin = Origin { client: p.client, exchange: p.exchange, copy: p.copy };
         Full::server_sync(sim, Some(origin));
     }

@@ -173,11 +173,31 @@ impl DuplicateMode {
     /// the simulator's compact model.
     #[inline]
     pub fn echo<T>(self, cached: T, incoming: T) -> T {
-        match self {
-            DuplicateMode::AnswerEachCopy => incoming,
-            DuplicateMode::ReplayCached => cached,
+        match self.echoed() {
+            Echoed::Incoming => incoming,
+            Echoed::Cached => cached,
         }
     }
+
+    /// Whose identification the answer to a duplicate carries: the copy being answered
+    /// ([`DuplicateMode::AnswerEachCopy`]) or the one remembered with the first answer
+    /// ([`DuplicateMode::ReplayCached`]).
+    #[inline]
+    pub fn echoed(self) -> Echoed {
+        match self {
+            DuplicateMode::AnswerEachCopy => Echoed::Incoming,
+            DuplicateMode::ReplayCached => Echoed::Cached,
+        }
+    }
+}
+
+/// Whose identification a server's answer to a duplicate carries ([`DuplicateMode::echoed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Echoed {
+    /// The identification of the copy being answered.
+    Incoming,
+    /// The identification remembered with the first answer (that of the first copy received).
+    Cached,
 }
 
 #[cfg(test)]

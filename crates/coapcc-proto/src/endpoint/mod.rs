@@ -525,7 +525,7 @@ impl<P: Peer> Endpoint<P> {
     /// Queue an encoded datagram of `kind` for `peer`.
     pub(super) fn send_bytes(&mut self, peer: P, bytes: Vec<u8>, kind: TransmitKind) {
         self.stats.datagrams_out += 1;
-        self.transmits.push_back(Transmit { peer, bytes, kind });
+        self.transmits.push_back(Transmit { peer, bytes, kind, echoed: None });
     }
 
     pub(super) fn send_rst(&mut self, peer: P, mid: u16) {

@@ -106,7 +106,10 @@ impl<P: Peer> Endpoint<P> {
                 // The datagram (with the echoed token) was read from the entry by
                 // `classify_entry`.
                 if let Some((bytes, kind)) = replay {
-                    self.send_bytes(peer, bytes, kind);
+                    self.send_bytes(peer.clone(), bytes, kind);
+                    if let Some(t) = self.transmits.back_mut() {
+                        t.echoed = Some(self.config.duplicate_mode.echoed());
+                    }
                 }
             }
             DuplicateAnswer::Suppressed => self.stats.duplicates_suppressed += 1,

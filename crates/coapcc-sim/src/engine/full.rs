@@ -133,10 +133,14 @@ impl Full {
             let exchange = sim.clients[peer as usize].cur;
             let p = match origin {
                 Some(o) if is_response && o.client == peer && o.copy != NONE => {
-                    // Which copy the answer identifies, by the protocol layer's duplicate
-                    // rule (with copy identification the client reads it from the token).
-                    let first = sim.clients[peer as usize].recs[o.exchange as usize].first_req;
-                    let echo = proto_duplicate_mode(sim.duplicate_mode).echo(first, o.copy);
+                    // Which copy the answer identifies, as the server's reliability layer
+                    // decided it (with copy identification the client reads it from the token).
+                    let echo = match t.echoed {
+                        Some(lifecycle::Echoed::Cached) => {
+                            sim.clients[peer as usize].recs[o.exchange as usize].first_req
+                        }
+                        Some(lifecycle::Echoed::Incoming) | None => o.copy,
+                    };
                     Packet { seq: 0, client: peer, exchange: o.exchange, copy: o.copy, echo, buf: t.bytes }
                 }
                 _ => Packet { seq: 0, client: peer, exchange, copy: NONE, echo: NONE, buf: t.bytes },

@@ -7,6 +7,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+mod canonical;
 mod custom;
 
 /// Run the Rust command line with `argv` (program name first); returns the exit code.
@@ -64,6 +65,67 @@ fn simulate_json(py: Python<'_>, config_json: &str, trace_path: Option<std::path
         serde_json::to_string(&report).map_err(|e| e.to_string())
     })
     .map_err(PyValueError::new_err)
+}
+
+/// Run one simulation and return its report in columnar form, for callers that make tables
+/// (sweeps): a dict with the report's scalars (`useful_fraction`, `sim_time_s`, `wall_s`,
+/// `events`, `truncated`), `retransmissions_per_exchange` (a list), `links` (`downlink` and
+/// `uplink`: dicts of counters), `flows` (a dict of per-flow columns, plain lists named as the
+/// fields of a flow in `simulate_json`'s report, in client order; `None` where the JSON has
+/// `null`) and `config_json`, the resolved configuration as canonical JSON text (exactly
+/// Python's `json.dumps(config, sort_keys=True, separators=(",", ":"))` of the report's
+/// `config`). The per-group metrics are not included (use [`simulate_json`]). Non-finite
+/// floats are `None`, as in the JSON report. Raises ValueError as `simulate_json` does.
+/// Releases the GIL while simulating.
+#[pyfunction]
+fn simulate_columns<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    use coapcc_sim::report::{FlowColumn, Scalar};
+    use pyo3::types::PyDict;
+    let cfg: coapcc_sim::SimConfig = serde_json::from_str(config_json)
+        .map_err(|e| PyValueError::new_err(format!("invalid simulation config: {e}")))?;
+    let (report, config) = py
+        .detach(|| -> Result<_, String> {
+            let report = coapcc_sim::simulate(&cfg).map_err(|e| e.to_string())?;
+            let value = serde_json::to_value(&report.config).map_err(|e| e.to_string())?;
+            let mut config = String::with_capacity(4096);
+            canonical::write(&value, &mut config);
+            Ok((report, config))
+        })
+        .map_err(PyValueError::new_err)?;
+    let fin = |x: f64| x.is_finite().then_some(x);
+    let opt = |v: Vec<Option<f64>>| v.into_iter().map(|x| x.and_then(fin)).collect::<Vec<_>>();
+    let d = PyDict::new(py);
+    d.set_item("config_json", config)?;
+    let flows = PyDict::new(py);
+    for (name, col) in report.flow_columns() {
+        match col {
+            FlowColumn::U32(v) => flows.set_item(name, v)?,
+            FlowColumn::U64(v) => flows.set_item(name, v)?,
+            FlowColumn::OptU64(v) => flows.set_item(name, v)?,
+            FlowColumn::OptF64(v) => flows.set_item(name, opt(v))?,
+            FlowColumn::Str(v) => flows.set_item(name, v)?,
+        }
+    }
+    d.set_item("flows", flows)?;
+    d.set_item("retransmissions_per_exchange", &report.retransmissions_per_exchange)?;
+    let links = PyDict::new(py);
+    for (dir, link) in [("downlink", &report.links.downlink), ("uplink", &report.links.uplink)] {
+        let l = PyDict::new(py);
+        for (name, v) in link.fields() {
+            match v {
+                Scalar::U64(x) => l.set_item(name, x)?,
+                Scalar::F64(x) => l.set_item(name, fin(x))?,
+            }
+        }
+        links.set_item(dir, l)?;
+    }
+    d.set_item("links", links)?;
+    d.set_item("useful_fraction", fin(report.useful_fraction))?;
+    d.set_item("sim_time_s", fin(report.sim_time_s))?;
+    d.set_item("wall_s", fin(report.wall_s))?;
+    d.set_item("events", report.events)?;
+    d.set_item("truncated", report.truncated)?;
+    Ok(d)
 }
 
 /// The default simulation configuration as JSON (every field, with its default).
@@ -257,6 +319,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms_json, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_algorithm, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_columns, m)?)?;
     m.add_function(wrap_pyfunction!(default_sim_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(link_schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(link_config_json, m)?)?;

@@ -163,25 +163,41 @@ def _table(cols: dict[str, list]):
 
 
 def encode_run(ident: dict[str, Any], cfg: SimConfig, report: dict) -> bytes:
+    """One finished run as a *record* (see :func:`encode_columns`) from the simulator's JSON
+    report (parsed)."""
+    from .runner import columns_from_report
+
+    common = {**ident, **_config_columns_cached(cfg, ident.get("point_hash"))}
+    cols = columns_from_report(report)
+    if cols["config_json"] is None:
+        cols["config_json"] = canonical_json(to_native(cfg))
+    return encode_columns(ident["config_hash"], json.dumps(common, separators=(",", ":")), cols)
+
+
+def encode_columns(config_hash: str, common_json: str, cols: dict) -> bytes:
     """One finished run as a *record*: a line of JSON (bytes, no newline) holding its
-    configuration columns (``common``), its run-level metrics (``run``) and its flows as
-    columns (``flows``). Records are cheap to make on a worker and to send; the sweeping
-    process appends them to a journal and turns a batch of them into one part
-    (:func:`records_to_tables`), so Arrow and Parquet costs are paid once per part, not per run.
+    configuration columns (``common``, given as JSON text), its run-level metrics (``run``)
+    and its flows as columns (``flows``), from the columnar report ``cols``
+    (:func:`coapcc.runner.native_columns`). Records are cheap to make on a worker and to
+    send; the sweeping process appends them to a journal and turns a batch of them into one
+    part (:func:`records_to_tables`), so Arrow and Parquet costs are paid once per part, not
+    per run.
     """
     from . import __version__
     from .result import link_fields
 
-    common = {**ident, **_config_columns_cached(cfg, ident.get("point_hash"))}
-    flows = report.get("flows", [])
-    flow_cols = _flow_columns(flows)
-
-    hist = [int(x) for x in report.get("retransmissions_per_exchange", [])]
+    flow_cols = cols.get("flows") or {k: [] for k in FLOW_FIELDS}
+    if any(k not in FLOW_FIELDS for k in flow_cols) or list(flow_cols)[: len(FLOW_FIELDS)] != list(
+        FLOW_FIELDS
+    ):
+        keys = [k for k in FLOW_FIELDS if k in flow_cols] + [k for k in flow_cols if k not in FLOW_FIELDS]
+        flow_cols = {k: flow_cols[k] for k in keys}
+    n = len(next(iter(flow_cols.values()))) if flow_cols else 0
     fcts = [x for x in flow_cols.get("fct_s", ()) if x is not None]
     fct = _fct_percentiles(fcts)
     run: dict[str, Any] = {
-        "config_json": canonical_json(report.get("config") or to_native(cfg)),
-        "flows": len(flows),
+        "config_json": cols.get("config_json"),
+        "flows": n,
         "finished_flows": len(fcts),
     }
     for k in ("median", "p10", "p25", "p75", "p90"):
@@ -197,13 +213,14 @@ def encode_run(ident: dict[str, Any], cfg: SimConfig, report: dict) -> bytes:
         run[k] = int(sum(col)) if None not in col else int(sum(int(x or 0) for x in col))
     for k in TCP_RUN_FIELDS if "segments_sent" in flow_cols else ():  # a UDP run's row is unchanged
         run[k] = int(sum(int(x or 0) for x in flow_cols[k]))
-    run["retransmissions_per_exchange"] = hist
+    run["retransmissions_per_exchange"] = [int(x) for x in cols.get("retransmissions_per_exchange") or ()]
     for k in ("useful_fraction", "sim_time_s", "wall_s", "events", "truncated"):
-        run[k] = report.get(k)
-    run.update(link_fields(report))
+        run[k] = cols.get(k)
+    run.update(link_fields(cols))
     run["coapcc_version"] = __version__
-    rec = {"h": ident["config_hash"], "common": common, "run": run, "flows": flow_cols}
-    return json.dumps(rec, separators=(",", ":"), allow_nan=True).encode()
+    head = json.dumps(config_hash)
+    rest = json.dumps({"run": run, "flows": flow_cols}, separators=(",", ":"), allow_nan=True)
+    return f'{{"h":{head},"common":{common_json},{rest[1:]}'.encode()
 
 
 def _fct_percentiles(values: list) -> dict:
@@ -249,18 +266,6 @@ def _config_columns_cached(cfg: SimConfig, point_hash: str | None) -> dict:
     return out
 
 
-def _flow_columns(flows: list[dict]) -> dict[str, list]:
-    """The simulator's per-flow records as columns (:data:`FLOW_FIELDS` first, in order)."""
-    if not flows:
-        return {k: [] for k in FLOW_FIELDS}
-    first = flows[0]
-    keys = [k for k in FLOW_FIELDS if k in first] + [k for k in first if k not in FLOW_FIELDS]
-    if list(first) == keys and len(set(map(len, flows))) == 1:
-        # One shape (the simulator's: a struct, same fields in the same order): transpose in C.
-        return {k: list(col) for k, col in zip(keys, zip(*[tuple(f.values()) for f in flows]))}
-    return {k: [f.get(k) for f in flows] for k in keys}
-
-
 def _column(name: str, values: list):
     import pyarrow as pa
 
@@ -290,22 +295,19 @@ def _union_keys(dicts) -> list[str]:
     return list(keys)
 
 
-def _repeat(col, index, counts):
-    """Rows ``index`` of ``col`` (each row ``counts[i]`` times, in order)."""
-    import numpy as np
-    import pyarrow as pa
-
-    t = col.type
-    if col.null_count == 0 and (pa.types.is_integer(t) or pa.types.is_floating(t)):
-        return pa.array(np.repeat(col.to_numpy(zero_copy_only=False), counts), type=t)
-    return col.take(pa.array(index))
+#: Key of a flows part's Parquet metadata that marks the layout "one row per flow, the
+#: run's configuration in the runs part": a JSON list of the runs part's columns that
+#: :func:`join_flows` adds to every flow row. Flows parts without it (datasets written before
+#: it, and per-run files) hold those columns themselves.
+RUN_COLUMNS_KEY = b"coapcc.run_columns"
 
 
 def records_to_tables(records: list[dict], chunk_rows: int = 32768):
     """``(runs_table, flows_chunks)`` of a batch of records: the runs table (one row per run:
     configuration columns, then metrics) and the flows table as an iterator of tables of at
-    most ``chunk_rows`` rows with one schema (configuration columns, then the per-flow
-    fields), so a large part is written row group by row group without building it whole."""
+    most ``chunk_rows`` rows with one schema: ``config_hash`` (the run's key), then the
+    per-flow fields; its metadata (:data:`RUN_COLUMNS_KEY`) names the runs table's
+    configuration columns that :func:`join_flows` puts back on every flow row."""
     import numpy as np
     import pyarrow as pa
 
@@ -322,17 +324,22 @@ def records_to_tables(records: list[dict], chunk_rows: int = 32768):
     for r in records:
         cols = r["flows"]
         counts.append(len(next(iter(cols.values()))) if cols else 0)
-    fkeys = _union_keys(r["flows"] for r in records)
-    flow_arrays = []
+    fkeys = [k for k in _union_keys(r["flows"] for r in records) if k != "config_hash"]
+    keys: list = []
+    for r, n in zip(records, counts):
+        keys.extend([r["h"]] * n)
+    flow_arrays = [pa.array(keys, pa.string())]
     for k in fkeys:
         vals: list = []
         for r, n in zip(records, counts):
             col = r["flows"].get(k)
             vals.extend(col if col is not None else [None] * n)
         flow_arrays.append(_column(k, vals))
-    names = [f"flow_{k}" if k in common_t.column_names else k for k in fkeys]
-    counts_a = np.asarray(counts, dtype=np.int64)
-    bounds = np.concatenate([[0], np.cumsum(counts_a)])
+    schema = pa.schema(
+        [pa.field(n, a.type) for n, a in zip(["config_hash", *fkeys], flow_arrays)],
+        metadata={RUN_COLUMNS_KEY: json.dumps(common_t.column_names).encode()},
+    )
+    bounds = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))])
 
     def chunks():
         lo_run = 0
@@ -342,17 +349,35 @@ def records_to_tables(records: list[dict], chunk_rows: int = 32768):
             hi_run = int(np.searchsorted(bounds, lo + chunk_rows, side="right")) - 1
             hi_run = min(max(hi_run, lo_run + 1), len(records))
             hi = int(bounds[hi_run])
-            sub = common_t.slice(lo_run, hi_run - lo_run)
-            c = counts_a[lo_run:hi_run]
-            index = np.repeat(np.arange(hi_run - lo_run, dtype=np.int64), c)
-            cols = [_repeat(col, index, c) for col in sub.columns]
-            cols += [a.slice(lo, hi - lo) for a in flow_arrays]
-            yield pa.Table.from_arrays(cols, names=[*common_t.column_names, *names])
+            yield pa.Table.from_arrays([a.slice(lo, hi - lo) for a in flow_arrays], schema=schema)
             lo_run, lo = hi_run, hi
             if lo_run >= len(records):
                 return
 
     return runs_t, chunks()
+
+
+def join_flows(runs_t, flows_t):
+    """The flows table as users see it: every flow row with its run's configuration columns
+    first (those of the runs table named in the flows table's :data:`RUN_COLUMNS_KEY`
+    metadata, in order), then the per-flow fields (named ``flow_<field>`` if a configuration
+    column has the name). A flows table without that metadata (older datasets) already has
+    this form and is returned as it is. Flow rows of runs missing from ``runs_t`` are dropped."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    meta = flows_t.schema.metadata or {}
+    if RUN_COLUMNS_KEY not in meta:
+        return flows_t
+    common = [c for c in json.loads(meta[RUN_COLUMNS_KEY]) if c in runs_t.column_names]
+    idx = pc.index_in(flows_t.column("config_hash"), value_set=runs_t.column("config_hash"))
+    if idx.null_count:
+        keep = pc.is_valid(idx)
+        flows_t, idx = flows_t.filter(keep), idx.filter(keep)
+    head = runs_t.select(common).take(idx)
+    fkeys = [c for c in flows_t.column_names if c != "config_hash"]
+    names = [*common, *(f"flow_{k}" if k in common else k for k in fkeys)]
+    return pa.Table.from_arrays([*head.columns, *(flows_t.column(k) for k in fkeys)], names=names)
 
 
 # -- files --------------------------------------------------------------------------------
@@ -702,8 +727,9 @@ def compact(out: str | os.PathLike) -> int:
             if not fp.exists():  # cannot happen with our writer; do not count the run
                 p.unlink()
                 continue
-            runs.append(pq.read_table(p))
-            flows.append(pq.read_table(fp))
+            rt = pq.read_table(p)
+            runs.append(rt)
+            flows.append(join_flows(rt, pq.read_table(fp)))
         hashes.append(h)
     if runs:
         _write_part_tables(out, runs, flows, hashes)
@@ -838,13 +864,14 @@ def _read_dataset(out: Path):
             ft = ft.filter(pc.is_in(ft.column("config_hash"), value_set=pa.array(keep, pa.string())))
         seen.update(hashes)
         run_tables.append(rt)
-        flow_tables.append(ft)
+        flow_tables.append(join_flows(rt, ft))
     for p in singles:
         if p.stem in seen or not (out / "flows" / p.name).exists():
             continue
         seen.add(p.stem)
-        run_tables.append(pq.read_table(p))
-        flow_tables.append(pq.read_table(out / "flows" / p.name))
+        rt = pq.read_table(p)
+        run_tables.append(rt)
+        flow_tables.append(join_flows(rt, pq.read_table(out / "flows" / p.name)))
     pending = []
     for j in _journals(out):
         for r in read_journal(j):
@@ -854,7 +881,7 @@ def _read_dataset(out: Path):
     if pending:
         rt, chunks = records_to_tables(pending)
         run_tables.append(rt)
-        flow_tables.extend(chunks)
+        flow_tables.extend(join_flows(rt, c) for c in chunks)
     if not run_tables:
         return None, None
     return _concat(run_tables), _concat(flow_tables)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -26,11 +27,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import ConfigError, config_hash, to_native
+from .config import ConfigError, canonical_json, to_native
 from .experiment import Experiment, PlannedRun, check_name, find_experiment
-from .runner import RunnerLike, run_one, worker_init
+from .runner import RunnerLike, worker_init
 
 __all__ = ["sweep", "plan", "Task", "SweepOutcome", "DatasetMismatch", "main"]
+
+
+#: Stands for the seed in a point's configuration text (:attr:`Task.native`); JSON spells it
+#: ``"\u0000seed\u0000"``, which no configuration value can produce.
+_SEED = "\0seed\0"
+_SEED_TEXT = json.dumps(_SEED)
 
 
 @dataclass(frozen=True)
@@ -40,10 +47,15 @@ class Task:
     planned: PlannedRun
     config_hash: str
     block_index: int
+    #: The simulator's configuration of the run's grid point as canonical JSON text, the seed
+    #: replaced by a placeholder (one string shared by every replication of the point).
+    native: str = ""
 
     @property
     def config_json(self) -> str:
         """The simulator's input (made when the run is sent, so a plan stays small)."""
+        if self.native:
+            return self.native.replace(_SEED_TEXT, str(int(self.planned.config.seed)), 1)
         return json.dumps(to_native(self.planned.config))
 
     @property
@@ -63,6 +75,15 @@ class Task:
             "config_hash": self.config_hash,
             "point_hash": p.point_hash,
         }
+
+    def common_json(self) -> str:
+        """The run's configuration columns (its identity, then
+        :func:`coapcc.dataset.config_columns`, seed included) as JSON text."""
+        from .dataset import _config_columns_cached
+
+        p = self.planned
+        common = {**self.ident(), **_config_columns_cached(p.config, p.point_hash)}
+        return json.dumps(common, separators=(",", ":"))
 
 
 @dataclass
@@ -89,25 +110,36 @@ def plan(experiment: Experiment) -> list[Task]:
     resolved against the Rust registry, so a bad spec fails here, naming the key)."""
     resolved: dict[str, str] = {}
     block_index = {b.name: i for i, b in enumerate(experiment.blocks)}
+    points: dict[str, tuple[str, str]] = {}  # point hash -> (native text with _SEED, resolved specs text)
     tasks, seen = [], set()
     for run in experiment.runs():
         cfg = run.config
-        specs = []
-        for i, (spec, _) in enumerate(cfg.algorithm_specs()):
-            if spec not in resolved:
-                try:
-                    resolved[spec] = cfg.resolved_specs()[i]
-                except ConfigError as e:
-                    raise ConfigError(
-                        e.key,
-                        f"{str(e).split(': ', 1)[1]} [in block '{run.block}' point {dict(run.assignment)}]",
-                    ) from None
-            specs.append(resolved[spec])
-        h = config_hash(cfg, specs)
+        known = points.get(run.point_hash) if run.point_hash else None
+        if known is None:
+            specs = []
+            for i, (spec, _) in enumerate(cfg.algorithm_specs()):
+                if spec not in resolved:
+                    try:
+                        resolved[spec] = cfg.resolved_specs()[i]
+                    except ConfigError as e:
+                        raise ConfigError(
+                            e.key,
+                            f"{str(e).split(': ', 1)[1]} [in block '{run.block}' point {dict(run.assignment)}]",
+                        ) from None
+                specs.append(resolved[spec])
+            native = to_native(cfg)
+            native.pop("trace", None)
+            native["seed"] = _SEED
+            known = (canonical_json(native), canonical_json(specs))
+            if run.point_hash:
+                points[run.point_hash] = known
+        # config_hash(cfg, specs), from the point's text: the same bytes, hashed.
+        text = known[0].replace(_SEED_TEXT, str(int(cfg.seed)), 1)
+        h = hashlib.sha256(f'{{"native":{text},"resolved":{known[1]},"v":1}}'.encode()).hexdigest()[:16]
         if h in seen:
             continue
         seen.add(h)
-        tasks.append(Task(run, h, block_index[run.block]))
+        tasks.append(Task(run, h, block_index[run.block], known[0]))
     return tasks
 
 
@@ -126,17 +158,21 @@ def _describe(e: BaseException) -> str:
     return f"{e.kind if isinstance(e, RunError) else type(e).__name__}: {e}"
 
 
-def execute(runner: RunnerLike, config_json: str, ident: dict, cfg) -> tuple[bytes, int]:
+def execute(runner: RunnerLike, config_json: str, config_hash: str, common_json: str) -> tuple[bytes, int]:
     """Worker entry point: run one configuration; returns its record
-    (:func:`coapcc.dataset.encode_run`) and its number of flows."""
-    from .dataset import encode_run
+    (:func:`coapcc.dataset.encode_columns`) and its number of flows."""
+    from .dataset import encode_columns
+    from .runner import run_columns
 
-    report = json.loads(run_one(runner, config_json))
-    return encode_run(ident, cfg, report), len(report.get("flows", ()))
+    cols = run_columns(runner, config_json)
+    if cols.get("config_json") is None:
+        cols["config_json"] = canonical_json(json.loads(config_json))
+    flows = cols.get("flows") or {}
+    return encode_columns(config_hash, common_json, cols), len(next(iter(flows.values()), ()))
 
 
 def _args(t: Task) -> tuple:
-    return (t.config_json, t.ident(), t.planned.config)
+    return (t.config_json, t.config_hash, t.common_json())
 
 
 def _serial(tasks, runner) -> Iterator[tuple[Task, object, BaseException | None]]:

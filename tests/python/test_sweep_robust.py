@@ -281,14 +281,14 @@ def test_damaged_part_is_quarantined_and_rerun(tiny_file, tmp_path, damage, caps
     coapcc.sweep(str(tiny_file), ref, workers=1, **kw)
     # The same runs, written in two parts (as two sweeps, or the part limit, would).
     from coapcc.dataset import DatasetWriter
-    from coapcc.sweeper import _write_meta, execute
+    from coapcc.sweeper import _args, _write_meta, execute
 
     exp = load_experiment(tiny_file)
     tasks = plan(exp)
     _write_meta(out, exp, tasks)
     w = DatasetWriter(out, part_runs=9)
     for t in tasks:
-        w.add(*execute("fakesim:fake_runner", t.config_json, t.ident(), t.planned.config))
+        w.add(*execute("fakesim:fake_runner", *_args(t)))
     w.close()
     parts = sorted((out / "runs").glob("part-*.parquet"))
     assert len(parts) == 2
@@ -466,10 +466,10 @@ def test_progress_bar_counts_runs(tiny_file, tmp_path, capsys):
 
 
 def _records(tiny_file):
-    from coapcc.sweeper import execute
+    from coapcc.sweeper import _args, execute
 
     tasks = plan(load_experiment(tiny_file))
-    return [execute("fakesim:fake_runner", t.config_json, t.ident(), t.planned.config) for t in tasks]
+    return [execute("fakesim:fake_runner", *_args(t)) for t in tasks]
 
 
 def test_flows_chunks_make_the_same_table(tiny_file):
@@ -534,7 +534,7 @@ def test_per_run_files_of_older_versions_are_consolidated(tiny_file, tmp_path):
     into a part and runs nothing again."""
     import pyarrow.parquet as pq
 
-    from coapcc.dataset import records_to_tables
+    from coapcc.dataset import join_flows, records_to_tables
     from coapcc.sweeper import _write_meta
 
     out, ref = tmp_path / "res", tmp_path / "ref"
@@ -547,7 +547,8 @@ def test_per_run_files_of_older_versions_are_consolidated(tiny_file, tmp_path):
         r = json.loads(rec)
         rt, chunks = records_to_tables([r])
         pq.write_table(rt, out / "runs" / f"{r['h']}.parquet")
-        pq.write_table(pa_concat(chunks), out / "flows" / f"{r['h']}.parquet")
+        # Those versions wrote the configuration on every flow row.
+        pq.write_table(join_flows(rt, pa_concat(chunks)), out / "flows" / f"{r['h']}.parquet")
     _assert_same(_tables(out), _tables(ref))
     o = coapcc.sweep(str(tiny_file), out, workers=1, runner="fakesim:fake_runner", progress=False)
     assert (o.done_before, o.ran) == (17, 0)

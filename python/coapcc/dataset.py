@@ -35,6 +35,7 @@ same for every replication of a point) and ``seed``; the runs table also has
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import math
@@ -174,7 +175,7 @@ def encode_run(ident: dict[str, Any], cfg: SimConfig, report: dict) -> bytes:
     return encode_columns(ident["config_hash"], json.dumps(common, separators=(",", ":")), cols)
 
 
-def encode_columns(config_hash: str, common_json: str, cols: dict) -> bytes:
+def encode_columns(config_hash: str, common_json: str, cols: dict, parsed: bool = False):
     """One finished run as a *record*: a line of JSON (bytes, no newline) holding its
     configuration columns (``common``, given as JSON text), its run-level metrics (``run``)
     and its flows as columns (``flows``), from the columnar report ``cols``
@@ -182,18 +183,30 @@ def encode_columns(config_hash: str, common_json: str, cols: dict) -> bytes:
     send; the sweeping process appends them to a journal and turns a batch of them into one
     part (:func:`records_to_tables`), so Arrow and Parquet costs are paid once per part, not
     per run.
+
+    With ``parsed``, returns ``(record, parts)``: ``parts`` is the record without its
+    ``common`` as Python objects (packed flow columns as ``(type, bytes)``), which
+    :meth:`DatasetWriter.add` takes so that the sweeping process need not parse the record
+    back.
     """
     from . import __version__
     from .result import link_fields
 
     flow_cols = cols.get("flows") or {k: [] for k in FLOW_FIELDS}
-    if any(k not in FLOW_FIELDS for k in flow_cols) or list(flow_cols)[: len(FLOW_FIELDS)] != list(
-        FLOW_FIELDS
-    ):
-        keys = [k for k in FLOW_FIELDS if k in flow_cols] + [k for k in flow_cols if k not in FLOW_FIELDS]
+    keys = [k for k in FLOW_FIELDS if k in flow_cols] + [k for k in flow_cols if k not in FLOW_FIELDS]
+    if keys != list(flow_cols):
         flow_cols = {k: flow_cols[k] for k in keys}
+    types = cols.get("flow_types") or {}
+    stored: dict[str, Any] = {}
+    if types:  # packed columns (simulate_columns(packed=True)): values to read, base64 to store
+        stored = dict(flow_cols)
+        flow_cols = dict(flow_cols)
+        for k, t in types.items():
+            if k in flow_cols:
+                flow_cols[k] = _unpack(flow_cols[k], t)
+                stored[k] = {"t": t, "b": base64.b64encode(stored[k]).decode("ascii")}
     n = len(next(iter(flow_cols.values()))) if flow_cols else 0
-    fcts = [x for x in flow_cols.get("fct_s", ()) if x is not None]
+    fcts = [x for x in flow_cols.get("fct_s", ()) if x is not None and x == x]
     fct = _fct_percentiles(fcts)
     run: dict[str, Any] = {
         "config_json": cols.get("config_json"),
@@ -219,8 +232,60 @@ def encode_columns(config_hash: str, common_json: str, cols: dict) -> bytes:
     run.update(link_fields(cols))
     run["coapcc_version"] = __version__
     head = json.dumps(config_hash)
-    rest = json.dumps({"run": run, "flows": flow_cols}, separators=(",", ":"), allow_nan=True)
-    return f'{{"h":{head},"common":{common_json},{rest[1:]}'.encode()
+    rest = json.dumps({"run": run, "flows": stored or flow_cols}, separators=(",", ":"), allow_nan=True)
+    record = f'{{"h":{head},"common":{common_json},{rest[1:]}'.encode()
+    if not parsed:
+        return record
+    mem = dict(cols["flows"]) if types else flow_cols
+    for k, t in types.items():
+        if k in mem:
+            mem[k] = (t, mem[k])
+    return record, {"h": config_hash, "run": run, "flows": mem}
+
+
+#: Packed column types (little-endian) as :mod:`array` type codes and numpy dtypes.
+_PACKED = {"u4": ("I", "<u4"), "u8": ("Q", "<u8"), "f8": ("d", "<f8")}
+
+
+def _unpack(data: bytes, t: str):
+    """The values of a packed column (a sequence of Python numbers)."""
+    import array
+    import sys
+
+    code = _PACKED[t][0]
+    a = array.array(code)
+    if a.itemsize != int(t[1:]):  # pragma: no cover - no such platform in use
+        raise ValueError(f"packed column type {t}: no array type code of that size here")
+    a.frombytes(data)
+    if sys.byteorder != "little":  # pragma: no cover
+        a.byteswap()
+    return a
+
+
+def _flow_array(name: str, parts: list, counts: list):
+    """One flows column of a batch of records (each part a list, or a packed column
+    ``{"t": type, "b": base64}``): int64 for integers and float64 (null where the record has
+    null or NaN) for floats, as the same values given as lists make."""
+    import numpy as np
+    import pyarrow as pa
+
+    parts = [(p["t"], base64.b64decode(p["b"])) if isinstance(p, dict) else p for p in parts]
+    if parts and all(isinstance(p, tuple) for p in parts):
+        kinds = {t for t, _ in parts}
+        a = np.concatenate([np.frombuffer(b, _PACKED[t][1]) for t, b in parts])
+        if kinds == {"f8"}:
+            return pa.array(a.astype(np.float64, copy=False), type=pa.float64(), from_pandas=True)
+        if "f8" not in kinds:
+            return pa.array(a.astype(np.int64), type=pa.int64())
+    vals: list = []
+    for p, n in zip(parts, counts):
+        if p is None:
+            vals.extend([None] * n)
+        elif isinstance(p, tuple):
+            vals.extend(x if x == x else None for x in _unpack(p[1], p[0]))
+        else:
+            vals.extend(p)
+    return _column(name, vals)
 
 
 def _fct_percentiles(values: list) -> dict:
@@ -289,8 +354,13 @@ def _transpose(rows: list[dict], keys: list[str]) -> dict[str, list]:
 
 def _union_keys(dicts) -> list[str]:
     keys: dict[str, None] = {}
+    seen: set = set()
     for d in dicts:
-        for k in d:
+        shape = tuple(d)
+        if shape in seen:  # records of one sweep share a few shapes
+            continue
+        seen.add(shape)
+        for k in shape:
             keys.setdefault(k, None)
     return list(keys)
 
@@ -300,6 +370,18 @@ def _union_keys(dicts) -> list[str]:
 #: :func:`join_flows` adds to every flow row. Flows parts without it (datasets written before
 #: it, and per-run files) hold those columns themselves.
 RUN_COLUMNS_KEY = b"coapcc.run_columns"
+
+
+def _flows_in(record: dict) -> int:
+    """Number of flows of a record."""
+    for col in record["flows"].values():
+        if isinstance(col, dict):  # base64 of the packed values: 4 characters per 3 bytes
+            b = col["b"]
+            return (len(b) * 3 // 4 - (len(b) - len(b.rstrip("=")))) // int(col["t"][1:])
+        if isinstance(col, tuple):
+            return len(col[1]) // int(col[0][1:])
+        return len(col)
+    return 0
 
 
 def records_to_tables(records: list[dict], chunk_rows: int = 32768):
@@ -320,21 +402,14 @@ def records_to_tables(records: list[dict], chunk_rows: int = 32768):
     for k, v in _transpose(runs, rkeys).items():
         runs_t = runs_t.append_column(k, _column(k, v))
 
-    counts = []
-    for r in records:
-        cols = r["flows"]
-        counts.append(len(next(iter(cols.values()))) if cols else 0)
+    counts = [_flows_in(r) for r in records]
     fkeys = [k for k in _union_keys(r["flows"] for r in records) if k != "config_hash"]
     keys: list = []
     for r, n in zip(records, counts):
         keys.extend([r["h"]] * n)
     flow_arrays = [pa.array(keys, pa.string())]
     for k in fkeys:
-        vals: list = []
-        for r, n in zip(records, counts):
-            col = r["flows"].get(k)
-            vals.extend(col if col is not None else [None] * n)
-        flow_arrays.append(_column(k, vals))
+        flow_arrays.append(_flow_array(k, [r["flows"].get(k) for r in records], counts))
     schema = pa.schema(
         [pa.field(n, a.type) for n, a in zip(["config_hash", *fkeys], flow_arrays)],
         metadata={RUN_COLUMNS_KEY: json.dumps(common_t.column_names).encode()},
@@ -500,20 +575,22 @@ class DatasetWriter:
         (self.out / "runs").mkdir(parents=True, exist_ok=True)
         (self.out / "flows").mkdir(parents=True, exist_ok=True)
         self.part_runs, self.part_flows, self.part_bytes = part_runs, part_flows, part_bytes
-        self._pending: list[bytes] = []
+        self._pending: list = []  # records (bytes) or parsed records (dicts)
         self._flows = 0
         self._bytes = 0
         self._journal = None
         self._journal_path: Path | None = None
 
-    def add(self, record: bytes, flows: int = 0) -> None:
-        """Add one run's record (``flows``: its number of flows, for the part limit)."""
+    def add(self, record: bytes, flows: int = 0, parsed: dict | None = None) -> None:
+        """Add one run's record (``flows``: its number of flows, for the part limit).
+        ``parsed`` is the same record as Python objects (:func:`encode_columns` with
+        ``parsed``, its ``common`` included), which spares parsing it back."""
         if self._journal is None:
             self._journal_path = self.out / "runs" / f"journal-{time.time_ns():x}-{os.getpid()}.jsonl"
             self._journal = open(self._journal_path, "ab")  # noqa: SIM115 - closed in flush/close
         self._journal.write(record + b"\n")
         self._journal.flush()
-        self._pending.append(record)
+        self._pending.append(parsed if parsed is not None and "common" in parsed else record)
         self._flows += flows
         self._bytes += len(record)
         if (
@@ -534,7 +611,7 @@ class DatasetWriter:
         enabled = gc.isenabled()
         gc.disable()
         try:
-            records = [json.loads(r) for r in self._pending]
+            records = [r if isinstance(r, dict) else json.loads(r) for r in self._pending]
             write_part(self.out, records)
             del records
         finally:

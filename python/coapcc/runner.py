@@ -8,8 +8,9 @@ report of ``coapcc simulate --json``. The default is the Rust simulator,
 
 Runners can also be named by a string ``"module:function"`` (so a worker imports them).
 
-A runner marked *columnar* (``runner.columnar = True``) returns the report in columnar form
-instead (:func:`native_columns`: a dict, per-flow values as column lists, no JSON); sweeps
+A runner marked *columnar* (``runner.columnar = True``) takes ``(config_json, packed)`` and
+returns the report in columnar form instead (:func:`native_columns`: a dict, per-flow values
+as columns, no JSON); sweeps
 use the simulator that way (:func:`run_columns`), and turn any other runner's JSON report
 into the same form (:func:`columns_from_report`).
 """
@@ -58,13 +59,14 @@ def native_runner(config_json: str, trace_path: str | None = None) -> str:
     return fn(config_json, str(trace_path))
 
 
-def native_columns(config_json: str) -> dict:
+def native_columns(config_json: str, packed: bool = False) -> dict:
     """Run the Rust simulator and return its report in columnar form
     (``coapcc._native.simulate_columns``): ``flows`` is a dict of per-flow column lists,
     ``config_json`` the resolved configuration as canonical JSON text, and the report's other
     fields (``retransmissions_per_exchange``, ``links``, ``useful_fraction``, ``sim_time_s``,
-    ``wall_s``, ``events``, ``truncated``) as in the JSON report. Raises ValueError for a
-    configuration that cannot run."""
+    ``wall_s``, ``events``, ``truncated``) as in the JSON report. With ``packed``, numeric
+    flow columns are little-endian ``bytes`` of the types in ``flow_types`` (``u4``, ``u8``,
+    ``f8``; NaN for a missing float). Raises ValueError for a configuration that cannot run."""
     from . import _native
 
     try:
@@ -73,7 +75,7 @@ def native_columns(config_json: str) -> dict:
         raise RuntimeError(
             "this build of coapcc._native has no simulate_columns; rebuild with scripts/setup"
         ) from None
-    return fn(config_json)
+    return fn(config_json, packed)
 
 
 native_columns.columnar = True  # type: ignore[attr-defined]
@@ -111,7 +113,7 @@ def run_columns(runner: RunnerLike, config_json: str) -> dict:
 
     fn = native_columns if runner is None else get_runner(runner)
     if getattr(fn, "columnar", False):
-        return fn(config_json)
+        return fn(config_json, packed=True)
     return columns_from_report(json.loads(fn(config_json)))
 
 

@@ -76,14 +76,17 @@ class Task:
             "point_hash": p.point_hash,
         }
 
-    def common_json(self) -> str:
-        """The run's configuration columns (its identity, then
-        :func:`coapcc.dataset.config_columns`, seed included) as JSON text."""
+    def common(self) -> dict:
+        """The run's configuration columns: its identity, then
+        :func:`coapcc.dataset.config_columns` (seed included)."""
         from .dataset import _config_columns_cached
 
         p = self.planned
-        common = {**self.ident(), **_config_columns_cached(p.config, p.point_hash)}
-        return json.dumps(common, separators=(",", ":"))
+        return {**self.ident(), **_config_columns_cached(p.config, p.point_hash)}
+
+    def common_json(self) -> str:
+        """:meth:`common` as JSON text."""
+        return json.dumps(self.common(), separators=(",", ":"))
 
 
 @dataclass
@@ -158,17 +161,18 @@ def _describe(e: BaseException) -> str:
     return f"{e.kind if isinstance(e, RunError) else type(e).__name__}: {e}"
 
 
-def execute(runner: RunnerLike, config_json: str, config_hash: str, common_json: str) -> tuple[bytes, int]:
+def execute(runner: RunnerLike, config_json: str, config_hash: str, common_json: str) -> tuple:
     """Worker entry point: run one configuration; returns its record
-    (:func:`coapcc.dataset.encode_columns`) and its number of flows."""
+    (:func:`coapcc.dataset.encode_columns`), its number of flows, and the record as Python
+    objects without its ``common`` (pickled to the sweep faster than it would parse)."""
     from .dataset import encode_columns
     from .runner import run_columns
 
     cols = run_columns(runner, config_json)
     if cols.get("config_json") is None:
         cols["config_json"] = canonical_json(json.loads(config_json))
-    flows = cols.get("flows") or {}
-    return encode_columns(config_hash, common_json, cols), len(next(iter(flows.values()), ()))
+    record, parsed = encode_columns(config_hash, common_json, cols, parsed=True)
+    return record, parsed["run"]["flows"], parsed
 
 
 def _args(t: Task) -> tuple:
@@ -580,8 +584,9 @@ def _run(experiment, out, todo, outcome, workers, scheduler, dask_local, runner,
                     flush=True,
                 )
             else:
-                record, flows = encoded
-                writer.add(record, flows)
+                record, flows, parsed = encoded
+                parsed["common"] = task.common()
+                writer.add(record, flows, parsed)
                 outcome.ran += 1
             if bar is not None:
                 bar.update(1)

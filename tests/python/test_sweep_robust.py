@@ -477,7 +477,7 @@ def test_flows_chunks_make_the_same_table(tiny_file):
 
     from coapcc.dataset import records_to_tables
 
-    recs = [json.loads(r) for r, _ in _records(tiny_file)]
+    recs = [json.loads(r) for r, *_ in _records(tiny_file)]
     runs1, one = records_to_tables(recs, chunk_rows=10**6)
     runs2, many = records_to_tables(recs, chunk_rows=5)
     one, many = list(one), list(many)
@@ -493,7 +493,7 @@ def test_writer_holds_at_most_one_part(tiny_file, tmp_path):
     recs = _records(tiny_file)
     out = tmp_path / "res"
     w = DatasetWriter(out, part_flows=10)
-    for rec, flows in recs:
+    for rec, flows, _ in recs:
         w.add(rec, flows)
         assert w._flows < 10 + 6  # flushed as soon as the limit is reached
     w.close()
@@ -543,7 +543,7 @@ def test_per_run_files_of_older_versions_are_consolidated(tiny_file, tmp_path):
     _write_meta(out, exp, plan(exp))
     for sub in ("runs", "flows"):
         (out / sub).mkdir(parents=True)
-    for rec, _ in _records(tiny_file):
+    for rec, *_ in _records(tiny_file):
         r = json.loads(rec)
         rt, chunks = records_to_tables([r])
         pq.write_table(rt, out / "runs" / f"{r['h']}.parquet")

@@ -77,8 +77,19 @@ fn simulate_json(py: Python<'_>, config_json: &str, trace_path: Option<std::path
 /// `config`). The per-group metrics are not included (use [`simulate_json`]). Non-finite
 /// floats are `None`, as in the JSON report. Raises ValueError as `simulate_json` does.
 /// Releases the GIL while simulating.
+///
+/// With `packed=True`, numeric flow columns are `bytes` instead of lists: the values
+/// little-endian, of the type `flow_types[name]` names (`"u4"`, `"u8"` or `"f8"`; a float
+/// column has NaN where the list has `None`); `flow_types` lists the packed columns. An
+/// integer column with a missing value stays a list. For callers that store columns as they
+/// are (numpy: `np.frombuffer(b, "<" + flow_types[name])`).
 #[pyfunction]
-fn simulate_columns<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+#[pyo3(signature = (config_json, packed=false))]
+fn simulate_columns<'py>(
+    py: Python<'py>,
+    config_json: &str,
+    packed: bool,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     use coapcc_sim::report::{FlowColumn, Scalar};
     use pyo3::types::PyDict;
     let cfg: coapcc_sim::SimConfig = serde_json::from_str(config_json)
@@ -97,7 +108,26 @@ fn simulate_columns<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'
     let d = PyDict::new(py);
     d.set_item("config_json", config)?;
     let flows = PyDict::new(py);
+    let types = PyDict::new(py);
     for (name, col) in report.flow_columns() {
+        if packed {
+            let bytes: Option<(&str, Vec<u8>)> = match &col {
+                FlowColumn::U32(v) => Some(("u4", v.iter().flat_map(|x| x.to_le_bytes()).collect())),
+                FlowColumn::U64(v) => Some(("u8", v.iter().flat_map(|x| x.to_le_bytes()).collect())),
+                FlowColumn::OptU64(v) if v.iter().all(Option::is_some) => {
+                    Some(("u8", v.iter().flat_map(|x| x.unwrap_or(0).to_le_bytes()).collect()))
+                }
+                FlowColumn::OptF64(v) => {
+                    Some(("f8", v.iter().flat_map(|x| x.and_then(fin).unwrap_or(f64::NAN).to_le_bytes()).collect()))
+                }
+                _ => None,
+            };
+            if let Some((ty, b)) = bytes {
+                flows.set_item(name, pyo3::types::PyBytes::new(py, &b))?;
+                types.set_item(name, ty)?;
+                continue;
+            }
+        }
         match col {
             FlowColumn::U32(v) => flows.set_item(name, v)?,
             FlowColumn::U64(v) => flows.set_item(name, v)?,
@@ -107,6 +137,9 @@ fn simulate_columns<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'
         }
     }
     d.set_item("flows", flows)?;
+    if packed {
+        d.set_item("flow_types", types)?;
+    }
     d.set_item("retransmissions_per_exchange", &report.retransmissions_per_exchange)?;
     let links = PyDict::new(py);
     for (dir, link) in [("downlink", &report.links.downlink), ("uplink", &report.links.uplink)] {

@@ -175,6 +175,10 @@ def encode_run(ident: dict[str, Any], cfg: SimConfig, report: dict) -> bytes:
     return encode_columns(ident["config_hash"], json.dumps(common, separators=(",", ":")), cols)
 
 
+_DIRECTIONS = ("downlink", "uplink")
+_RECORD_JSON = json.JSONEncoder(separators=(",", ":"), allow_nan=True)
+
+
 def encode_columns(config_hash: str, common_json: str, cols: dict, parsed: bool = False):
     """One finished run as a *record*: a line of JSON (bytes, no newline) holding its
     configuration columns (``common``, given as JSON text), its run-level metrics (``run``)
@@ -223,16 +227,24 @@ def encode_columns(config_hash: str, common_json: str, cols: dict, parsed: bool 
         "completed_exchanges",
     ):
         col = flow_cols.get(k, ())
-        run[k] = int(sum(col)) if None not in col else int(sum(int(x or 0) for x in col))
+        run[k] = int(sum(col)) if k in types or None not in col else int(sum(int(x or 0) for x in col))
     for k in TCP_RUN_FIELDS if "segments_sent" in flow_cols else ():  # a UDP run's row is unchanged
         run[k] = int(sum(int(x or 0) for x in flow_cols[k]))
     run["retransmissions_per_exchange"] = [int(x) for x in cols.get("retransmissions_per_exchange") or ()]
     for k in ("useful_fraction", "sim_time_s", "wall_s", "events", "truncated"):
         run[k] = cols.get(k)
-    run.update(link_fields(cols))
+    links = cols.get("links") or {}
+    if all(
+        type(links.get(d)) is dict and not any(type(v) is dict for v in links[d].values())
+        for d in _DIRECTIONS
+    ):
+        for d in _DIRECTIONS:  # flat counters (the simulator's): link_fields without its recursion
+            run.update({f"{d}_{k}": v for k, v in links[d].items()})
+    else:
+        run.update(link_fields(cols))
     run["coapcc_version"] = __version__
     head = json.dumps(config_hash)
-    rest = json.dumps({"run": run, "flows": stored or flow_cols}, separators=(",", ":"), allow_nan=True)
+    rest = _RECORD_JSON.encode({"run": run, "flows": stored or flow_cols})
     record = f'{{"h":{head},"common":{common_json},{rest[1:]}'.encode()
     if not parsed:
         return record

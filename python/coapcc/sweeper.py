@@ -85,8 +85,25 @@ class Task:
         return {**self.ident(), **_config_columns_cached(p.config, p.point_hash)}
 
     def common_json(self) -> str:
-        """:meth:`common` as JSON text."""
-        return json.dumps(self.common(), separators=(",", ":"))
+        """:meth:`common` as JSON text (the configuration's part made once per grid point)."""
+        p = self.planned
+        if not p.point_hash:
+            return json.dumps(self.common(), separators=(",", ":"))
+        text = _POINT_TEXT.get(p.point_hash)
+        if text is None:
+            from .dataset import _config_columns_cached
+
+            cols = {**_config_columns_cached(p.config, p.point_hash), "seed": _SEED}
+            if len(_POINT_TEXT) > 4096:
+                _POINT_TEXT.clear()
+            text = _POINT_TEXT[p.point_hash] = json.dumps(cols, separators=(",", ":"))
+        ident = json.dumps(self.ident(), separators=(",", ":"))
+        return ident[:-1] + "," + text[1:].replace(_SEED_TEXT, str(int(p.config.seed)), 1)
+
+
+#: Configuration columns of grid points as JSON text, the seed a placeholder (see
+#: :meth:`Task.common_json`).
+_POINT_TEXT: dict[str, str] = {}
 
 
 @dataclass
@@ -221,13 +238,17 @@ def _pool(tasks, runner, workers: int):
     the caller such as a full disk) the workers are stopped, and they die with this process
     even if it is killed (SIGKILL) first."""
     import multiprocessing as mp
-    from multiprocessing.connection import wait
 
     ctx = mp.get_context("spawn")
     me = os.getpid()
     todo = list(reversed(tasks))  # pop() from the end: longest first
     slots: list[list] = []  # [process, connection, task or None, started]
     failed_starts = 0
+
+    import select
+
+    poller = select.poll()  # one for the whole pool (multiprocessing's wait() makes one per call)
+    owner: dict[int, list] = {}  # file descriptor -> slot
 
     def start():
         parent, child = ctx.Pipe(duplex=True)
@@ -236,7 +257,17 @@ def _pool(tasks, runner, workers: int):
         )
         p.start()
         child.close()
-        return [p, parent, None, False]
+        slot = [p, parent, None, False]
+        for fd in (parent.fileno(), p.sentinel):
+            poller.register(fd, select.POLLIN)
+            owner[fd] = slot
+        return slot
+
+    def forget(slot) -> None:
+        for fd in (slot[1].fileno(), slot[0].sentinel):
+            with contextlib.suppress(KeyError, ValueError, OSError):
+                poller.unregister(fd)
+            owner.pop(fd, None)
 
     def feed(slot) -> None:
         if todo:
@@ -251,10 +282,18 @@ def _pool(tasks, runner, workers: int):
             slots.append(slot)
             feed(slot)
         while any(s[2] is not None for s in slots):
-            busy = [s for s in slots if s[2] is not None]
-            ready = wait([s[1] for s in busy] + [s[0].sentinel for s in busy])
+            ready_slots = []
+            while not ready_slots:
+                for fd, _ in poller.poll():
+                    s = owner.get(fd)
+                    if s is None:
+                        continue
+                    if s[2] is None:  # an idle worker (no run left) that exited: nothing to read
+                        forget(s)
+                    elif not any(s is r for r in ready_slots):
+                        ready_slots.append(s)
             for i, s in enumerate(slots):
-                if s[2] is None or (s[1] not in ready and s[0].sentinel not in ready):
+                if s[2] is None or not any(s is r for r in ready_slots):
                     continue
                 task, reply = s[2], None
                 try:
@@ -267,6 +306,7 @@ def _pool(tasks, runner, workers: int):
                     continue
                 if reply is None:  # the worker died (killed, out of memory): fail its run
                     s[0].join(timeout=1)
+                    forget(s)
                     s[1].close()
                     code = s[0].exitcode
                     if not s[3]:

@@ -384,6 +384,47 @@ def _union_keys(dicts) -> list[str]:
 RUN_COLUMNS_KEY = b"coapcc.run_columns"
 
 
+#: Configuration columns that differ between the runs of one grid point (``point_hash``).
+_PER_RUN = frozenset(
+    (
+        "experiment",
+        "block",
+        "block_index",
+        "point",
+        "replication",
+        "config_hash",
+        "point_hash",
+        "seed",
+        "trace",
+    )
+)
+
+
+def _common_table(commons: list[dict]):
+    """The configuration columns of a batch of records. Columns that are a function of the
+    grid point are built once per point and repeated (replications share them)."""
+    import pyarrow as pa
+
+    ckeys = _union_keys(commons)
+    first: dict = {}
+    index = []
+    for i, c in enumerate(commons):
+        ph = c.get("point_hash")  # same point and same columns (records of one coapcc version)
+        index.append(first.setdefault((ph, tuple(c)), i) if ph else i)
+    reps = [commons[i] for i in dict.fromkeys(index)]
+    if len(reps) == len(commons):
+        return pa.table({k: _column(k, v) for k, v in _transpose(commons, ckeys).items()})
+    pos = {i: j for j, i in enumerate(dict.fromkeys(index))}
+    take = pa.array([pos[i] for i in index], pa.int32())
+    per_run = [k for k in ckeys if k in _PER_RUN]
+    per_point = [k for k in ckeys if k not in _PER_RUN]
+    run_cols = _transpose(commons, per_run)
+    point_cols = _transpose(reps, per_point)
+    return pa.table(
+        {k: _column(k, run_cols[k]) if k in run_cols else _column(k, point_cols[k]).take(take) for k in ckeys}
+    )
+
+
 def _flows_in(record: dict) -> int:
     """Number of flows of a record."""
     for col in record["flows"].values():
@@ -405,9 +446,7 @@ def records_to_tables(records: list[dict], chunk_rows: int = 32768):
     import numpy as np
     import pyarrow as pa
 
-    commons = [r["common"] for r in records]
-    ckeys = _union_keys(commons)
-    common_t = pa.table({k: _column(k, v) for k, v in _transpose(commons, ckeys).items()})
+    common_t = _common_table([r["common"] for r in records])
     runs = [r["run"] for r in records]
     rkeys = [k for k in _union_keys(runs) if k not in common_t.column_names]
     runs_t = common_t

@@ -560,3 +560,81 @@ def pa_concat(tables):
     import pyarrow as pa
 
     return pa.concat_tables(list(tables))
+
+
+# -- the flows layout: configuration once per run ----------------------------------------------
+
+
+def test_flows_parts_store_the_configuration_once_per_run(tiny_file, tmp_path):
+    """A flows part holds the run key and the per-flow fields; loading puts every run's
+    configuration back on its flows. The simulator's columnar report (packed columns) and its
+    JSON report make the same dataset."""
+    import pyarrow.parquet as pq
+
+    from coapcc.dataset import RUN_COLUMNS_KEY
+
+    out, via_json = tmp_path / "res", tmp_path / "json"
+    coapcc.sweep(str(tiny_file), out, workers=1, progress=False)
+    coapcc.sweep(str(tiny_file), via_json, workers=1, progress=False, runner="coapcc.runner:native_runner")
+    parts = sorted((out / "flows").glob("part-*.parquet"))
+    assert parts
+    for p in parts:
+        schema = pq.read_schema(p)
+        assert RUN_COLUMNS_KEY in schema.metadata and schema.names[0] == "config_hash"
+        assert not {"algorithm", "clients", "buffer_bytes", "seed", "link_downlink_rate_bps"} & set(
+            schema.names
+        )
+        assert "fct_s" in schema.names and "cc" in schema.names
+    res = coapcc.load_results(out)
+    runs, flows = res.runs, res.flows
+    assert flows.groupby("config_hash").size().to_dict() == runs.set_index("config_hash")["clients"].to_dict()
+    keys = [
+        "config_hash",
+        "clients",
+        "seed",
+        "algorithm",
+        "buffer_bytes",
+        "link_downlink_rate_bps",
+        "replication",
+    ]
+    merged = flows.merge(runs[keys], on="config_hash", suffixes=("", "_run"), validate="many_to_one")
+    for c in keys[1:]:
+        assert (merged[c] == merged[f"{c}_run"]).all(), c
+    # Columns as before: the run's configuration columns first, then the flow's fields.
+    cfg_cols = json.loads(pq.read_schema(parts[0]).metadata[RUN_COLUMNS_KEY])
+    assert cfg_cols == list(runs.columns[: len(cfg_cols)]) and "point_hash" in cfg_cols
+    assert list(flows.columns[: len(cfg_cols)]) == cfg_cols
+    assert list(flows.columns[len(cfg_cols) :])[:4] == ["client", "group", "cc", "fct_s"]
+    _assert_same(_tables(out), _tables(via_json))
+
+
+def test_datasets_of_the_previous_layout_load_and_resume(tiny_file, tmp_path):
+    """Parts written before the flows layout changed (every flow row with its run's
+    configuration) and journals of the previous record format load as they are, and a
+    sweep resumes such a dataset: the tables equal those of a fresh sweep."""
+    import pyarrow.parquet as pq
+
+    from coapcc.dataset import join_flows, write_part
+    from coapcc.sweeper import _write_meta
+
+    kw = {"workers": 1, "runner": "fakesim:fake_runner", "progress": False}
+    ref, out = tmp_path / "ref", tmp_path / "res"
+    coapcc.sweep(str(tiny_file), ref, **kw)
+    exp = load_experiment(tiny_file)
+    _write_meta(out, exp, plan(exp))
+    for sub in ("runs", "flows"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    recs = _records(tiny_file)
+    # Ten runs in a part of the previous layout...
+    pid = write_part(out, [json.loads(r) for r, *_ in recs[:10]])
+    fp = out / "flows" / f"{pid}.parquet"
+    pq.write_table(join_flows(pq.read_table(out / "runs" / f"{pid}.parquet"), pq.read_table(fp)), fp)
+    assert {"algorithm", "clients", "seed"} <= set(pq.read_schema(fp).names)
+    assert pq.read_schema(fp).metadata is None or b"coapcc.run_columns" not in pq.read_schema(fp).metadata
+    # ... three in the journal of an interrupted sweep (records with flows as lists).
+    (out / "runs" / "journal-1-1.jsonl").write_bytes(b"".join(r + b"\n" for r, *_ in recs[10:13]))
+    loaded = _tables(out)
+    assert len(loaded[0]) == 13 and loaded[1]["clients"].notna().all()
+    o = coapcc.sweep(str(tiny_file), out, **kw)
+    assert (o.done_before, o.ran, o.complete) == (13, 4, True)
+    _assert_same(_tables(out), _tables(ref))

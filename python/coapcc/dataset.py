@@ -5,7 +5,7 @@ Layout of ``DIR`` (``results/NAME/`` by default)::
     DIR/experiment.toml            the experiment file the sweep ran
     DIR/experiment.json            its name, title, definition (seed, replications, base, blocks)
     DIR/runs/part-<id>.parquet     many runs: one row each (config columns, metrics, histogram)
-    DIR/flows/part-<id>.parquet    their flows: one row per flow
+    DIR/flows/part-<id>.parquet    their flows: one row per flow (config_hash, flow fields)
     DIR/runs/journal-<id>.jsonl    runs finished since the last part: one record (JSON line) each
     DIR/runs/<hash>.parquet        one run (datasets of older versions; consolidated by a sweep)
     DIR/quarantine/                damaged parts moved aside by a sweep
@@ -14,7 +14,7 @@ Layout of ``DIR`` (``results/NAME/`` by default)::
 
 ``<hash>`` is :func:`coapcc.config.config_hash` of the run's configuration (seed included).
 
-**Crash safety.** A finished run's record (:func:`encode_run`) is appended at once to the
+**Crash safety.** A finished run's record (:func:`encode_columns`) is appended at once to the
 sweep's journal, so an interrupted sweep (Ctrl-C, SIGTERM, SIGKILL, a lost worker, a full
 disk) loses no finished run, and a line cut off by a crash does not count. A run is done
 exactly when its record is in a journal or its row in a runs part. When the held runs reach a
@@ -25,12 +25,15 @@ loading ignores (a run is read from one place only); a flows part without its ru
 removed by the next sweep, and a part that cannot be read is moved to ``quarantine/`` by the
 next sweep (:func:`quarantine_damaged`), which runs its runs again.
 
-Every row of both tables carries the full configuration: one column per
+Every row of both tables, as loaded (:func:`load_results`), carries the full configuration: one column per
 :class:`~coapcc.SimConfig` field (:meth:`~coapcc.SimConfig.flat`: nested sections as
 ``link_...``, ``coap_...``, ``server_...``; ``algorithm`` is the label, ``algorithm_spec``
 the specs as run), ``config_hash``, ``point_hash`` (the configuration without its seed: the
 same for every replication of a point) and ``seed``; the runs table also has
-``config_json``, the simulator's fully resolved configuration.
+``config_json``, the simulator's fully resolved configuration. On disk a flows part stores
+the configuration once per run: its rows hold ``config_hash`` and the per-flow fields, and
+:func:`join_flows` adds the runs part's configuration columns when loading (flows parts of
+earlier versions, which hold them on every row, are read as they are).
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ __all__ = [
     "load_results",
     "done_hashes",
     "encode_run",
+    "encode_columns",
+    "join_flows",
     "records_to_tables",
     "DatasetWriter",
     "DatasetLock",

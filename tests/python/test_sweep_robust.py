@@ -638,3 +638,59 @@ def test_datasets_of_the_previous_layout_load_and_resume(tiny_file, tmp_path):
     o = coapcc.sweep(str(tiny_file), out, **kw)
     assert (o.done_before, o.ran, o.complete) == (13, 4, True)
     _assert_same(_tables(out), _tables(ref))
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"algorithm": "cocoa", "clients": 30, "buffer_bytes": 2500, "errors": "bernoulli:0.00001"},
+        {
+            "groups": [{"algorithm": "default", "clients": 3}, {"algorithm": "fasor", "clients": 2}],
+            "exchanges": 5,
+        },
+        {
+            "transport": "tcp",
+            "algorithm": "newreno:preset=helsinki2018",
+            "workload": "bulk:1000",
+            "clients": 3,
+        },
+    ],
+)
+def test_columnar_report_equals_the_json_report(kw):
+    """simulate_columns holds the JSON report's values: per-flow columns (lists, or packed
+    little-endian bytes), the run's scalars and link counters, and the resolved configuration
+    as exactly the canonical text Python makes of the JSON report's."""
+    import numpy as np
+
+    from coapcc import _native
+    from coapcc.config import SimConfig, canonical_json, to_native
+
+    cj = json.dumps(to_native(SimConfig(seed=4, **kw)))
+    report = json.loads(_native.simulate_json(cj))
+    cols = _native.simulate_columns(cj)
+    packed = _native.simulate_columns(cj, packed=True)
+    assert cols["config_json"] == canonical_json(report["config"]) == packed["config_json"]
+    for k in (
+        "retransmissions_per_exchange",
+        "links",
+        "useful_fraction",
+        "sim_time_s",
+        "events",
+        "truncated",
+    ):
+        assert cols[k] == report[k] == packed[k], k
+    flows = report["flows"]
+    assert list(cols["flows"]) == list(flows[0]) == list(packed["flows"])
+    types = packed["flow_types"]
+    assert "cc" not in types and {"client", "fct_s", "transmissions"} <= set(types)
+    for k, col in cols["flows"].items():
+        want = [f[k] for f in flows]
+        assert col == want, k
+        if k in types:
+            got = np.frombuffer(packed["flows"][k], "<" + types[k]).tolist()
+            assert len(got) == len(want), k
+            assert all(g == w or (w is None and g != g) for g, w in zip(got, want)), k  # None: NaN
+        else:
+            assert packed["flows"][k] == want, k
+    if kw.get("transport") == "tcp":
+        assert {"segments_sent", "bytes_delivered", "setup_s"} <= set(cols["flows"])

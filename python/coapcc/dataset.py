@@ -696,6 +696,8 @@ class DatasetWriter:
 def write_part(out: Path, records: list[dict]) -> str:
     """Write one part (flows, then runs) from records; returns its name."""
     runs_t, flow_chunks = records_to_tables(records)
+    for sub in ("runs", "flows"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
     pid = f"part-{time.time_ns():x}-{os.getpid()}"
     _atomic_write_tables(flow_chunks, out / "flows" / f"{pid}.parquet")
     _atomic_write_table(runs_t, out / "runs" / f"{pid}.parquet")

@@ -694,3 +694,27 @@ def test_columnar_report_equals_the_json_report(kw):
             assert packed["flows"][k] == want, k
     if kw.get("transport") == "tcp":
         assert {"segments_sent", "bytes_delivered", "setup_s"} <= set(cols["flows"])
+
+
+def test_journal_of_packed_records_loads_and_becomes_a_part(tiny_file, tmp_path):
+    """Records of the simulator's packed columns (base64 in the journal) read back as the
+    same tables, before (pending runs) and after a sweep turns the journal into a part."""
+    from coapcc.sweeper import _args, _write_meta, execute
+
+    ref, out = tmp_path / "ref", tmp_path / "res"
+    coapcc.sweep(str(tiny_file), ref, workers=1, progress=False)
+    exp = load_experiment(tiny_file)
+    tasks = plan(exp)
+    _write_meta(out, exp, tasks)
+    (out / "runs").mkdir(parents=True)
+    lines = []
+    for t in tasks:
+        record, _, parsed = execute(None, *_args(t))
+        assert isinstance(json.loads(record)["flows"]["fct_s"], dict)  # packed: {"t": "f8", "b": ...}
+        lines.append(record + b"\n")
+    (out / "runs" / "journal-1-1.jsonl").write_bytes(b"".join(lines))
+    _assert_same(_tables(out), _tables(ref))
+    o = coapcc.sweep(str(tiny_file), out, workers=1, progress=False)
+    assert (o.done_before, o.ran) == (17, 0)
+    assert not list((out / "runs").glob("journal-*"))
+    _assert_same(_tables(out), _tables(ref))

@@ -5,7 +5,7 @@ Layout of ``DIR`` (``results/NAME/`` by default)::
     DIR/experiment.toml            the experiment file the sweep ran
     DIR/experiment.json            its name, title, definition (seed, replications, base, blocks)
     DIR/runs/part-<id>.parquet     many runs: one row each (config columns, metrics, histogram)
-    DIR/flows/part-<id>.parquet    their flows: one row per flow
+    DIR/flows/part-<id>.parquet    their flows: one row per flow (config_hash, flow fields)
     DIR/runs/journal-<id>.jsonl    runs finished since the last part: one record (JSON line) each
     DIR/runs/<hash>.parquet        one run (datasets of older versions; consolidated by a sweep)
     DIR/quarantine/                damaged parts moved aside by a sweep
@@ -14,7 +14,7 @@ Layout of ``DIR`` (``results/NAME/`` by default)::
 
 ``<hash>`` is :func:`coapcc.config.config_hash` of the run's configuration (seed included).
 
-**Crash safety.** A finished run's record (:func:`encode_run`) is appended at once to the
+**Crash safety.** A finished run's record (:func:`encode_columns`) is appended at once to the
 sweep's journal, so an interrupted sweep (Ctrl-C, SIGTERM, SIGKILL, a lost worker, a full
 disk) loses no finished run, and a line cut off by a crash does not count. A run is done
 exactly when its record is in a journal or its row in a runs part. When the held runs reach a
@@ -25,16 +25,20 @@ loading ignores (a run is read from one place only); a flows part without its ru
 removed by the next sweep, and a part that cannot be read is moved to ``quarantine/`` by the
 next sweep (:func:`quarantine_damaged`), which runs its runs again.
 
-Every row of both tables carries the full configuration: one column per
+Every row of both tables, as loaded (:func:`load_results`), carries the full configuration: one column per
 :class:`~coapcc.SimConfig` field (:meth:`~coapcc.SimConfig.flat`: nested sections as
 ``link_...``, ``coap_...``, ``server_...``; ``algorithm`` is the label, ``algorithm_spec``
 the specs as run), ``config_hash``, ``point_hash`` (the configuration without its seed: the
 same for every replication of a point) and ``seed``; the runs table also has
-``config_json``, the simulator's fully resolved configuration.
+``config_json``, the simulator's fully resolved configuration. On disk a flows part stores
+the configuration once per run: its rows hold ``config_hash`` and the per-flow fields, and
+:func:`join_flows` adds the runs part's configuration columns when loading (flows parts of
+earlier versions, which hold them on every row, are read as they are).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import math
@@ -51,6 +55,8 @@ __all__ = [
     "load_results",
     "done_hashes",
     "encode_run",
+    "encode_columns",
+    "join_flows",
     "records_to_tables",
     "DatasetWriter",
     "DatasetLock",
@@ -163,25 +169,57 @@ def _table(cols: dict[str, list]):
 
 
 def encode_run(ident: dict[str, Any], cfg: SimConfig, report: dict) -> bytes:
+    """One finished run as a *record* (see :func:`encode_columns`) from the simulator's JSON
+    report (parsed)."""
+    from .runner import columns_from_report
+
+    common = {**ident, **_config_columns_cached(cfg, ident.get("point_hash"))}
+    cols = columns_from_report(report)
+    if cols["config_json"] is None:
+        cols["config_json"] = canonical_json(to_native(cfg))
+    return encode_columns(ident["config_hash"], json.dumps(common, separators=(",", ":")), cols)
+
+
+_DIRECTIONS = ("downlink", "uplink")
+_RECORD_JSON = json.JSONEncoder(separators=(",", ":"), allow_nan=True)
+
+
+def encode_columns(config_hash: str, common_json: str, cols: dict, parsed: bool = False):
     """One finished run as a *record*: a line of JSON (bytes, no newline) holding its
-    configuration columns (``common``), its run-level metrics (``run``) and its flows as
-    columns (``flows``). Records are cheap to make on a worker and to send; the sweeping
-    process appends them to a journal and turns a batch of them into one part
-    (:func:`records_to_tables`), so Arrow and Parquet costs are paid once per part, not per run.
+    configuration columns (``common``, given as JSON text), its run-level metrics (``run``)
+    and its flows as columns (``flows``), from the columnar report ``cols``
+    (:func:`coapcc.runner.native_columns`). Records are cheap to make on a worker and to
+    send; the sweeping process appends them to a journal and turns a batch of them into one
+    part (:func:`records_to_tables`), so Arrow and Parquet costs are paid once per part, not
+    per run.
+
+    With ``parsed``, returns ``(record, parts)``: ``parts`` is the record without its
+    ``common`` as Python objects (packed flow columns as ``(type, bytes)``), which
+    :meth:`DatasetWriter.add` takes so that the sweeping process need not parse the record
+    back.
     """
     from . import __version__
     from .result import link_fields
 
-    common = {**ident, **_config_columns_cached(cfg, ident.get("point_hash"))}
-    flows = report.get("flows", [])
-    flow_cols = _flow_columns(flows)
-
-    hist = [int(x) for x in report.get("retransmissions_per_exchange", [])]
-    fcts = [x for x in flow_cols.get("fct_s", ()) if x is not None]
+    flow_cols = cols.get("flows") or {k: [] for k in FLOW_FIELDS}
+    keys = [k for k in FLOW_FIELDS if k in flow_cols] + [k for k in flow_cols if k not in FLOW_FIELDS]
+    if keys != list(flow_cols):
+        flow_cols = {k: flow_cols[k] for k in keys}
+    types = cols.get("flow_types") or {}
+    stored: dict[str, Any] = {}
+    if types:  # packed columns (simulate_columns(packed=True)): values to read, base64 to store
+        stored = dict(flow_cols)
+        flow_cols = dict(flow_cols)
+        for k, t in types.items():
+            if k in flow_cols:
+                flow_cols[k] = _unpack(flow_cols[k], t)
+                stored[k] = {"t": t, "b": base64.b64encode(stored[k]).decode("ascii")}
+    n = len(next(iter(flow_cols.values()))) if flow_cols else 0
+    fcts = [x for x in flow_cols.get("fct_s", ()) if x is not None and x == x]
     fct = _fct_percentiles(fcts)
     run: dict[str, Any] = {
-        "config_json": canonical_json(report.get("config") or to_native(cfg)),
-        "flows": len(flows),
+        "config_json": cols.get("config_json"),
+        "flows": n,
         "finished_flows": len(fcts),
     }
     for k in ("median", "p10", "p25", "p75", "p90"):
@@ -194,16 +232,77 @@ def encode_run(ident: dict[str, Any], cfg: SimConfig, report: dict) -> bytes:
         "completed_exchanges",
     ):
         col = flow_cols.get(k, ())
-        run[k] = int(sum(col)) if None not in col else int(sum(int(x or 0) for x in col))
+        run[k] = int(sum(col)) if k in types or None not in col else int(sum(int(x or 0) for x in col))
     for k in TCP_RUN_FIELDS if "segments_sent" in flow_cols else ():  # a UDP run's row is unchanged
         run[k] = int(sum(int(x or 0) for x in flow_cols[k]))
-    run["retransmissions_per_exchange"] = hist
+    run["retransmissions_per_exchange"] = [int(x) for x in cols.get("retransmissions_per_exchange") or ()]
     for k in ("useful_fraction", "sim_time_s", "wall_s", "events", "truncated"):
-        run[k] = report.get(k)
-    run.update(link_fields(report))
+        run[k] = cols.get(k)
+    links = cols.get("links") or {}
+    if all(
+        type(links.get(d)) is dict and not any(type(v) is dict for v in links[d].values())
+        for d in _DIRECTIONS
+    ):
+        for d in _DIRECTIONS:  # flat counters (the simulator's): link_fields without its recursion
+            run.update({f"{d}_{k}": v for k, v in links[d].items()})
+    else:
+        run.update(link_fields(cols))
     run["coapcc_version"] = __version__
-    rec = {"h": ident["config_hash"], "common": common, "run": run, "flows": flow_cols}
-    return json.dumps(rec, separators=(",", ":"), allow_nan=True).encode()
+    head = json.dumps(config_hash)
+    rest = _RECORD_JSON.encode({"run": run, "flows": stored or flow_cols})
+    record = f'{{"h":{head},"common":{common_json},{rest[1:]}'.encode()
+    if not parsed:
+        return record
+    mem = dict(cols["flows"]) if types else flow_cols
+    for k, t in types.items():
+        if k in mem:
+            mem[k] = (t, mem[k])
+    return record, {"h": config_hash, "run": run, "flows": mem}
+
+
+#: Packed column types (little-endian) as :mod:`array` type codes and numpy dtypes.
+_PACKED = {"u4": ("I", "<u4"), "u8": ("Q", "<u8"), "f8": ("d", "<f8")}
+
+
+def _unpack(data: bytes, t: str):
+    """The values of a packed column (a sequence of Python numbers)."""
+    import array
+    import sys
+
+    code = _PACKED[t][0]
+    a = array.array(code)
+    if a.itemsize != int(t[1:]):  # pragma: no cover - no such platform in use
+        raise ValueError(f"packed column type {t}: no array type code of that size here")
+    a.frombytes(data)
+    if sys.byteorder != "little":  # pragma: no cover
+        a.byteswap()
+    return a
+
+
+def _flow_array(name: str, parts: list, counts: list):
+    """One flows column of a batch of records (each part a list, or a packed column
+    ``{"t": type, "b": base64}``): int64 for integers and float64 (null where the record has
+    null or NaN) for floats, as the same values given as lists make."""
+    import numpy as np
+    import pyarrow as pa
+
+    parts = [(p["t"], base64.b64decode(p["b"])) if isinstance(p, dict) else p for p in parts]
+    if parts and all(isinstance(p, tuple) for p in parts):
+        kinds = {t for t, _ in parts}
+        a = np.concatenate([np.frombuffer(b, _PACKED[t][1]) for t, b in parts])
+        if kinds == {"f8"}:
+            return pa.array(a.astype(np.float64, copy=False), type=pa.float64(), from_pandas=True)
+        if "f8" not in kinds:
+            return pa.array(a.astype(np.int64), type=pa.int64())
+    vals: list = []
+    for p, n in zip(parts, counts):
+        if p is None:
+            vals.extend([None] * n)
+        elif isinstance(p, tuple):
+            vals.extend(x if x == x else None for x in _unpack(p[1], p[0]))
+        else:
+            vals.extend(p)
+    return _column(name, vals)
 
 
 def _fct_percentiles(values: list) -> dict:
@@ -249,18 +348,6 @@ def _config_columns_cached(cfg: SimConfig, point_hash: str | None) -> dict:
     return out
 
 
-def _flow_columns(flows: list[dict]) -> dict[str, list]:
-    """The simulator's per-flow records as columns (:data:`FLOW_FIELDS` first, in order)."""
-    if not flows:
-        return {k: [] for k in FLOW_FIELDS}
-    first = flows[0]
-    keys = [k for k in FLOW_FIELDS if k in first] + [k for k in first if k not in FLOW_FIELDS]
-    if list(first) == keys and len(set(map(len, flows))) == 1:
-        # One shape (the simulator's: a struct, same fields in the same order): transpose in C.
-        return {k: list(col) for k, col in zip(keys, zip(*[tuple(f.values()) for f in flows]))}
-    return {k: [f.get(k) for f in flows] for k in keys}
-
-
 def _column(name: str, values: list):
     import pyarrow as pa
 
@@ -284,55 +371,106 @@ def _transpose(rows: list[dict], keys: list[str]) -> dict[str, list]:
 
 def _union_keys(dicts) -> list[str]:
     keys: dict[str, None] = {}
+    seen: set = set()
     for d in dicts:
-        for k in d:
+        shape = tuple(d)
+        if shape in seen:  # records of one sweep share a few shapes
+            continue
+        seen.add(shape)
+        for k in shape:
             keys.setdefault(k, None)
     return list(keys)
 
 
-def _repeat(col, index, counts):
-    """Rows ``index`` of ``col`` (each row ``counts[i]`` times, in order)."""
-    import numpy as np
+#: Key of a flows part's Parquet metadata that marks the layout "one row per flow, the
+#: run's configuration in the runs part": a JSON list of the runs part's columns that
+#: :func:`join_flows` adds to every flow row. Flows parts without it (datasets written before
+#: it, and per-run files) hold those columns themselves.
+RUN_COLUMNS_KEY = b"coapcc.run_columns"
+
+
+#: Configuration columns that differ between the runs of one grid point (``point_hash``).
+_PER_RUN = frozenset(
+    (
+        "experiment",
+        "block",
+        "block_index",
+        "point",
+        "replication",
+        "config_hash",
+        "point_hash",
+        "seed",
+        "trace",
+    )
+)
+
+
+def _common_table(commons: list[dict]):
+    """The configuration columns of a batch of records. Columns that are a function of the
+    grid point are built once per point and repeated (replications share them)."""
     import pyarrow as pa
 
-    t = col.type
-    if col.null_count == 0 and (pa.types.is_integer(t) or pa.types.is_floating(t)):
-        return pa.array(np.repeat(col.to_numpy(zero_copy_only=False), counts), type=t)
-    return col.take(pa.array(index))
+    ckeys = _union_keys(commons)
+    first: dict = {}
+    index = []
+    for i, c in enumerate(commons):
+        ph = c.get("point_hash")  # same point and same columns (records of one coapcc version)
+        index.append(first.setdefault((ph, tuple(c)), i) if ph else i)
+    reps = [commons[i] for i in dict.fromkeys(index)]
+    if len(reps) == len(commons):
+        return pa.table({k: _column(k, v) for k, v in _transpose(commons, ckeys).items()})
+    pos = {i: j for j, i in enumerate(dict.fromkeys(index))}
+    take = pa.array([pos[i] for i in index], pa.int32())
+    per_run = [k for k in ckeys if k in _PER_RUN]
+    per_point = [k for k in ckeys if k not in _PER_RUN]
+    run_cols = _transpose(commons, per_run)
+    point_cols = _transpose(reps, per_point)
+    return pa.table(
+        {k: _column(k, run_cols[k]) if k in run_cols else _column(k, point_cols[k]).take(take) for k in ckeys}
+    )
+
+
+def _flows_in(record: dict) -> int:
+    """Number of flows of a record."""
+    for col in record["flows"].values():
+        if isinstance(col, dict):  # base64 of the packed values: 4 characters per 3 bytes
+            b = col["b"]
+            return (len(b) * 3 // 4 - (len(b) - len(b.rstrip("=")))) // int(col["t"][1:])
+        if isinstance(col, tuple):
+            return len(col[1]) // int(col[0][1:])
+        return len(col)
+    return 0
 
 
 def records_to_tables(records: list[dict], chunk_rows: int = 32768):
     """``(runs_table, flows_chunks)`` of a batch of records: the runs table (one row per run:
     configuration columns, then metrics) and the flows table as an iterator of tables of at
-    most ``chunk_rows`` rows with one schema (configuration columns, then the per-flow
-    fields), so a large part is written row group by row group without building it whole."""
+    most ``chunk_rows`` rows with one schema: ``config_hash`` (the run's key), then the
+    per-flow fields; its metadata (:data:`RUN_COLUMNS_KEY`) names the runs table's
+    configuration columns that :func:`join_flows` puts back on every flow row."""
     import numpy as np
     import pyarrow as pa
 
-    commons = [r["common"] for r in records]
-    ckeys = _union_keys(commons)
-    common_t = pa.table({k: _column(k, v) for k, v in _transpose(commons, ckeys).items()})
+    common_t = _common_table([r["common"] for r in records])
     runs = [r["run"] for r in records]
     rkeys = [k for k in _union_keys(runs) if k not in common_t.column_names]
     runs_t = common_t
     for k, v in _transpose(runs, rkeys).items():
         runs_t = runs_t.append_column(k, _column(k, v))
 
-    counts = []
-    for r in records:
-        cols = r["flows"]
-        counts.append(len(next(iter(cols.values()))) if cols else 0)
-    fkeys = _union_keys(r["flows"] for r in records)
-    flow_arrays = []
+    counts = [_flows_in(r) for r in records]
+    fkeys = [k for k in _union_keys(r["flows"] for r in records) if k != "config_hash"]
+    keys: list = []
+    for r, n in zip(records, counts):
+        keys.extend([r["h"]] * n)
+    flow_arrays = [pa.array(keys, pa.string())]
     for k in fkeys:
-        vals: list = []
-        for r, n in zip(records, counts):
-            col = r["flows"].get(k)
-            vals.extend(col if col is not None else [None] * n)
-        flow_arrays.append(_column(k, vals))
-    names = [f"flow_{k}" if k in common_t.column_names else k for k in fkeys]
-    counts_a = np.asarray(counts, dtype=np.int64)
-    bounds = np.concatenate([[0], np.cumsum(counts_a)])
+        flow_arrays.append(_flow_array(k, [r["flows"].get(k) for r in records], counts))
+    schema = pa.schema(
+        [pa.field(n, a.type) for n, a in zip(["config_hash", *fkeys], flow_arrays)],
+        metadata={RUN_COLUMNS_KEY: json.dumps(common_t.column_names).encode()},
+    )
+    bounds = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))])
 
     def chunks():
         lo_run = 0
@@ -342,17 +480,35 @@ def records_to_tables(records: list[dict], chunk_rows: int = 32768):
             hi_run = int(np.searchsorted(bounds, lo + chunk_rows, side="right")) - 1
             hi_run = min(max(hi_run, lo_run + 1), len(records))
             hi = int(bounds[hi_run])
-            sub = common_t.slice(lo_run, hi_run - lo_run)
-            c = counts_a[lo_run:hi_run]
-            index = np.repeat(np.arange(hi_run - lo_run, dtype=np.int64), c)
-            cols = [_repeat(col, index, c) for col in sub.columns]
-            cols += [a.slice(lo, hi - lo) for a in flow_arrays]
-            yield pa.Table.from_arrays(cols, names=[*common_t.column_names, *names])
+            yield pa.Table.from_arrays([a.slice(lo, hi - lo) for a in flow_arrays], schema=schema)
             lo_run, lo = hi_run, hi
             if lo_run >= len(records):
                 return
 
     return runs_t, chunks()
+
+
+def join_flows(runs_t, flows_t):
+    """The flows table as users see it: every flow row with its run's configuration columns
+    first (those of the runs table named in the flows table's :data:`RUN_COLUMNS_KEY`
+    metadata, in order), then the per-flow fields (named ``flow_<field>`` if a configuration
+    column has the name). A flows table without that metadata (older datasets) already has
+    this form and is returned as it is. Flow rows of runs missing from ``runs_t`` are dropped."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    meta = flows_t.schema.metadata or {}
+    if RUN_COLUMNS_KEY not in meta:
+        return flows_t
+    common = [c for c in json.loads(meta[RUN_COLUMNS_KEY]) if c in runs_t.column_names]
+    idx = pc.index_in(flows_t.column("config_hash"), value_set=runs_t.column("config_hash"))
+    if idx.null_count:
+        keep = pc.is_valid(idx)
+        flows_t, idx = flows_t.filter(keep), idx.filter(keep)
+    head = runs_t.select(common).take(idx)
+    fkeys = [c for c in flows_t.column_names if c != "config_hash"]
+    names = [*common, *(f"flow_{k}" if k in common else k for k in fkeys)]
+    return pa.Table.from_arrays([*head.columns, *(flows_t.column(k) for k in fkeys)], names=names)
 
 
 # -- files --------------------------------------------------------------------------------
@@ -475,20 +631,22 @@ class DatasetWriter:
         (self.out / "runs").mkdir(parents=True, exist_ok=True)
         (self.out / "flows").mkdir(parents=True, exist_ok=True)
         self.part_runs, self.part_flows, self.part_bytes = part_runs, part_flows, part_bytes
-        self._pending: list[bytes] = []
+        self._pending: list = []  # records (bytes) or parsed records (dicts)
         self._flows = 0
         self._bytes = 0
         self._journal = None
         self._journal_path: Path | None = None
 
-    def add(self, record: bytes, flows: int = 0) -> None:
-        """Add one run's record (``flows``: its number of flows, for the part limit)."""
+    def add(self, record: bytes, flows: int = 0, parsed: dict | None = None) -> None:
+        """Add one run's record (``flows``: its number of flows, for the part limit).
+        ``parsed`` is the same record as Python objects (:func:`encode_columns` with
+        ``parsed``, its ``common`` included), which spares parsing it back."""
         if self._journal is None:
             self._journal_path = self.out / "runs" / f"journal-{time.time_ns():x}-{os.getpid()}.jsonl"
             self._journal = open(self._journal_path, "ab")  # noqa: SIM115 - closed in flush/close
         self._journal.write(record + b"\n")
         self._journal.flush()
-        self._pending.append(record)
+        self._pending.append(parsed if parsed is not None and "common" in parsed else record)
         self._flows += flows
         self._bytes += len(record)
         if (
@@ -509,7 +667,7 @@ class DatasetWriter:
         enabled = gc.isenabled()
         gc.disable()
         try:
-            records = [json.loads(r) for r in self._pending]
+            records = [r if isinstance(r, dict) else json.loads(r) for r in self._pending]
             write_part(self.out, records)
             del records
         finally:
@@ -538,6 +696,8 @@ class DatasetWriter:
 def write_part(out: Path, records: list[dict]) -> str:
     """Write one part (flows, then runs) from records; returns its name."""
     runs_t, flow_chunks = records_to_tables(records)
+    for sub in ("runs", "flows"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
     pid = f"part-{time.time_ns():x}-{os.getpid()}"
     _atomic_write_tables(flow_chunks, out / "flows" / f"{pid}.parquet")
     _atomic_write_table(runs_t, out / "runs" / f"{pid}.parquet")
@@ -702,8 +862,9 @@ def compact(out: str | os.PathLike) -> int:
             if not fp.exists():  # cannot happen with our writer; do not count the run
                 p.unlink()
                 continue
-            runs.append(pq.read_table(p))
-            flows.append(pq.read_table(fp))
+            rt = pq.read_table(p)
+            runs.append(rt)
+            flows.append(join_flows(rt, pq.read_table(fp)))
         hashes.append(h)
     if runs:
         _write_part_tables(out, runs, flows, hashes)
@@ -838,13 +999,14 @@ def _read_dataset(out: Path):
             ft = ft.filter(pc.is_in(ft.column("config_hash"), value_set=pa.array(keep, pa.string())))
         seen.update(hashes)
         run_tables.append(rt)
-        flow_tables.append(ft)
+        flow_tables.append(join_flows(rt, ft))
     for p in singles:
         if p.stem in seen or not (out / "flows" / p.name).exists():
             continue
         seen.add(p.stem)
-        run_tables.append(pq.read_table(p))
-        flow_tables.append(pq.read_table(out / "flows" / p.name))
+        rt = pq.read_table(p)
+        run_tables.append(rt)
+        flow_tables.append(join_flows(rt, pq.read_table(out / "flows" / p.name)))
     pending = []
     for j in _journals(out):
         for r in read_journal(j):
@@ -854,7 +1016,7 @@ def _read_dataset(out: Path):
     if pending:
         rt, chunks = records_to_tables(pending)
         run_tables.append(rt)
-        flow_tables.extend(chunks)
+        flow_tables.extend(join_flows(rt, c) for c in chunks)
     if not run_tables:
         return None, None
     return _concat(run_tables), _concat(flow_tables)

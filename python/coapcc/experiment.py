@@ -133,8 +133,12 @@ def _point_dict(config: SimConfig) -> dict:
     return point
 
 
-def _seed_from_point(base_seed: int, point: dict, replication: int) -> int:
-    material = canonical_json({"base_seed": int(base_seed), "point": point, "replication": int(replication)})
+def _seed_from_point(base_seed: int, point: dict | str, replication: int) -> int:
+    """The seed of a replication: the hash of ``canonical_json({"base_seed", "point",
+    "replication"})``; ``point`` may be given as its canonical JSON text already (the same
+    text is then spliced in, so the material is byte-identical)."""
+    text = point if isinstance(point, str) else canonical_json(point)
+    material = f'{{"base_seed":{int(base_seed)},"point":{text},"replication":{int(replication)}}}'
     return int.from_bytes(hashlib.sha256(material.encode()).digest()[:8], "big") & (2**63 - 1)
 
 
@@ -337,8 +341,8 @@ class Experiment:
         out = []
         for b, pi, assignment, cfg in self.points():
             reps = b.replications or self.replications
-            point = _point_dict(cfg)
-            phash = hashlib.sha256(canonical_json(point).encode()).hexdigest()[:16]
+            point = canonical_json(_point_dict(cfg))
+            phash = hashlib.sha256(point.encode()).hexdigest()[:16]
             for r in range(reps):
                 seeded = cfg.with_seed(_seed_from_point(self.seed, point, r))
                 out.append(PlannedRun(self.name, b.name, pi, r, assignment, seeded, phash))

@@ -7,7 +7,8 @@
 * :func:`cdf_figure`: empirical CDFs of the flow completion time;
 * :func:`histogram_figure`: retransmissions per exchange (ANRW Table 2 style);
 * :func:`trace_figure`: timers, RTT and RTO of one flow over time;
-* :func:`timeline_figure`: goodput and retransmissions of a whole traced run over time.
+* :func:`timeline_figure`: goodput and retransmissions of a whole traced run over time;
+* :func:`queue_figure`: the bottleneck queue of each link direction of a traced run over time.
 
 Percentiles use linear interpolation between closest ranks (numpy's default).
 """
@@ -24,6 +25,7 @@ __all__ = [
     "histogram_figure",
     "trace_figure",
     "timeline_figure",
+    "queue_figure",
     "save",
     "t95",
 ]
@@ -511,6 +513,47 @@ def timeline_figure(runs: list[tuple[str, str, Any]], bins: int = 40):
         ax.grid(alpha=0.3)
         if i == 0:
             ax.legend(fontsize=7, loc="upper right")
+    for j in range(n, axes.size):
+        axes[j // 2][j % 2].set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def queue_figure(runs: list[tuple[str, str, Any]]):
+    """Per traced run (label, description, :class:`~coapcc.Trace` with queue records): the
+    occupancy of the bottleneck buffer of each link direction (bytes) over time, as the exact
+    step function of the trace; linear axes. Runs without queue records are left out; returns
+    None if none has any."""
+    from matplotlib.figure import Figure
+
+    runs = [r for r in runs if r[2].queue is not None and len(r[2].queue)]
+    if not runs:
+        return None
+    colors = {"uplink": "tab:orange", "downlink": "tab:blue"}
+    n = len(runs)
+    fig = Figure(figsize=(7.5 * min(n, 2), 3.2 * ((n + 1) // 2)))
+    axes = fig.subplots((n + 1) // 2, min(n, 2), squeeze=False)
+    for i, (label, desc, tr) in enumerate(runs):
+        ax = axes[i // 2][i % 2]
+        q = tr.queue
+        end = float(q["time_s"].max())
+        if tr.exchanges is not None and len(tr.exchanges):
+            end = max(end, float(tr.exchanges["time_s"].max()))
+        for (link, direction), d in q.groupby(["link", "direction"], sort=True):
+            name = direction if link == 0 else f"access link {link} {direction}"
+            # Start empty at 0 and hold the last value to the end of the run.
+            t = [0.0, *d["time_s"].astype(float).tolist(), end]
+            b = [0, *d["bytes"].tolist()]
+            b.append(b[-1])
+            ls = "-" if link == 0 else ":"
+            ax.step(t, b, where="post", lw=0.9, ls=ls, color=colors.get(direction), label=name)
+        ax.set_ylim(bottom=0)
+        ax.set_xlim(0, end)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("queue (bytes)")
+        ax.set_title(f"{label}: {desc}", fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper right")
     for j in range(n, axes.size):
         axes[j // 2][j % 2].set_visible(False)
     fig.tight_layout()

@@ -12,8 +12,9 @@ Figures (matplotlib, Agg; PNG embedded in the HTML, and PNG, SVG and PDF files i
 * ``retransmissions`` and ``unnecessary``: retransmissions and unnecessary retransmissions per
   flow (linear axes), left out with a note when there are none;
 * ``histogram``: retransmissions per exchange (ANRW Table 2 style);
-* ``trace``: RTO and RTT over time of one flow per algorithm, and ``timeline``: goodput and
-  retransmissions over time of that whole run. The report records the trace itself by
+* ``trace``: RTO and RTT over time of one flow per algorithm, ``timeline``: goodput and
+  retransmissions over time of that whole run, and ``queue``: the bottleneck queue of each
+  link direction of that run over time (bytes). The report records the trace itself by
   re-running one run of the dataset with tracing on (same seed, so the same run), at the
   case where the algorithms retransmit most.
 
@@ -69,6 +70,9 @@ FIGURES = {
     "(green, segments), as in the Helsinki CoAP-over-TCP study.",
     "timeline": "The traced runs as a whole over time: goodput (exchanges completed per second, all "
     "clients) and retransmissions sent per second.",
+    "queue": "The traced runs' bottleneck queues over time: bytes in the buffer of each link direction "
+    "(uplink: client to server, downlink: server to client), at every enqueue and departure, counted "
+    "as the buffer's admission test counts them (the packet being serialised included, the default).",
 }
 
 _CASE_ORDER = ("errors", "workload", "buffer_bytes")
@@ -266,8 +270,7 @@ def _pick_trace_runs(res: Results, trace_run: str | None) -> list:
 
 def _traces(res: Results, rows: list, runner_trace, log) -> tuple[list, list, list[dict]]:
     """Record (or reuse) a trace of each run in ``rows``: flow panels, whole-run panels, notes."""
-    from .runner import run_with_trace
-    from .trace import read_trace
+    from .trace import read_trace, run_traced
 
     tdir = res.path / "traces"
     tdir.mkdir(exist_ok=True)
@@ -282,7 +285,7 @@ def _traces(res: Results, rows: list, runner_trace, log) -> tuple[list, list, li
             tmp = tdir / f".{h}.{os.getpid()}.tmp"
             clients = f"{cfg.clients} client" + ("s" if cfg.clients != 1 else "")
             print(f"report: tracing run {h} ({cfg.label}, {clients})", file=log, flush=True)
-            rep = json.loads((runner_trace or run_with_trace)(json.dumps(to_native(cfg)), str(tmp)))
+            rep = json.loads((runner_trace or run_traced)(json.dumps(to_native(cfg)), str(tmp)))
             os.replace(tmp, path)
             mine = sorted((f["client"], f["fct_s"], f["transmissions"]) for f in rep["flows"])
             theirs = flows[flows["config_hash"] == h].sort_values("client")
@@ -551,12 +554,25 @@ def report(
             if panels:
                 add("trace", F.trace_figure(panels), notes=_table(pd.DataFrame(trace_notes)))
                 add("timeline", F.timeline_figure(whole))
+                qfig = F.queue_figure(whole)
+                if qfig is not None:
+                    add("queue", qfig)
+                else:
+                    omitted.append(
+                        {
+                            "id": "queue",
+                            "text": "none: the traces have no queue records (recorded by an older "
+                            "coapcc or by a runner without them; delete DATASET/traces to re-record).",
+                        }
+                    )
             tcp_panels = _tcp_seq_panels(res, trace_notes)
             if tcp_panels:
                 add("tcp-seq", F.tcp_seq_figure(tcp_panels))
         except Exception as e:  # noqa: BLE001 - the rest of the report is still useful
             print(f"report: warning: no trace figure: {type(e).__name__}: {e}", file=log)
             omitted.append({"id": "trace", "text": f"no trace figure: {type(e).__name__}: {e}"})
+    else:
+        omitted.append({"id": "queue", "text": "none: no traced run (--no-trace)."})
 
     summary = summary_table(flows, runs, dims, order)
     summary.to_csv(

@@ -118,6 +118,17 @@ class SimResult:
     # -- tables -------------------------------------------------------------------------
 
     @cached_property
+    def trace(self):
+        """The run's trace (a :class:`~coapcc.Trace` read from ``config.trace``: exchanges,
+        transmissions and, for a run with ``trace_queue=True``, the link queues over time in
+        ``.queue``), or None if the run was not traced."""
+        if not self.config.trace:
+            return None
+        from .trace import read_trace
+
+        return read_trace(self.config.trace)
+
+    @cached_property
     def flows(self):
         """One row per flow, with the run's ``seed`` and the group's ``label``, so the flows of
         several runs concatenate into one table (``pd.concat([r.flows for r in results])``)."""

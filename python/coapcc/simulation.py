@@ -18,7 +18,12 @@ def run_config(config: SimConfig, runner: RunnerLike = None) -> dict:
 
 
 def simulate(
-    config: SimConfig | dict | None = None, /, *, runner: RunnerLike = None, **options: Any
+    config: SimConfig | dict | None = None,
+    /,
+    *,
+    runner: RunnerLike = None,
+    trace_queue: bool = False,
+    **options: Any,
 ) -> SimResult:
     """Run one simulation and return a :class:`~coapcc.SimResult`.
 
@@ -37,7 +42,8 @@ def simulate(
     Raises :class:`~coapcc.ConfigError` (a ValueError) naming the key and the valid choices
     for a configuration that cannot run (unknown algorithm or parameter, unknown error
     profile, ``clients <= 0``...). With ``trace="FILE"`` the simulator also writes its
-    per-exchange trace there (read it with :func:`coapcc.read_trace`). ``runner`` replaces the simulator (see
+    per-exchange trace there (read it with :func:`coapcc.read_trace`); ``trace_queue=True`` adds
+    the queue of every link direction over time (:attr:`coapcc.Trace.queue`). ``runner`` replaces the simulator (see
     :mod:`coapcc.runner`); by default the Rust simulator runs in this process, with the GIL
     released.
     """
@@ -50,7 +56,15 @@ def simulate(
     else:
         raise TypeError(f"config: expected SimConfig or dict, got {type(config).__name__}")
     config_json = json.dumps(cfg.validated_native())
-    if cfg.trace:
+    if trace_queue and not cfg.trace:
+        raise ValueError("trace_queue=True needs trace='FILE' (the queue records go to the trace)")
+    if cfg.trace and trace_queue:
+        if runner is not None:
+            raise ValueError("trace_queue=True needs the built-in simulator (runner=None)")
+        from .trace import run_traced
+
+        text = run_traced(config_json, cfg.trace, queue=True)
+    elif cfg.trace:
         # Only runners that take a trace path (the simulator does) can honour ``trace``.
         text = get_runner(runner)(config_json, cfg.trace)
     else:

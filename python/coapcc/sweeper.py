@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -26,11 +27,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import ConfigError, config_hash, to_native
+from .config import ConfigError, canonical_json, to_native
 from .experiment import Experiment, PlannedRun, check_name, find_experiment
-from .runner import RunnerLike, run_one, worker_init
+from .runner import RunnerLike, worker_init
 
 __all__ = ["sweep", "plan", "Task", "SweepOutcome", "DatasetMismatch", "main"]
+
+
+#: Stands for the seed in a point's configuration text (:attr:`Task.native`); JSON spells it
+#: ``"\u0000seed\u0000"``, which no configuration value can produce.
+_SEED = "\0seed\0"
+_SEED_TEXT = json.dumps(_SEED)
 
 
 @dataclass(frozen=True)
@@ -40,10 +47,15 @@ class Task:
     planned: PlannedRun
     config_hash: str
     block_index: int
+    #: The simulator's configuration of the run's grid point as canonical JSON text, the seed
+    #: replaced by a placeholder (one string shared by every replication of the point).
+    native: str = ""
 
     @property
     def config_json(self) -> str:
         """The simulator's input (made when the run is sent, so a plan stays small)."""
+        if self.native:
+            return self.native.replace(_SEED_TEXT, str(int(self.planned.config.seed)), 1)
         return json.dumps(to_native(self.planned.config))
 
     @property
@@ -63,6 +75,35 @@ class Task:
             "config_hash": self.config_hash,
             "point_hash": p.point_hash,
         }
+
+    def common(self) -> dict:
+        """The run's configuration columns: its identity, then
+        :func:`coapcc.dataset.config_columns` (seed included)."""
+        from .dataset import _config_columns_cached
+
+        p = self.planned
+        return {**self.ident(), **_config_columns_cached(p.config, p.point_hash)}
+
+    def common_json(self) -> str:
+        """:meth:`common` as JSON text (the configuration's part made once per grid point)."""
+        p = self.planned
+        if not p.point_hash:
+            return json.dumps(self.common(), separators=(",", ":"))
+        text = _POINT_TEXT.get(p.point_hash)
+        if text is None:
+            from .dataset import _config_columns_cached
+
+            cols = {**_config_columns_cached(p.config, p.point_hash), "seed": _SEED}
+            if len(_POINT_TEXT) > 4096:
+                _POINT_TEXT.clear()
+            text = _POINT_TEXT[p.point_hash] = json.dumps(cols, separators=(",", ":"))
+        ident = json.dumps(self.ident(), separators=(",", ":"))
+        return ident[:-1] + "," + text[1:].replace(_SEED_TEXT, str(int(p.config.seed)), 1)
+
+
+#: Configuration columns of grid points as JSON text, the seed a placeholder (see
+#: :meth:`Task.common_json`).
+_POINT_TEXT: dict[str, str] = {}
 
 
 @dataclass
@@ -89,25 +130,36 @@ def plan(experiment: Experiment) -> list[Task]:
     resolved against the Rust registry, so a bad spec fails here, naming the key)."""
     resolved: dict[str, str] = {}
     block_index = {b.name: i for i, b in enumerate(experiment.blocks)}
+    points: dict[str, tuple[str, str]] = {}  # point hash -> (native text with _SEED, resolved specs text)
     tasks, seen = [], set()
     for run in experiment.runs():
         cfg = run.config
-        specs = []
-        for i, (spec, _) in enumerate(cfg.algorithm_specs()):
-            if spec not in resolved:
-                try:
-                    resolved[spec] = cfg.resolved_specs()[i]
-                except ConfigError as e:
-                    raise ConfigError(
-                        e.key,
-                        f"{str(e).split(': ', 1)[1]} [in block '{run.block}' point {dict(run.assignment)}]",
-                    ) from None
-            specs.append(resolved[spec])
-        h = config_hash(cfg, specs)
+        known = points.get(run.point_hash) if run.point_hash else None
+        if known is None:
+            specs = []
+            for i, (spec, _) in enumerate(cfg.algorithm_specs()):
+                if spec not in resolved:
+                    try:
+                        resolved[spec] = cfg.resolved_specs()[i]
+                    except ConfigError as e:
+                        raise ConfigError(
+                            e.key,
+                            f"{str(e).split(': ', 1)[1]} [in block '{run.block}' point {dict(run.assignment)}]",
+                        ) from None
+                specs.append(resolved[spec])
+            native = to_native(cfg)
+            native.pop("trace", None)
+            native["seed"] = _SEED
+            known = (canonical_json(native), canonical_json(specs))
+            if run.point_hash:
+                points[run.point_hash] = known
+        # config_hash(cfg, specs), from the point's text: the same bytes, hashed.
+        text = known[0].replace(_SEED_TEXT, str(int(cfg.seed)), 1)
+        h = hashlib.sha256(f'{{"native":{text},"resolved":{known[1]},"v":1}}'.encode()).hexdigest()[:16]
         if h in seen:
             continue
         seen.add(h)
-        tasks.append(Task(run, h, block_index[run.block]))
+        tasks.append(Task(run, h, block_index[run.block], known[0]))
     return tasks
 
 
@@ -126,17 +178,22 @@ def _describe(e: BaseException) -> str:
     return f"{e.kind if isinstance(e, RunError) else type(e).__name__}: {e}"
 
 
-def execute(runner: RunnerLike, config_json: str, ident: dict, cfg) -> tuple[bytes, int]:
+def execute(runner: RunnerLike, config_json: str, config_hash: str, common_json: str) -> tuple:
     """Worker entry point: run one configuration; returns its record
-    (:func:`coapcc.dataset.encode_run`) and its number of flows."""
-    from .dataset import encode_run
+    (:func:`coapcc.dataset.encode_columns`), its number of flows, and the record as Python
+    objects without its ``common`` (pickled to the sweep faster than it would parse)."""
+    from .dataset import encode_columns
+    from .runner import run_columns
 
-    report = json.loads(run_one(runner, config_json))
-    return encode_run(ident, cfg, report), len(report.get("flows", ()))
+    cols = run_columns(runner, config_json)
+    if cols.get("config_json") is None:
+        cols["config_json"] = canonical_json(json.loads(config_json))
+    record, parsed = encode_columns(config_hash, common_json, cols, parsed=True)
+    return record, parsed["run"]["flows"], parsed
 
 
 def _args(t: Task) -> tuple:
-    return (t.config_json, t.ident(), t.planned.config)
+    return (t.config_json, t.config_hash, t.common_json())
 
 
 def _serial(tasks, runner) -> Iterator[tuple[Task, object, BaseException | None]]:
@@ -181,13 +238,17 @@ def _pool(tasks, runner, workers: int):
     the caller such as a full disk) the workers are stopped, and they die with this process
     even if it is killed (SIGKILL) first."""
     import multiprocessing as mp
-    from multiprocessing.connection import wait
 
     ctx = mp.get_context("spawn")
     me = os.getpid()
     todo = list(reversed(tasks))  # pop() from the end: longest first
     slots: list[list] = []  # [process, connection, task or None, started]
     failed_starts = 0
+
+    import select
+
+    poller = select.poll()  # one for the whole pool (multiprocessing's wait() makes one per call)
+    owner: dict[int, list] = {}  # file descriptor -> slot
 
     def start():
         parent, child = ctx.Pipe(duplex=True)
@@ -196,7 +257,17 @@ def _pool(tasks, runner, workers: int):
         )
         p.start()
         child.close()
-        return [p, parent, None, False]
+        slot = [p, parent, None, False]
+        for fd in (parent.fileno(), p.sentinel):
+            poller.register(fd, select.POLLIN)
+            owner[fd] = slot
+        return slot
+
+    def forget(slot) -> None:
+        for fd in (slot[1].fileno(), slot[0].sentinel):
+            with contextlib.suppress(KeyError, ValueError, OSError):
+                poller.unregister(fd)
+            owner.pop(fd, None)
 
     def feed(slot) -> None:
         if todo:
@@ -211,10 +282,18 @@ def _pool(tasks, runner, workers: int):
             slots.append(slot)
             feed(slot)
         while any(s[2] is not None for s in slots):
-            busy = [s for s in slots if s[2] is not None]
-            ready = wait([s[1] for s in busy] + [s[0].sentinel for s in busy])
+            ready_slots = []
+            while not ready_slots:
+                for fd, _ in poller.poll():
+                    s = owner.get(fd)
+                    if s is None:
+                        continue
+                    if s[2] is None:  # an idle worker (no run left) that exited: nothing to read
+                        forget(s)
+                    elif not any(s is r for r in ready_slots):
+                        ready_slots.append(s)
             for i, s in enumerate(slots):
-                if s[2] is None or (s[1] not in ready and s[0].sentinel not in ready):
+                if s[2] is None or not any(s is r for r in ready_slots):
                     continue
                 task, reply = s[2], None
                 try:
@@ -227,6 +306,7 @@ def _pool(tasks, runner, workers: int):
                     continue
                 if reply is None:  # the worker died (killed, out of memory): fail its run
                     s[0].join(timeout=1)
+                    forget(s)
                     s[1].close()
                     code = s[0].exitcode
                     if not s[3]:
@@ -544,8 +624,9 @@ def _run(experiment, out, todo, outcome, workers, scheduler, dask_local, runner,
                     flush=True,
                 )
             else:
-                record, flows = encoded
-                writer.add(record, flows)
+                record, flows, parsed = encoded
+                parsed["common"] = task.common()
+                writer.add(record, flows, parsed)
                 outcome.ran += 1
             if bar is not None:
                 bar.update(1)

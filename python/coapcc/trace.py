@@ -1,7 +1,6 @@
 """Per-exchange traces of the simulator (``coapcc simulate --trace FILE``).
 
-The trace is JSON lines, one record per finished exchange, in simulated-time order
-(crates/coapcc-sim/src/trace.rs)::
+The trace is JSON lines, one record per finished exchange, in simulated-time order::
 
     {"time_s": 12.3, "client": 0, "group": 0, "exchange": 4, "outcome": "ack",
      "transmissions": [{"sent_s": 9.1, "timer_s": 2.4}, {"sent_s": 11.5, "timer_s": 4.8}],
@@ -10,6 +9,19 @@ The trace is JSON lines, one record per finished exchange, in simulated-time ord
             "weak": null, "slow_rto_s": null, "state": null, "retained_s": null}}
 
 :func:`read_trace` turns it into two tidy tables: exchanges and transmissions.
+
+With ``--trace-queue`` (``coapcc.simulate(..., trace=FILE, trace_queue=True)``) the trace also
+has a record at every change of the bottleneck queue (the first rate stage and its tail-drop
+buffer) of every link direction::
+
+    {"kind": "queue", "time_s": 0.0251, "link": 0, "direction": "downlink",
+     "event": "leave", "size": 94, "bytes": 94, "packets": 1}
+
+``event`` is ``enqueue`` (admitted), ``drop`` (tail-dropped: it did not fit) or ``leave`` (it
+stopped counting in the buffer: last bit out, or start of its serialisation when the in-service
+packet does not count); ``bytes`` and ``packets`` are the occupancy after the event, counted as
+the buffer's admission test counts it. ``link`` 0 is the main link, k the extra access link
+k - 1 of the topology. :func:`read_trace` puts them in :attr:`Trace.queue`.
 """
 
 from __future__ import annotations
@@ -20,7 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Trace", "read_trace"]
+__all__ = ["Trace", "read_trace", "run_traced", "QUEUE_COLUMNS"]
 
 
 @dataclass
@@ -35,25 +47,44 @@ class Trace:
     ``transmissions``: one row per copy sent: ``client, exchange, copy, sent_s, timer_s,
     expired`` (``expired``: the timer armed with this copy ran out, i.e. a later copy followed
     or the exchange gave up).
+
+    ``queue``: the bottleneck queue of every link direction over time, one row per change
+    (empty unless the trace was recorded with queue records): ``time_s, link, direction,
+    bytes, packets, event, size``, sorted by time (ties in the order they happened). The
+    occupancy holds from ``time_s`` until the next row of the same ``(link, direction)``.
     """
 
     exchanges: Any
     transmissions: Any
+    queue: Any = None
+
+    def __post_init__(self):
+        if self.queue is None:
+            import pandas as pd
+
+            self.queue = pd.DataFrame(columns=QUEUE_COLUMNS)
 
     def flow(self, client: int) -> Trace:
-        """The trace of one client."""
+        """The trace of one client (the queue, shared by every client, is kept whole)."""
         return Trace(
             self.exchanges[self.exchanges["client"] == client].reset_index(drop=True),
             self.transmissions[self.transmissions["client"] == client].reset_index(drop=True),
+            self.queue,
         )
 
 
-def _records(lines: Iterable[str], clients: set[int] | None):
+#: Columns of :attr:`Trace.queue`.
+QUEUE_COLUMNS = ["time_s", "link", "direction", "bytes", "packets", "event", "size"]
+
+
+def _records(lines: Iterable[str], clients: set[int] | None, queue: list):
     for line in lines:
         if not line.strip():
             continue
         rec = json.loads(line)
-        if clients is None or rec.get("client") in clients:
+        if rec.get("kind") == "queue":
+            queue.append(rec)
+        elif clients is None or rec.get("client") in clients:
             yield rec
 
 
@@ -66,9 +97,9 @@ def read_trace(path: str | os.PathLike, clients: Iterable[int] | None = None) ->
     import pandas as pd
 
     wanted = set(clients) if clients is not None else None
-    ex_rows, tx_rows = [], []
+    ex_rows, tx_rows, q_rows = [], [], []
     with open(path) as f:
-        for rec in _records(f, wanted):
+        for rec in _records(f, wanted, q_rows):
             txs = rec.get("transmissions") or []
             cc = rec.get("cc") or {}
             row = {
@@ -119,4 +150,17 @@ def read_trace(path: str | os.PathLike, clients: Iterable[int] | None = None) ->
     ):
         if col in ex:
             ex[col] = pd.to_numeric(ex[col], errors="coerce")
-    return Trace(ex, tx)
+    q = pd.DataFrame(q_rows, columns=QUEUE_COLUMNS)
+    if len(q):
+        # Each direction's records are in time order in the file; interleave them by time.
+        q = q.sort_values("time_s", kind="stable").reset_index(drop=True)
+    q = q.astype({"time_s": float, "link": int, "bytes": int, "packets": int, "size": int})
+    return Trace(ex, tx, q)
+
+
+def run_traced(config_json: str, trace_path: str, queue: bool = True) -> str:
+    """Run the Rust simulator on ``config_json`` writing its trace to ``trace_path`` (with the
+    queue records if ``queue``); returns the report JSON."""
+    from . import _native
+
+    return _native.simulate_json(config_json, str(trace_path), queue=queue)

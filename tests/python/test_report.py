@@ -30,7 +30,7 @@ def test_report_is_self_contained(report_path):
     html = report_path.read_text()
     imgs = re.findall(r'<img alt="([\w-]+)" src="data:image/png;base64,([A-Za-z0-9+/=]+)">', html)
     ids = [i for i, _ in imgs]
-    assert ids[:4] == ["fct", "fct-ci", "fct-cdf", "fct-mixed"] and ids[-2:] == ["trace", "timeline"]
+    assert ids[:4] == ["fct", "fct-ci", "fct-cdf", "fct-mixed"] and ids[-3:] == ["trace", "timeline", "queue"]
     # a figure with nothing to show is left out, with a note saying so
     for fig_id in ("retransmissions", "unnecessary", "histogram"):
         assert (fig_id in ids) != (f"<b>{fig_id}:</b> none" in html), fig_id
@@ -131,6 +131,31 @@ def test_report_renders_in_headless_chromium(report_path, tmp_path):
     cmd[-2:] = [f"--screenshot={shot}", "--window-size=1400,2000", report_path.resolve().as_uri()]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and shot.stat().st_size > 20_000
+
+
+def test_queue_figure_of_the_traced_runs(report_path):
+    """The traced runs carry queue records; the queue figure shows them, and the queue never
+    exceeds the run's buffer."""
+    html = report_path.read_text()
+    assert 'alt="queue"' in html and "bytes in the buffer of each link direction" in html
+    res = coapcc.load_results(report_path.parent)
+    traces = sorted((report_path.parent / "traces").glob("*.jsonl"))
+    assert len(traces) == 2
+    for path in traces:
+        q = coapcc.read_trace(path).queue
+        assert set(q["direction"]) == {"uplink", "downlink"} and set(q["link"]) == {0}
+        run = res.runs[res.runs["config_hash"] == path.stem].iloc[0]
+        assert 0 < q["bytes"].max() <= run["buffer_bytes"]
+        # every packet that entered left again: each direction ends empty
+        last = q.groupby("direction").tail(1)
+        assert (last["bytes"] == 0).all() and (last["packets"] == 0).all()
+
+
+def test_report_without_trace_says_none_for_the_queue(report_path, tmp_path):
+    out = coapcc.report(report_path.parent, tmp_path / "r.html", trace=False, formats=("svg",))
+    html = out.read_text()
+    assert 'alt="queue"' not in html and "<b>queue:</b> none" in html
+    assert not (tmp_path / "figures" / "queue.svg").exists()
 
 
 def test_jain_index():

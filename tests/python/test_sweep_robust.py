@@ -281,14 +281,14 @@ def test_damaged_part_is_quarantined_and_rerun(tiny_file, tmp_path, damage, caps
     coapcc.sweep(str(tiny_file), ref, workers=1, **kw)
     # The same runs, written in two parts (as two sweeps, or the part limit, would).
     from coapcc.dataset import DatasetWriter
-    from coapcc.sweeper import _write_meta, execute
+    from coapcc.sweeper import _args, _write_meta, execute
 
     exp = load_experiment(tiny_file)
     tasks = plan(exp)
     _write_meta(out, exp, tasks)
     w = DatasetWriter(out, part_runs=9)
     for t in tasks:
-        w.add(*execute("fakesim:fake_runner", t.config_json, t.ident(), t.planned.config))
+        w.add(*execute("fakesim:fake_runner", *_args(t)))
     w.close()
     parts = sorted((out / "runs").glob("part-*.parquet"))
     assert len(parts) == 2
@@ -466,10 +466,10 @@ def test_progress_bar_counts_runs(tiny_file, tmp_path, capsys):
 
 
 def _records(tiny_file):
-    from coapcc.sweeper import execute
+    from coapcc.sweeper import _args, execute
 
     tasks = plan(load_experiment(tiny_file))
-    return [execute("fakesim:fake_runner", t.config_json, t.ident(), t.planned.config) for t in tasks]
+    return [execute("fakesim:fake_runner", *_args(t)) for t in tasks]
 
 
 def test_flows_chunks_make_the_same_table(tiny_file):
@@ -477,7 +477,7 @@ def test_flows_chunks_make_the_same_table(tiny_file):
 
     from coapcc.dataset import records_to_tables
 
-    recs = [json.loads(r) for r, _ in _records(tiny_file)]
+    recs = [json.loads(r) for r, *_ in _records(tiny_file)]
     runs1, one = records_to_tables(recs, chunk_rows=10**6)
     runs2, many = records_to_tables(recs, chunk_rows=5)
     one, many = list(one), list(many)
@@ -493,7 +493,7 @@ def test_writer_holds_at_most_one_part(tiny_file, tmp_path):
     recs = _records(tiny_file)
     out = tmp_path / "res"
     w = DatasetWriter(out, part_flows=10)
-    for rec, flows in recs:
+    for rec, flows, _ in recs:
         w.add(rec, flows)
         assert w._flows < 10 + 6  # flushed as soon as the limit is reached
     w.close()
@@ -534,7 +534,7 @@ def test_per_run_files_of_older_versions_are_consolidated(tiny_file, tmp_path):
     into a part and runs nothing again."""
     import pyarrow.parquet as pq
 
-    from coapcc.dataset import records_to_tables
+    from coapcc.dataset import join_flows, records_to_tables
     from coapcc.sweeper import _write_meta
 
     out, ref = tmp_path / "res", tmp_path / "ref"
@@ -543,11 +543,12 @@ def test_per_run_files_of_older_versions_are_consolidated(tiny_file, tmp_path):
     _write_meta(out, exp, plan(exp))
     for sub in ("runs", "flows"):
         (out / sub).mkdir(parents=True)
-    for rec, _ in _records(tiny_file):
+    for rec, *_ in _records(tiny_file):
         r = json.loads(rec)
         rt, chunks = records_to_tables([r])
         pq.write_table(rt, out / "runs" / f"{r['h']}.parquet")
-        pq.write_table(pa_concat(chunks), out / "flows" / f"{r['h']}.parquet")
+        # Those versions wrote the configuration on every flow row.
+        pq.write_table(join_flows(rt, pa_concat(chunks)), out / "flows" / f"{r['h']}.parquet")
     _assert_same(_tables(out), _tables(ref))
     o = coapcc.sweep(str(tiny_file), out, workers=1, runner="fakesim:fake_runner", progress=False)
     assert (o.done_before, o.ran) == (17, 0)
@@ -559,3 +560,161 @@ def pa_concat(tables):
     import pyarrow as pa
 
     return pa.concat_tables(list(tables))
+
+
+# -- the flows layout: configuration once per run ----------------------------------------------
+
+
+def test_flows_parts_store_the_configuration_once_per_run(tiny_file, tmp_path):
+    """A flows part holds the run key and the per-flow fields; loading puts every run's
+    configuration back on its flows. The simulator's columnar report (packed columns) and its
+    JSON report make the same dataset."""
+    import pyarrow.parquet as pq
+
+    from coapcc.dataset import RUN_COLUMNS_KEY
+
+    out, via_json = tmp_path / "res", tmp_path / "json"
+    coapcc.sweep(str(tiny_file), out, workers=1, progress=False)
+    coapcc.sweep(str(tiny_file), via_json, workers=1, progress=False, runner="coapcc.runner:native_runner")
+    parts = sorted((out / "flows").glob("part-*.parquet"))
+    assert parts
+    for p in parts:
+        schema = pq.read_schema(p)
+        assert RUN_COLUMNS_KEY in schema.metadata and schema.names[0] == "config_hash"
+        assert not {"algorithm", "clients", "buffer_bytes", "seed", "link_downlink_rate_bps"} & set(
+            schema.names
+        )
+        assert "fct_s" in schema.names and "cc" in schema.names
+    res = coapcc.load_results(out)
+    runs, flows = res.runs, res.flows
+    assert flows.groupby("config_hash").size().to_dict() == runs.set_index("config_hash")["clients"].to_dict()
+    keys = [
+        "config_hash",
+        "clients",
+        "seed",
+        "algorithm",
+        "buffer_bytes",
+        "link_downlink_rate_bps",
+        "replication",
+    ]
+    merged = flows.merge(runs[keys], on="config_hash", suffixes=("", "_run"), validate="many_to_one")
+    for c in keys[1:]:
+        assert (merged[c] == merged[f"{c}_run"]).all(), c
+    # Columns as before: the run's configuration columns first, then the flow's fields.
+    cfg_cols = json.loads(pq.read_schema(parts[0]).metadata[RUN_COLUMNS_KEY])
+    assert cfg_cols == list(runs.columns[: len(cfg_cols)]) and "point_hash" in cfg_cols
+    assert list(flows.columns[: len(cfg_cols)]) == cfg_cols
+    assert list(flows.columns[len(cfg_cols) :])[:4] == ["client", "group", "cc", "fct_s"]
+    _assert_same(_tables(out), _tables(via_json))
+
+
+def test_datasets_of_the_previous_layout_load_and_resume(tiny_file, tmp_path):
+    """Parts written before the flows layout changed (every flow row with its run's
+    configuration) and journals of the previous record format load as they are, and a
+    sweep resumes such a dataset: the tables equal those of a fresh sweep."""
+    import pyarrow.parquet as pq
+
+    from coapcc.dataset import join_flows, write_part
+    from coapcc.sweeper import _write_meta
+
+    kw = {"workers": 1, "runner": "fakesim:fake_runner", "progress": False}
+    ref, out = tmp_path / "ref", tmp_path / "res"
+    coapcc.sweep(str(tiny_file), ref, **kw)
+    exp = load_experiment(tiny_file)
+    _write_meta(out, exp, plan(exp))
+    for sub in ("runs", "flows"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    recs = _records(tiny_file)
+    # Ten runs in a part of the previous layout...
+    pid = write_part(out, [json.loads(r) for r, *_ in recs[:10]])
+    fp = out / "flows" / f"{pid}.parquet"
+    pq.write_table(join_flows(pq.read_table(out / "runs" / f"{pid}.parquet"), pq.read_table(fp)), fp)
+    assert {"algorithm", "clients", "seed"} <= set(pq.read_schema(fp).names)
+    assert pq.read_schema(fp).metadata is None or b"coapcc.run_columns" not in pq.read_schema(fp).metadata
+    # ... three in the journal of an interrupted sweep (records with flows as lists).
+    (out / "runs" / "journal-1-1.jsonl").write_bytes(b"".join(r + b"\n" for r, *_ in recs[10:13]))
+    loaded = _tables(out)
+    assert len(loaded[0]) == 13 and loaded[1]["clients"].notna().all()
+    o = coapcc.sweep(str(tiny_file), out, **kw)
+    assert (o.done_before, o.ran, o.complete) == (13, 4, True)
+    _assert_same(_tables(out), _tables(ref))
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"algorithm": "cocoa", "clients": 30, "buffer_bytes": 2500, "errors": "bernoulli:0.00001"},
+        {
+            "groups": [{"algorithm": "default", "clients": 3}, {"algorithm": "fasor", "clients": 2}],
+            "exchanges": 5,
+        },
+        {
+            "transport": "tcp",
+            "algorithm": "newreno:preset=helsinki2018",
+            "workload": "bulk:1000",
+            "clients": 3,
+        },
+    ],
+)
+def test_columnar_report_equals_the_json_report(kw):
+    """simulate_columns holds the JSON report's values: per-flow columns (lists, or packed
+    little-endian bytes), the run's scalars and link counters, and the resolved configuration
+    as exactly the canonical text Python makes of the JSON report's."""
+    import numpy as np
+
+    from coapcc import _native
+    from coapcc.config import SimConfig, canonical_json, to_native
+
+    cj = json.dumps(to_native(SimConfig(seed=4, **kw)))
+    report = json.loads(_native.simulate_json(cj))
+    cols = _native.simulate_columns(cj)
+    packed = _native.simulate_columns(cj, packed=True)
+    assert cols["config_json"] == canonical_json(report["config"]) == packed["config_json"]
+    for k in (
+        "retransmissions_per_exchange",
+        "links",
+        "useful_fraction",
+        "sim_time_s",
+        "events",
+        "truncated",
+    ):
+        assert cols[k] == report[k] == packed[k], k
+    flows = report["flows"]
+    assert list(cols["flows"]) == list(flows[0]) == list(packed["flows"])
+    types = packed["flow_types"]
+    assert "cc" not in types and {"client", "fct_s", "transmissions"} <= set(types)
+    for k, col in cols["flows"].items():
+        want = [f[k] for f in flows]
+        assert col == want, k
+        if k in types:
+            got = np.frombuffer(packed["flows"][k], "<" + types[k]).tolist()
+            assert len(got) == len(want), k
+            assert all(g == w or (w is None and g != g) for g, w in zip(got, want)), k  # None: NaN
+        else:
+            assert packed["flows"][k] == want, k
+    if kw.get("transport") == "tcp":
+        assert {"segments_sent", "bytes_delivered", "setup_s"} <= set(cols["flows"])
+
+
+def test_journal_of_packed_records_loads_and_becomes_a_part(tiny_file, tmp_path):
+    """Records of the simulator's packed columns (base64 in the journal) read back as the
+    same tables, before (pending runs) and after a sweep turns the journal into a part."""
+    from coapcc.sweeper import _args, _write_meta, execute
+
+    ref, out = tmp_path / "ref", tmp_path / "res"
+    coapcc.sweep(str(tiny_file), ref, workers=1, progress=False)
+    exp = load_experiment(tiny_file)
+    tasks = plan(exp)
+    _write_meta(out, exp, tasks)
+    (out / "runs").mkdir(parents=True)
+    lines = []
+    for t in tasks:
+        record, _, parsed = execute(None, *_args(t))
+        assert isinstance(json.loads(record)["flows"]["fct_s"], dict)  # packed: {"t": "f8", "b": ...}
+        lines.append(record + b"\n")
+    (out / "runs" / "journal-1-1.jsonl").write_bytes(b"".join(lines))
+    _assert_same(_tables(out), _tables(ref))
+    o = coapcc.sweep(str(tiny_file), out, workers=1, progress=False)
+    assert (o.done_before, o.ran) == (17, 0)
+    assert not list((out / "runs").glob("journal-*"))
+    _assert_same(_tables(out), _tables(ref))

@@ -29,7 +29,7 @@ enum Command {
     /// List every congestion-control algorithm with its parameters and defaults.
     Algorithms(algorithms::AlgorithmsArgs),
     /// Simulate N CoAP clients over the constrained-link testbed (deterministic, seeded).
-    Simulate(coapcc_sim::cli::SimulateArgs),
+    Simulate(Box<coapcc_sim::cli::SimulateArgs>),
     /// Run the CoAP-over-UDP test server (/hello, /large, /echo, /slow, /.well-known/core).
     Server(coapcc_net::ServerArgs),
     /// Send CoAP requests with any congestion-control algorithm; one JSON line per exchange.

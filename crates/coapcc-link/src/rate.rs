@@ -286,6 +286,14 @@ impl RateStage {
         }
         self.busy_ns().saturating_sub(after)
     }
+
+    /// Departure (last bit out, rounded up to the whole ns, as [`RateOutcome`] reports it) of
+    /// the most recently admitted packet, while the stage still holds it (it is forgotten at
+    /// the first offer entering at or after that time). Right after an admission this is the
+    /// admitted packet's departure from this stage; queue traces read it then.
+    pub fn last_departure(&self) -> Option<Nanos> {
+        self.queue.back().map(|p| p.departure)
+    }
 }
 
 #[cfg(test)]

@@ -43,6 +43,97 @@ pub struct MeshConfig {
     pub app: AppConfig,
 }
 
+/// The network alone, for a host other than the mesh study (the general simulator's
+/// `topology.mesh`): positions, radio, MAC, frame sizes and routing, the same fields and
+/// defaults as in [`MeshConfig`] (the `ieee802154` preset). The random streams derive from the
+/// host's seed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MediumConfig {
+    /// Topology: `grid:N`, `grid:NxM`, `chain:N`, `ring:N`, `dumbbell:K,M` or `file:PATH`
+    /// (default `grid:3`).
+    pub topology: String,
+    /// Distance between neighbouring nodes of the generated topologies, metres.
+    pub spacing_m: f64,
+    /// Physical layer and radio medium.
+    pub radio: RadioConfig,
+    /// The MAC (`mac.csma = "contiki"` for Contiki's rules, `mac.rdc = "contikimac"` for duty
+    /// cycling).
+    pub mac: MacConfig,
+    /// Header sizes below CoAP (`mac_header_bytes`, `lowpan_*`, `rpl_option_bytes`,
+    /// `max_psdu_bytes`; the CoAP fields are the host's own).
+    pub frame: FrameConfig,
+    /// DODAG construction and forwarding (`sink`: where the server sits, default node 0).
+    pub routing: RoutingConfig,
+}
+
+impl Default for MediumConfig {
+    fn default() -> Self {
+        MediumConfig::from_mesh(&MeshConfig { topology: "grid:3".into(), ..MeshConfig::default() })
+    }
+}
+
+impl MediumConfig {
+    /// The network fields of a mesh configuration (e.g. of a [`MeshConfig::preset`]).
+    pub fn from_mesh(c: &MeshConfig) -> MediumConfig {
+        MediumConfig {
+            topology: c.topology.clone(),
+            spacing_m: c.spacing_m,
+            radio: c.radio.clone(),
+            mac: c.mac.clone(),
+            frame: c.frame.clone(),
+            routing: c.routing.clone(),
+        }
+    }
+
+    /// The network of a named mesh preset (`ancillotti-cooja`, `makarem2021`, `ieee802154`)
+    /// on `topology`.
+    pub fn preset(name: &str, topology: &str) -> Result<MediumConfig, String> {
+        let mut c = MeshConfig::preset(name)?;
+        c.topology = topology.into();
+        Ok(MediumConfig::from_mesh(&c))
+    }
+
+    /// A mesh configuration carrying this network and `seed` (the application fields at
+    /// their defaults, unused by other hosts).
+    pub fn to_mesh(&self, seed: u64) -> MeshConfig {
+        MeshConfig {
+            topology: self.topology.clone(),
+            spacing_m: self.spacing_m,
+            seed,
+            radio: self.radio.clone(),
+            mac: self.mac.clone(),
+            frame: self.frame.clone(),
+            routing: self.routing.clone(),
+            ..MeshConfig::default()
+        }
+    }
+
+    /// Set one field from text, as [`MeshConfig::set`] (`mac.csma=contiki`).
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let mut root = serde_json::to_value(&*self).map_err(|e| e.to_string())?;
+        let mut slot = &mut root;
+        for part in key.trim().split('.') {
+            slot = slot
+                .as_object_mut()
+                .and_then(|o| o.get_mut(part))
+                .ok_or_else(|| format!("unknown mesh parameter {key:?}"))?;
+        }
+        let v: serde_json::Value =
+            serde_json::from_str(value.trim()).unwrap_or_else(|_| serde_json::Value::String(value.trim().into()));
+        *slot = v;
+        *self = serde_json::from_value(root).map_err(|e| format!("bad value {value:?} for {key}: {e}"))?;
+        Ok(())
+    }
+
+    /// PSDU of a packet whose UDP payload (the CoAP message) is `coap_bytes`: MAC header and
+    /// FCS, compressed IPv6 and UDP headers, RPL option, then the message.
+    pub fn psdu_of_coap(&self, coap_bytes: u32) -> u32 {
+        let f = &self.frame;
+        f.mac_header_bytes + f.lowpan_ipv6_bytes + f.lowpan_udp_bytes + f.rpl_option_bytes + coap_bytes
+    }
+}
+
 /// Shape of the packet-reception-ratio curve between `range_full_m` and
 /// `interference_range_m`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -491,11 +582,19 @@ impl MeshConfig {
 
     /// Check every field; the first problem as a one-line message.
     pub fn validate(&self) -> Result<(), String> {
-        let r = &self.radio;
         let pos = |x: f64| x.is_finite() && x > 0.0;
         if !pos(self.duration_s) || self.duration_s > 1e9 {
             return Err(format!("duration_s must be in (0, 1e9] seconds, got {}", self.duration_s));
         }
+        self.validate_medium()?;
+        self.validate_app()
+    }
+
+    /// Check the fields of the network itself (`spacing_m`, `radio`, `mac`, `routing`): what
+    /// [`crate::MeshNet`] needs, whichever host carries traffic over it.
+    pub fn validate_medium(&self) -> Result<(), String> {
+        let r = &self.radio;
+        let pos = |x: f64| x.is_finite() && x > 0.0;
         if !pos(self.spacing_m) {
             return Err(format!("spacing_m must be positive, got {}", self.spacing_m));
         }
@@ -546,6 +645,11 @@ impl MeshConfig {
         if !(0.0..=1.0).contains(&self.routing.min_link_prr) || self.routing.min_link_prr == 0.0 {
             return Err("routing.min_link_prr must be in (0, 1]".into());
         }
+        Ok(())
+    }
+
+    /// Check the mesh study's application fields (`app`, `traffic`, `cc`, sizes).
+    fn validate_app(&self) -> Result<(), String> {
         let a = &self.app;
         if a.unit_bytes == 0 {
             return Err("app.unit_bytes must be positive".into());

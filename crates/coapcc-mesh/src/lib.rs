@@ -23,28 +23,34 @@
 //! - [`topology`]: positions from generators (`grid:N`, `chain:N`, `ring:N`,
 //!   `dumbbell:K,M`) or a file. [`radio`]: reception curve, power, hearing tables.
 //! - [`routing`]: the DODAG and storing-mode next hops.
-//! - [`reliability`]: the one CoAP piece, a Confirmable exchange driven by a congestion
-//!   controller (replaceable by `coapcc-proto`'s layer).
-//! - [`MeshSim`] (engine): the event loop with the medium, MAC, forwarding, clients, sink.
+//! - [`reliability`]: the one CoAP piece, a Confirmable exchange on `coapcc-proto`'s
+//!   reliability layer (the same lifecycle the real endpoint and the general simulator run).
+//! - [`net`]: [`MeshNet`], the network as one component: radio medium, CSMA/CA MAC, per-node
+//!   queues, forwarding; an event source (`push`, `peek`, `poll`) numbered from its host's
+//!   counter.
+//! - [`MeshSim`] (engine): the mesh study's host of a [`MeshNet`]: clients that fragment
+//!   messages into units, the sink, workloads, metrics.
 //! - [`report`]: [`MeshReport`]. [`cli`]: `coapcc mesh`.
 //!
-//! The medium is built from data (positions, curve, ranges) and talks to the rest only
-//! through "frame from A to B starts/ends" events, so it can later become one kind of link of
-//! a general simulator. The model and its mapping to the papers are in `docs/mesh.md`.
+//! The general simulator (`coapcc-sim`, `topology.mesh`) hosts the same [`MeshNet`] as one more
+//! event source of its loop ([`MediumConfig`] is its configuration section); this crate never
+//! depends on the simulator. The model and its mapping to the papers are in `docs/mesh.md`.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod cli;
 pub mod config;
 mod engine;
+pub mod net;
 pub mod radio;
 pub mod reliability;
 pub mod report;
 pub mod routing;
 pub mod topology;
 
-pub use config::{MeshConfig, Traffic};
-pub use engine::{DropCause, MacRecord, MacWhat, MeshSim};
+pub use config::{MediumConfig, MeshConfig, Traffic};
+pub use engine::MeshSim;
+pub use net::{Delivery, DropCause, MacRecord, MacWhat, MeshNet};
 pub use report::{ClientReport, MeshReport, Summary};
 
 /// Run one simulation (validates the configuration first).

@@ -1,5 +1,5 @@
-//! The only piece of CoAP this crate models: one Confirmable exchange at a time (NSTART = 1)
-//! driven by a [`coapcc_cc`] algorithm.
+//! The one piece of CoAP this crate drives: one Confirmable exchange at a time (NSTART = 1)
+//! per client, on `coapcc-proto`'s reliability layer ([`ConExchange`]).
 //!
 //! Each unit of a message (a 32-byte frame in the study) is one reliable exchange:
 //!
@@ -10,15 +10,22 @@
 //! on_ack(now, k) -> Some(info)   -> the first ACK of the exchange (any copy k)
 //! ```
 //!
-//! The estimator and backoff rules are entirely the algorithm's (`start_exchange`,
-//! `on_timeout`, `on_ack`, `on_give_up` of [`CongestionControl`]); this module only keeps the
-//! exchange record and the send time of each copy. It is deliberately small and self-contained
-//! so it can be replaced by `coapcc-proto`'s reliability layer without touching the radio,
-//! MAC, routing or workload code: the engine calls nothing else of CoAP.
+//! Every protocol decision (the first timer, retransmit or give up, what the first ACK tells
+//! the algorithm, with the copy it identifies) is the layer's, the same functions the real
+//! endpoint and the general simulator's compact model call; the estimator and backoff rules
+//! are the algorithm's. This adapter only keeps what the mesh's message representation needs:
+//! the exchange in flight and the send time of each copy (for copy identification).
+//!
+//! A unit starts when the previous one is acknowledged, unless the algorithm paces its
+//! exchanges (`earliest_start`, e.g. IDC-/MBC-CoAP, `bdp-coap`): the engine then asks the
+//! layer's pacing hook ([`ReliableSender::ready_at`], which is
+//! [`coapcc_proto::endpoint::lifecycle::ready_at`]) and defers the start. The algorithms of
+//! the Cooja study never pace, so for them a unit starts at once, as in its firmware.
 
 use core::time::Duration;
 
-use coapcc_cc::{AckInfo, Algorithm, CongestionControl, Entropy, Exchange, GiveUpReason, Instant, TimeoutAction};
+use coapcc_cc::{Algorithm, CongestionControl, Entropy, Instant};
+use coapcc_proto::endpoint::lifecycle::{ConExchange, Expiry};
 
 /// What to do when the exchange's timer expires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,7 +54,8 @@ pub struct Acked {
 #[derive(Clone, Debug)]
 pub struct ReliableSender {
     cc: Algorithm,
-    ex: Option<Exchange>,
+    ex: Option<ConExchange>,
+    /// Send time of each copy of the exchange in flight.
     sent: Vec<Instant>,
 }
 
@@ -55,6 +63,11 @@ impl ReliableSender {
     /// A sender with a fresh algorithm instance.
     pub fn new(cc: Algorithm) -> Self {
         ReliableSender { cc, ex: None, sent: Vec::with_capacity(8) }
+    }
+
+    /// When the next exchange may start under the algorithm's pacing: `None` for `now`.
+    pub fn ready_at(&self, now: Instant) -> Option<Instant> {
+        coapcc_proto::endpoint::lifecycle::ready_at(&self.cc, now)
     }
 
     /// Whether an exchange is in flight.
@@ -68,7 +81,7 @@ impl ReliableSender {
     /// If an exchange is already in flight (the engine never does this: NSTART = 1).
     pub fn start(&mut self, now: Instant, rng: &mut dyn Entropy) -> Duration {
         assert!(self.ex.is_none(), "NSTART = 1: one exchange at a time");
-        let ex = self.cc.start_exchange(now, 0, rng);
+        let ex = ConExchange::start(&mut self.cc, now, 0, rng);
         self.sent.clear();
         self.sent.push(now);
         let t0 = ex.timer();
@@ -79,14 +92,13 @@ impl ReliableSender {
     /// The armed timer of the exchange in flight expired at `now`.
     pub fn on_timer(&mut self, now: Instant) -> TimerStep {
         let Some(ex) = self.ex.as_mut() else { return TimerStep::GiveUp };
-        match self.cc.on_timeout(now, ex) {
-            TimeoutAction::Retransmit(timer) => {
+        match ex.expire(&mut self.cc, now) {
+            Expiry::Retransmit { ordinal, timer, .. } => {
                 self.sent.push(now);
-                TimerStep::Retransmit { copy: ex.retransmissions(), timer }
+                TimerStep::Retransmit { copy: ordinal, timer }
             }
-            TimeoutAction::GiveUp => {
-                let ex = self.ex.take().expect("checked above");
-                self.cc.on_give_up(now, &ex, GiveUpReason::Timeout);
+            Expiry::GiveUp => {
+                self.ex = None;
                 TimerStep::GiveUp
             }
         }
@@ -96,11 +108,8 @@ impl ReliableSender {
     /// outcome for the first ACK; `None` when nothing is in flight (late or duplicate ACK).
     pub fn on_ack(&mut self, now: Instant, copy: u32) -> Option<Acked> {
         let ex = self.ex.take()?;
-        let info = match self.sent.get(copy as usize) {
-            Some(&sent) if self.cc.uses_copy_id() => AckInfo::with_copy(&ex, now, copy, sent),
-            _ => AckInfo::new(&ex, now),
-        };
-        self.cc.on_ack(now, &ex, &info);
+        let echoed = if self.cc.uses_copy_id() { self.sent.get(copy as usize).map(|&s| (copy, s)) } else { None };
+        let info = ex.acknowledge(&mut self.cc, now, echoed);
         Some(Acked { retransmissions: ex.retransmissions(), rtt: info.rtt })
     }
 

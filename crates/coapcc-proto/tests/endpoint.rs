@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use coapcc_cc::{AlgorithmConfig, Instant};
 use coapcc_proto::endpoint::{
-    DuplicateMode, Endpoint, EndpointConfig, Event, FailReason, LifetimeMode, Outcome, RecordKind, Request, Response,
+    lifecycle::Echoed, DuplicateMode, Endpoint, EndpointConfig, Event, FailReason, LifetimeMode, Outcome, RecordKind,
+    Request, Response, TransmitKind,
 };
 use coapcc_proto::{Block, Code, Message, MessageType, Token};
 use support::*;
@@ -499,4 +500,33 @@ fn endpoint_is_send() {
     fn assert_send<T: Send>() {}
     assert_send::<Endpoint<std::net::SocketAddr>>();
     assert_send::<Endpoint<u32>>();
+}
+
+/// The server's datagram for a duplicate says whose identification it carries, as the
+/// reliability layer decided (what the simulator's full model reports as the echoed copy).
+#[test]
+fn a_replayed_answer_says_whose_identification_it_carries() {
+    for (mode, want) in
+        [(DuplicateMode::AnswerEachCopy, Echoed::Incoming), (DuplicateMode::ReplayCached, Echoed::Cached)]
+    {
+        let mut server =
+            Endpoint::<u8>::with_seed(EndpointConfig { duplicate_mode: mode, ..EndpointConfig::default() }, 5);
+        let copy = |last: u8| {
+            let mut m = Message::new(MessageType::Con, Code::GET, 7).with_token(Token::new(&[9, last]).unwrap());
+            m.add_uri_path("hello");
+            m.to_bytes()
+        };
+        server.handle_datagram(Instant::ZERO, 1, &copy(0));
+        let Some(Event::Request { id, .. }) = server.poll_event() else { panic!("a request") };
+        server.respond(Instant::ZERO, id, Response::content(b"hi".to_vec())).unwrap();
+        let first = server.poll_transmit(Instant::ZERO).expect("the piggybacked answer");
+        assert_eq!((first.kind, first.echoed), (TransmitKind::Response, None));
+        server.handle_datagram(Instant::from_millis(10), 1, &copy(1));
+        assert!(server.poll_event().is_none(), "a duplicate never reaches the application");
+        let again = server.poll_transmit(Instant::from_millis(10)).expect("the answer again");
+        assert_eq!((again.kind, again.echoed), (TransmitKind::Response, Some(want)));
+        let token = Message::decode(&again.bytes).unwrap().token;
+        let expected = if want == Echoed::Incoming { [9, 1] } else { [9, 0] };
+        assert_eq!(token.as_bytes(), expected, "{mode:?}");
+    }
 }

@@ -7,6 +7,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+mod canonical;
 mod custom;
 
 /// Run the Rust command line with `argv` (program name first); returns the exit code.
@@ -42,11 +43,17 @@ fn resolve_algorithm(spec: &str) -> PyResult<String> {
 
 /// Run one simulation. `config_json` is a `SimConfig` as JSON (unknown keys are errors);
 /// returns the report as JSON (the same object `coapcc simulate --json` prints). With
-/// `trace_path`, also writes the per-exchange trace there as JSON lines. Raises ValueError with
-/// a one-line message for a configuration that cannot run. Releases the GIL.
+/// `trace_path`, also writes the per-exchange trace there as JSON lines (with `queue`, also
+/// every change of each link direction's bottleneck queue, records of kind `queue`). Raises
+/// ValueError with a one-line message for a configuration that cannot run. Releases the GIL.
 #[pyfunction]
-#[pyo3(signature = (config_json, trace_path=None))]
-fn simulate_json(py: Python<'_>, config_json: &str, trace_path: Option<std::path::PathBuf>) -> PyResult<String> {
+#[pyo3(signature = (config_json, trace_path=None, queue=false))]
+fn simulate_json(
+    py: Python<'_>,
+    config_json: &str,
+    trace_path: Option<std::path::PathBuf>,
+    queue: bool,
+) -> PyResult<String> {
     let cfg: coapcc_sim::SimConfig = serde_json::from_str(config_json)
         .map_err(|e| PyValueError::new_err(format!("invalid simulation config: {e}")))?;
     py.detach(|| -> Result<String, String> {
@@ -55,7 +62,7 @@ fn simulate_json(py: Python<'_>, config_json: &str, trace_path: Option<std::path
             Some(path) => {
                 let f = std::fs::File::create(&path)
                     .map_err(|e| format!("cannot create trace file {}: {e}", path.display()))?;
-                let mut sink = coapcc_sim::JsonLinesTrace::new(std::io::BufWriter::new(f));
+                let mut sink = coapcc_sim::JsonLinesTrace::new(std::io::BufWriter::new(f)).with_queue(queue);
                 let r = coapcc_sim::simulate_with_trace(&cfg, &mut sink).map_err(|e| e.to_string())?;
                 sink.finish().map_err(|e| format!("cannot write trace file {}: {e}", path.display()))?;
                 r
@@ -64,6 +71,100 @@ fn simulate_json(py: Python<'_>, config_json: &str, trace_path: Option<std::path
         serde_json::to_string(&report).map_err(|e| e.to_string())
     })
     .map_err(PyValueError::new_err)
+}
+
+/// Run one simulation and return its report in columnar form, for callers that make tables
+/// (sweeps): a dict with the report's scalars (`useful_fraction`, `sim_time_s`, `wall_s`,
+/// `events`, `truncated`), `retransmissions_per_exchange` (a list), `links` (`downlink` and
+/// `uplink`: dicts of counters), `flows` (a dict of per-flow columns, plain lists named as the
+/// fields of a flow in `simulate_json`'s report, in client order; `None` where the JSON has
+/// `null`) and `config_json`, the resolved configuration as canonical JSON text (exactly
+/// Python's `json.dumps(config, sort_keys=True, separators=(",", ":"))` of the report's
+/// `config`). The per-group metrics are not included (use [`simulate_json`]). Non-finite
+/// floats are `None`, as in the JSON report. Raises ValueError as `simulate_json` does.
+/// Releases the GIL while simulating.
+///
+/// With `packed=True`, numeric flow columns are `bytes` instead of lists: the values
+/// little-endian, of the type `flow_types[name]` names (`"u4"`, `"u8"` or `"f8"`; a float
+/// column has NaN where the list has `None`); `flow_types` lists the packed columns. An
+/// integer column with a missing value stays a list. For callers that store columns as they
+/// are (numpy: `np.frombuffer(b, "<" + flow_types[name])`).
+#[pyfunction]
+#[pyo3(signature = (config_json, packed=false))]
+fn simulate_columns<'py>(
+    py: Python<'py>,
+    config_json: &str,
+    packed: bool,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    use coapcc_sim::report::{FlowColumn, Scalar};
+    use pyo3::types::PyDict;
+    let cfg: coapcc_sim::SimConfig = serde_json::from_str(config_json)
+        .map_err(|e| PyValueError::new_err(format!("invalid simulation config: {e}")))?;
+    let (report, config) = py
+        .detach(|| -> Result<_, String> {
+            let report = coapcc_sim::simulate(&cfg).map_err(|e| e.to_string())?;
+            let value = serde_json::to_value(&report.config).map_err(|e| e.to_string())?;
+            let mut config = String::with_capacity(4096);
+            canonical::write(&value, &mut config);
+            Ok((report, config))
+        })
+        .map_err(PyValueError::new_err)?;
+    let fin = |x: f64| x.is_finite().then_some(x);
+    let opt = |v: Vec<Option<f64>>| v.into_iter().map(|x| x.and_then(fin)).collect::<Vec<_>>();
+    let d = PyDict::new(py);
+    d.set_item("config_json", config)?;
+    let flows = PyDict::new(py);
+    let types = PyDict::new(py);
+    for (name, col) in report.flow_columns() {
+        if packed {
+            let bytes: Option<(&str, Vec<u8>)> = match &col {
+                FlowColumn::U32(v) => Some(("u4", v.iter().flat_map(|x| x.to_le_bytes()).collect())),
+                FlowColumn::U64(v) => Some(("u8", v.iter().flat_map(|x| x.to_le_bytes()).collect())),
+                FlowColumn::OptU64(v) if v.iter().all(Option::is_some) => {
+                    Some(("u8", v.iter().flat_map(|x| x.unwrap_or(0).to_le_bytes()).collect()))
+                }
+                FlowColumn::OptF64(v) => {
+                    Some(("f8", v.iter().flat_map(|x| x.and_then(fin).unwrap_or(f64::NAN).to_le_bytes()).collect()))
+                }
+                _ => None,
+            };
+            if let Some((ty, b)) = bytes {
+                flows.set_item(name, pyo3::types::PyBytes::new(py, &b))?;
+                types.set_item(name, ty)?;
+                continue;
+            }
+        }
+        match col {
+            FlowColumn::U32(v) => flows.set_item(name, v)?,
+            FlowColumn::U64(v) => flows.set_item(name, v)?,
+            FlowColumn::OptU64(v) => flows.set_item(name, v)?,
+            FlowColumn::OptF64(v) => flows.set_item(name, opt(v))?,
+            FlowColumn::Str(v) => flows.set_item(name, v)?,
+        }
+    }
+    d.set_item("flows", flows)?;
+    if packed {
+        d.set_item("flow_types", types)?;
+    }
+    d.set_item("retransmissions_per_exchange", &report.retransmissions_per_exchange)?;
+    let links = PyDict::new(py);
+    for (dir, link) in [("downlink", &report.links.downlink), ("uplink", &report.links.uplink)] {
+        let l = PyDict::new(py);
+        for (name, v) in link.fields() {
+            match v {
+                Scalar::U64(x) => l.set_item(name, x)?,
+                Scalar::F64(x) => l.set_item(name, fin(x))?,
+            }
+        }
+        links.set_item(dir, l)?;
+    }
+    d.set_item("links", links)?;
+    d.set_item("useful_fraction", fin(report.useful_fraction))?;
+    d.set_item("sim_time_s", fin(report.sim_time_s))?;
+    d.set_item("wall_s", fin(report.wall_s))?;
+    d.set_item("events", report.events)?;
+    d.set_item("truncated", report.truncated)?;
+    Ok(d)
 }
 
 /// The default simulation configuration as JSON (every field, with its default).
@@ -257,6 +358,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms_json, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_algorithm, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_columns, m)?)?;
     m.add_function(wrap_pyfunction!(default_sim_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(link_schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(link_config_json, m)?)?;

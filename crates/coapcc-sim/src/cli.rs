@@ -77,6 +77,10 @@ pub struct SimulateArgs {
     /// Write a per-exchange trace as JSON lines to FILE.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// With --trace: also write every change of each link direction's bottleneck queue
+    /// (records with "kind": "queue").
+    #[arg(long, requires = "trace")]
+    pub trace_queue: bool,
     /// Read a full SimConfig (JSON); flags override its fields.
     #[arg(long, value_name = "FILE.json")]
     pub config: Option<PathBuf>,
@@ -122,6 +126,20 @@ pub struct SimulateArgs {
     /// TCP model; --cc is newreno|bbr[:key=value,...]).
     #[arg(long, value_name = "udp|tcp", value_parser = parse_enum::<Transport>)]
     pub transport: Option<Transport>,
+    /// Run over a multi-hop IEEE 802.15.4 mesh instead of the links: grid:N, grid:NxM,
+    /// chain:N, ring:N, dumbbell:K,M or file:PATH (the server at the sink, node 0; the clients
+    /// on the other nodes but the DODAG root). Sets `topology.mesh`.
+    #[arg(long, value_name = "TOPOLOGY")]
+    pub mesh: Option<String>,
+    /// The mesh's radio and MAC from a mesh preset: ieee802154 (default; the standard's
+    /// CSMA/CA), ancillotti-cooja (Contiki's CSMA rules) or makarem2021 (plus ContikiMAC-like
+    /// duty cycling).
+    #[arg(long, value_name = "PRESET")]
+    pub mesh_preset: Option<String>,
+    /// Set one mesh parameter, KEY=VALUE with a dotted key of `topology.mesh`
+    /// (`mac.queue_packets=4`, `radio.capture_db=null`); repeatable.
+    #[arg(long = "mesh-param", value_name = "KEY=VALUE")]
+    pub mesh_param: Vec<String>,
 }
 
 coapcc_link::link_args!(
@@ -153,6 +171,31 @@ fn parse_workload(s: &str) -> Result<WorkloadKind, String> {
         None if s == "bulk" => Err("bulk needs a size: bulk:BYTES (e.g. bulk:102400)".into()),
         None => parse_enum::<WorkloadKind>(s).map_err(|e| format!("{e}, or bulk:BYTES")),
     }
+}
+
+/// `--mesh`, `--mesh-preset`, `--mesh-param` onto `cfg.topology.mesh`: a preset replaces the
+/// section (keeping its topology unless `--mesh` gives one), then the parameters apply.
+fn apply_mesh_args(args: &SimulateArgs, cfg: &mut SimConfig) -> anyhow::Result<()> {
+    if args.mesh.is_none() && args.mesh_preset.is_none() && args.mesh_param.is_empty() {
+        return Ok(());
+    }
+    let current = cfg.topology.mesh.take();
+    let topology = args.mesh.clone().or_else(|| current.as_ref().map(|m| m.topology.clone()));
+    let mut m = match (&args.mesh_preset, current) {
+        (Some(p), _) => coapcc_mesh::MediumConfig::preset(p, topology.as_deref().unwrap_or("grid:3"))
+            .map_err(|e| anyhow::anyhow!("--mesh-preset: {e}"))?,
+        (None, Some(m)) => m,
+        (None, None) => coapcc_mesh::MediumConfig::default(),
+    };
+    if let Some(t) = topology {
+        m.topology = t;
+    }
+    for kv in &args.mesh_param {
+        let (k, v) = kv.split_once('=').ok_or_else(|| anyhow::anyhow!("--mesh-param {kv:?}: expected KEY=VALUE"))?;
+        m.set(k, v).map_err(|e| anyhow::anyhow!("--mesh-param: {e}"))?;
+    }
+    cfg.topology.mesh = Some(m);
+    Ok(())
 }
 
 /// Build the configuration the arguments describe (config file, then flags).
@@ -269,6 +312,7 @@ pub fn build_config(args: &SimulateArgs) -> anyhow::Result<SimConfig> {
     if let Some(n) = args.max_events {
         cfg.max_events = Some(n);
     }
+    apply_mesh_args(args, &mut cfg)?;
     cfg.validate().map_err(|e| anyhow::anyhow!("invalid configuration: {e}"))?;
     Ok(cfg)
 }
@@ -310,7 +354,7 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let report = match &args.trace {
         Some(path) => {
             let f = File::create(path).with_context(|| format!("cannot create trace file {}", path.display()))?;
-            let mut sink = JsonLinesTrace::new(BufWriter::new(f));
+            let mut sink = JsonLinesTrace::new(BufWriter::new(f)).with_queue(args.trace_queue);
             let r = crate::simulate_with_progress(&cfg, Some(&mut sink), &mut progress)?;
             sink.finish().with_context(|| format!("cannot write trace file {}", path.display()))?;
             r
@@ -410,15 +454,18 @@ pub fn summary(r: &SimReport) -> String {
         WorkloadKind::Bulk(b) => format!("one GET of {b} B"),
         _ => format!("{} exchanges", c.workload.exchanges),
     };
+    let path = match &c.topology.mesh {
+        Some(m) => format!("mesh {}", m.topology),
+        None => format!("buffer {} B, errors {}", buffer.unwrap_or(DEFAULT_BUFFER_BYTES), loss),
+    };
     let _ = writeln!(
         s,
-        "seed {}: {}, {} x {}, buffer {} B, errors {}{}{}",
+        "seed {}: {}, {} x {}, {}{}{}",
         c.seed,
         plural(c.total_clients() as u64, "client"),
         kind,
         exchanges,
-        buffer.unwrap_or(DEFAULT_BUFFER_BYTES),
-        loss,
+        path,
         match (c.transport, c.endpoint.model) {
             (Transport::Tcp, _) => ", CoAP over TCP",
             (_, EndpointModel::Full) => ", full endpoints",
@@ -472,6 +519,25 @@ pub fn summary(r: &SimReport) -> String {
         links.push((format!("{at} downlink"), &a.links.downlink));
         links.push((format!("{at} uplink"), &a.links.uplink));
     }
+    if let Some(m) = &r.mesh {
+        let _ = writeln!(
+            s,
+            "mesh: {} nodes (sink {}, root {}), clients {}-{} hops away; {} data frames, {} collisions, {} busy CCAs; {} dropped (queue {}, no MAC ACK {}, channel access {})",
+            m.nodes,
+            m.sink,
+            m.root,
+            m.client_hops.iter().min().unwrap_or(&0),
+            m.client_hops.iter().max().unwrap_or(&0),
+            m.mac.data_tx,
+            m.mac.collisions,
+            m.mac.cca_busy,
+            m.conservation.dropped,
+            m.drops.buffer_overflow + m.drops.neighbor_queues_full,
+            m.drops.mac_no_ack,
+            m.drops.mac_channel_access
+        );
+        links.clear(); // the links carry nothing in a mesh run
+    }
     for (name, l) in links {
         let _ = writeln!(
             s,
@@ -485,8 +551,9 @@ pub fn summary(r: &SimReport) -> String {
     let speed = if r.wall_s > 0.0 { r.sim_time_s / r.wall_s } else { 0.0 };
     let _ = writeln!(
         s,
-        "useful downlink fraction {:.3}; simulated {:.1} s in {:.3} s ({:.0}x), {}; ended: {}",
-        r.useful_fraction,
+        "{}simulated {:.1} s in {:.3} s ({:.0}x), {}; ended: {}",
+        // The links carry nothing in a mesh run.
+        if r.mesh.is_some() { String::new() } else { format!("useful downlink fraction {:.3}; ", r.useful_fraction) },
         r.sim_time_s,
         r.wall_s,
         speed,

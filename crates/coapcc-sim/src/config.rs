@@ -99,12 +99,21 @@ impl Default for SimConfig {
 pub struct TopologyConfig {
     /// Extra access links (default none).
     pub access_links: Vec<AccessLinkConfig>,
+    /// A multi-hop IEEE 802.15.4 mesh instead of the links (default none): the server sits at
+    /// the sink (`routing.sink`, node 0 by default), the clients on the other nodes except the
+    /// DODAG root, client c on the c-th of them (round robin when there are more clients
+    /// than nodes). Every packet crosses the shared radio medium hop by hop (CSMA/CA, MAC
+    /// ACKs and retries, per-node queues); `link` is unused. Its random streams are the
+    /// medium's (ids 1, 2 and 4 of the seed). Runs the compact endpoint model over UDP.
+    /// Left out of the serialised form when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<coapcc_mesh::MediumConfig>,
 }
 
 impl TopologyConfig {
-    /// No extra access link: the dumbbell.
+    /// No extra access link and no mesh: the dumbbell.
     pub fn is_default(&self) -> bool {
-        self.access_links.is_empty()
+        self.access_links.is_empty() && self.mesh.is_none()
     }
 }
 
@@ -445,6 +454,9 @@ pub fn split_label(spec: &str) -> (Option<&str>, &str) {
 impl SimConfig {
     /// Check the whole configuration; the error names the field and the problem.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.topology.mesh.is_some() && self.transport == Transport::Tcp {
+            return Err(invalid("topology.mesh", "the mesh topology carries CoAP over UDP (transport = udp)"));
+        }
         if self.transport == Transport::Tcp {
             return crate::engine::tcp_configs(self).map(|_| ());
         }
@@ -559,6 +571,9 @@ impl SimConfig {
                     .map_err(|e| invalid(&format!("topology.access_links[{k}].{dir}"), e))?;
             }
         }
+        if let Some(m) = &self.topology.mesh {
+            self.validate_mesh(m, req as u32, resp as u32)?;
+        }
         let s = &self.server;
         check_range("server.processing_delay_ms", s.processing_delay_ms, 1e12)?;
         if self.max_sim_time_s <= 0.0 {
@@ -643,12 +658,59 @@ impl SimConfig {
     }
 
     /// The event budget of the run: `max_events`, or by default
-    /// [`DEFAULT_EVENTS_BASE`] + [`DEFAULT_EVENTS_PER_EXCHANGE`] x clients x exchanges.
+    /// [`DEFAULT_EVENTS_BASE`] + [`DEFAULT_EVENTS_PER_EXCHANGE`] x clients x exchanges, where a
+    /// `bulk:BYTES` transfer counts at least one exchange per 256 bytes (a Block2 block, or a
+    /// TCP segment at the default MTU), so that large transfers fit.
     pub fn event_budget(&self) -> u64 {
         self.max_events.unwrap_or_else(|| {
-            let work = self.groups.iter().map(|g| g.clients as u64).sum::<u64>() * self.workload.exchanges as u64;
-            DEFAULT_EVENTS_BASE.saturating_add(DEFAULT_EVENTS_PER_EXCHANGE.saturating_mul(work))
+            let exchanges = match self.workload.kind {
+                WorkloadKind::Bulk(bytes) => (self.workload.exchanges as u64).max(bytes.div_ceil(256)),
+                _ => self.workload.exchanges as u64,
+            };
+            let work = self.groups.iter().map(|g| g.clients as u64).sum::<u64>().saturating_mul(exchanges);
+            // Over a mesh every hop of every copy is several MAC events (CCA, frame, ACK).
+            let per_exchange = match &self.topology.mesh {
+                None => DEFAULT_EVENTS_PER_EXCHANGE,
+                Some(m) => {
+                    let nodes =
+                        coapcc_mesh::topology::Topology::parse(&m.topology, m.spacing_m).map_or(64, |t| t.len());
+                    DEFAULT_EVENTS_PER_EXCHANGE * (1 + nodes as u64)
+                }
+            };
+            DEFAULT_EVENTS_BASE.saturating_add(per_exchange.saturating_mul(work))
         })
+    }
+
+    /// Check `topology.mesh` (request and response of `req`/`resp` IP bytes).
+    fn validate_mesh(&self, m: &coapcc_mesh::MediumConfig, req: u32, resp: u32) -> Result<(), ConfigError> {
+        let field = "topology.mesh";
+        if !self.topology.access_links.is_empty() {
+            return Err(invalid(field, "a mesh topology has no access links (topology.access_links must be empty)"));
+        }
+        if self.endpoint.model != EndpointModel::Compact {
+            return Err(invalid(field, "the mesh topology runs the compact endpoint model (endpoint.model = compact)"));
+        }
+        if !m.mac.duplicate_detection {
+            return Err(invalid(field, "mac.duplicate_detection = false is not supported in the general simulator"));
+        }
+        let net = coapcc_mesh::MeshNet::<u32>::new(&m.to_mesh(self.seed)).map_err(|e| invalid(field, e))?;
+        let (n, root, sink) = (net.topology().len(), net.dodag().root, net.sink());
+        if (0..n).all(|v| v == root || v == sink) {
+            return Err(invalid(
+                field,
+                format!("the topology has no node for a client besides the root ({root}) and the sink ({sink})"),
+            ));
+        }
+        for (what, ip) in [("request", req), ("response", resp)] {
+            let psdu = m.psdu_of_coap(ip - crate::coap::ip_len(0, self.coap.ip_version) as u32);
+            if psdu > m.frame.max_psdu_bytes {
+                return Err(invalid(
+                    field,
+                    format!("the {what} needs a {psdu}-byte 802.15.4 frame, above frame.max_psdu_bytes = {} (6LoWPAN fragmentation is not modelled)", m.frame.max_psdu_bytes),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// A rough upper estimate of the run's memory, bytes: per client (the compact model's

@@ -19,7 +19,8 @@
 //!   resolves; [`SimConfig::validate`].
 //! - [`link`]: the link model (the `coapcc-link` crate), reusable outside the simulator.
 //! - [`coap`]: exact message sizes. [`workload`]: continuous and random clients.
-//! - [`report`]: [`SimReport`] and its metrics. [`trace`]: optional per-exchange trace.
+//! - [`report`]: [`SimReport`] and its metrics. [`trace`]: optional per-exchange trace (and,
+//!   on request, the queue of every link direction over time).
 //! - [`cli`]: the `coapcc simulate` arguments and runner.
 //! - Endpoint models ([`EndpointModel`]): the simulator's compact clients and server
 //!   (default), or the real `coapcc_proto::endpoint::Endpoint`s exchanging encoded datagrams
@@ -53,8 +54,10 @@ pub use engine::{
     STREAM_DITHER, STREAM_DOWNLINK, STREAM_ENDPOINT, STREAM_SERVER, STREAM_TCP_CLIENT, STREAM_TCP_SERVER,
     STREAM_UPLINK, STREAM_WORKLOAD,
 };
-pub use report::{AccessLinkReport, FlowReport, GroupReport, LinkReport, LinksReport, SimReport, Summary};
-pub use trace::{ExchangeTrace, JsonLinesTrace, TraceSink};
+pub use report::{
+    AccessLinkReport, FlowReport, GroupReport, LinkReport, LinksReport, MeshDrops, MeshLinkReport, SimReport, Summary,
+};
+pub use trace::{ExchangeTrace, JsonLinesTrace, QueueTrace, TraceSink};
 
 /// Run one simulation. Validates the configuration first (no run starts with an invalid
 /// one); the report's `config` is the fully resolved configuration.
@@ -117,7 +120,7 @@ fn run_with<'t>(
     let t0 = std::time::Instant::now();
     let mut resolved = cfg.resolved_with(custom)?;
     if resolved.transport == Transport::Tcp {
-        let mut report = engine::run_tcp(resolved, trace)?;
+        let mut report = engine::run_tcp(resolved, trace, progress)?;
         report.wall_s = t0.elapsed().as_secs_f64();
         return Ok(report);
     }

@@ -42,6 +42,44 @@ pub struct SimReport {
     pub truncated: bool,
     /// The metrics split by client group.
     pub groups: Vec<GroupReport>,
+    /// The mesh network of `topology.mesh` (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<MeshLinkReport>,
+}
+
+/// The mesh network of a run (`topology.mesh`).
+#[derive(Clone, Debug, Serialize)]
+pub struct MeshLinkReport {
+    /// Nodes of the topology.
+    pub nodes: usize,
+    /// The DODAG root.
+    pub root: usize,
+    /// The sink, where the server sits.
+    pub sink: usize,
+    /// The node of each client, in client order.
+    pub client_nodes: Vec<u16>,
+    /// Hops from each client's node to the sink.
+    pub client_hops: Vec<u32>,
+    /// MAC counters (frames, ACKs, busy CCAs, collisions, ...).
+    pub mac: coapcc_mesh::report::MacCounters,
+    /// Packets dropped in the network, by cause.
+    pub drops: MeshDrops,
+    /// Packets entered, delivered, dropped and still in the network at the end: entered +
+    /// duplicates forwarded = delivered + dropped + in network.
+    pub conservation: coapcc_mesh::report::Conservation,
+}
+
+/// Packets a mesh network dropped, by cause.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MeshDrops {
+    /// A node's queue was full.
+    pub buffer_overflow: u64,
+    /// Every neighbour queue was taken (`mac.max_neighbor_queues`).
+    pub neighbor_queues_full: u64,
+    /// No MAC ACK after the last retry.
+    pub mac_no_ack: u64,
+    /// Channel access failure (busy CCAs).
+    pub mac_channel_access: u64,
 }
 
 /// One client's flow.
@@ -292,6 +330,110 @@ pub fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
     sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
 }
 
+// -- columnar export ---------------------------------------------------------------------------
+
+/// One column of [`SimReport::flow_columns`]: a value per flow, in client order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FlowColumn {
+    /// Unsigned integers.
+    U32(Vec<u32>),
+    /// Unsigned integers.
+    U64(Vec<u64>),
+    /// Unsigned integers, `None` where the flow has no value.
+    OptU64(Vec<Option<u64>>),
+    /// Floats, `None` where the flow has no value (a flow that did not finish).
+    OptF64(Vec<Option<f64>>),
+    /// Names.
+    Str(Vec<&'static str>),
+}
+
+impl FlowColumn {
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        match self {
+            FlowColumn::U32(v) => v.len(),
+            FlowColumn::U64(v) => v.len(),
+            FlowColumn::OptU64(v) => v.len(),
+            FlowColumn::OptF64(v) => v.len(),
+            FlowColumn::Str(v) => v.len(),
+        }
+    }
+
+    /// Whether the column has no value.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A scalar of [`LinkReport::fields`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    /// A counter.
+    U64(u64),
+    /// A share or a duration.
+    F64(f64),
+}
+
+impl SimReport {
+    /// The per-flow records as columns, named and ordered as the fields of [`FlowReport`] in
+    /// its JSON form (the TCP-only columns only when some flow has them, `None` for a flow
+    /// without). For callers that turn a run into tables: no per-flow object, no JSON.
+    pub fn flow_columns(&self) -> Vec<(&'static str, FlowColumn)> {
+        let f = &self.flows;
+        let u64s = |g: fn(&FlowReport) -> u64| FlowColumn::U64(f.iter().map(g).collect());
+        let mut cols = vec![
+            ("client", FlowColumn::U32(f.iter().map(|x| x.client).collect())),
+            ("group", FlowColumn::U32(f.iter().map(|x| x.group).collect())),
+            ("cc", FlowColumn::Str(f.iter().map(|x| x.cc).collect())),
+            ("fct_s", FlowColumn::OptF64(f.iter().map(|x| x.fct_s).collect())),
+            ("transmissions", u64s(|x| x.transmissions)),
+            ("retransmissions", u64s(|x| x.retransmissions)),
+            ("unnecessary_retransmissions", u64s(|x| x.unnecessary_retransmissions)),
+            ("failed_exchanges", u64s(|x| x.failed_exchanges)),
+            ("completed_exchanges", u64s(|x| x.completed_exchanges)),
+        ];
+        if f.iter().any(|x| x.setup_s.is_some()) {
+            cols.push(("setup_s", FlowColumn::OptF64(f.iter().map(|x| x.setup_s.flatten()).collect())));
+        }
+        type Get = fn(&FlowReport) -> Option<u64>;
+        let tcp: [(&'static str, Get); 5] = [
+            ("segments_sent", |x| x.segments_sent),
+            ("retransmitted_segments", |x| x.retransmitted_segments),
+            ("rto_expiries", |x| x.rto_expiries),
+            ("fast_retransmits", |x| x.fast_retransmits),
+            ("bytes_delivered", |x| x.bytes_delivered),
+        ];
+        for (name, get) in tcp {
+            if f.iter().any(|x| get(x).is_some()) {
+                cols.push((name, FlowColumn::OptU64(f.iter().map(get).collect())));
+            }
+        }
+        cols
+    }
+}
+
+impl LinkReport {
+    /// Every counter with its name, in the order of the JSON form.
+    pub fn fields(&self) -> [(&'static str, Scalar); 13] {
+        use Scalar::{F64, U64};
+        [
+            ("offered_bytes", U64(self.offered_bytes)),
+            ("delivered_bytes", U64(self.delivered_bytes)),
+            ("buffer_drop_bytes", U64(self.buffer_drop_bytes)),
+            ("error_loss_bytes", U64(self.error_loss_bytes)),
+            ("busy_fraction", F64(self.busy_fraction)),
+            ("offered_packets", U64(self.offered_packets)),
+            ("delivered_packets", U64(self.delivered_packets)),
+            ("buffer_drop_packets", U64(self.buffer_drop_packets)),
+            ("error_loss_packets", U64(self.error_loss_packets)),
+            ("serialised_bytes", U64(self.serialised_bytes)),
+            ("busy_s", F64(self.busy_s)),
+            ("window_s", F64(self.window_s)),
+            ("max_queue_bytes", U64(self.max_queue_bytes)),
+        ]
+    }
+}
+
 /// Nanoseconds to seconds.
 pub(crate) fn secs(ns: u64) -> f64 {
     ns as f64 / 1e9
@@ -311,5 +453,71 @@ mod tests {
         let s = Summary::of(&[5.0, 1.0, 3.0]).unwrap();
         assert_eq!((s.min, s.median, s.max), (1.0, 3.0, 5.0));
         assert!(Summary::of(&[]).is_none());
+    }
+    /// The keys of `json` (one serialised object, no nesting) in their order.
+    fn keys_in_order(json: &str) -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        let mut keys: Vec<(usize, String)> =
+            v.as_object().unwrap().keys().map(|k| (json.find(&format!("\"{k}\":")).unwrap(), k.clone())).collect();
+        keys.sort();
+        keys.into_iter().map(|(_, k)| k).collect()
+    }
+
+    fn flow(client: u32, tcp: bool) -> FlowReport {
+        let mut f = FlowReport::udp();
+        f.client = client;
+        f.cc = "cocoa";
+        f.fct_s = if client == 0 { None } else { Some(1.5) };
+        f.transmissions = 7 + client as u64;
+        if tcp {
+            f.setup_s = Some(if client == 0 { None } else { Some(0.25) });
+            f.segments_sent = Some(3);
+            f.retransmitted_segments = Some(1);
+            f.rto_expiries = Some(0);
+            f.fast_retransmits = Some(2);
+            f.bytes_delivered = Some(999);
+        }
+        f
+    }
+
+    #[test]
+    fn columns_have_the_json_names_order_and_values() {
+        let link = LinkReport::new(LinkCounters::default(), 10, 5, 10, 3);
+        let names: Vec<&str> = link.fields().iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, keys_in_order(&serde_json::to_string(&link).unwrap()));
+        for tcp in [false, true] {
+            let flows = vec![flow(0, tcp), flow(1, tcp)];
+            let report = SimReport {
+                config: SimConfig::default(),
+                flows: flows.clone(),
+                retransmissions_per_exchange: vec![],
+                links: LinksReport { downlink: link.clone(), uplink: link.clone() },
+                access_links: vec![],
+                mesh: None,
+                useful_fraction: 0.0,
+                sim_time_s: 0.0,
+                wall_s: 0.0,
+                events: 0,
+                truncated: false,
+                groups: vec![],
+            };
+            let cols = report.flow_columns();
+            let names: Vec<&str> = cols.iter().map(|(n, _)| *n).collect();
+            assert_eq!(names, keys_in_order(&serde_json::to_string(&flows[1]).unwrap()), "tcp {tcp}");
+            // Every column's values are the JSON's, flow by flow.
+            let json: Vec<serde_json::Value> = flows.iter().map(|f| serde_json::to_value(f).unwrap()).collect();
+            for (name, col) in &cols {
+                assert_eq!(col.len(), 2);
+                let got: Vec<serde_json::Value> = match col {
+                    FlowColumn::U32(v) => v.iter().map(|x| (*x).into()).collect(),
+                    FlowColumn::U64(v) => v.iter().map(|x| (*x).into()).collect(),
+                    FlowColumn::OptU64(v) => v.iter().map(|x| serde_json::to_value(x).unwrap()).collect(),
+                    FlowColumn::OptF64(v) => v.iter().map(|x| serde_json::to_value(x).unwrap()).collect(),
+                    FlowColumn::Str(v) => v.iter().map(|x| (*x).into()).collect(),
+                };
+                let want: Vec<serde_json::Value> = json.iter().map(|f| f[name].clone()).collect();
+                assert_eq!(got, want, "{name}");
+            }
+        }
     }
 }

@@ -19,6 +19,15 @@
 //!
 //! It also stores, per algorithm and preset, the canonical textual form alone.
 //!
+//! `tests/data/regression-tcp.jsonl` holds the same kind of line for the TCP transport
+//! (`transport = tcp`): New Reno and BBR (their defaults and `helsinki2018`) × {continuous,
+//! random, `bulk:20000`} × buffers {2 500 B, 1 410 000 B} × errors {none, medium} × seeds
+//! {1, 2}, 4 clients, 10 exchanges; a 102 400-byte transfer per algorithm; connections that
+//! give up (few SYN retries, high errors); and mixed New Reno and BBR populations (random
+//! batches with start jitter, packet-clocked high errors, reordering, a truncated run).
+//! `COAPCC_REGEN=1` regenerates both files; to regenerate one, select its test with
+//! `-- --exact results_are_unchanged` or `-- --exact tcp_results_are_unchanged`.
+//!
 //! Regenerate after an intended change of results (and say why in the commit):
 //!
 //! ```text
@@ -31,12 +40,17 @@ use std::path::PathBuf;
 use coapcc_cc::{AlgorithmConfig, Preset, ALGORITHMS};
 use coapcc_sim::link::{ErrorClock, LossModel, StageConfig};
 use coapcc_sim::{
-    simulate, simulate_with_trace, DuplicateMode, EndpointModel, GroupConfig, JsonLinesTrace, SimConfig, WorkloadKind,
+    simulate, simulate_with_trace, DuplicateMode, EndpointModel, GroupConfig, JsonLinesTrace, SimConfig, Transport,
+    WorkloadKind,
 };
 use serde_json::{json, Value};
 
 fn data_file() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/regression.jsonl")
+}
+
+fn tcp_data_file() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/regression-tcp.jsonl")
 }
 
 fn base(groups: &[(&str, u32)], seed: u64) -> SimConfig {
@@ -175,6 +189,83 @@ fn cases() -> Vec<(String, SimConfig)> {
     out
 }
 
+/// The TCP transport's cases, in a fixed order: (name, configuration).
+fn tcp_cases() -> Vec<(String, SimConfig)> {
+    let tcp = |groups: &[(&str, u32)], seed: u64| {
+        let mut c = base(groups, seed);
+        c.transport = Transport::Tcp;
+        c
+    };
+    let mut out = Vec::new();
+    // 1. The main matrix.
+    for alg in ["newreno", "bbr", "newreno:preset=helsinki2018", "bbr:preset=helsinki2018"] {
+        let workloads = [
+            ("continuous", WorkloadKind::Continuous),
+            ("random", WorkloadKind::Random),
+            ("bulk:20000", WorkloadKind::Bulk(20_000)),
+        ];
+        for (wname, kind) in workloads {
+            for buffer in [2_500u64, 1_410_000] {
+                for err in ["none", "medium"] {
+                    for seed in 1..=2u64 {
+                        let mut c = tcp(&[(alg, 4)], seed);
+                        c.workload.kind = kind;
+                        c.link.set_buffer_bytes(buffer);
+                        errors(&mut c, err, ErrorClock::Time);
+                        out.push((format!("tcp {alg} {wname} buffer={buffer} errors={err} seed={seed}"), c));
+                    }
+                }
+            }
+        }
+    }
+    // 2. One 102 400-byte transfer per algorithm (the thesis' calibration scenario, with errors).
+    for alg in ["newreno:preset=helsinki2018", "bbr:preset=helsinki2018"] {
+        let mut c = tcp(&[(alg, 1)], 3);
+        c.workload.kind = WorkloadKind::Bulk(102_400);
+        c.link.set_buffer_bytes(28_200);
+        errors(&mut c, "medium", ErrorClock::Time);
+        out.push((format!("tcp {alg} bulk:102400 buffer=28200 errors=medium seed=3"), c));
+    }
+    // 3. Connections that give up (SYN retries exhausted under heavy losses).
+    for alg in ["newreno:syn_retries=1", "bbr:syn_retries=0"] {
+        let mut c = tcp(&[(alg, 6)], 4);
+        errors(&mut c, "high", ErrorClock::Time);
+        out.push((format!("tcp {alg} errors=high seed=4"), c));
+    }
+    // 4. Mixed populations and variants.
+    type Variant = (&'static str, fn(&mut SimConfig));
+    let variants: [Variant; 5] = [
+        ("base", |_| {}),
+        ("random, start jitter", |c| {
+            c.workload.kind = WorkloadKind::Random;
+            c.workload.start_jitter_ms = 3_000.0;
+            c.workload.batch_min = 2;
+            c.workload.batch_max = 5;
+        }),
+        ("high packet-clocked errors", |c| errors(c, "high", ErrorClock::Packet)),
+        ("reordering uplink", |c| {
+            for st in &mut c.link.uplink {
+                if let StageConfig::Jitter(j) = st {
+                    j.allow_reordering = true;
+                }
+            }
+        }),
+        ("truncated", |c| c.max_sim_time_s = 20.0),
+    ];
+    let mixes: [&[(&str, u32)]; 2] =
+        [&[("newreno", 3), ("bbr", 3)], &[("bbr:preset=helsinki2018", 4), ("newreno:preset=helsinki2018", 4)]];
+    for (m, mix) in mixes.iter().enumerate() {
+        for (vname, f) in &variants {
+            let mut c = tcp(mix, 6 + m as u64);
+            c.link.set_buffer_bytes(2_500);
+            errors(&mut c, "medium", ErrorClock::Time);
+            f(&mut c);
+            out.push((format!("tcp mix {m} {vname}"), c));
+        }
+    }
+    out
+}
+
 /// FNV-1a, 64 bits.
 fn fnv1a(bytes: &[u8]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -238,23 +329,21 @@ fn all_lines() -> Vec<String> {
     lines
 }
 
-#[test]
-fn results_are_unchanged() {
-    let path = data_file();
+/// Compare `now` with the lines stored in `path` (or store them, with `COAPCC_REGEN=1`).
+fn check(path: &std::path::Path, now: Vec<String>) {
     if std::env::var_os("COAPCC_REGEN").is_some_and(|v| v == "1") {
         let mut text = String::new();
-        for l in all_lines() {
+        for l in now {
             writeln!(text, "{l}").expect("string");
         }
         std::fs::create_dir_all(path.parent().expect("parent")).expect("data directory");
-        std::fs::write(&path, text).expect("write the regression file");
+        std::fs::write(path, text).expect("write the regression file");
         eprintln!("regenerated {}", path.display());
         return;
     }
-    let stored = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (COAPCC_REGEN=1 creates it)", path.display()));
+    let stored =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e} (COAPCC_REGEN=1 creates it)", path.display()));
     let stored: Vec<&str> = stored.lines().collect();
-    let now = all_lines();
     let mut bad = Vec::new();
     for (i, line) in now.iter().enumerate() {
         match stored.get(i) {
@@ -274,6 +363,17 @@ fn results_are_unchanged() {
         bad.push(format!("{} stored cases, {} computed", stored.len(), now.len()));
     }
     assert!(bad.is_empty(), "{} of {} cases differ:\n{}", bad.len(), now.len(), bad.join("\n"));
+}
+
+#[test]
+fn results_are_unchanged() {
+    check(&data_file(), all_lines());
+}
+
+#[test]
+fn tcp_results_are_unchanged() {
+    let lines = tcp_cases().iter().map(|(n, c)| compute(n, c)).collect();
+    check(&tcp_data_file(), lines);
 }
 
 #[test]
@@ -297,5 +397,33 @@ fn the_matrix_is_not_trivial() {
     assert!(
         rtx > 4_000 && unnecessary > 500 && drops > 500 && losses > 2_000 && failed > 5,
         "{rtx} {unnecessary} {drops} {losses} {failed}"
+    );
+}
+
+#[test]
+fn the_tcp_matrix_is_not_trivial() {
+    // The equality proves little unless segments are retransmitted (fast and on timeouts),
+    // dropped and lost, flows fail, and several connections run one after another.
+    let stored = std::fs::read_to_string(tcp_data_file()).expect("the TCP regression file");
+    let (mut rtx, mut rto, mut fast, mut drops, mut losses, mut failed, mut traced) = (0u64, 0, 0, 0, 0, 0, 0);
+    for line in stored.lines() {
+        let v: Value = serde_json::from_str(line).expect("JSON lines");
+        let r = &v["report"];
+        for f in r["flows"].as_array().expect("flows") {
+            rtx += f["retransmitted_segments"].as_u64().expect("u64");
+            rto += f["rto_expiries"].as_u64().expect("u64");
+            fast += f["fast_retransmits"].as_u64().expect("u64");
+            failed += f["failed_exchanges"].as_u64().expect("u64");
+        }
+        for d in ["uplink", "downlink"] {
+            drops += r["links"][d]["buffer_drop_packets"].as_u64().expect("u64");
+            losses += r["links"][d]["error_loss_packets"].as_u64().expect("u64");
+        }
+        traced += v["trace_records"].as_u64().expect("u64");
+    }
+    eprintln!("{rtx} {rto} {fast} {drops} {losses} {failed} {traced}");
+    assert!(
+        rtx > 200 && rto > 20 && fast > 20 && drops > 50 && losses > 100 && failed > 0 && traced > 10_000,
+        "{rtx} {rto} {fast} {drops} {losses} {failed} {traced}"
     );
 }

@@ -4,7 +4,9 @@
 use coapcc_sim::cli::{run as cli_run, SimulateArgs};
 use coapcc_sim::link::LossModel;
 use coapcc_sim::trace::VecTrace;
-use coapcc_sim::{simulate, simulate_with_trace, GroupConfig, SimConfig, SimReport, Transport, WorkloadKind};
+use coapcc_sim::{
+    simulate, simulate_with_progress, simulate_with_trace, GroupConfig, SimConfig, SimReport, Transport, WorkloadKind,
+};
 use serde_json::Value;
 
 /// CSM (2 B) + the 102 408-byte response frame (8-byte header + token + marker + 102 400 B).
@@ -292,4 +294,37 @@ fn block2_under_errors_completes_and_is_deterministic() {
     // One histogram entry per completed block.
     let blocks: u64 = r.retransmissions_per_exchange.iter().sum();
     assert!(blocks >= 800, "{blocks}");
+}
+
+#[test]
+fn tcp_runs_within_the_event_budget() {
+    // The engine's one loop hosts TCP: its event budget applies, with a clear error.
+    let mut c = tcp("newreno:preset=helsinki2018", 2, 28_200, 1);
+    c.max_events = Some(200);
+    let e = simulate(&c).unwrap_err().to_string();
+    assert!(e.contains("max_events") && e.contains("200 events"), "{e}");
+    // The default budget counts a bulk transfer's 256-byte units: large transfers fit.
+    c.max_events = None;
+    c.workload.kind = WorkloadKind::Bulk(1 << 30);
+    assert!(c.event_budget() >= 200 * 2 * (1 << 22), "{}", c.event_budget());
+    c.workload.kind = WorkloadKind::Bulk(102_400);
+    let r = simulate(&c).unwrap();
+    assert!(r.events > 200 && r.events < c.event_budget() && !r.truncated, "{}", r.events);
+}
+
+#[test]
+fn a_long_tcp_run_reports_progress() {
+    // The engine's one loop calls the progress callback every 2^20 events, over TCP too
+    // (a 160 MB transfer: about 1.1 million events).
+    let mut c = tcp("bbr:preset=helsinki2018", 1, 1_410_000, 1);
+    c.workload.kind = WorkloadKind::Bulk(160_000_000);
+    let mut seen: Vec<(u64, f64, usize, usize)> = Vec::new();
+    let mut cb = |p: &coapcc_sim::Progress| seen.push((p.events, p.sim_time_s, p.finished, p.flows));
+    let r = simulate_with_progress(&c, None, &mut cb).unwrap();
+    assert!(!r.truncated && r.flows[0].bytes_delivered == Some(2 + 160_000_008), "{:?}", r.flows[0]);
+    assert!(!seen.is_empty() && r.events >= 1 << 20, "{} events", r.events);
+    for (k, &(events, t, finished, flows)) in seen.iter().enumerate() {
+        assert_eq!(events, (k as u64 + 1) << 20);
+        assert!(t > 0.0 && t <= r.sim_time_s && finished == 0 && flows == 1, "{seen:?}");
+    }
 }

@@ -27,6 +27,7 @@ fn with_access_link(mut c: SimConfig, bps: u64) -> SimConfig {
     }
     c.topology = TopologyConfig {
         access_links: vec![AccessLinkConfig { groups: vec![1], uplink: c.link.uplink.clone(), downlink: down }],
+        ..Default::default()
     };
     c
 }

@@ -2,7 +2,7 @@
 //! responses, RSTs), with copy identification by the last token byte, and Block2
 //! reassembly.
 
-use super::dedup::Cached;
+use super::dedup::{Cached, Reply};
 use super::timers::TimerKey;
 use super::{ClientReq, Endpoint, Event, FailReason, Out, OutState, Outcome, Peer, RecordKind, Request, RequestId};
 use crate::option;
@@ -110,7 +110,7 @@ impl<P: Peer> Endpoint<P> {
             self.stats.unmatched += 1;
             if con {
                 let rst = Message::reset(msg.message_id);
-                self.dedup.insert(peer.clone(), msg.message_id, Cached::Reply(rst), expires);
+                self.dedup.insert(peer.clone(), msg.message_id, Cached::Reply(Reply::of(&rst)), expires);
                 self.send_rst(peer, msg.message_id);
             } else {
                 self.dedup.insert(peer, msg.message_id, Cached::Silent, expires);
@@ -119,7 +119,7 @@ impl<P: Peer> Endpoint<P> {
         };
         if con {
             let ack = Message::empty_ack(msg.message_id);
-            self.dedup.insert(peer.clone(), msg.message_id, Cached::Reply(ack.clone()), expires);
+            self.dedup.insert(peer.clone(), msg.message_id, Cached::Reply(Reply::of(&ack)), expires);
             self.send(peer, &ack);
         } else {
             self.dedup.insert(peer, msg.message_id, Cached::Silent, expires);
@@ -178,7 +178,7 @@ impl<P: Peer> Endpoint<P> {
         if out.holds_slot {
             out.holds_slot = false;
             if let Some(p) = self.peers.get_mut(&out.peer) {
-                p.active = p.active.saturating_sub(1);
+                p.slots.release();
             }
         }
     }
@@ -327,12 +327,6 @@ pub(super) fn wire_token(key: Token, copy_id: bool, ordinal: u32) -> Token {
     let mut b = key.as_bytes().to_vec();
     b.push(ordinal.min(255) as u8);
     Token::new(&b).unwrap_or(key)
-}
-
-/// The token without its last (ordinal) byte.
-pub(super) fn base_of(token: &Token) -> Token {
-    let b = token.as_bytes();
-    Token::new(&b[..b.len().saturating_sub(1)]).unwrap_or_default()
 }
 
 /// Does `token` answer `out`? `Some(None)`: yes, no copy identification; `Some(Some(k))`:

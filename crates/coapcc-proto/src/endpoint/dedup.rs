@@ -4,8 +4,10 @@ use std::collections::{BTreeMap, VecDeque};
 
 use coapcc_cc::Instant;
 
-use super::ServerRequestId;
-use crate::Message;
+use super::hash::IdMap;
+use super::lifecycle::{DuplicateCache, DuplicateEntry, Remembered};
+use super::{ServerRequestId, TransmitKind};
+use crate::{Message, Token};
 
 /// What a duplicate of a remembered message gets.
 #[derive(Clone, Debug)]
@@ -13,37 +15,177 @@ pub(crate) enum Cached {
     /// The request was handed to the application, which has not answered yet.
     Pending(ServerRequestId),
     /// Send this reply again (piggybacked response, Empty ACK or RST).
-    Reply(Message),
+    Reply(Reply),
     /// Nothing to send (a NON, or a message we did not answer).
     Silent,
 }
 
-struct Entry {
+pub(crate) struct Entry {
     value: Cached,
     expires: Option<Instant>,
     /// Duplicates answered from this entry.
     replies: u32,
 }
 
-/// A map (peer, MID) → [`Cached`] with a capacity and per-entry expiry. Insertion order is
-/// kept in a queue, so both expiry (entries are inserted with non-decreasing `now`) and
-/// eviction of the oldest entry are O(log n). Keys are never re-inserted while present, so
-/// the queue and the map always hold the same keys.
+impl DuplicateEntry for Entry {
+    type Id = Token;
+
+    /// A reply's identification is its token; an Empty ACK or an RST has none.
+    fn remembered(&self) -> Remembered<Token> {
+        match &self.value {
+            Cached::Pending(_) => Remembered::Pending,
+            Cached::Reply(r) => Remembered::Answered(r.token()),
+            Cached::Silent => Remembered::Silent,
+        }
+    }
+
+    fn count_reply(&mut self) -> u32 {
+        self.replies = self.replies.saturating_add(1);
+        self.replies
+    }
+}
+
+impl Entry {
+    /// The datagram that answers a duplicate of this entry's message, carrying token `echo`
+    /// (`None`: the reply's own), if the entry holds a reply.
+    pub(crate) fn replay(&self, echo: Option<Token>) -> Option<(Vec<u8>, TransmitKind)> {
+        match &self.value {
+            Cached::Reply(r) => Some((r.with_token(echo), r.kind)),
+            _ => None,
+        }
+    }
+}
+
+/// A remembered reply, encoded once: duplicates get a copy of the datagram.
+#[derive(Clone, Debug)]
+pub(crate) struct Reply {
+    bytes: Vec<u8>,
+    kind: TransmitKind,
+}
+
+impl Reply {
+    /// The reply `msg`, encoded.
+    pub(crate) fn of(msg: &Message) -> Reply {
+        Reply { bytes: msg.to_bytes(), kind: super::transmit_kind(msg) }
+    }
+
+    /// The datagram (to send it the first time).
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// What it is.
+    pub(crate) fn kind(&self) -> TransmitKind {
+        self.kind
+    }
+
+    fn tkl(&self) -> usize {
+        usize::from(self.bytes[0] & 0x0F)
+    }
+
+    /// The reply's token, or `None` for a message without identification (an Empty ACK or
+    /// an RST: code 0.00).
+    fn token(&self) -> Option<Token> {
+        if self.bytes[1] == 0 {
+            return None;
+        }
+        Token::new(&self.bytes[4..4 + self.tkl()]).ok()
+    }
+
+    /// The datagram with token `echo` instead of its own (the token follows the 4-byte
+    /// header, RFC 7252 §3).
+    fn with_token(&self, echo: Option<Token>) -> Vec<u8> {
+        let tkl = self.tkl();
+        match echo {
+            Some(t) if t.as_bytes() != &self.bytes[4..4 + tkl] => {
+                if t.len() == tkl {
+                    let mut b = self.bytes.clone();
+                    b[4..4 + tkl].copy_from_slice(t.as_bytes());
+                    b
+                } else {
+                    // Another token length: re-encode (our own encoding always decodes).
+                    match Message::decode(&self.bytes) {
+                        Ok(mut m) => {
+                            m.token = t;
+                            m.to_bytes()
+                        }
+                        Err(_) => self.bytes.clone(),
+                    }
+                }
+            }
+            _ => self.bytes.clone(),
+        }
+    }
+}
+
+/// The protocol layer's view: (peer, Message ID) → what was done, with its lifetime.
+impl<P: Clone + Ord> DuplicateCache for DedupCache<P> {
+    type Key = (P, u16);
+    type Entry = Entry;
+    type Value = (Cached, Option<Instant>);
+
+    fn entry(&mut self, (peer, mid): &(P, u16)) -> Option<&mut Entry> {
+        self.map.get_mut(peer)?.get_mut(mid)
+    }
+
+    fn remember(&mut self, (peer, mid): (P, u16), (value, expires): (Cached, Option<Instant>)) {
+        self.insert(peer, mid, value, expires);
+    }
+}
+
+type MidMap = IdMap<u16, Entry>;
+
+/// A map (peer, MID) → [`Cached`] with a capacity and per-entry expiry: per peer, a hash
+/// table by Message ID (lookups cost O(log peers) + O(1), whatever the number of entries).
+/// Insertion order is kept in a queue, so both expiry (entries are inserted with
+/// non-decreasing `now`) and eviction of the oldest entry are cheap. Keys are never
+/// re-inserted while present, so the queue and the tables always hold the same keys.
 pub(crate) struct DedupCache<P> {
-    map: BTreeMap<(P, u16), Entry>,
+    map: BTreeMap<P, MidMap>,
+    len: usize,
     order: VecDeque<(P, u16)>,
     capacity: usize,
     pub(crate) evicted: u64,
     pub(crate) expired: u64,
+    /// Whether any entry was inserted with a lifetime (otherwise nothing ever expires).
+    timed: bool,
 }
 
 impl<P: Clone + Ord> DedupCache<P> {
     pub(crate) fn new(capacity: usize) -> Self {
-        DedupCache { map: BTreeMap::new(), order: VecDeque::new(), capacity: capacity.max(1), evicted: 0, expired: 0 }
+        DedupCache {
+            map: BTreeMap::new(),
+            len: 0,
+            order: VecDeque::new(),
+            capacity: capacity.max(1),
+            evicted: 0,
+            expired: 0,
+            timed: false,
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.map.len()
+        self.len
+    }
+
+    fn get_entry(&self, peer: &P, mid: u16) -> Option<&Entry> {
+        self.map.get(peer)?.get(&mid)
+    }
+
+    fn get_entry_mut(&mut self, peer: &P, mid: u16) -> Option<&mut Entry> {
+        self.map.get_mut(peer)?.get_mut(&mid)
+    }
+
+    /// Forget (`peer`, `mid`) (present: it was at the front of the order queue).
+    fn remove(&mut self, peer: &P, mid: u16) {
+        if let Some(t) = self.map.get_mut(peer) {
+            if t.remove(&mid).is_some() {
+                self.len -= 1;
+            }
+            if t.is_empty() {
+                self.map.remove(peer);
+            }
+        }
     }
 
     pub(crate) fn capacity(&self) -> usize {
@@ -55,11 +197,14 @@ impl<P: Clone + Ord> DedupCache<P> {
     /// (a NON entry may outlive a later CON entry; it is then dropped a little late, which
     /// only errs on the safe side).
     pub(crate) fn expire(&mut self, now: Instant) {
-        while let Some(key) = self.order.front() {
-            match self.map.get(key).and_then(|e| e.expires) {
+        if !self.timed {
+            return;
+        }
+        while let Some((peer, mid)) = self.order.front() {
+            match self.get_entry(peer, *mid).and_then(|e| e.expires) {
                 Some(t) if t <= now => {
-                    let key = self.order.pop_front().expect("front exists");
-                    self.map.remove(&key);
+                    let (peer, mid) = self.order.pop_front().expect("front exists");
+                    self.remove(&peer, mid);
                     self.expired += 1;
                 }
                 _ => break,
@@ -68,46 +213,44 @@ impl<P: Clone + Ord> DedupCache<P> {
     }
 
     pub(crate) fn get(&self, peer: &P, mid: u16) -> Option<&Cached> {
-        // Cloning the peer for the lookup key is cheap for addresses and ids.
-        self.map.get(&(peer.clone(), mid)).map(|e| &e.value)
+        self.get_entry(peer, mid).map(|e| &e.value)
     }
 
     /// Remember a new message. Evicts the oldest entry when full.
     pub(crate) fn insert(&mut self, peer: P, mid: u16, value: Cached, expires: Option<Instant>) {
-        let key = (peer, mid);
-        if let Some(e) = self.map.get_mut(&key) {
+        self.timed |= expires.is_some();
+        if let Some(e) = self.get_entry_mut(&peer, mid) {
             e.value = value;
             e.expires = expires;
             return;
         }
-        while self.map.len() >= self.capacity {
+        while self.len >= self.capacity {
             match self.order.pop_front() {
-                Some(old) => {
-                    self.map.remove(&old);
+                Some((p, m)) => {
+                    self.remove(&p, m);
                     self.evicted += 1;
                 }
                 None => break,
             }
         }
-        self.order.push_back(key.clone());
-        self.map.insert(key, Entry { value, expires, replies: 0 });
-    }
-
-    /// Count one more duplicate answered from the entry of (`peer`, `mid`); returns the
-    /// count including this one (0 if the entry is gone).
-    pub(crate) fn count_reply(&mut self, peer: &P, mid: u16) -> u32 {
-        match self.map.get_mut(&(peer.clone(), mid)) {
-            Some(e) => {
-                e.replies = e.replies.saturating_add(1);
-                e.replies
+        self.order.push_back((peer.clone(), mid));
+        let entry = Entry { value, expires, replies: 0 };
+        match self.map.get_mut(&peer) {
+            Some(t) => {
+                t.insert(mid, entry);
             }
-            None => 0,
+            None => {
+                let mut t = MidMap::default();
+                t.insert(mid, entry);
+                self.map.insert(peer, t);
+            }
         }
+        self.len += 1;
     }
 
     /// Replace the value of a remembered message (no-op if it was evicted meanwhile).
     pub(crate) fn update(&mut self, peer: &P, mid: u16, value: Cached) {
-        if let Some(e) = self.map.get_mut(&(peer.clone(), mid)) {
+        if let Some(e) = self.get_entry_mut(peer, mid) {
             e.value = value;
         }
     }
@@ -127,7 +270,37 @@ mod tests {
         assert_eq!(c.evicted, 7);
         assert!(c.get(&1, 6).is_none());
         assert!(c.get(&1, 7).is_some() && c.get(&1, 9).is_some());
-        assert_eq!(c.order.len(), c.map.len());
+        assert_eq!(c.order.len(), c.len());
+        assert_eq!(c.map.values().map(|t| t.len()).sum::<usize>(), c.len());
+    }
+
+    #[test]
+    fn replies_with_echoed_tokens() {
+        use crate::{Code, MessageType};
+        let t = |b: &[u8]| Token::new(b).unwrap();
+        let mut m = Message::new(MessageType::Ack, Code::CONTENT, 7).with_token(t(&[1, 2]));
+        m.payload = b"hi".to_vec();
+        let r = Reply::of(&m);
+        assert_eq!(r.token(), Some(t(&[1, 2])));
+        assert_eq!(r.kind(), TransmitKind::Response);
+        assert_eq!(r.with_token(None), m.to_bytes());
+        assert_eq!(r.with_token(Some(t(&[1, 2]))), m.to_bytes());
+        for other in [t(&[1, 3]), t(&[9]), t(&[4, 5, 6, 7]), t(&[])] {
+            let mut expected = m.clone();
+            expected.token = other;
+            assert_eq!(Message::decode(&r.with_token(Some(other))).unwrap(), expected, "{other:?}");
+        }
+        let ack = Reply::of(&Message::empty_ack(7));
+        assert_eq!((ack.token(), ack.kind()), (None, TransmitKind::EmptyAck));
+        assert_eq!(Reply::of(&Message::reset(7)).token(), None);
+    }
+
+    #[test]
+    fn without_lifetimes_nothing_expires() {
+        let mut c = DedupCache::<u32>::new(10);
+        c.insert(1, 1, Cached::Silent, None);
+        c.expire(Instant::from_millis(u64::MAX / 2_000_000));
+        assert_eq!((c.len(), c.expired), (1, 0));
     }
 
     #[test]

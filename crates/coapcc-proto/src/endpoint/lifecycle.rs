@@ -1,31 +1,44 @@
-//! The CoAP reliability layer (RFC 7252 §4.2, §4.7): the lifecycle of one confirmable
-//! exchange and the server's answer to a duplicate, independent of how messages are
-//! represented.
+//! The CoAP reliability layer (RFC 7252 §4.2, §4.5, §4.7): NSTART admission, the lifecycle
+//! of one confirmable exchange and the server's duplicate detection, independent of how
+//! messages are represented.
 //!
 //! Everything here is what RFC 7252 and the congestion-control algorithms decide, and
-//! nothing else: when an exchange may start ([`ready_at`]), its first timer ([`ConExchange::start`]),
-//! what a timer expiry does (retransmit copy *k* with a new timer, or give up:
-//! [`ConExchange::expire`]), what the first ACK tells the algorithm, with the copy it
-//! identifies ([`ConExchange::acknowledge`]), what an RST does ([`ConExchange::reset`]), and
-//! which copy a duplicate's answer identifies ([`DuplicateMode::echo`]).
+//! nothing else: whether and when a queued exchange may start ([`Nstart::poll_start`]: a free
+//! NSTART slot and the algorithm's pacing, [`ready_at`]), its first timer
+//! ([`ConExchange::start`]), what a timer expiry does (retransmit copy *k* with a new timer,
+//! or give up: [`ConExchange::expire`]), what the first ACK tells the algorithm, with the
+//! copy it identifies ([`ConExchange::acknowledge`]), what an RST does
+//! ([`ConExchange::reset`]), whether an arriving message is new or a duplicate and what a
+//! duplicate gets ([`classify`], with [`DuplicateMode::echo`] choosing the copy its answer
+//! identifies).
 //!
 //! Two users drive it with their own message representation:
 //! - the real [`Endpoint`](super::Endpoint): encoded [`Message`](crate::Message)s, Message
-//!   IDs, tokens whose last byte is the copy ordinal, an NSTART queue per peer, a
-//!   deduplication cache keyed by (peer, Message ID) holding encoded replies;
+//!   IDs, tokens whose last byte is the copy ordinal, an [`Nstart`] queue of exchange ids
+//!   per peer, a bounded deduplication cache keyed by (peer, Message ID) holding the replies;
 //! - the simulator's compact endpoint model: a message is (client, exchange, copy ordinal),
-//!   the server remembers the last exchange of each client and the first copy it received;
+//!   each client has an [`Nstart`] counting its waiting exchanges ([`Waiting`]), the server
+//!   a [`PerClientCache`] (the last exchange of each client and the first copy it received);
 //!   sizes come from the real encoding.
 //!
-//! Both call the same functions at the same points, so their timers, retransmissions,
-//! give-ups and algorithm states are identical by construction (the simulator's regression
-//! matrix and its differential test check it).
+//! Both call the same functions at the same points, so their admissions, timers,
+//! retransmissions, give-ups, duplicate answers and algorithm states are identical by
+//! construction (the simulator's regression matrix and its differential test check it).
 
 use core::time::Duration;
 
 use coapcc_cc::{AckInfo, CongestionControl, Entropy, Exchange, GiveUpReason, Instant, TimeoutAction};
 
 use super::DuplicateMode;
+
+mod admission;
+mod duplicates;
+
+pub use admission::{Admission, Nstart, WaitQueue, Waiting};
+pub use duplicates::{
+    classify, classify_entry, Arrival, ClientEntry, DuplicateAnswer, DuplicateCache, DuplicateEntry, DuplicateRules,
+    PerClientCache, Remembered,
+};
 
 /// When the next exchange may start under the algorithm's pacing (`earliest_start`): `None`
 /// if it may start at `now`, else the instant to wait for.
@@ -160,11 +173,31 @@ impl DuplicateMode {
     /// the simulator's compact model.
     #[inline]
     pub fn echo<T>(self, cached: T, incoming: T) -> T {
-        match self {
-            DuplicateMode::AnswerEachCopy => incoming,
-            DuplicateMode::ReplayCached => cached,
+        match self.echoed() {
+            Echoed::Incoming => incoming,
+            Echoed::Cached => cached,
         }
     }
+
+    /// Whose identification the answer to a duplicate carries: the copy being answered
+    /// ([`DuplicateMode::AnswerEachCopy`]) or the one remembered with the first answer
+    /// ([`DuplicateMode::ReplayCached`]).
+    #[inline]
+    pub fn echoed(self) -> Echoed {
+        match self {
+            DuplicateMode::AnswerEachCopy => Echoed::Incoming,
+            DuplicateMode::ReplayCached => Echoed::Cached,
+        }
+    }
+}
+
+/// Whose identification a server's answer to a duplicate carries ([`DuplicateMode::echoed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Echoed {
+    /// The identification of the copy being answered.
+    Incoming,
+    /// The identification remembered with the first answer (that of the first copy received).
+    Cached,
 }
 
 #[cfg(test)]

@@ -47,6 +47,7 @@ mod config;
 mod dedup;
 mod echo;
 mod factory;
+mod hash;
 pub mod lifecycle;
 mod limits;
 mod observe;
@@ -74,6 +75,7 @@ pub use types::{
 
 use dedup::DedupCache;
 pub use factory::{Controller, ControllerFactory, FnFactory};
+use hash::IdMap;
 pub use lifecycle::{ConExchange, Expiry};
 use timers::{TimerKey, Timers};
 
@@ -118,10 +120,8 @@ fn known_critical(number: u16) -> bool {
 /// Per-peer congestion-control and NSTART state.
 struct PeerState {
     cc: Controller,
-    /// Exchanges holding an NSTART slot.
-    active: u32,
-    /// Exchanges waiting for a slot, in order.
-    queue: VecDeque<u64>,
+    /// Exchanges holding an NSTART slot, and those waiting for one, in order.
+    slots: lifecycle::Nstart<VecDeque<u64>>,
     /// `cc.earliest_start` of the queue head, when it lies in the future.
     wake: Option<Instant>,
     /// For least-recently-used eviction.
@@ -234,11 +234,11 @@ pub struct Endpoint<P> {
     /// Per peer: server requests not finished (unanswered, or answered by a separate
     /// response still in flight), bounded by [`EndpointConfig::max_pending_per_peer`].
     pending_by_peer: BTreeMap<P, u32>,
-    outs: BTreeMap<u64, Out<P>>,
+    outs: IdMap<u64, Out<P>>,
     by_mid: BTreeMap<(P, u16), u64>,
     by_token: BTreeMap<(P, Token), u64>,
-    requests: BTreeMap<RequestId, ClientReq>,
-    served: BTreeMap<ServerRequestId, Served<P>>,
+    requests: IdMap<RequestId, ClientReq>,
+    served: IdMap<ServerRequestId, Served<P>>,
     /// Secret of the Echo values (drawn only when the amplification limit is on).
     echo_key: u64,
     /// Peers that echoed our Echo value, and their order for eviction.
@@ -253,6 +253,11 @@ pub struct Endpoint<P> {
     /// Requests we observe (client role): (server, token) -> request.
     observing: BTreeMap<(P, Token), RequestId>,
     dedup: DedupCache<P>,
+    /// Scratch lists of [`Endpoint::handle_timeout`] (kept for their allocation).
+    due_scratch: Vec<u64>,
+    slow_scratch: Vec<ServerRequestId>,
+    /// Scratch list of `pump` (peers that may start an exchange).
+    ready_scratch: Vec<P>,
     transmits: VecDeque<Transmit<P>>,
     events: VecDeque<Event<P>>,
     records: VecDeque<ExchangeRecord<P>>,
@@ -282,6 +287,9 @@ impl<P: Peer> Endpoint<P> {
             notifications: BTreeMap::new(),
             observing: BTreeMap::new(),
             dedup: DedupCache::new(config.dedup_capacity),
+            due_scratch: Vec::new(),
+            slow_scratch: Vec::new(),
+            ready_scratch: Vec::new(),
             config,
             params,
             con_lifetime,
@@ -297,11 +305,11 @@ impl<P: Peer> Endpoint<P> {
             timers: Timers::new(),
             queued_peers: BTreeSet::new(),
             pending_by_peer: BTreeMap::new(),
-            outs: BTreeMap::new(),
+            outs: IdMap::default(),
             by_mid: BTreeMap::new(),
             by_token: BTreeMap::new(),
-            requests: BTreeMap::new(),
-            served: BTreeMap::new(),
+            requests: IdMap::default(),
+            served: IdMap::default(),
             transmits: VecDeque::new(),
             events: VecDeque::new(),
             records: VecDeque::new(),
@@ -426,12 +434,26 @@ impl<P: Peer> Endpoint<P> {
                     } else {
                         self.stats.malformed += 1;
                     }
-                } else if let Some(cached) = self.dedup.get(&peer, msg.message_id).cloned() {
-                    self.handle_duplicate(peer, msg, cached);
-                } else if msg.code.is_request() {
-                    self.handle_request(now, peer, msg);
                 } else {
-                    self.handle_separate_response(now, peer, msg);
+                    let rules = lifecycle::DuplicateRules {
+                        mode: self.config.duplicate_mode,
+                        max_replies: self.config.max_duplicate_replies,
+                    };
+                    let key = (peer, msg.message_id);
+                    let con = msg.mtype == MessageType::Con;
+                    let (arrival, entry) = lifecycle::classify_entry(&mut self.dedup, rules, &key, con, msg.token);
+                    let replay = match (arrival, entry) {
+                        (lifecycle::Arrival::Duplicate(lifecycle::DuplicateAnswer::Replay { echo }), Some(e)) => {
+                            e.replay(echo)
+                        }
+                        _ => None,
+                    };
+                    let peer = key.0;
+                    match arrival {
+                        lifecycle::Arrival::Duplicate(answer) => self.handle_duplicate(peer, msg, answer, replay),
+                        lifecycle::Arrival::New if msg.code.is_request() => self.handle_request(now, peer, msg),
+                        lifecycle::Arrival::New => self.handle_separate_response(now, peer, msg),
+                    }
                 }
             }
             MessageType::Ack => self.handle_ack(now, peer, msg),
@@ -454,9 +476,10 @@ impl<P: Peer> Endpoint<P> {
     /// Empty ACKs for slow server requests, paced starts.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.dedup.expire(now);
-        // Exchanges first, then unanswered requests, each in id order.
-        let mut due: Vec<u64> = Vec::new();
-        let mut slow: Vec<ServerRequestId> = Vec::new();
+        // Exchanges first, then unanswered requests, each in id order (the lists reuse
+        // their allocation from call to call).
+        let mut due = core::mem::take(&mut self.due_scratch);
+        let mut slow = core::mem::take(&mut self.slow_scratch);
         for k in self.timers.due(now) {
             match k {
                 TimerKey::Out(x) => due.push(*x),
@@ -466,13 +489,17 @@ impl<P: Peer> Endpoint<P> {
         }
         due.sort_unstable();
         slow.sort_unstable();
-        for xid in due {
+        for &xid in &due {
             self.on_out_timer(now, xid);
         }
         slow.retain(|id| self.served.get(id).is_some_and(|s| s.deadline.is_some_and(|d| d <= now)));
-        for id in slow {
+        for &id in &slow {
             self.send_empty_ack(id);
         }
+        due.clear();
+        slow.clear();
+        self.due_scratch = due;
+        self.slow_scratch = slow;
         self.pump(now);
     }
 
@@ -492,21 +519,30 @@ impl<P: Peer> Endpoint<P> {
     // ----------------------------------------------------------------------------------
 
     pub(super) fn send(&mut self, peer: P, msg: &Message) {
+        self.send_bytes(peer, msg.to_bytes(), transmit_kind(msg));
+    }
+
+    /// Queue an encoded datagram of `kind` for `peer`.
+    pub(super) fn send_bytes(&mut self, peer: P, bytes: Vec<u8>, kind: TransmitKind) {
         self.stats.datagrams_out += 1;
-        let kind = if msg.code.is_request() {
-            TransmitKind::Request
-        } else if msg.code.is_response() {
-            TransmitKind::Response
-        } else if msg.mtype == MessageType::Rst {
-            TransmitKind::Reset
-        } else {
-            TransmitKind::EmptyAck
-        };
-        self.transmits.push_back(Transmit { peer, bytes: msg.to_bytes(), kind });
+        self.transmits.push_back(Transmit { peer, bytes, kind, echoed: None });
     }
 
     pub(super) fn send_rst(&mut self, peer: P, mid: u16) {
         self.stats.rst_sent += 1;
         self.send(peer, &Message::reset(mid));
+    }
+}
+
+/// What a datagram carrying `msg` is.
+fn transmit_kind(msg: &Message) -> TransmitKind {
+    if msg.code.is_request() {
+        TransmitKind::Request
+    } else if msg.code.is_response() {
+        TransmitKind::Response
+    } else if msg.mtype == MessageType::Rst {
+        TransmitKind::Reset
+    } else {
+        TransmitKind::EmptyAck
     }
 }

@@ -21,7 +21,7 @@
 //!   gets RST (RFC 7641 §3.6). Notifications are delivered whole (a notification carrying
 //!   Block2 delivers its first block).
 
-use super::dedup::Cached;
+use super::dedup::{Cached, Reply};
 use super::{Endpoint, Event, Peer, RecordKind, RequestId, Response, ServerRequestId, UnknownRequest};
 use crate::{option, Message, MessageType, Token};
 use coapcc_cc::Instant;
@@ -149,7 +149,7 @@ impl<P: Peer> Endpoint<P> {
         let expires = self.lifetime(now, con);
         if con {
             let ack = Message::empty_ack(msg.message_id);
-            self.dedup.insert(peer.clone(), msg.message_id, Cached::Reply(ack.clone()), expires);
+            self.dedup.insert(peer.clone(), msg.message_id, Cached::Reply(Reply::of(&ack)), expires);
             self.send(peer.clone(), &ack);
         } else {
             self.dedup.insert(peer.clone(), msg.message_id, Cached::Silent, expires);

@@ -4,8 +4,8 @@
 
 use std::collections::VecDeque;
 
-use super::client::{base_of, wire_token};
-use super::lifecycle::{self, ConExchange, Expiry};
+use super::client::wire_token;
+use super::lifecycle::{Admission, ConExchange, Expiry, Nstart};
 use super::timers::TimerKey;
 use super::{
     Controller, Endpoint, ExchangeRecord, FailReason, Out, OutState, Outcome, Peer, PeerState, RecordKind,
@@ -33,7 +33,7 @@ impl<P: Peer> Endpoint<P> {
                 let idle = self
                     .peers
                     .iter()
-                    .filter(|(_, p)| p.active == 0 && p.queue.is_empty())
+                    .filter(|(_, p)| p.slots.is_idle())
                     .min_by_key(|(_, p)| p.last_used)
                     .map(|(k, _)| k.clone());
                 if let Some(k) = idle {
@@ -46,8 +46,10 @@ impl<P: Peer> Endpoint<P> {
                 Some(f) => Controller::from_factory(&**f),
                 None => Controller::Registry(self.config.cc.build()),
             };
-            self.peers
-                .insert(peer.clone(), PeerState { cc, active: 0, queue: VecDeque::new(), wake: None, last_used: tick });
+            self.peers.insert(
+                peer.clone(),
+                PeerState { cc, slots: Nstart::new(VecDeque::new()), wake: None, last_used: tick },
+            );
         }
         let p = self.peers.get_mut(peer).expect("just inserted");
         p.last_used = tick;
@@ -58,9 +60,9 @@ impl<P: Peer> Endpoint<P> {
         let xid = self.fresh_id();
         let p = self.peer_state(&peer);
         if front {
-            p.queue.push_front(xid);
+            p.slots.push_front(xid);
         } else {
-            p.queue.push_back(xid);
+            p.slots.push_back(xid);
         }
         self.queued_peers.insert(peer.clone());
         self.outs.insert(
@@ -84,38 +86,46 @@ impl<P: Peer> Endpoint<P> {
         );
     }
 
-    /// Start queued exchanges wherever NSTART and `earliest_start` allow.
+    /// Start queued exchanges wherever NSTART and `earliest_start` allow (the protocol
+    /// layer's [`Nstart::poll_start`] decides).
     pub(super) fn pump(&mut self, now: Instant) {
-        let nstart = self.config.nstart.max(1);
-        let ready: Vec<P> = self
-            .queued_peers
-            .iter()
-            .filter(|k| self.peers.get(*k).is_some_and(|p| !p.queue.is_empty() && p.active < nstart))
-            .cloned()
-            .collect();
-        for peer in ready {
+        if self.queued_peers.is_empty() {
+            return;
+        }
+        let nstart = self.config.nstart;
+        // The list reuses its allocation from call to call.
+        let mut ready = core::mem::take(&mut self.ready_scratch);
+        ready.extend(
+            self.queued_peers.iter().filter(|k| self.peers.get(*k).is_some_and(|p| p.slots.can_start(nstart))).cloned(),
+        );
+        for peer in ready.drain(..) {
             loop {
                 let p = self.peers.get_mut(&peer).expect("present");
                 let old = p.wake;
-                if p.active >= nstart || p.queue.is_empty() {
-                    p.wake = None;
-                    self.timers.rearm(TimerKey::Wake(peer.clone()), old, None);
-                    break;
+                match p.slots.poll_start(nstart, &p.cc, now) {
+                    Admission::Idle => {
+                        p.wake = None;
+                        self.timers.rearm(TimerKey::Wake(peer.clone()), old, None);
+                        break;
+                    }
+                    Admission::WaitUntil(t) => {
+                        p.wake = Some(t);
+                        self.timers.rearm(TimerKey::Wake(peer.clone()), old, Some(t));
+                        break;
+                    }
+                    Admission::Start { item: xid, in_flight } => {
+                        p.wake = None;
+                        let empty = p.slots.waiting() == 0;
+                        self.timers.rearm(TimerKey::Wake(peer.clone()), old, None);
+                        if empty {
+                            self.queued_peers.remove(&peer);
+                        }
+                        self.start(now, xid, in_flight);
+                    }
                 }
-                if let Some(t) = lifecycle::ready_at(&p.cc, now) {
-                    p.wake = Some(t);
-                    self.timers.rearm(TimerKey::Wake(peer.clone()), old, Some(t));
-                    break;
-                }
-                p.wake = None;
-                self.timers.rearm(TimerKey::Wake(peer.clone()), old, None);
-                let xid = p.queue.pop_front().expect("not empty");
-                if p.queue.is_empty() {
-                    self.queued_peers.remove(&peer);
-                }
-                self.start(now, xid);
             }
         }
+        self.ready_scratch = ready;
     }
 
     pub(super) fn alloc_mid(&mut self, peer: &P) -> u16 {
@@ -134,7 +144,8 @@ impl<P: Peer> Endpoint<P> {
         Token::new(&bytes[..len.min(8)]).unwrap_or_default()
     }
 
-    pub(super) fn start(&mut self, now: Instant, xid: u64) {
+    /// Start exchange `xid`, just admitted with `in_flight` others holding a slot.
+    pub(super) fn start(&mut self, now: Instant, xid: u64, in_flight: u32) {
         let (peer, kind, con) = {
             let o = &self.outs[&xid];
             (o.peer.clone(), o.kind, o.con)
@@ -162,7 +173,6 @@ impl<P: Peer> Endpoint<P> {
             RecordKind::SeparateResponse(_) => (false, None),
         };
         self.by_mid.insert((peer.clone(), mid), xid);
-        let in_flight = self.peers[&peer].active;
         let ex = if con {
             let PeerState { cc, .. } = self.peers.get_mut(&peer).expect("present");
             let rng: &mut dyn Entropy = match &mut self.cc_rng {
@@ -173,8 +183,6 @@ impl<P: Peer> Endpoint<P> {
         } else {
             None
         };
-        let p = self.peers.get_mut(&peer).expect("present");
-        p.active += 1;
         let response_timeout = self.response_timeout;
         let out = self.outs.get_mut(&xid).expect("present");
         out.msg.message_id = mid;
@@ -194,8 +202,8 @@ impl<P: Peer> Endpoint<P> {
         };
         self.timers.rearm(TimerKey::Out(xid), old, out.state.deadline());
         out.tx.push(TransmissionRecord { ordinal: 0, at: now, timeout });
-        let msg = out.msg.clone();
-        self.send(peer, &msg);
+        let (bytes, kind) = (out.msg.to_bytes(), super::transmit_kind(&out.msg));
+        self.send_bytes(peer, bytes, kind);
     }
 
     pub(super) fn on_out_timer(&mut self, now: Instant, xid: u64) {
@@ -209,17 +217,25 @@ impl<P: Peer> Endpoint<P> {
                 match ex.expire(&mut p.cc, now) {
                     Expiry::Retransmit { ordinal: k, timer, deadline } => {
                         out.con_ex = Some(ex);
-                        let mut copy = out.msg.clone();
-                        if out.copy_id {
-                            copy.token = wire_token(base_of(&out.msg.token), true, k);
-                        }
+                        // Copy k: the same message; with copy identification the last
+                        // token byte is the ordinal (`wire_token`).
+                        let last = out.copy_id.then(|| k.min(255) as u8);
                         out.tx.push(TransmissionRecord { ordinal: k, at: now, timeout: Some(timer) });
                         let old = out.state.deadline();
                         out.state = OutState::WaitAck { deadline };
                         self.timers.rearm(TimerKey::Out(xid), old, Some(deadline));
                         let peer = out.peer.clone();
                         self.stats.retransmissions += 1;
-                        self.send(peer, &copy);
+                        let bytes = {
+                            let out = &self.outs[&xid];
+                            let tkl = out.msg.token.len();
+                            let mut b = out.msg.to_bytes();
+                            if let (Some(l), true) = (last, tkl > 0) {
+                                b[4 + tkl - 1] = l; // the token follows the 4-byte header
+                            }
+                            (b, super::transmit_kind(&out.msg))
+                        };
+                        self.send_bytes(peer, bytes.0, bytes.1);
                     }
                     Expiry::GiveUp => {
                         let out = self.finish(now, xid, Outcome::Failed(FailReason::Timeout), None);
@@ -260,7 +276,7 @@ impl<P: Peer> Endpoint<P> {
         let p = self.peers.get_mut(&out.peer);
         if let Some(p) = p {
             if out.holds_slot {
-                p.active = p.active.saturating_sub(1);
+                p.slots.release();
             }
             if self.config.record_exchanges {
                 let block2 = match out.kind {

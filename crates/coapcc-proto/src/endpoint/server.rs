@@ -2,11 +2,14 @@
 //! piggybacked, separate and NON responses, Empty ACKs for slow requests, Block2 slicing.
 
 use super::block::{self, Slice};
-use super::dedup::Cached;
+use super::dedup::{Cached, Reply};
+use super::lifecycle::DuplicateAnswer;
 use super::timers::TimerKey;
-use super::{known_critical, Endpoint, Event, Peer, RecordKind, Response, Served, ServerRequestId, UnknownRequest};
+use super::{
+    known_critical, Endpoint, Event, Peer, RecordKind, Response, Served, ServerRequestId, TransmitKind, UnknownRequest,
+};
 use crate::option;
-use crate::{Code, Message, MessageType};
+use crate::{Code, Message, MessageType, Token};
 use coapcc_cc::Instant;
 
 impl<P: Peer> Endpoint<P> {
@@ -16,6 +19,17 @@ impl<P: Peer> Endpoint<P> {
     /// NON response. Large payloads are sliced per the request's Block2 option and
     /// [`EndpointConfig::block_szx`].
     pub fn respond(&mut self, now: Instant, id: ServerRequestId, response: Response) -> Result<(), UnknownRequest> {
+        self.respond_ref(now, id, &response)
+    }
+
+    /// [`Endpoint::respond`] with a borrowed response (a server that sends the same
+    /// response to many requests keeps one and copies nothing but the encoded datagram).
+    pub fn respond_ref(
+        &mut self,
+        now: Instant,
+        id: ServerRequestId,
+        response: &Response,
+    ) -> Result<(), UnknownRequest> {
         let s = self.served.remove(&id).ok_or(UnknownRequest(id))?;
         self.timers.rearm(TimerKey::Served(id), s.deadline, None);
         if !(s.con && s.acked) {
@@ -23,13 +37,14 @@ impl<P: Peer> Endpoint<P> {
             // the peer's pending count until its own exchange finishes).
             self.release_pending(&s.peer);
         }
-        let msg = self.limit_amplification(&s, &response);
+        let msg = self.limit_amplification(&s, response);
         if s.con && !s.acked {
             let mut m = msg;
             m.mtype = MessageType::Ack;
             m.message_id = s.mid;
-            self.dedup.update(&s.peer, s.mid, Cached::Reply(m.clone()));
-            self.send(s.peer, &m);
+            let reply = Reply::of(&m);
+            self.send_bytes(s.peer.clone(), reply.bytes().to_vec(), reply.kind());
+            self.dedup.update(&s.peer, s.mid, Cached::Reply(reply));
         } else if s.con {
             let mut m = msg;
             m.mtype = MessageType::Con;
@@ -64,31 +79,41 @@ impl<P: Peer> Endpoint<P> {
         d.map(|d| now + d)
     }
 
-    pub(super) fn handle_duplicate(&mut self, peer: P, msg: Message, cached: Cached) {
+    /// Answer a duplicate as the protocol layer's duplicate rules decided
+    /// ([`lifecycle::classify`](super::lifecycle::classify)).
+    pub(super) fn handle_duplicate(
+        &mut self,
+        peer: P,
+        msg: Message,
+        answer: DuplicateAnswer<Token>,
+        replay: Option<(Vec<u8>, TransmitKind)>,
+    ) {
         self.stats.duplicates += 1;
-        if msg.mtype != MessageType::Con {
-            return;
-        }
-        match cached {
-            Cached::Pending(id) => {
+        match answer {
+            DuplicateAnswer::EmptyAck => {
                 // A retransmission while the application is still working: acknowledge at
                 // once so the client stops retransmitting; the response will be separate.
-                match self.served.get(&id) {
-                    Some(s) if !s.acked => self.send_empty_ack(id),
-                    _ => self.send(peer, &Message::empty_ack(msg.message_id)),
+                let pending = match self.dedup.get(&peer, msg.message_id) {
+                    Some(Cached::Pending(id)) => Some(*id),
+                    _ => None,
+                };
+                match pending.filter(|id| self.served.get(id).is_some_and(|s| !s.acked)) {
+                    Some(id) => self.send_empty_ack(id),
+                    None => self.send(peer, &Message::empty_ack(msg.message_id)),
                 }
             }
-            Cached::Reply(mut reply) => {
-                if self.dedup.count_reply(&peer, msg.message_id) > self.config.max_duplicate_replies {
-                    self.stats.duplicates_suppressed += 1;
-                    return;
+            DuplicateAnswer::Replay { .. } => {
+                // The datagram (with the echoed token) was read from the entry by
+                // `classify_entry`.
+                if let Some((bytes, kind)) = replay {
+                    self.send_bytes(peer.clone(), bytes, kind);
+                    if let Some(t) = self.transmits.back_mut() {
+                        t.echoed = Some(self.config.duplicate_mode.echoed());
+                    }
                 }
-                if !reply.code.is_empty() {
-                    reply.token = self.config.duplicate_mode.echo(reply.token, msg.token);
-                }
-                self.send(peer, &reply);
             }
-            Cached::Silent => {}
+            DuplicateAnswer::Suppressed => self.stats.duplicates_suppressed += 1,
+            DuplicateAnswer::Ignore => {}
         }
     }
 
@@ -167,7 +192,7 @@ impl<P: Peer> Endpoint<P> {
         let mut m = Message::new(MessageType::Ack, Code::SERVICE_UNAVAILABLE, msg.message_id).with_token(msg.token);
         m.options.add(option::MAX_AGE, option::encode_uint(u64::from(self.config.overload_max_age_s)));
         if con {
-            self.dedup.insert(peer.clone(), msg.message_id, Cached::Reply(m.clone()), expires);
+            self.dedup.insert(peer.clone(), msg.message_id, Cached::Reply(Reply::of(&m)), expires);
         } else {
             m.mtype = MessageType::Non;
             m.message_id = self.alloc_mid(&peer);
@@ -192,9 +217,9 @@ impl<P: Peer> Endpoint<P> {
             s.acked = true;
             self.timers.rearm(TimerKey::Served(id), s.deadline.take(), None);
             let (peer, mid) = (s.peer.clone(), s.mid);
-            let ack = Message::empty_ack(mid);
-            self.dedup.update(&peer, mid, Cached::Reply(ack.clone()));
-            self.send(peer, &ack);
+            let reply = Reply::of(&Message::empty_ack(mid));
+            self.send_bytes(peer.clone(), reply.bytes().to_vec(), reply.kind());
+            self.dedup.update(&peer, mid, Cached::Reply(reply));
         }
     }
 

@@ -34,11 +34,20 @@ impl<P: Clone + Ord> Timers<P> {
         if old == new {
             return;
         }
-        if let Some(t) = old {
-            self.set.remove(&(t, key.clone()));
-        }
-        if let Some(t) = new {
-            self.set.insert((t, key));
+        // Insert before removing: a set holding one timer (a client's) never becomes empty
+        // in between, so it keeps its node instead of freeing and allocating it again.
+        match (old, new) {
+            (Some(o), Some(n)) => {
+                self.set.insert((n, key.clone()));
+                self.set.remove(&(o, key));
+            }
+            (Some(o), None) => {
+                self.set.remove(&(o, key));
+            }
+            (None, Some(n)) => {
+                self.set.insert((n, key));
+            }
+            (None, None) => {}
         }
     }
 

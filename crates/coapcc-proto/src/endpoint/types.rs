@@ -155,6 +155,11 @@ pub struct Transmit<P> {
     pub bytes: Vec<u8>,
     /// What it is (so that a caller never has to parse it again).
     pub kind: TransmitKind,
+    /// For an answer sent again for a duplicate request: whose identification it carries, as
+    /// the reliability layer decided ([`DuplicateMode::echoed`](super::DuplicateMode::echoed)).
+    /// `None` for every other datagram (a first answer carries the identification of the
+    /// request it answers).
+    pub echoed: Option<super::lifecycle::Echoed>,
 }
 
 /// What a [`Transmit`] carries.

@@ -3,6 +3,15 @@
 
 use super::*;
 
+/// The part of a report a transport measures: per flow, per group, the retransmission
+/// histogram (CoAP) and the useful bytes delivered (for `useful_fraction`).
+pub(crate) struct FlowPart {
+    pub(super) flows: Vec<FlowReport>,
+    pub(super) groups: Vec<GroupReport>,
+    pub(super) hist: Vec<u64>,
+    pub(super) useful_bytes: u64,
+}
+
 impl<'t, M: Model> Sim<'t, M> {
     pub(super) fn emit_trace(&mut self, c: usize, outcome: ExchangeOutcome, answer: Option<Answer>) {
         let Some(sink) = self.trace.as_deref_mut() else { return };
@@ -25,12 +34,51 @@ impl<'t, M: Model> Sim<'t, M> {
         sink.exchange(&rec);
     }
 
-    /// Assemble the report (everything but `wall_s`).
+    /// Assemble the report (everything but `wall_s`): the transport's part
+    /// ([`Model::flow_reports`]), the links, the window, the run's counters.
     pub(super) fn report(mut self, cfg: SimConfig, truncated: bool, def: UnnecessaryDef) -> SimReport {
         let end = if truncated { self.bound } else { self.last_event };
         self.close_window(end);
         let start = self.first_packet.unwrap_or(0);
         let window = self.window_end.unwrap_or(end).saturating_sub(start);
+        let FlowPart { flows, groups, hist, useful_bytes } = M::flow_reports(&mut self, &cfg, def);
+        let link = |l: &Link<Packet<M::Buf>>, busy: u64| {
+            let path = l.path();
+            let rs = path.rate_stage().map(|r| r.stats()).unwrap_or_default();
+            LinkReport::new(path.counters(), rs.admitted_bytes, busy, window, rs.max_queue_bytes)
+        };
+        let downlink = link(&self.down, self.busy_window.0);
+        let uplink = link(&self.up, self.busy_window.1);
+        let mut serialised = downlink.serialised_bytes;
+        let access_links: Vec<AccessLinkReport> = cfg
+            .topology
+            .access_links
+            .iter()
+            .zip(self.extra.iter().zip(&self.extra_busy))
+            .map(|(a, ((u, d), busy))| {
+                let links = LinksReport { downlink: link(d, busy.0), uplink: link(u, busy.1) };
+                serialised += links.downlink.serialised_bytes;
+                AccessLinkReport { groups: a.groups.clone(), links }
+            })
+            .collect();
+        SimReport {
+            config: cfg,
+            flows,
+            retransmissions_per_exchange: hist,
+            links: LinksReport { downlink, uplink },
+            access_links,
+            useful_fraction: if serialised > 0 { useful_bytes as f64 / serialised as f64 } else { 0.0 },
+            sim_time_s: secs(end),
+            wall_s: 0.0,
+            events: self.events,
+            truncated,
+            groups,
+            mesh: self.mesh.as_ref().map(|m| m.report()),
+        }
+    }
+
+    /// The CoAP transports' part of the report: from the exchange records.
+    pub(super) fn coap_flow_reports(&mut self, cfg: &SimConfig, def: UnnecessaryDef) -> FlowPart {
         let mut flows = Vec::with_capacity(self.clients.len());
         let mut groups: Vec<GroupReport> = cfg
             .groups
@@ -87,37 +135,6 @@ impl<'t, M: Model> Sim<'t, M> {
         for (gr, f) in groups.iter_mut().zip(&fcts) {
             gr.fct_s = Summary::of(f);
         }
-        let link = |l: &Link<Packet<M::Buf>>, busy: u64| {
-            let path = l.path();
-            let rs = path.rate_stage().map(|r| r.stats()).unwrap_or_default();
-            LinkReport::new(path.counters(), rs.admitted_bytes, busy, window, rs.max_queue_bytes)
-        };
-        let downlink = link(&self.down, self.busy_window.0);
-        let uplink = link(&self.up, self.busy_window.1);
-        let mut serialised = downlink.serialised_bytes;
-        let access_links: Vec<AccessLinkReport> = cfg
-            .topology
-            .access_links
-            .iter()
-            .zip(self.extra.iter().zip(&self.extra_busy))
-            .map(|(a, ((u, d), busy))| {
-                let links = LinksReport { downlink: link(d, busy.0), uplink: link(u, busy.1) };
-                serialised += links.downlink.serialised_bytes;
-                AccessLinkReport { groups: a.groups.clone(), links }
-            })
-            .collect();
-        SimReport {
-            config: cfg,
-            flows,
-            retransmissions_per_exchange: std::mem::take(&mut self.hist),
-            links: LinksReport { downlink, uplink },
-            access_links,
-            useful_fraction: if serialised > 0 { self.useful_bytes as f64 / serialised as f64 } else { 0.0 },
-            sim_time_s: secs(end),
-            wall_s: 0.0,
-            events: self.events,
-            truncated,
-            groups,
-        }
+        FlowPart { flows, groups, hist: std::mem::take(&mut self.hist), useful_bytes: self.useful_bytes }
     }
 }

@@ -1,16 +1,21 @@
 //! The compact endpoint model: the simulator's own clients and server, taking every protocol
-//! decision from `coapcc_proto::endpoint::lifecycle` on compact messages.
+//! decision from `coapcc_proto::endpoint::lifecycle` on compact messages: NSTART admission
+//! and pacing (`Nstart`), the exchange lifecycle (`ConExchange`), and the server's duplicate
+//! detection and duplicate rules (`classify` over a `PerClientCache`).
 
 use super::*;
 
 /// The simulator's own endpoints: each client is an algorithm instance and a dither stream;
-/// packets are [`Packet<()>`], sized by [`crate::coap`]; the server deduplicates by exchange
-/// and answers each copy.
+/// packets are [`Packet<()>`], sized by [`crate::coap`]; the server deduplicates by
+/// (client, exchange) and answers each copy.
 pub(crate) struct Compact<C> {
     cl: Vec<CompactClient<C>>,
-    /// Server's duplicate-detection cache per client: (last exchange, first copy received).
-    server_cache: Vec<(u32, u16)>,
-    duplicate_mode: ep::DuplicateMode,
+    /// Server's duplicate-detection cache: per client, the last exchange and the first copy
+    /// received.
+    server_cache: lifecycle::PerClientCache,
+    duplicate_rules: lifecycle::DuplicateRules,
+    /// NSTART: the real endpoint's (the full model's clients use its default configuration).
+    nstart: u32,
     req_size: u32,
     resp_size: u32,
 }
@@ -19,6 +24,8 @@ struct CompactClient<C> {
     cc: C,
     dither: SplitMix64,
     ex: ConExchange,
+    /// NSTART slot and the workload's exchange waiting for it (one at a time).
+    slots: lifecycle::Nstart<lifecycle::Waiting>,
     copy_id: bool,
 }
 
@@ -35,6 +42,7 @@ impl<C: ClientCc> Model for Compact<C> {
                 cl.push(CompactClient {
                     dither: SplitMix64::stream(cfg.seed, STREAM_DITHER + c),
                     ex: ConExchange::idle(),
+                    slots: lifecycle::Nstart::default(),
                     copy_id: cc.uses_copy_id(),
                     cc,
                 });
@@ -42,8 +50,12 @@ impl<C: ClientCc> Model for Compact<C> {
         }
         Compact {
             cl,
-            server_cache: vec![(u32::MAX, 0); n],
-            duplicate_mode: proto_duplicate_mode(cfg.server.duplicate_mode),
+            server_cache: lifecycle::PerClientCache::new(n),
+            duplicate_rules: lifecycle::DuplicateRules {
+                mode: proto_duplicate_mode(cfg.server.duplicate_mode),
+                max_replies: u32::MAX,
+            },
+            nstart: ep::EndpointConfig::default().nstart,
             req_size: cfg.coap.request_bytes(),
             resp_size: cfg.coap.response_bytes(),
         }
@@ -57,15 +69,25 @@ impl<C: ClientCc> Model for Compact<C> {
         self.cl[c].copy_id
     }
 
-    /// Start the next exchange now, unless the algorithm's pacing hook says later.
+    /// The workload's next exchange: it starts now if NSTART and the algorithm's pacing
+    /// allow, else when the pacing says (a deferred begin comes back here; the workload asks
+    /// for one exchange at a time, so it never waits for a slot).
     fn begin(sim: &mut Sim<'_, Self>, c: usize) {
         let now = Instant::from_nanos(sim.now);
-        if let Some(t) = lifecycle::ready_at(&sim.m.cl[c].cc, now) {
-            sim.defer_begin(c, t.as_nanos());
-            return;
-        }
+        let nstart = sim.m.nstart;
         let k = &mut sim.m.cl[c];
-        k.ex = ConExchange::start(&mut k.cc, now, 0, &mut k.dither);
+        if k.slots.waiting() == 0 {
+            k.slots.push_back(());
+        }
+        let in_flight = match k.slots.poll_start(nstart, &k.cc, now) {
+            lifecycle::Admission::Start { in_flight, .. } => in_flight,
+            lifecycle::Admission::WaitUntil(t) => {
+                sim.defer_begin(c, t.as_nanos());
+                return;
+            }
+            lifecycle::Admission::Idle => return,
+        };
+        k.ex = ConExchange::start(&mut k.cc, now, in_flight, &mut k.dither);
         let deadline = k.ex.deadline().as_nanos();
         sim.start_exchange(c);
         sim.send_copy(c, sim.m.req_size, deadline, ());
@@ -82,19 +104,26 @@ impl<C: ClientCc> Model for Compact<C> {
         let k = &mut sim.m.cl[c];
         match k.ex.expire(&mut k.cc, now) {
             Expiry::Retransmit { deadline, .. } => sim.send_copy(c, sim.m.req_size, deadline.as_nanos(), ()),
-            Expiry::GiveUp => sim.exchange_failed(c),
+            Expiry::GiveUp => {
+                k.slots.release();
+                sim.exchange_failed(c)
+            }
         }
     }
 
-    /// A request copy reaches the server: deduplicate by exchange, answer.
+    /// A request copy reaches the server: new or duplicate by the protocol layer's rules,
+    /// answered identifying the copy they choose.
     fn at_server(sim: &mut Sim<'_, Self>, p: Packet<()>) {
         sim.note_request(&p);
-        let cache = &mut sim.m.server_cache[p.client as usize];
-        let echo = if cache.0 == p.exchange {
-            sim.m.duplicate_mode.echo(cache.1, p.copy)
-        } else {
-            *cache = (p.exchange, p.copy);
-            p.copy
+        let key = (p.client, p.exchange);
+        let echo = match lifecycle::classify(&mut sim.m.server_cache, sim.m.duplicate_rules, &key, true, p.copy) {
+            lifecycle::Arrival::New => {
+                lifecycle::DuplicateCache::remember(&mut sim.m.server_cache, key, p.copy);
+                p.copy
+            }
+            lifecycle::Arrival::Duplicate(lifecycle::DuplicateAnswer::Replay { echo }) => echo.unwrap_or(p.copy),
+            // Never for a per-client cache without a reply limit: every copy is answered.
+            lifecycle::Arrival::Duplicate(_) => return,
         };
         sim.server_answer(Packet { echo, ..p }, sim.m.resp_size, 0);
     }
@@ -117,6 +146,7 @@ impl<C: ClientCc> Model for Compact<C> {
             (p.echo as u32, sim.cold[c].log.get(p.echo as usize).map_or(k.ex.started(), |l| Instant::from_nanos(l.0)))
         });
         k.ex.acknowledge(&mut k.cc, now, echoed);
+        k.slots.release();
         sim.exchange_done(c, (p.copy, p.echo, sim.m.resp_size));
     }
 

@@ -111,8 +111,8 @@ impl Full {
         while let Some(ev) = sim.m.server.poll_event() {
             if let Event::Request { id, .. } = ev {
                 if sim.server_delay == 0 {
-                    let r = sim.m.response.clone();
-                    sim.m.server.respond(now, id, r).expect("a new request is pending");
+                    let Full { server, response, .. } = &mut sim.m;
+                    server.respond_ref(now, id, response).expect("a new request is pending");
                 } else if let Some(o) = origin {
                     let p = Packet {
                         seq: 0,
@@ -133,10 +133,14 @@ impl Full {
             let exchange = sim.clients[peer as usize].cur;
             let p = match origin {
                 Some(o) if is_response && o.client == peer && o.copy != NONE => {
-                    // Which copy the answer identifies, by the protocol layer's duplicate
-                    // rule (with copy identification the client reads it from the token).
-                    let first = sim.clients[peer as usize].recs[o.exchange as usize].first_req;
-                    let echo = proto_duplicate_mode(sim.duplicate_mode).echo(first, o.copy);
+                    // Which copy the answer identifies, as the server's reliability layer
+                    // decided it (with copy identification the client reads it from the token).
+                    let echo = match t.echoed {
+                        Some(lifecycle::Echoed::Cached) => {
+                            sim.clients[peer as usize].recs[o.exchange as usize].first_req
+                        }
+                        Some(lifecycle::Echoed::Incoming) | None => o.copy,
+                    };
                     Packet { seq: 0, client: peer, exchange: o.exchange, copy: o.copy, echo, buf: t.bytes }
                 }
                 _ => Packet { seq: 0, client: peer, exchange, copy: NONE, echo: NONE, buf: t.bytes },
@@ -256,10 +260,10 @@ impl Model for Full {
     }
 
     fn server_send(sim: &mut Sim<'_, Self>, p: Packet<Vec<u8>>, sid: u64) {
-        let r = sim.m.response.clone();
         // The request may have been answered meanwhile only if the endpoint answered it
         // itself (never: it reports every new request and we answer each once).
-        let _ = sim.m.server.respond(Instant::from_nanos(sim.now), ServerRequestId(sid), r);
+        let Full { server, response, .. } = &mut sim.m;
+        let _ = server.respond_ref(Instant::from_nanos(sim.now), ServerRequestId(sid), response);
         let origin = Origin { client: p.client, exchange: p.exchange, copy: p.copy };
         Full::server_sync(sim, Some(origin));
     }

@@ -1,6 +1,7 @@
-//! The discrete-event engine: virtual clock, event queue, links and workloads. The endpoint
-//! models that run the clients and the server are in `compact` and `full`, the metrics
-//! recorded during a run in `metrics`, the report and trace records assembled in `assemble`.
+//! The discrete-event engine: virtual clock, event queue, links and workloads. The transports
+//! the nodes host are [`Model`]s: CoAP over UDP with the simulator's own endpoints
+//! (`compact`) or the real ones (`full`), and CoAP over TCP (`tcp`). The metrics recorded
+//! during a run are in `metrics`, the report and trace records assembled in `assemble`.
 //!
 //! # Event queue
 //!
@@ -15,34 +16,42 @@
 //!   when it is pushed and holds it in a FIFO until delivery (one event per packet);
 //! - responses delayed by the server's constant processing delay: a FIFO;
 //! - retransmission timers: one timer slot per client (plus one for the server in the full
-//!   model) in a two-level timing wheel ([`crate::timers`]): arming is an append, re-arming
-//!   and cancelling rewrite the slot's state and leave the old entry to be dropped when it
-//!   comes up, and only the timers of the current millisecond are kept sorted, so the cost
-//!   does not grow with the number of pending timers;
+//!   model; two per flow over TCP) in a two-level timing wheel ([`crate::timers`]): arming is
+//!   an append, re-arming and cancelling rewrite the slot's state and leave the old entry to
+//!   be dropped when it comes up, and only the timers of the current millisecond are kept
+//!   sorted, so the cost does not grow with the number of pending timers;
 //! - everything else (flow starts, delayed exchange starts): a binary heap.
 //!
 //! Per client, the engine keeps a 64-byte hot record (the current exchange's record, counters
 //! and flags read on every packet and timer event) apart from a cold one (workload position,
 //! transmission log, per-run counters) touched once per exchange or at report time.
 //!
-//! # Endpoint models
+//! # Transports
 //!
-//! The engine ([`Sim`]) owns the clock, the queue, the links, the workloads and every metric;
-//! a [`Model`] is told what happened (an exchange may start, a timer expired, a datagram
-//! arrived) and answers by calling the engine back (send a request copy, send a response,
-//! an exchange completed or failed). [`Compact`] is the simulator's own model (packets are
+//! The engine ([`Sim`]) owns the clock, the queue, the links, the workloads, the time bound,
+//! the event budget, the progress callback, the utilisation window and the report's common
+//! part; a [`Model`] (a transport: the protocol logic of the clients and the server) is told
+//! what happened (a flow starts, an exchange may start, a timer slot expired, a packet
+//! arrived) and answers by calling the engine back (send a request copy, send a response, an
+//! exchange completed or failed, or for TCP: push a segment, re-key a timer slot, a flow
+//! finished). One loop drives every transport.
+//! [`Compact`] is the simulator's own model (packets are
 //! small structs, sizes from [`crate::coap`]); [`Full`] runs one real
 //! [`coapcc_proto::endpoint::Endpoint`] per client and one for the server. Both consume
 //! `seq` numbers in the same pattern (one per packet sent, one per timer armed with a request
 //! copy or re-armed otherwise, one per delayed start or delayed server answer), so where they
-//! do the same thing they produce the same event order, bit for bit.
+//! do the same thing they produce the same event order, bit for bit. [`Tcp`](tcp::Tcp) hosts a
+//! [`coapcc_tcp::Connection`] pair per flow: packets are segments, each end has its own
+//! timer slot, and it consumes one `seq` per segment sent and one per timer re-keyed.
 //!
 //! # Random streams
 //!
 //! All streams are `SplitMix64::stream(seed, id)`: uplink element i → id 0x100 + i, downlink
 //! element i → 0x200 + i (loss and rest-of-path delay, per direction), client c's dither →
 //! 2^32 + c, client c's workload (batch sizes, start jitter) → 2·2^32 + c; full model only:
-//! client c's endpoint (Message IDs, tokens) → 3·2^32 + c, the server endpoint → 0x300.
+//! client c's endpoint (Message IDs, tokens) → 3·2^32 + c, the server endpoint → 0x300;
+//! TCP only: flow c's client connections' seeds → 4·2^32 + c, its server connections' →
+//! 5·2^32 + c.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -55,18 +64,20 @@ use coapcc_proto::{option, Code};
 use crate::algorithms::{ClientCc, GroupAlg};
 use crate::coap;
 use crate::config::{ConfigError, DuplicateMode, SimConfig, UnnecessaryDef, WorkloadKind};
-use crate::link::{ms_to_ns, Link, Nanos};
+use crate::link::{ms_to_ns, Link, Nanos, Transit};
 use crate::report::{secs, AccessLinkReport, FlowReport, GroupReport, LinkReport, LinksReport, SimReport, Summary};
 use crate::timers::TimerHeap;
-use crate::trace::{ExchangeOutcome, ExchangeTrace, TraceSink, TxTrace};
+use crate::trace::{Direction, ExchangeOutcome, ExchangeTrace, QueueTracer, TraceSink, TxTrace};
 use crate::workload::{uniform_u64, FlowPlan, Next};
 
 mod assemble;
 mod compact;
 mod full;
+mod medium;
 mod metrics;
 mod tcp;
 
+use assemble::FlowPart;
 pub(crate) use compact::Compact;
 pub(crate) use full::Full;
 use metrics::{ExRec, Group};
@@ -173,13 +184,27 @@ struct ClientCold {
 /// What a response that completed an exchange carried: (answered copy, echoed copy, IP size).
 type Answer = (u16, u16, u32);
 
-/// An endpoint model: the clients' and the server's protocol logic. Every hook is told the
-/// event and calls the engine back.
+/// A transport (endpoint model): the clients' and the server's protocol logic. Every hook is
+/// told the event and calls the engine back. The CoAP hooks (`begin`, `server_send`,
+/// `reset`, `snapshot`) are reached only through the engine's CoAP paths (an exchange
+/// deferred, a delayed server answer, a workload batch, a trace record), which a transport
+/// that does not use them (TCP) never takes.
 pub(crate) trait Model: Sized {
-    /// Payload of a packet.
+    /// Payload of a packet (a CoAP datagram, or a TCP segment).
     type Buf;
-    /// The model for `cfg` (`algs`: each group's algorithm).
+    /// Whether the engine records each exchange (CoAP; TCP keeps its own counters).
+    const EXCHANGE_RECORDS: bool = true;
+    /// The model for `cfg` (`algs`: each group's CoAP algorithm; empty for TCP).
     fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self;
+    /// The model for `cfg`, or why the configuration does not suit it (the engine calls this
+    /// one, before building the links). CoAP: [`Model::new`], checked beforehand.
+    fn try_new(cfg: &SimConfig, algs: &[GroupAlg]) -> Result<Self, ConfigError> {
+        Ok(Self::new(cfg, algs))
+    }
+    /// Client `c`'s flow starts. CoAP: the workload says what comes first.
+    fn flow_start(sim: &mut Sim<'_, Self>, c: usize) {
+        sim.flow_start(c);
+    }
     /// Timer slots: one per client, plus any the model needs.
     fn timer_slots(&self, clients: usize) -> usize;
     /// Whether client `c`'s transmissions must be logged even without a trace.
@@ -198,6 +223,11 @@ pub(crate) trait Model: Sized {
     fn reset(sim: &mut Sim<'_, Self>, c: usize);
     /// Client `c`'s algorithm state.
     fn snapshot(&self, c: usize) -> Snapshot;
+    /// The report's per-flow and per-group part, at the end of the run. CoAP: from the
+    /// engine's exchange records.
+    fn flow_reports(sim: &mut Sim<'_, Self>, cfg: &SimConfig, def: UnnecessaryDef) -> FlowPart {
+        sim.coap_flow_reports(cfg, def)
+    }
 }
 
 /// An extra access link: (uplink, downlink).
@@ -221,7 +251,6 @@ pub(crate) struct Sim<'t, M: Model> {
     clients: Vec<Client>,
     cold: Vec<ClientCold>,
     groups: Vec<Group>,
-    duplicate_mode: DuplicateMode,
     server_delay: Nanos,
     hist: Vec<u64>,
     useful_bytes: u64,
@@ -238,14 +267,18 @@ pub(crate) struct Sim<'t, M: Model> {
     /// Called every [`PROGRESS_EVENTS`] events, if set.
     progress: Option<&'t mut dyn FnMut(&crate::Progress)>,
     trace: Option<&'t mut dyn TraceSink>,
+    /// The queue trace, when the sink wants one ([`TraceSink::wants_queue`]).
+    qtrace: Option<Box<QueueTracer>>,
     tx_buf: Vec<TxTrace>,
+    /// The mesh network (`topology.mesh`), in place of the links.
+    mesh: Option<medium::MeshLink<M::Buf>>,
     m: M,
 }
 
 /// Events between two calls of the progress callback.
 const PROGRESS_EVENTS: u64 = 1 << 20;
 
-/// Run `cfg` (resolved and validated) with endpoint model `M`.
+/// Run `cfg` (resolved and validated) with transport `M`.
 pub(crate) fn run<'t, M: Model>(
     cfg: SimConfig,
     algs: &[GroupAlg],
@@ -256,6 +289,7 @@ pub(crate) fn run<'t, M: Model>(
     let mut sim = Sim::<M>::new(&cfg, algs, trace)?;
     sim.progress = progress;
     let truncated = sim.run();
+    sim.finish_queue_trace(truncated);
     if sim.events > sim.max_events {
         return Err(ConfigError::Invalid {
             field: "max_events".into(),
@@ -271,6 +305,7 @@ pub(crate) fn run<'t, M: Model>(
 
 impl<'t, M: Model> Sim<'t, M> {
     fn new(cfg: &SimConfig, algs: &[GroupAlg], trace: Option<&'t mut dyn TraceSink>) -> Result<Self, ConfigError> {
+        let m = M::try_new(cfg, algs)?;
         let seed = cfg.seed;
         let mtu = cfg.link.mtu_bytes;
         let link_err = |field: &str, e: String| ConfigError::Invalid { field: field.into(), problem: e };
@@ -300,7 +335,6 @@ impl<'t, M: Model> Sim<'t, M> {
                 .flat_map(|(g, &k)| std::iter::repeat(k).take(g.clients as usize))
                 .collect()
         };
-        let m = M::new(cfg, algs);
         let tracing = trace.is_some();
         let n = cfg.total_clients() as usize;
         let protos: Vec<_> = algs.iter().map(GroupAlg::instance).collect();
@@ -311,9 +345,11 @@ impl<'t, M: Model> Sim<'t, M> {
         let mut heap = BinaryHeap::with_capacity(n + 16);
         let mut seq = 0u64;
         let jitter = ms_to_ns(cfg.workload.start_jitter_ms);
-        let reserve = (cfg.workload.exchanges as usize).min(1024);
-        for (g, (gc, proto)) in cfg.groups.iter().zip(&protos).enumerate() {
-            groups.push(Group { name: proto.name(), hist: vec![0; proto.max_retransmit() as usize + 1] });
+        let reserve = if M::EXCHANGE_RECORDS { (cfg.workload.exchanges as usize).min(1024) } else { 0 };
+        for (g, gc) in cfg.groups.iter().enumerate() {
+            // A transport without CoAP algorithms (TCP) has no histogram.
+            let (name, rtx) = protos.get(g).map_or(("", 0), |p| (p.name(), p.max_retransmit()));
+            groups.push(Group { name, hist: vec![0; rtx as usize + 1] });
             for _ in 0..gc.clients {
                 let c = clients.len() as u64;
                 let keep_log = tracing || m.needs_log(c as usize);
@@ -341,6 +377,12 @@ impl<'t, M: Model> Sim<'t, M> {
             }
         }
         let bound = (cfg.max_sim_time_s * 1e9).round() as Nanos;
+        let qtrace = trace.as_deref().filter(|t| t.wants_queue()).map(|_| {
+            let links = std::iter::once((&up, &down)).chain(extra.iter().map(|(u, d)| (u, d)));
+            Box::new(QueueTracer::new(links.enumerate().flat_map(|(k, (u, d))| {
+                [(k as u32, Direction::Uplink, u.path()), (k as u32, Direction::Downlink, d.path())]
+            })))
+        });
         Ok(Sim {
             now: 0,
             seq,
@@ -356,7 +398,6 @@ impl<'t, M: Model> Sim<'t, M> {
             clients,
             cold,
             groups,
-            duplicate_mode: cfg.server.duplicate_mode,
             server_delay: ms_to_ns(cfg.server.processing_delay_ms),
             hist: vec![0; max_rtx as usize + 1],
             useful_bytes: 0,
@@ -369,7 +410,9 @@ impl<'t, M: Model> Sim<'t, M> {
             max_events: cfg.event_budget(),
             progress: None,
             trace,
+            qtrace,
             tx_buf: Vec::new(),
+            mesh: medium::MeshLink::new(cfg)?,
             m,
         })
     }
@@ -416,6 +459,7 @@ impl<'t, M: Model> Sim<'t, M> {
             Down,
             ExtraUp(usize),
             ExtraDown(usize),
+            Mesh,
         }
         loop {
             let mut best: Option<(Nanos, u64, Src)> = self.timers.peek().map(|e| (e.time, e.seq, Src::Timer));
@@ -451,6 +495,11 @@ impl<'t, M: Model> Sim<'t, M> {
                     }
                 }
             }
+            if let Some((t, s)) = self.mesh.as_ref().and_then(|m| m.peek()) {
+                if best.map_or(true, |b| (t, s) < (b.0, b.1)) {
+                    best = Some((t, s, Src::Mesh));
+                }
+            }
             let Some((t, _, src)) = best else { return false };
             if t > self.bound {
                 self.now = self.bound;
@@ -472,7 +521,7 @@ impl<'t, M: Model> Sim<'t, M> {
                 Src::Heap => {
                     let e = self.heap.pop().expect("peeked");
                     match e.kind {
-                        EvKind::FlowStart(c) => self.flow_start(c as usize),
+                        EvKind::FlowStart(c) => M::flow_start(self, c as usize),
                         EvKind::Begin(c) => M::begin(self, c as usize),
                     }
                 }
@@ -500,6 +549,7 @@ impl<'t, M: Model> Sim<'t, M> {
                     let p = self.extra[i].1.poll(t).expect("peeked");
                     M::at_client(self, p);
                 }
+                Src::Mesh => self.mesh_event(),
             }
         }
     }
@@ -582,7 +632,7 @@ impl<'t, M: Model> Sim<'t, M> {
         }
         let pkt = Packet { seq, client: c as u32, exchange: cl.cur, copy, echo: copy, buf };
         self.first_packet.get_or_insert(now);
-        self.uplink(c).push(now, size, pkt);
+        self.send_up(c, size, pkt);
         self.timers.set(c as u32, deadline, tseq);
     }
 
@@ -591,8 +641,7 @@ impl<'t, M: Model> Sim<'t, M> {
         let seq = self.next_seq();
         let exchange = self.clients[c].cur;
         self.first_packet.get_or_insert(self.now);
-        let now = self.now;
-        self.uplink(c).push(now, size, Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf });
+        self.send_up(c, size, Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf });
     }
 
     /// The server answers `p` now (or after its processing delay; `sid` is the model's
@@ -609,8 +658,25 @@ impl<'t, M: Model> Sim<'t, M> {
 
     fn send_response(&mut self, mut p: Packet<M::Buf>, size: u32) {
         p.seq = self.next_seq(); // the downlink event's own insertion order
-        let now = self.now;
-        self.downlink(p.client as usize).push(now, size, p);
+        self.send_down(size, p);
+    }
+
+    /// Queue trace: client `c`'s access link in direction `dir` was handed a packet.
+    #[cold]
+    #[inline(never)]
+    fn trace_queue(&mut self, c: usize, dir: Direction, tr: &Transit, size: u32) {
+        let (Some(q), Some(sink)) = (self.qtrace.as_deref_mut(), self.trace.as_deref_mut()) else { return };
+        let k = self.client_link.get(c).map_or(0, |&k| k as usize);
+        let (u, d) = if k == 0 { (&self.up, &self.down) } else { (&self.extra[k - 1].0, &self.extra[k - 1].1) };
+        let (idx, link) = if dir == Direction::Uplink { (2 * k, u) } else { (2 * k + 1, d) };
+        q.observe(idx, link.path(), tr, size, sink);
+    }
+
+    /// The run ended: the queue trace's last leaves (up to the time bound if it was hit).
+    fn finish_queue_trace(&mut self, truncated: bool) {
+        if let (Some(q), Some(sink)) = (self.qtrace.as_deref_mut(), self.trace.as_deref_mut()) {
+            q.finish(truncated.then_some(self.bound), sink);
+        }
     }
 
     /// Client `c`'s active exchange completed with a response (`answer`), after the model

@@ -1,44 +1,42 @@
 //! The TCP transport: CoAP over TCP (RFC 8323) on the simulator's links, one
-//! [`coapcc_tcp::Connection`] pair per flow (per batch for the random workload).
+//! [`coapcc_tcp::Connection`] pair per flow (per batch for the random workload), hosted by
+//! the engine's one loop as the [`Tcp`] model.
 //!
-//! The links are the same [`Link`]s the UDP models use (same chains, random streams and
-//! counters); a packet is a [`Segment`], charged `seg.wire_len()` bytes (40-byte TCP/IP
-//! header + payload) against the rate and the buffer. Data goes down the 30 kbit/s downlink,
-//! the client's SYN, CSM, request and ACKs up the 60 kbit/s uplink.
+//! The links are the same [`Link`](crate::link::Link)s the UDP models use (same chains, random streams and
+//! counters); a packet is a [`Packet`] whose payload is a [`Segment`], charged
+//! `seg.wire_len()` bytes (40-byte TCP/IP header + payload) against the rate and the buffer.
+//! Data goes down the 30 kbit/s downlink, the client's SYN, CSM, request and ACKs up the
+//! 60 kbit/s uplink. The packet's `exchange` field carries the connection generation: random
+//! batches open a new connection pair, and segments of an older one are delivered to nobody.
 //!
-//! Per event: the connection is given the segment (`on_segment`) or its timer
-//! (`on_timeout`), then its application ([`ClientApp`] / [`ServerApp`]) writes what is due,
-//! then every segment `poll_transmit` yields is pushed into the link, and the connection's
-//! timer slot is re-keyed to `poll_timeout()`. Events run in `(time, seq)` order as in the
-//! UDP engine, so a run is a pure function of (configuration, seed).
+//! Per event (the engine merges the sources, keeps the clock, the time bound, the event
+//! budget and the progress callback): the connection is given the segment (`on_segment`) or
+//! its timer (`on_timeout`), then its application ([`ClientApp`] / [`ServerApp`]) writes what
+//! is due, then every segment `poll_transmit` yields is pushed into the link (one `seq`
+//! each), and the connection's timer slot (2c for flow c's client, 2c + 1 for its server) is
+//! re-keyed to `poll_timeout()` (one `seq`) or emptied. Events run in `(time, seq)` order as
+//! over UDP, so a run is a pure function of (configuration, seed).
 //!
 //! Random streams (in addition to the links'): client connections of flow c draw their
 //! seeds from stream 4·2^32 + c, server connections from 5·2^32 + c, one draw per
 //! connection; the workload (start jitter, random batch sizes) from 2·2^32 + c as over UDP.
 
-use std::collections::BinaryHeap;
-
-use coapcc_cc::{Entropy, Instant, SplitMix64};
+use coapcc_cc::{Entropy, Instant, Snapshot, SplitMix64};
 use coapcc_tcp::app::{AppEvent, ClientApp, MessageSizes, ServerApp};
 use coapcc_tcp::{Connection, Segment, State, TcpCcConfig, TcpConfig};
 
-use crate::config::{invalid, ConfigError, EndpointModel, SimConfig, WorkloadKind, MAX_CLIENTS};
-use crate::link::{self, ms_to_ns, Link, Nanos};
-use crate::report::{secs, FlowReport, GroupReport, LinkReport, LinksReport, SimReport, Summary};
-use crate::timers::TimerHeap;
+use super::{FlowPart, Model, Packet, Sim, NONE};
+use crate::algorithms::GroupAlg;
+use crate::config::{invalid, ConfigError, EndpointModel, SimConfig, UnnecessaryDef, WorkloadKind, MAX_CLIENTS};
+use crate::link;
+use crate::report::{secs, FlowReport, GroupReport, SimReport, Summary};
 use crate::trace::TraceSink;
-use crate::workload::{uniform_u64, FlowPlan, Next};
-
-use super::{Ev, EvKind, STREAM_DOWNLINK, STREAM_UPLINK, STREAM_WORKLOAD};
+use crate::workload::Next;
 
 /// Stream id base of the client connections' seeds (TCP transport).
 pub const STREAM_TCP_CLIENT: u64 = 4 << 32;
 /// Stream id base of the server connections' seeds (TCP transport).
 pub const STREAM_TCP_SERVER: u64 = 5 << 32;
-
-/// Most events at one instant before a run is cut short as truncated (every client starting
-/// at once is 1 event per client and its segments; far below this).
-const SAME_INSTANT_LIMIT: u64 = 50_000_000;
 
 /// Check a TCP configuration and return each group's TCP configuration (MTU from the link).
 pub(crate) fn tcp_configs(cfg: &SimConfig) -> Result<Vec<TcpCcConfig>, ConfigError> {
@@ -105,15 +103,6 @@ pub(crate) fn tcp_configs(cfg: &SimConfig) -> Result<Vec<TcpCcConfig>, ConfigErr
     Ok(out)
 }
 
-/// A segment on the wire: its flow and connection generation (random batches open a new
-/// connection pair; segments of an older one are delivered to nobody).
-struct Pkt {
-    seq: u64,
-    flow: u32,
-    generation: u32,
-    seg: Segment,
-}
-
 /// One client's flow.
 struct Flow {
     group: u32,
@@ -129,8 +118,6 @@ struct Flow {
     generation: u32,
     client_seeds: SplitMix64,
     server_seeds: SplitMix64,
-    first_request: Option<Nanos>,
-    done_at: Option<Nanos>,
     failed: bool,
     responses: u64,
     /// Counters of closed connections (random workload), summed.
@@ -176,286 +163,140 @@ enum Side {
     Server,
 }
 
-struct TcpSim<'t> {
-    now: Nanos,
-    seq: u64,
-    bound: Nanos,
-    starts: BinaryHeap<Ev>,
-    timers: TimerHeap,
-    up: Link<Pkt>,
-    down: Link<Pkt>,
+/// The TCP transport: every flow's connection pair and applications.
+pub(crate) struct Tcp {
     flows: Vec<Flow>,
     sizes: MessageSizes,
-    done: usize,
-    first_packet: Option<Nanos>,
-    window_end: Option<Nanos>,
-    busy_window: (u64, u64),
-    last_event: Nanos,
-    events: u64,
+}
+
+/// Run `cfg` (resolved, `transport = tcp`; checked by [`Tcp::try_new`]).
+pub(crate) fn run<'t>(
+    cfg: SimConfig,
     trace: Option<&'t mut dyn TraceSink>,
+    progress: Option<&'t mut dyn FnMut(&crate::Progress)>,
+) -> Result<SimReport, ConfigError> {
+    super::run::<Tcp>(cfg, &[], trace, progress)
 }
 
-/// Run `cfg` (validated, resolved, `transport = tcp`).
-pub(crate) fn run(cfg: SimConfig, trace: Option<&mut dyn TraceSink>) -> Result<SimReport, ConfigError> {
-    let tcp = tcp_configs(&cfg)?;
-    let seed = cfg.seed;
-    let mtu = cfg.link.mtu_bytes;
-    let link_err = |field: &str, e: String| ConfigError::Invalid { field: field.into(), problem: e };
-    let up = Link::new(&cfg.link.uplink, mtu, seed, STREAM_UPLINK).map_err(|e| link_err("link.uplink", e))?;
-    let down = Link::new(&cfg.link.downlink, mtu, seed, STREAM_DOWNLINK).map_err(|e| link_err("link.downlink", e))?;
-    let sizes = match cfg.workload.kind {
-        WorkloadKind::Bulk(bytes) => MessageSizes::thesis(bytes),
-        _ => MessageSizes::thesis(u64::from(cfg.coap.response_payload_bytes)),
-    };
-    let tracing = trace.is_some();
-    let jitter = ms_to_ns(cfg.workload.start_jitter_ms);
-    let n = cfg.total_clients() as usize;
-    let mut flows = Vec::with_capacity(n);
-    let mut starts = BinaryHeap::with_capacity(n);
-    let mut seq = 0u64;
-    for (g, (gc, t)) in cfg.groups.iter().zip(&tcp).enumerate() {
-        for _ in 0..gc.clients {
-            let c = flows.len() as u64;
-            let mut wl = SplitMix64::stream(seed, STREAM_WORKLOAD + c);
-            let start = if jitter > 0 { uniform_u64(&mut wl, 0, jitter) } else { 0 };
-            // The connections' requests: every exchange on one connection, or one
-            // connection per random batch (the plan draws the same batches as over UDP).
-            let mut plan = FlowPlan::new(&cfg.workload, wl);
-            let mut batches: Vec<u32> = Vec::new();
-            let mut next = plan.start();
-            while let Next::Exchange { reset, .. } = next {
-                match batches.last_mut() {
-                    Some(b) if !reset => *b += 1,
-                    _ => batches.push(1),
-                }
-                next = plan.after(true);
-            }
-            batches.reverse();
-            let requests = batches.pop().unwrap_or(1);
-            seq += 1;
-            starts.push(Ev { time: start, seq, kind: EvKind::FlowStart(c as u32) });
-            let mut f = Flow {
-                group: g as u32,
-                cfg: *t,
-                client: Connection::client(t, 0),
-                server: Connection::server(t, 0),
-                capp: ClientApp::new(sizes, requests),
-                sapp: ServerApp::new(sizes),
-                requests,
-                batches,
-                generation: 0,
-                client_seeds: SplitMix64::stream(seed, STREAM_TCP_CLIENT + c),
-                server_seeds: SplitMix64::stream(seed, STREAM_TCP_SERVER + c),
-                first_request: None,
-                done_at: None,
-                failed: false,
-                responses: 0,
-                closed: Totals::default(),
-                setup_s: None,
-            };
-            f.open(tracing);
-            flows.push(f);
-        }
-    }
-    let mut sim = TcpSim {
-        now: 0,
-        seq,
-        bound: (cfg.max_sim_time_s * 1e9).round() as Nanos,
-        starts,
-        timers: TimerHeap::new(2 * n),
-        up,
-        down,
-        flows,
-        sizes,
-        done: 0,
-        first_packet: None,
-        window_end: None,
-        busy_window: (0, 0),
-        last_event: 0,
-        events: 0,
-        trace,
-    };
-    let truncated = sim.run();
-    Ok(sim.report(cfg, truncated))
-}
+impl Model for Tcp {
+    type Buf = Segment;
+    const EXCHANGE_RECORDS: bool = false;
 
-impl TcpSim<'_> {
-    fn next_seq(&mut self) -> u64 {
-        self.seq += 1;
-        self.seq
+    fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self {
+        Self::try_new(cfg, algs).expect("a valid TCP configuration")
     }
 
-    fn run(&mut self) -> bool {
-        #[derive(Clone, Copy)]
-        enum Src {
-            Start,
-            Timer,
-            Up,
-            Down,
-        }
-        let mut same_instant = 0u64;
-        loop {
-            let mut best: Option<(Nanos, u64, Src)> = self.timers.peek().map(|e| (e.time, e.seq, Src::Timer));
-            for (cand, src) in [
-                (self.starts.peek().map(|e| (e.time, e.seq)), Src::Start),
-                (self.up.peek().map(|(t, p)| (t, p.seq)), Src::Up),
-                (self.down.peek().map(|(t, p)| (t, p.seq)), Src::Down),
-            ] {
-                if let Some((t, s)) = cand {
-                    if best.map_or(true, |b| (t, s) < (b.0, b.1)) {
-                        best = Some((t, s, src));
-                    }
-                }
-            }
-            let Some((t, _, src)) = best else { return false };
-            // Time must advance: a connection whose timer stayed due without progress would
-            // otherwise spin at one instant (the model never does this; the guard keeps
-            // the no-hang promise if it ever did).
-            same_instant = if t == self.now { same_instant + 1 } else { 0 };
-            if t > self.bound || same_instant > SAME_INSTANT_LIMIT {
-                self.now = self.bound;
-                return true;
-            }
-            self.now = t;
-            self.last_event = t;
-            self.events += 1;
-            let now = Instant::from_nanos(t);
-            match src {
-                Src::Start => {
-                    let Some(Ev { kind: EvKind::FlowStart(c), .. }) = self.starts.pop() else { continue };
-                    self.flows[c as usize].client.connect(now);
-                    self.service(c as usize, Side::Client);
-                }
-                Src::Timer => {
-                    let slot = self.timers.peek().expect("peeked").client as usize;
-                    let (c, side) = (slot / 2, if slot % 2 == 0 { Side::Client } else { Side::Server });
-                    let f = &mut self.flows[c];
-                    match side {
-                        Side::Client => f.client.on_timeout(now),
-                        Side::Server => f.server.on_timeout(now),
-                    }
-                    self.service(c, side);
-                }
-                Src::Up => {
-                    let p = self.up.poll(t).expect("peeked");
-                    let f = &mut self.flows[p.flow as usize];
-                    if p.generation == f.generation {
-                        f.server.on_segment(now, &p.seg);
-                        self.service(p.flow as usize, Side::Server);
-                    }
-                }
-                Src::Down => {
-                    let p = self.down.poll(t).expect("peeked");
-                    let f = &mut self.flows[p.flow as usize];
-                    if p.generation == f.generation {
-                        f.client.on_segment(now, &p.seg);
-                        self.service(p.flow as usize, Side::Client);
-                    }
-                }
-            }
-        }
-    }
-
-    /// After an input to flow `c`'s `side`: its application writes, its segments go out,
-    /// its timer is re-keyed.
-    fn service(&mut self, c: usize, side: Side) {
-        let now = Instant::from_nanos(self.now);
-        let t = self.now;
-        let f = &mut self.flows[c];
-        let mut finished = false;
-        match side {
-            Side::Client => {
-                let (first, last) = (&mut f.first_request, f.requests.saturating_sub(1));
-                let mut last_response = false;
-                f.capp.poll(&mut f.client, |e| match e {
-                    AppEvent::RequestSent { .. } => {
-                        first.get_or_insert(t);
-                    }
-                    AppEvent::ResponseReceived { index } => {
-                        f.responses += 1;
-                        last_response |= index == last;
-                    }
-                    AppEvent::Established => {}
-                });
-                if f.setup_s.is_none() {
-                    f.setup_s = f.client.counters().setup_s;
-                }
-                if f.client.state() == State::Failed && f.done_at.is_none() {
-                    f.failed = true;
-                    finished = true;
-                } else if last_response {
-                    if f.batches.is_empty() {
-                        finished = true;
-                    } else {
-                        // Random workload: the next batch on a new connection pair.
-                        self.drain_trace(c);
-                        let f = &mut self.flows[c];
-                        f.closed.add(&f.client, &f.server);
-                        f.generation += 1;
-                        f.requests = f.batches.pop().expect("non-empty");
-                        f.capp = ClientApp::new(self.sizes, f.requests);
-                        f.sapp = ServerApp::new(self.sizes);
-                        f.open(self.trace.is_some());
-                        f.client.connect(now);
-                        self.timers.remove(2 * c as u32 + 1);
-                    }
-                }
-            }
-            Side::Server => f.sapp.poll(&mut f.server),
-        }
-        if finished {
-            let f = &mut self.flows[c];
-            f.done_at = Some(t);
-            self.done += 1;
-            if self.done == self.flows.len() {
-                self.close_window(t);
-            }
-        }
-        let f = &mut self.flows[c];
-        let conn = match side {
-            Side::Client => &mut f.client,
-            Side::Server => &mut f.server,
+    /// Check the configuration ([`tcp_configs`]); every flow's connection pair (opened when
+    /// the flow starts).
+    fn try_new(cfg: &SimConfig, _algs: &[GroupAlg]) -> Result<Self, ConfigError> {
+        let tcp = tcp_configs(cfg)?;
+        let sizes = match cfg.workload.kind {
+            WorkloadKind::Bulk(bytes) => MessageSizes::thesis(bytes),
+            _ => MessageSizes::thesis(u64::from(cfg.coap.response_payload_bytes)),
         };
-        let (flow, generation) = (c as u32, f.generation);
-        while let Some(seg) = conn.poll_transmit(now) {
-            self.seq += 1;
-            let p = Pkt { seq: self.seq, flow, generation, seg };
-            self.first_packet.get_or_insert(t);
-            let link = if side == Side::Client { &mut self.up } else { &mut self.down };
-            link.push(t, seg.wire_len(), p);
-        }
-        let slot = 2 * c as u32 + u32::from(side == Side::Server);
-        match conn.poll_timeout() {
-            Some(at) => {
-                let seq = self.next_seq();
-                self.timers.set(slot, at.as_nanos().max(t), seq);
+        let mut flows = Vec::with_capacity(cfg.total_clients() as usize);
+        for (g, (gc, t)) in cfg.groups.iter().zip(&tcp).enumerate() {
+            for _ in 0..gc.clients {
+                let c = flows.len() as u64;
+                flows.push(Flow {
+                    group: g as u32,
+                    cfg: *t,
+                    client: Connection::client(t, 0),
+                    server: Connection::server(t, 0),
+                    capp: ClientApp::new(sizes, 1),
+                    sapp: ServerApp::new(sizes),
+                    requests: 1,
+                    batches: Vec::new(),
+                    generation: 0,
+                    client_seeds: SplitMix64::stream(cfg.seed, STREAM_TCP_CLIENT + c),
+                    server_seeds: SplitMix64::stream(cfg.seed, STREAM_TCP_SERVER + c),
+                    failed: false,
+                    responses: 0,
+                    closed: Totals::default(),
+                    setup_s: None,
+                });
             }
-            None => self.timers.remove(slot),
         }
-        if side == Side::Server {
-            self.drain_trace(c);
+        Ok(Tcp { flows, sizes })
+    }
+
+    fn timer_slots(&self, clients: usize) -> usize {
+        2 * clients
+    }
+
+    fn needs_log(&self, _c: usize) -> bool {
+        false
+    }
+
+    /// The flow's connections: every exchange on one connection, or one connection per
+    /// random batch (the workload draws the same batches as over UDP). The first pair opens
+    /// and the client connects.
+    fn flow_start(sim: &mut Sim<'_, Self>, c: usize) {
+        let plan = &mut sim.cold[c].plan;
+        let mut batches: Vec<u32> = Vec::new();
+        let mut next = plan.start();
+        while let Next::Exchange { reset, .. } = next {
+            match batches.last_mut() {
+                Some(b) if !reset => *b += 1,
+                _ => batches.push(1),
+            }
+            next = plan.after(true);
+        }
+        batches.reverse();
+        let tracing = sim.trace.is_some();
+        let f = &mut sim.m.flows[c];
+        f.requests = batches.pop().unwrap_or(1);
+        f.batches = batches;
+        f.capp = ClientApp::new(sim.m.sizes, f.requests);
+        f.open(tracing);
+        f.client.connect(Instant::from_nanos(sim.now));
+        service(sim, c, Side::Client);
+    }
+
+    /// Never called: TCP does not defer exchange starts.
+    fn begin(_sim: &mut Sim<'_, Self>, _c: usize) {}
+
+    /// Slot 2c is flow c's client connection, 2c + 1 its server connection.
+    fn timer(sim: &mut Sim<'_, Self>, slot: usize) {
+        let now = Instant::from_nanos(sim.now);
+        let (c, side) = (slot / 2, if slot % 2 == 0 { Side::Client } else { Side::Server });
+        let f = &mut sim.m.flows[c];
+        match side {
+            Side::Client => f.client.on_timeout(now),
+            Side::Server => f.server.on_timeout(now),
+        }
+        service(sim, c, side);
+    }
+
+    fn at_server(sim: &mut Sim<'_, Self>, p: Packet<Segment>) {
+        let f = &mut sim.m.flows[p.client as usize];
+        if p.exchange == f.generation {
+            f.server.on_segment(Instant::from_nanos(sim.now), &p.buf);
+            service(sim, p.client as usize, Side::Server);
         }
     }
 
-    fn drain_trace(&mut self, c: usize) {
-        let Some(sink) = self.trace.as_deref_mut() else { return };
-        for r in self.flows[c].server.take_trace() {
-            sink.tcp(&r.line(c as u32));
+    /// Never called: a server processing delay is not modelled over TCP.
+    fn server_send(_sim: &mut Sim<'_, Self>, _p: Packet<Segment>, _sid: u64) {}
+
+    fn at_client(sim: &mut Sim<'_, Self>, p: Packet<Segment>) {
+        let f = &mut sim.m.flows[p.client as usize];
+        if p.exchange == f.generation {
+            f.client.on_segment(Instant::from_nanos(sim.now), &p.buf);
+            service(sim, p.client as usize, Side::Client);
         }
     }
 
-    fn close_window(&mut self, end: Nanos) {
-        if self.window_end.is_none() {
-            self.window_end = Some(end);
-            self.busy_window = (self.down.path().busy_ns_until(end), self.up.path().busy_ns_until(end));
-        }
+    /// Never called: a random batch opens a new connection pair instead.
+    fn reset(_sim: &mut Sim<'_, Self>, _c: usize) {}
+
+    /// TCP has no CoAP algorithm state (its trace records are the connections' own).
+    fn snapshot(&self, _c: usize) -> Snapshot {
+        Snapshot::default()
     }
 
-    fn report(mut self, cfg: SimConfig, truncated: bool) -> SimReport {
-        let end = if truncated { self.bound } else { self.last_event };
-        self.close_window(end);
-        let start = self.first_packet.unwrap_or(0);
-        let window = self.window_end.unwrap_or(end).saturating_sub(start);
+    /// Per flow: the connections' counters (closed ones summed), responses, setup time.
+    fn flow_reports(sim: &mut Sim<'_, Self>, cfg: &SimConfig, _def: UnnecessaryDef) -> FlowPart {
         let mut groups: Vec<GroupReport> = cfg
             .groups
             .iter()
@@ -464,12 +305,12 @@ impl TcpSim<'_> {
             .collect();
         let mut fcts: Vec<Vec<f64>> = vec![Vec::new(); groups.len()];
         let mut delivered = 0u64;
-        let mut flows = Vec::with_capacity(self.flows.len());
-        for (i, f) in self.flows.iter().enumerate() {
+        let mut flows = Vec::with_capacity(sim.m.flows.len());
+        for (i, (f, cl)) in sim.m.flows.iter().zip(&sim.cold).enumerate() {
             let mut tot = f.closed;
             tot.add(&f.client, &f.server);
             delivered += tot.bytes_delivered;
-            let fct = match (f.first_request, f.done_at, f.failed) {
+            let fct = match (cl.first_sent, cl.done_at, f.failed) {
                 (Some(s), Some(d), false) => Some(secs(d - s)),
                 _ => None,
             };
@@ -504,26 +345,100 @@ impl TcpSim<'_> {
         for (gr, f) in groups.iter_mut().zip(&fcts) {
             gr.fct_s = Summary::of(f);
         }
-        let link = |l: &Link<Pkt>, busy: u64| {
-            let path = l.path();
-            let rs = path.rate_stage().map(|r| r.stats()).unwrap_or_default();
-            LinkReport::new(path.counters(), rs.admitted_bytes, busy, window, rs.max_queue_bytes)
-        };
-        let downlink = link(&self.down, self.busy_window.0);
-        let uplink = link(&self.up, self.busy_window.1);
-        let serialised = downlink.serialised_bytes;
-        SimReport {
-            config: cfg,
-            flows,
-            retransmissions_per_exchange: Vec::new(),
-            links: LinksReport { downlink, uplink },
-            access_links: Vec::new(),
-            useful_fraction: if serialised > 0 { delivered as f64 / serialised as f64 } else { 0.0 },
-            sim_time_s: secs(end),
-            wall_s: 0.0,
-            events: self.events,
-            truncated,
-            groups,
+        FlowPart { flows, groups, hist: Vec::new(), useful_bytes: delivered }
+    }
+}
+
+/// After an input to flow `c`'s `side`: its application writes, its segments go out, its
+/// timer slot is re-keyed.
+fn service(sim: &mut Sim<'_, Tcp>, c: usize, side: Side) {
+    let now = Instant::from_nanos(sim.now);
+    let t = sim.now;
+    let f = &mut sim.m.flows[c];
+    let cl = &mut sim.cold[c];
+    let mut finished = false;
+    match side {
+        Side::Client => {
+            let (first, last) = (&mut cl.first_sent, f.requests.saturating_sub(1));
+            let mut last_response = false;
+            f.capp.poll(&mut f.client, |e| match e {
+                AppEvent::RequestSent { .. } => {
+                    first.get_or_insert(t);
+                }
+                AppEvent::ResponseReceived { index } => {
+                    f.responses += 1;
+                    last_response |= index == last;
+                }
+                AppEvent::Established => {}
+            });
+            if f.setup_s.is_none() {
+                f.setup_s = f.client.counters().setup_s;
+            }
+            if f.client.state() == State::Failed && cl.done_at.is_none() {
+                f.failed = true;
+                finished = true;
+            } else if last_response {
+                if f.batches.is_empty() {
+                    finished = true;
+                } else {
+                    // Random workload: the next batch on a new connection pair.
+                    drain_trace(sim, c);
+                    let sizes = sim.m.sizes;
+                    let f = &mut sim.m.flows[c];
+                    f.closed.add(&f.client, &f.server);
+                    f.generation += 1;
+                    f.requests = f.batches.pop().expect("non-empty");
+                    f.capp = ClientApp::new(sizes, f.requests);
+                    f.sapp = ServerApp::new(sizes);
+                    f.open(sim.trace.is_some());
+                    f.client.connect(now);
+                    sim.timers.remove(2 * c as u32 + 1);
+                }
+            }
         }
+        Side::Server => f.sapp.poll(&mut f.server),
+    }
+    if finished {
+        sim.cold[c].done_at = Some(t);
+        sim.done += 1;
+        if sim.done == sim.clients.len() {
+            sim.close_window(t);
+        }
+    }
+    let f = &mut sim.m.flows[c];
+    let conn = match side {
+        Side::Client => &mut f.client,
+        Side::Server => &mut f.server,
+    };
+    let generation = f.generation;
+    while let Some(seg) = conn.poll_transmit(now) {
+        sim.seq += 1;
+        let p = Packet { seq: sim.seq, client: c as u32, exchange: generation, copy: NONE, echo: NONE, buf: seg };
+        sim.first_packet.get_or_insert(t);
+        let link = if side == Side::Client { &mut sim.up } else { &mut sim.down };
+        let tr = link.push(t, seg.wire_len(), p);
+        if let (Some(q), Some(sink)) = (sim.qtrace.as_deref_mut(), sim.trace.as_deref_mut()) {
+            let (idx, link) = if side == Side::Client { (0, &sim.up) } else { (1, &sim.down) };
+            q.observe(idx, link.path(), &tr, seg.wire_len(), sink);
+        }
+    }
+    let slot = 2 * c as u32 + u32::from(side == Side::Server);
+    match conn.poll_timeout() {
+        Some(at) => {
+            let seq = sim.next_seq();
+            sim.timers.set(slot, at.as_nanos().max(t), seq);
+        }
+        None => sim.timers.remove(slot),
+    }
+    if side == Side::Server {
+        drain_trace(sim, c);
+    }
+}
+
+/// Flow `c`'s server connection's trace records, to the sink.
+fn drain_trace(sim: &mut Sim<'_, Tcp>, c: usize) {
+    let Some(sink) = sim.trace.as_deref_mut() else { return };
+    for r in sim.m.flows[c].server.take_trace() {
+        sink.tcp(&r.line(c as u32));
     }
 }

@@ -1,0 +1,171 @@
+//! The mesh topology (`topology.mesh`): a multi-hop IEEE 802.15.4 network
+//! ([`coapcc_mesh::MeshNet`]: shared radio medium, CSMA/CA MAC with ACKs and retries, per-node
+//! queues, storing-mode forwarding along a DODAG) in place of the links, as one more event
+//! source of the engine's loop.
+//!
+//! The server sits at the sink, client c on the c-th node that is neither the sink nor the
+//! DODAG root (round robin). A packet of `size` IP bytes becomes a frame of
+//! `MediumConfig::psdu_of_coap(size - IP - UDP headers)` bytes: the CoAP message under the
+//! compressed 6LoWPAN/UDP headers, the RPL option and the 802.15.4 header. The network
+//! schedules its internal events (backoffs, CCAs, frames, ACKs, timeouts) with `seq` numbers
+//! from the engine's own counter, so the loop merges them with every other source in
+//! `(time, seq)` order; a frame delivered at its destination is handed to the model as a link
+//! delivery would be. The network carries a handle into a slab of the engine's packets (the
+//! configuration check rules out MAC duplicate forwarding, the only way a packet could be
+//! delivered twice).
+
+use coapcc_mesh::{MediumConfig, MeshNet};
+
+use super::{Model, Nanos, Packet, Sim};
+use crate::config::{ConfigError, SimConfig};
+use crate::report::{MeshDrops, MeshLinkReport};
+use crate::trace::Direction;
+
+/// The mesh network of a run and the engine packets it carries.
+pub(crate) struct MeshLink<B> {
+    net: MeshNet<u32>,
+    cfg: MediumConfig,
+    /// Packets in the network, by handle.
+    slab: Vec<Option<Packet<B>>>,
+    free: Vec<u32>,
+    /// The node of each client.
+    client_node: Vec<u16>,
+    sink: u16,
+    /// IP and UDP header bytes of a packet (removed from its IP size).
+    ip_udp: u32,
+}
+
+impl<B> MeshLink<B> {
+    /// The network of `cfg.topology.mesh`, if any.
+    pub(crate) fn new(cfg: &SimConfig) -> Result<Option<Self>, ConfigError> {
+        let Some(m) = &cfg.topology.mesh else { return Ok(None) };
+        let err = |e: String| ConfigError::Invalid { field: "topology.mesh".into(), problem: e };
+        let net = MeshNet::new(&m.to_mesh(cfg.seed)).map_err(err)?;
+        let (n, root, sink) = (net.topology().len(), net.dodag().root, net.sink());
+        let hosts: Vec<u16> = (0..n).filter(|&v| v != root && v != sink).map(|v| v as u16).collect();
+        if hosts.is_empty() {
+            return Err(err("the topology has no node for a client besides the root and the sink".into()));
+        }
+        let clients = cfg.total_clients() as usize;
+        Ok(Some(MeshLink {
+            net,
+            cfg: m.clone(),
+            slab: Vec::new(),
+            free: Vec::new(),
+            client_node: (0..clients).map(|c| hosts[c % hosts.len()]).collect(),
+            sink: sink as u16,
+            ip_udp: crate::coap::ip_len(0, cfg.coap.ip_version) as u32,
+        }))
+    }
+
+    fn psdu(&self, size: u32) -> u32 {
+        self.cfg.psdu_of_coap(size.saturating_sub(self.ip_udp))
+    }
+
+    fn store(&mut self, p: Packet<B>) -> u32 {
+        match self.free.pop() {
+            Some(h) => {
+                self.slab[h as usize] = Some(p);
+                h
+            }
+            None => {
+                self.slab.push(Some(p));
+                (self.slab.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Client `p.client`'s packet of `size` IP bytes enters the network for the server.
+    fn push_up(&mut self, now: Nanos, seq: &mut u64, size: u32, p: Packet<B>) {
+        let (from, psdu) = (self.client_node[p.client as usize], self.psdu(size));
+        let h = self.store(p);
+        self.net.push(now, seq, from, self.sink, psdu, h);
+    }
+
+    /// The server's packet of `size` IP bytes enters the network for client `p.client`.
+    fn push_down(&mut self, now: Nanos, seq: &mut u64, size: u32, p: Packet<B>) {
+        let (to, psdu) = (self.client_node[p.client as usize], self.psdu(size));
+        let h = self.store(p);
+        self.net.push(now, seq, self.sink, to, psdu, h);
+    }
+
+    /// `(time, seq)` of the network's next event.
+    #[inline]
+    pub(crate) fn peek(&self) -> Option<(Nanos, u64)> {
+        self.net.peek()
+    }
+
+    /// Run the network's next event; a packet it delivered, with whether it reached the
+    /// server.
+    fn poll(&mut self, seq: &mut u64) -> Option<(bool, Packet<B>)> {
+        let d = self.net.poll(seq)?;
+        let p = self.slab[d.payload as usize].take()?;
+        self.free.push(d.payload);
+        Some((d.node == self.sink, p))
+    }
+
+    /// The network's part of the report.
+    pub(crate) fn report(&self) -> MeshLinkReport {
+        let dodag = self.net.dodag();
+        let c = self.net.drop_causes();
+        MeshLinkReport {
+            nodes: self.net.topology().len(),
+            root: dodag.root,
+            sink: self.sink as usize,
+            client_nodes: self.client_node.clone(),
+            client_hops: self.client_node.iter().map(|&v| dodag.hops(v as usize, self.sink as usize)).collect(),
+            mac: self.net.mac_counters().clone(),
+            drops: MeshDrops {
+                buffer_overflow: c.buffer_overflow,
+                neighbor_queues_full: c.neighbor_queues_full,
+                mac_no_ack: c.mac_no_ack,
+                mac_channel_access: c.mac_channel_access,
+            },
+            conservation: self.net.conservation(),
+        }
+    }
+}
+
+impl<M: Model> Sim<'_, M> {
+    /// Send client `c`'s packet of `size` IP bytes toward the server: over its access link, or
+    /// into the mesh.
+    #[inline]
+    pub(super) fn send_up(&mut self, c: usize, size: u32, p: Packet<M::Buf>) {
+        let now = self.now;
+        match self.mesh.as_mut() {
+            Some(m) => m.push_up(now, &mut self.seq, size, p),
+            None => {
+                let tr = self.uplink(c).push(now, size, p);
+                if self.qtrace.is_some() {
+                    self.trace_queue(c, Direction::Uplink, &tr, size);
+                }
+            }
+        }
+    }
+
+    /// Send the server's packet of `size` IP bytes toward client `p.client`.
+    #[inline]
+    pub(super) fn send_down(&mut self, size: u32, p: Packet<M::Buf>) {
+        let now = self.now;
+        match self.mesh.as_mut() {
+            Some(m) => m.push_down(now, &mut self.seq, size, p),
+            None => {
+                let c = p.client as usize;
+                let tr = self.downlink(c).push(now, size, p);
+                if self.qtrace.is_some() {
+                    self.trace_queue(c, Direction::Downlink, &tr, size);
+                }
+            }
+        }
+    }
+
+    /// Run the mesh's next event and hand what it delivered to the model.
+    pub(super) fn mesh_event(&mut self) {
+        let Some(m) = self.mesh.as_mut() else { return };
+        match m.poll(&mut self.seq) {
+            Some((true, p)) => M::at_server(self, p),
+            Some((false, p)) => M::at_client(self, p),
+            None => {}
+        }
+    }
+}

@@ -8,7 +8,9 @@
 //! - `armed[slot]` is the authoritative state of a slot: the `(time, seq)` it is armed for,
 //!   `seq == 0` when disarmed. Arming adds an entry; re-arming or disarming only rewrites
 //!   `armed`, leaving the old entry behind as *stale* (its `seq` no longer matches); stale
-//!   entries are dropped when they reach the front.
+//!   entries are dropped when they reach the front, or all at once when they outnumber the
+//!   armed timers by more than `COMPACT_SLACK` (so memory follows the armed timers, not
+//!   the arms since the start).
 //! - Time is cut into level-0 slots of 2^20 ns (about 1 ms), grouped by 256 into level-1
 //!   slots (about 268 ms). With `c0` the current level-0 slot: `front` (a binary heap on
 //!   `(time, seq)`) holds every entry whose level-0 slot is `<= c0`; `l0` the entries of the
@@ -37,6 +39,9 @@ use crate::link::Nanos;
 const S0: u32 = 20;
 /// log2 of a level-1 slot's width, ns (256 level-0 slots).
 const S1: u32 = S0 + 8;
+
+/// Stale entries allowed beyond the armed timers' count before [`TimerQueue::compact`].
+const COMPACT_SLACK: usize = 1024;
 
 /// A level-1 slot with at most this many entries goes straight to `front`.
 const DIRECT: usize = 48;
@@ -116,6 +121,8 @@ pub(crate) struct TimerQueue {
     /// Per slot: `(time, seq)` it is armed for; `seq == 0`: disarmed.
     armed: Vec<(Nanos, u64)>,
     live: usize,
+    /// Entries held in `front`, `l0`, `l1` and `far`, stale ones included.
+    stored: usize,
     /// The front as last found by [`TimerQueue::peek`], kept up to date by `set` and
     /// `remove` (the engine peeks once per event).
     cached: Option<TimerEntry>,
@@ -137,6 +144,7 @@ impl TimerQueue {
             far_min: u64::MAX,
             armed: vec![(0, 0); slots],
             live: 0,
+            stored: 0,
             cached: None,
         }
     }
@@ -168,7 +176,32 @@ impl TimerQueue {
                 self.cached = Some(e);
             }
         }
+        self.stored += 1;
+        if self.stored > 2 * self.live + COMPACT_SLACK {
+            self.compact();
+        }
         self.insert(e);
+    }
+
+    /// Drop every stale entry: with lazy deletion, re-armed and disarmed timers would
+    /// otherwise stay until their old deadline (a retransmission timer after backoff is a
+    /// minute away), holding many times more entries than there are armed timers. Runs
+    /// after `live + COMPACT_SLACK` arms since the last one: amortised O(1) per arm.
+    #[cold]
+    #[inline(never)]
+    fn compact(&mut self) {
+        let armed = &self.armed;
+        let keep = |e: &TimerEntry| armed[e.client as usize] == (e.time, e.seq);
+        let front = std::mem::take(&mut self.front).into_vec();
+        self.front =
+            front.into_iter().filter(|&Reverse((k, c))| armed[c as usize] == ((k >> 64) as u64, k as u64)).collect();
+        let mut stored = self.front.len();
+        for v in self.l0.iter_mut().chain(self.l1.iter_mut()) {
+            v.retain(keep);
+            stored += v.len();
+        }
+        self.far.retain(keep);
+        self.stored = stored + self.far.len();
     }
 
     /// Disarm `client`'s timer, if armed.
@@ -221,6 +254,7 @@ impl TimerQueue {
                     return Some(TimerEntry { time: (k >> 64) as u64, seq: k as u64, client: c });
                 }
                 self.front.pop();
+                self.stored -= 1;
             }
             if !self.advance() {
                 return None;
@@ -360,5 +394,29 @@ mod tests {
         check(1000, 1 << 22, 20_000, 9); // within a few level-0 slots
         check(2000, 1 << 31, 20_000, 10); // level-1 slots too full to go straight to the front
         check(1, 10, 2_000, 7);
+    }
+
+    #[test]
+    fn stale_entries_are_bounded() {
+        // Re-arming leaves stale entries behind; compaction keeps them bounded and the
+        // order exact.
+        let mut h = TimerQueue::new(8);
+        let mut seq = 0;
+        for k in 0..100_000u64 {
+            seq += 1;
+            let c = (k % 8) as u32;
+            h.set(c, 60_000_000_000 + (k * 7919) % 50_000_000_000, seq);
+            assert!(h.stored <= 2 * h.live + COMPACT_SLACK, "{} entries for {} timers", h.stored, h.live);
+        }
+        let mut last = (0, 0);
+        let mut popped = 0;
+        while let Some(e) = h.peek() {
+            assert!((e.time, e.seq) > last);
+            assert_eq!(h.time_of(e.client), Some(e.time));
+            last = (e.time, e.seq);
+            h.remove(e.client);
+            popped += 1;
+        }
+        assert_eq!(popped, 8);
     }
 }

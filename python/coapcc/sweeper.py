@@ -180,16 +180,16 @@ def _describe(e: BaseException) -> str:
 
 def execute(runner: RunnerLike, config_json: str, config_hash: str, common_json: str) -> tuple:
     """Worker entry point: run one configuration; returns its record
-    (:func:`coapcc.dataset.encode_columns`), its number of flows, and the record as Python
-    objects without its ``common`` (pickled to the sweep faster than it would parse)."""
-    from .dataset import encode_columns
+    (:func:`coapcc.dataset.encode_columns`) and its number of flows, as
+    :meth:`coapcc.dataset.DatasetWriter.add` takes them."""
+    from .dataset import encode_columns, flow_count
     from .runner import run_columns
 
     cols = run_columns(runner, config_json)
     if cols.get("config_json") is None:
         cols["config_json"] = canonical_json(json.loads(config_json))
-    record, parsed = encode_columns(config_hash, common_json, cols, parsed=True)
-    return record, parsed["run"]["flows"], parsed
+    record = encode_columns(config_hash, common_json, cols)
+    return record, flow_count(cols)
 
 
 def _args(t: Task) -> tuple:
@@ -624,9 +624,7 @@ def _run(experiment, out, todo, outcome, workers, scheduler, dask_local, runner,
                     flush=True,
                 )
             else:
-                record, flows, parsed = encoded
-                parsed["common"] = task.common()
-                writer.add(record, flows, parsed)
+                writer.add(*encoded)
                 outcome.ran += 1
             if bar is not None:
                 bar.update(1)

@@ -220,7 +220,8 @@ def encode_columns(config_hash: str, common_json: str, cols: dict, parsed: bool 
         if t is not None:
             head_flows[k] = {"t": t, "n": len(v)}
             segments.append(v)
-        elif v and all(type(x) is str for x in v):  # labels: each distinct value once, then indices
+        elif v and all(type(x) is str for x in dict.fromkeys(v)):
+            # Labels: each distinct value once, then their indices.
             values = list(dict.fromkeys(v))
             pos = {x: i for i, x in enumerate(values)}
             idx = _array("I", [pos[x] for x in v]).tobytes()
@@ -313,14 +314,24 @@ def run_summary(cols: dict, flow_cols: dict | None = None, types: dict | None = 
         flow_cols = cols.get("flows") or {}
     if types is None:
         types = cols.get("flow_types") or {}
-    if types:  # packed columns (simulate_columns(packed=True)): their values
+    ints: set = set()  # packed integer columns (numpy arrays: summed in C, exactly)
+    if types:  # packed columns (simulate_columns(packed=True)): their values, as numpy arrays
+        import numpy as np
+
         flow_cols = dict(flow_cols)
         for k, t in types.items():
             if k in flow_cols:
-                flow_cols[k] = _unpack(flow_cols[k], t)
+                flow_cols[k] = np.frombuffer(flow_cols[k], _PACKED[t][1])
+                if t != "f8":
+                    ints.add(k)
     n = len(next(iter(flow_cols.values()))) if flow_cols else 0
-    fcts = [x for x in flow_cols.get("fct_s", ()) if x is not None and x == x]
-    fct = _fct_percentiles(fcts)
+    col = flow_cols.get("fct_s", ())
+    if types.get("fct_s") == "f8":
+        fcts = np.sort(col[~np.isnan(col)])
+        fct = _percentiles_of_sorted(fcts)
+    else:
+        fcts = [x for x in col if x is not None and x == x]
+        fct = _fct_percentiles(fcts)
     run: dict[str, Any] = {
         "config_json": cols.get("config_json"),
         "flows": n,
@@ -336,9 +347,17 @@ def run_summary(cols: dict, flow_cols: dict | None = None, types: dict | None = 
         "completed_exchanges",
     ):
         col = flow_cols.get(k, ())
-        run[k] = int(sum(col)) if k in types or None not in col else int(sum(int(x or 0) for x in col))
+        if k in ints:
+            run[k] = int(col.sum(dtype=np.uint64))
+        else:
+            col = col.tolist() if k in types else col
+            run[k] = int(sum(col)) if k in types or None not in col else int(sum(int(x or 0) for x in col))
     for k in TCP_RUN_FIELDS if "segments_sent" in flow_cols else ():  # a UDP run's row is unchanged
-        run[k] = int(sum(int(x or 0) for x in flow_cols[k]))
+        col = flow_cols[k]
+        if k in ints:
+            run[k] = int(col.sum(dtype=np.uint64))
+        else:
+            run[k] = int(sum(int(x or 0) for x in (col.tolist() if k in types else col)))
     run["retransmissions_per_exchange"] = [int(x) for x in cols.get("retransmissions_per_exchange") or ()]
     for k in ("useful_fraction", "sim_time_s", "wall_s", "events", "truncated"):
         run[k] = cols.get(k)
@@ -405,7 +424,11 @@ def _fct_percentiles(values: list) -> dict:
     computes them (numpy's ``linear`` method: virtual index ``(n - 1) q``, numpy's two-sided
     lerp), in plain Python: numpy's per-call overhead was a third of a sweep's encoding time.
     ``tests/python/test_sweep_robust.py`` checks bitwise equality with ``describe``."""
-    a = sorted(v for v in values if v == v)  # NaN dropped, as describe does
+    return _percentiles_of_sorted(sorted(v for v in values if v == v))  # NaN dropped, as describe does
+
+
+def _percentiles_of_sorted(a) -> dict:
+    """:func:`_fct_percentiles` of ``a``, sorted and without NaN (a list or a numpy array)."""
     n = len(a)
     out = {}
     for p in (10, 25, 50, 75, 90):

@@ -529,6 +529,34 @@ def test_fct_percentiles_equal_describe_bitwise():
             assert (v == w) or (v != v and w != w), (k, v, w, vals)
 
 
+def test_run_summary_of_packed_columns_equals_the_lists_bitwise():
+    """A run's row from the simulator's packed columns (numpy on the arrays) holds exactly the
+    values the same columns as lists give."""
+    from coapcc import _native
+    from coapcc.config import SimConfig, to_native
+    from coapcc.dataset import run_summary
+
+    for kw in (
+        {"algorithm": "cocoa", "clients": 40, "buffer_bytes": 2500, "errors": "bernoulli:0.01"},
+        {"groups": [{"algorithm": "default", "clients": 3}, {"algorithm": "fasor", "clients": 2}]},
+        {
+            "transport": "tcp",
+            "algorithm": "newreno:preset=helsinki2018",
+            "workload": "bulk:1000",
+            "clients": 3,
+        },
+    ):
+        cj = json.dumps(to_native(SimConfig(seed=9, **{"exchanges": 5, **kw})))
+        packed = run_summary(_native.simulate_columns(cj, packed=True))
+        lists = run_summary(_native.simulate_columns(cj))
+        assert list(packed) == list(lists)
+        for k, v in lists.items():
+            if k == "wall_s":  # the simulator's own running time
+                continue
+            assert type(packed[k]) is type(v) and (packed[k] == v or (v != v and packed[k] != packed[k])), k
+        assert packed["finished_flows"] > 0 and packed["transmissions"] > 0
+
+
 def test_per_run_files_of_older_versions_are_consolidated(tiny_file, tmp_path):
     """Datasets written by earlier versions hold one file per run: a sweep consolidates them
     into a part and runs nothing again."""

@@ -198,11 +198,11 @@ def encode_columns(config_hash: str, common_json: str, cols: dict, parsed: bool 
     and Parquet costs are paid once per part, not per run.
 
     Layout: ``CCR2``, the length of the rest (u32, little-endian), the length of the head
-    (u32), the head (JSON: ``h``, ``common``, ``run`` without ``config_json``, ``cj`` the
-    length of the configuration text, ``flows`` each column a list or ``{"t": type, "n":
+    (u32), the head (JSON: ``h``, ``run`` without ``config_json``, ``co`` and ``cj`` the
+    lengths of ``common`` and of the configuration text, ``flows`` each column a list or ``{"t": type, "n":
     length}`` of a packed column, or ``{"v": values, "n": length}`` of a column of strings:
-    its distinct values, then their indices as u4), then the configuration text (UTF-8) and
-    the columns' bytes, in the head's order.
+    its distinct values, then their indices as u4), then ``common`` (JSON), the configuration
+    text (UTF-8) and the columns' bytes, in the head's order.
 
     With ``parsed``, returns ``(record, parts)``: ``parts`` is what :func:`decode_record`
     gives, without its ``common``.
@@ -230,11 +230,12 @@ def encode_columns(config_hash: str, common_json: str, cols: dict, parsed: bool 
         else:
             head_flows[k] = v
     cj = (run.pop("config_json") or "").encode()
+    co = common_json.encode()
     head = (
-        f'{{"h":{json.dumps(config_hash)},"common":{common_json},"run":'
-        f'{_RECORD_JSON.encode(run)},"cj":{len(cj)},"flows":{_RECORD_JSON.encode(head_flows)}}}'
+        f'{{"h":{json.dumps(config_hash)},"run":{_RECORD_JSON.encode(run)},"co":{len(co)},"cj":{len(cj)},'
+        f'"flows":{_RECORD_JSON.encode(head_flows)}}}'
     ).encode()
-    body = b"".join([cj, *segments])
+    body = b"".join([co, cj, *segments])
     size = (4 + len(head) + len(body)).to_bytes(4, "little")
     record = b"".join([_MAGIC, size, len(head).to_bytes(4, "little"), head, body])
     if not parsed:
@@ -262,10 +263,11 @@ def _array(code: str, data) -> Any:
 _MAGIC = b"CCR2"
 
 
-def decode_record(record) -> dict:
+def decode_record(record, common: dict | None = None) -> dict:
     """A record (:func:`encode_columns`) as Python objects: ``h``, ``common``, ``run`` (its
-    ``config_json`` first) and ``flows`` (packed columns as ``(type, bytes)``). Raises
-    ValueError for bytes that are not one whole record."""
+    ``config_json`` first) and ``flows`` (packed columns as ``(type, bytes)``). ``common``,
+    if given, is the record's configuration columns as the caller already has them (they
+    are then not read). Raises ValueError for bytes that are not one whole record."""
     mv = memoryview(record)
     if bytes(mv[:4]) != _MAGIC or len(mv) < 12:
         raise ValueError("not a coapcc run record")
@@ -274,6 +276,9 @@ def decode_record(record) -> dict:
     hl = int.from_bytes(mv[8:12], "little")
     head = json.loads(bytes(mv[12 : 12 + hl]))
     pos = 12 + hl
+    n = head.pop("co")
+    head["common"] = json.loads(bytes(mv[pos : pos + n])) if common is None else common
+    pos += n
     n = head.pop("cj")
     head["run"] = {"config_json": bytes(mv[pos : pos + n]).decode() if n else None, **head["run"]}
     pos += n
@@ -773,16 +778,19 @@ class DatasetWriter:
         self._journal = None
         self._journal_path: Path | None = None
 
-    def add(self, record: bytes, flows: int = 0, parsed: dict | None = None) -> None:
+    def add(
+        self, record: bytes, flows: int = 0, parsed: dict | None = None, common: dict | None = None
+    ) -> None:
         """Add one run's record (:func:`encode_columns`; ``flows``: its number of flows, for
         the part limit). ``parsed`` is the same record as :func:`decode_record` gives it,
-        which spares reading it back."""
+        which spares reading it back; or ``common``, its configuration columns, which spares
+        reading those."""
         if self._journal is None:
             self._journal_path = self.out / "runs" / f"journal-{time.time_ns():x}-{os.getpid()}.bin"
             self._journal = open(self._journal_path, "ab", buffering=0)  # noqa: SIM115 - closed in flush/close
         self._journal.write(record)  # unbuffered: one system call, in the OS at once
         if parsed is None or "common" not in parsed:
-            parsed = decode_record(record)
+            parsed = decode_record(record, common)
         self._pending.append(parsed)
         self._flows += flows or parsed["run"]["flows"]
         self._bytes += len(record)

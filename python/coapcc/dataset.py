@@ -319,24 +319,14 @@ def run_summary(cols: dict, flow_cols: dict | None = None, types: dict | None = 
         flow_cols = cols.get("flows") or {}
     if types is None:
         types = cols.get("flow_types") or {}
-    ints: set = set()  # packed integer columns (numpy arrays: summed in C, exactly)
-    if types:  # packed columns (simulate_columns(packed=True)): their values, as numpy arrays
-        import numpy as np
-
+    if types:  # packed columns (simulate_columns(packed=True)): their values
         flow_cols = dict(flow_cols)
         for k, t in types.items():
             if k in flow_cols:
-                flow_cols[k] = np.frombuffer(flow_cols[k], _PACKED[t][1])
-                if t != "f8":
-                    ints.add(k)
+                flow_cols[k] = _unpack(flow_cols[k], t)
     n = len(next(iter(flow_cols.values()))) if flow_cols else 0
-    col = flow_cols.get("fct_s", ())
-    if types.get("fct_s") == "f8":
-        fcts = np.sort(col[~np.isnan(col)])
-        fct = _percentiles_of_sorted(fcts)
-    else:
-        fcts = [x for x in col if x is not None and x == x]
-        fct = _fct_percentiles(fcts)
+    fcts = [x for x in flow_cols.get("fct_s", ()) if x is not None and x == x]
+    fct = _fct_percentiles(fcts)
     run: dict[str, Any] = {
         "config_json": cols.get("config_json"),
         "flows": n,
@@ -352,17 +342,9 @@ def run_summary(cols: dict, flow_cols: dict | None = None, types: dict | None = 
         "completed_exchanges",
     ):
         col = flow_cols.get(k, ())
-        if k in ints:
-            run[k] = int(col.sum(dtype=np.uint64))
-        else:
-            col = col.tolist() if k in types else col
-            run[k] = int(sum(col)) if k in types or None not in col else int(sum(int(x or 0) for x in col))
+        run[k] = int(sum(col)) if k in types or None not in col else int(sum(int(x or 0) for x in col))
     for k in TCP_RUN_FIELDS if "segments_sent" in flow_cols else ():  # a UDP run's row is unchanged
-        col = flow_cols[k]
-        if k in ints:
-            run[k] = int(col.sum(dtype=np.uint64))
-        else:
-            run[k] = int(sum(int(x or 0) for x in (col.tolist() if k in types else col)))
+        run[k] = int(sum(int(x or 0) for x in flow_cols[k]))
     run["retransmissions_per_exchange"] = [int(x) for x in cols.get("retransmissions_per_exchange") or ()]
     for k in ("useful_fraction", "sim_time_s", "wall_s", "events", "truncated"):
         run[k] = cols.get(k)
@@ -429,11 +411,7 @@ def _fct_percentiles(values: list) -> dict:
     computes them (numpy's ``linear`` method: virtual index ``(n - 1) q``, numpy's two-sided
     lerp), in plain Python: numpy's per-call overhead was a third of a sweep's encoding time.
     ``tests/python/test_sweep_robust.py`` checks bitwise equality with ``describe``."""
-    return _percentiles_of_sorted(sorted(v for v in values if v == v))  # NaN dropped, as describe does
-
-
-def _percentiles_of_sorted(a) -> dict:
-    """:func:`_fct_percentiles` of ``a``, sorted and without NaN (a list or a numpy array)."""
+    a = sorted(v for v in values if v == v)  # NaN dropped, as describe does
     n = len(a)
     out = {}
     for p in (10, 25, 50, 75, 90):
@@ -451,6 +429,9 @@ def _percentiles_of_sorted(a) -> dict:
         d = y - x
         out[key] = y - d * (1 - g) if g >= 0.5 else x + d * g
     return out
+
+
+_POINT_COLUMNS: dict[str, dict] = {}
 
 
 _POINT_COLUMNS: dict[str, dict] = {}

@@ -17,7 +17,7 @@ Layout of ``DIR`` (``results/NAME/`` by default)::
 
 **Crash safety.** A finished run's record (:func:`encode_columns`) is appended at once to the
 sweep's journal, so an interrupted sweep (Ctrl-C, SIGTERM, SIGKILL, a lost worker, a full
-disk) loses no finished run, and a line cut off by a crash does not count. A run is done
+disk) loses no finished run, and a record cut off by a crash does not count. A run is done
 exactly when its record is in a journal or its row in a runs part. When the held runs reach a
 part's size, and at the end, they are written as one part (flows part first, runs part last,
 same ``<id>``), each under a temporary name, fsynced, renamed into place, its folder fsynced;
@@ -382,8 +382,9 @@ def _unpack(data: bytes, t: str):
 
 def _flow_array(name: str, parts: list, counts: list):
     """One flows column of a batch of records (each part a list, or a packed column
-    ``{"t": type, "b": base64}``): int64 for integers and float64 (null where the record has
-    null or NaN) for floats, as the same values given as lists make."""
+    ``(type, bytes)``, or ``{"t": type, "b": base64}`` from a journal of an earlier version):
+    int64 for integers and float64 (null where the record has null or NaN) for floats, as the
+    same values given as lists make."""
     import numpy as np
     import pyarrow as pa
 

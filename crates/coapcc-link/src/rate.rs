@@ -87,6 +87,10 @@ pub struct RateStage {
     stats: RateStats,
     /// With a schedule: its segments, the loss draws' stream and the busy time.
     sched: Option<Box<Scheduled>>,
+    /// The serialisation time of the last two distinct packet sizes (counted bytes), most
+    /// recent first: `(bytes, whole ns, remainder)`. Packets of a run come in a few sizes, so
+    /// the per-packet path divides only when a size is new (`u64::MAX`: empty).
+    ser_memo: [(u64, Nanos, u64); 2],
 }
 
 #[derive(Clone, Debug)]
@@ -132,6 +136,7 @@ impl RateStage {
             busy_num: 0,
             stats: RateStats::default(),
             sched,
+            ser_memo: [(u64::MAX, 0, 0); 2],
         }
     }
 
@@ -157,6 +162,33 @@ impl RateStage {
             let num = bytes as u128 * 8 * NS_PER_S as u128;
             ((num / bits_per_s as u128) as u64, (num % bits_per_s as u128) as u64)
         }
+    }
+
+    /// `int + (a + b) / rate` ns as (whole ns, remainder), for remainders `a, b < rate`: the
+    /// same as `(int + (a + b) / rate, (a + b) % rate)`, without a division.
+    #[inline(always)]
+    pub fn add_remainder(rate: u64, int: Nanos, a: u64, b: u64) -> (Nanos, u64) {
+        debug_assert!(a < rate && b < rate);
+        // a + b < 2·rate <= 2^65 only overflows when rate > 2^63; wrapping keeps it exact then
+        // (a + b - rate < rate fits).
+        let (sum, over) = a.overflowing_add(b);
+        if over || sum >= rate {
+            (int + 1, sum.wrapping_sub(rate))
+        } else {
+            (int, sum)
+        }
+    }
+
+    /// [`RateStage::serialisation`] of `bytes` at this stage's constant rate, memoised.
+    #[inline(always)]
+    fn memo_serialisation(&mut self, bytes: u64) -> (Nanos, u64) {
+        let [m0, m1] = self.ser_memo;
+        if m0.0 == bytes {
+            return (m0.1, m0.2);
+        }
+        let r = if m1.0 == bytes { (m1.1, m1.2) } else { Self::serialisation(self.cfg.bits_per_s, bytes) };
+        self.ser_memo = [(bytes, r.0, r.1), m0];
+        r
     }
 
     /// Buffer occupancy (stage bytes) an arrival at `t` would see, before it is admitted.
@@ -212,9 +244,9 @@ impl RateStage {
             (d_int, d_frac)
         } else {
             let rate = self.cfg.bits_per_s;
-            let (ser_int, ser_frac) = Self::serialisation(rate, bytes);
-            let frac = s_frac + ser_frac;
-            (s_int + ser_int + frac / rate, frac % rate)
+            let (ser_int, ser_frac) = self.memo_serialisation(bytes);
+            // Both remainders are below `rate`: their sum carries at most one whole ns.
+            Self::add_remainder(rate, s_int + ser_int, s_frac, ser_frac)
         };
         self.busy_int = d_int;
         self.busy_frac = d_frac;
@@ -374,6 +406,39 @@ mod tests {
         // Arrives at 150 ms: 100 B in service, another 100 B does not fit in 150.
         assert_eq!(s.offer(10, 150_000_000, 100), RateOutcome::Dropped);
         assert_eq!(s.offer(10, 150_000_000, 50), RateOutcome::Departs(250_000_000));
+    }
+
+    proptest::proptest! {
+        /// The division-free carry equals the division it replaces, over every rate and every
+        /// pair of remainders below it.
+        #[test]
+        fn add_remainder_equals_division(rate in 1u64.., a in proptest::num::u64::ANY, b in proptest::num::u64::ANY, int in 0u64..1 << 62) {
+            let (a, b) = (a % rate, b % rate);
+            let sum = a as u128 + b as u128;
+            let want = (int + (sum / rate as u128) as u64, (sum % rate as u128) as u64);
+            proptest::prop_assert_eq!(RateStage::add_remainder(rate, int, a, b), want);
+        }
+
+        /// Departures of a stage fed packets of a few sizes (the memoised serialisation) equal
+        /// an exact rational model: end = max(arrival, previous end) + bytes·8/rate, departure
+        /// = end rounded up to a whole ns.
+        #[test]
+        fn departures_match_exact_model(
+            rate in 1u64..10_000_000_000,
+            sizes in proptest::collection::vec(1u32..2_000, 1..4),
+            steps in proptest::collection::vec((0u64..50_000_000, 0usize..4), 1..200),
+        ) {
+            let mut s = stage(rate, u64::MAX);
+            let mut t = 0u64;
+            let mut end: u128 = 0; // in units of 1/rate ns
+            for (gap, k) in steps {
+                t += gap;
+                let bytes = sizes[k % sizes.len()];
+                end = end.max(t as u128 * rate as u128) + bytes as u128 * 8 * NS_PER_S as u128;
+                let want = end.div_ceil(rate as u128) as u64;
+                proptest::prop_assert_eq!(s.offer(t, t, bytes), RateOutcome::Departs(want));
+            }
+        }
     }
 
     #[test]

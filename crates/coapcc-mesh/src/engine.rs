@@ -63,6 +63,10 @@ enum Ev {
         client: u32,
         token: u32,
     },
+    /// A unit whose start the algorithm's pacing deferred may start.
+    Begin {
+        client: u32,
+    },
     /// The sink's response, after its processing delay, enters the network.
     ServerSend {
         to: u16,
@@ -406,6 +410,7 @@ impl MeshSim {
                 self.push(t, Ev::GlobalEvent);
             }
             Ev::Coap { client, token } => self.coap_timer(client, token),
+            Ev::Begin { client } => self.start_unit(client),
             Ev::ServerSend { to, psdu, pkt } => {
                 self.server_pending -= 1;
                 self.send_response(to, psdu, pkt);
@@ -467,6 +472,10 @@ impl MeshSim {
     }
 
     fn start_unit(&mut self, c: u32) {
+        if let Some(t) = self.clients[c as usize].rel.ready_at(Instant::from_nanos(self.now)) {
+            self.push(t.as_nanos(), Ev::Begin { client: c });
+            return;
+        }
         let exch = self.exrecs.len() as u32;
         self.exrecs.push(ExRec { client: c, retx: 0, flags: 0 });
         let now = Instant::from_nanos(self.now);

@@ -16,10 +16,11 @@
 //! are the algorithm's. This adapter only keeps what the mesh's message representation needs:
 //! the exchange in flight and the send time of each copy (for copy identification).
 //!
-//! Not used here: the layer's pacing hook ([`coapcc_proto::endpoint::lifecycle::ready_at`]).
-//! A new unit starts as soon as the previous one is acknowledged, as in the Cooja study's
-//! firmware; algorithms that pace their exchanges (`earliest_start`) are not paced in the
-//! mesh.
+//! A unit starts when the previous one is acknowledged, unless the algorithm paces its
+//! exchanges (`earliest_start`, e.g. IDC-/MBC-CoAP, `bdp-coap`): the engine then asks the
+//! layer's pacing hook ([`ReliableSender::ready_at`], which is
+//! [`coapcc_proto::endpoint::lifecycle::ready_at`]) and defers the start. The algorithms of
+//! the Cooja study never pace, so for them a unit starts at once, as in its firmware.
 
 use core::time::Duration;
 
@@ -62,6 +63,11 @@ impl ReliableSender {
     /// A sender with a fresh algorithm instance.
     pub fn new(cc: Algorithm) -> Self {
         ReliableSender { cc, ex: None, sent: Vec::with_capacity(8) }
+    }
+
+    /// When the next exchange may start under the algorithm's pacing: `None` for `now`.
+    pub fn ready_at(&self, now: Instant) -> Option<Instant> {
+        coapcc_proto::endpoint::lifecycle::ready_at(&self.cc, now)
     }
 
     /// Whether an exchange is in flight.

@@ -102,6 +102,21 @@ impl ClientCc for Algorithm {
     }
 }
 
+/// Every group runs a Default CoAP variant from the registry: the algorithm's own type, a
+/// fraction of [`Algorithm`]'s size (the largest variant's), so a large population's client
+/// records stay small; same code, so same results.
+impl ClientCc for coapcc_cc::default::DefaultCoap {
+    fn make(alg: &GroupAlg) -> Option<Self> {
+        match alg {
+            GroupAlg::Registry(a) => match a.build() {
+                Algorithm::Default(d) => Some(d),
+                _ => None,
+            },
+            GroupAlg::Custom(_) => None,
+        }
+    }
+}
+
 impl ClientCc for Controller {
     fn make(alg: &GroupAlg) -> Option<Self> {
         Some(alg.instance())

@@ -432,6 +432,14 @@ fn describe_chain(chain: &[StageConfig]) -> (Option<u64>, String) {
     (buffer, loss)
 }
 
+/// Whether `c` (a run's resolved configuration) ran with the default, work-scaled time bound
+/// rather than one the user gave.
+fn default_bound(c: &SimConfig) -> bool {
+    let mut d = c.clone();
+    d.max_sim_time_s = crate::config::DEFAULT_MAX_SIM_TIME_S;
+    d.scaled_time_bound() == c.max_sim_time_s
+}
+
 /// The human summary printed without `--json`.
 pub fn summary(r: &SimReport) -> String {
     let c = &r.config;
@@ -464,7 +472,16 @@ pub fn summary(r: &SimReport) -> String {
             _ => "",
         },
         if r.truncated {
-            format!(" -- TRUNCATED: the run reached max_sim_time_s ({} s) before every flow finished", c.max_sim_time_s)
+            format!(
+                " -- TRUNCATED: the run reached max_sim_time_s ({} s) before every flow finished ({})",
+                c.max_sim_time_s,
+                if default_bound(c) {
+                    "the default bound, 20 times the time the bottleneck needs to carry every exchange once: \
+                     the population could not finish, not a bound set too short"
+                } else {
+                    "the bound given; raise --max-sim-time-s to let every flow finish"
+                }
+            )
         } else {
             String::new()
         }
@@ -590,6 +607,19 @@ fn shared_table(r: &SimReport, names: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_summary_tells_the_default_bound_from_a_given_one() {
+        let mut c =
+            SimConfig { groups: vec![GroupConfig { cc: "default".into(), clients: 100_000 }], ..SimConfig::default() };
+        let scaled = c.resolved().unwrap();
+        assert!(scaled.max_sim_time_s > crate::config::DEFAULT_MAX_SIM_TIME_S);
+        assert!(default_bound(&scaled));
+        c.groups[0].clients = 10;
+        assert!(default_bound(&c.resolved().unwrap()));
+        c.max_sim_time_s = 50.0;
+        assert!(!default_bound(&c.resolved().unwrap()));
+    }
 
     #[test]
     fn clients_split() {

@@ -133,7 +133,14 @@ fn run_with<'t>(
     let mut report = match (resolved.endpoint.model, registry_only) {
         // Every group from the registry: static dispatch (the fast path).
         (EndpointModel::Compact, true) => {
-            engine::run::<engine::Compact<coapcc_cc::Algorithm>>(resolved, &algs, trace, progress)?
+            let all_default =
+                algs.iter().all(|a| matches!(a, GroupAlg::Registry(coapcc_cc::AlgorithmConfig::Default(_))));
+            if all_default {
+                // Every group a Default CoAP variant: its own (small) type.
+                engine::run::<engine::Compact<coapcc_cc::default::DefaultCoap>>(resolved, &algs, trace, progress)?
+            } else {
+                engine::run::<engine::Compact<coapcc_cc::Algorithm>>(resolved, &algs, trace, progress)?
+            }
         }
         (EndpointModel::Compact, false) => {
             engine::run::<engine::Compact<Controller>>(resolved, &algs, trace, progress)?

@@ -493,6 +493,7 @@ mod tests {
                 retransmissions_per_exchange: vec![],
                 links: LinksReport { downlink: link.clone(), uplink: link.clone() },
                 access_links: vec![],
+                mesh: None,
                 useful_fraction: 0.0,
                 sim_time_s: 0.0,
                 wall_s: 0.0,

@@ -1,12 +1,57 @@
-//! An indexed 4-ary min-heap of per-client timers: at most one entry per client, keyed by
-//! `(deadline, seq)`, with in-place re-keying and removal. Cancelled timers leave nothing
-//! behind, so the heap never holds more entries than there are clients.
+//! Per-client timers: at most one armed timer per slot (client), keyed by `(deadline, seq)`,
+//! popped in exact `(deadline, seq)` order, with O(1) arm, re-arm and disarm.
+//!
+//! # Structure
+//!
+//! A two-level timing wheel with lazy deletion, in front of which a small binary heap keeps
+//! the timers due in the current millisecond in exact order:
+//! - `armed[slot]` is the authoritative state of a slot: the `(time, seq)` it is armed for,
+//!   `seq == 0` when disarmed. Arming adds an entry; re-arming or disarming only rewrites
+//!   `armed`, leaving the old entry behind as *stale* (its `seq` no longer matches); stale
+//!   entries are dropped when they reach the front.
+//! - Time is cut into level-0 slots of 2^20 ns (about 1 ms), grouped by 256 into level-1
+//!   slots (about 268 ms). With `c0` the current level-0 slot: `front` (a binary heap on
+//!   `(time, seq)`) holds every entry whose level-0 slot is `<= c0`; `l0` the entries of the
+//!   rest of the current level-1 slot, one vector per level-0 slot; `l1` the entries of the
+//!   next 255 level-1 slots (about 68 s), one vector each; `far` anything later.
+//! - When `front` has no armed entry left, the wheel advances to the next non-empty level-0
+//!   slot (a bitmap finds it) and moves it into `front`; when the level-1 slot is exhausted,
+//!   the next non-empty level-1 slot is spread over `l0` (or, if it holds only a few entries,
+//!   as with a small population, moved whole into `front`, the level-1 slot becoming the
+//!   current slot); when `l1` is empty, `far` is
+//!   re-spread. An entry therefore moves at most twice before it reaches `front` (more only
+//!   for deadlines over a minute ahead), arms are vector appends, and `front` holds only the
+//!   entries of about one millisecond: the cost of a timer does not grow with the number of
+//!   pending timers, and nothing is written per client on a pop (an indexed binary heap
+//!   moves log n entries and rewrites their positions).
+//!
+//! Whatever the clock does, `front` holds every entry not later than the wheel's slots, so
+//! timers come out exactly as from one binary heap of all of them.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use crate::link::Nanos;
 
-const ARITY: usize = 4;
+/// log2 of a level-0 slot's width, ns.
+const S0: u32 = 20;
+/// log2 of a level-1 slot's width, ns (256 level-0 slots).
+const S1: u32 = S0 + 8;
 
-#[derive(Clone, Copy, Debug)]
+/// A level-1 slot with at most this many entries goes straight to `front`.
+const DIRECT: usize = 48;
+
+/// An emptied slot vector, kept for reuse unless it grew large: a slot that once held a
+/// burst of timers must not keep that memory for the rest of the run (512 of them would).
+#[inline]
+fn recycled(mut v: Vec<TimerEntry>) -> Vec<TimerEntry> {
+    debug_assert!(v.is_empty());
+    v.shrink_to(256);
+    v
+}
+
+/// A timer: the slot (client) armed for `time`, armed when the event counter was `seq`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TimerEntry {
     pub time: Nanos,
     pub seq: u64,
@@ -15,129 +60,241 @@ pub(crate) struct TimerEntry {
 
 impl TimerEntry {
     /// `(time, seq)` packed into one integer: one branch-free comparison.
-    #[inline]
+    #[inline(always)]
     fn key(&self) -> u128 {
         ((self.time as u128) << 64) | self.seq as u128
     }
 }
 
-#[derive(Clone, Debug, Default)]
-pub(crate) struct TimerHeap {
-    h: Vec<TimerEntry>,
-    /// Position + 1 of each client's entry, 0 if it has none.
-    pos: Vec<u32>,
+/// 256 bits: which slots of a level may hold entries.
+#[derive(Clone, Copy, Debug, Default)]
+struct Bits([u64; 4]);
+
+impl Bits {
+    #[inline(always)]
+    fn set(&mut self, i: usize) {
+        self.0[i >> 6] |= 1 << (i & 63);
+    }
+    #[inline(always)]
+    fn clear(&mut self, i: usize) {
+        self.0[i >> 6] &= !(1 << (i & 63));
+    }
+    /// The first set bit at or after `from` (< 256), if any.
+    #[inline]
+    fn next_from(&self, from: usize) -> Option<usize> {
+        let mut w = from >> 6;
+        if w >= 4 {
+            return None;
+        }
+        let mut bits = self.0[w] & (!0u64 << (from & 63));
+        loop {
+            if bits != 0 {
+                return Some((w << 6) + bits.trailing_zeros() as usize);
+            }
+            w += 1;
+            if w == 4 {
+                return None;
+            }
+            bits = self.0[w];
+        }
+    }
 }
 
-impl TimerHeap {
-    pub fn new(clients: usize) -> Self {
-        TimerHeap { h: Vec::with_capacity(clients), pos: vec![0; clients] }
-    }
+/// The timers of a run (see the module documentation).
+#[derive(Clone, Debug)]
+pub(crate) struct TimerQueue {
+    front: BinaryHeap<Reverse<(u128, u32)>>,
+    /// Current level-0 slot number (`time >> S0`).
+    c0: u64,
+    l0: Vec<Vec<TimerEntry>>,
+    l0_bits: Bits,
+    l1: Vec<Vec<TimerEntry>>,
+    l1_bits: Bits,
+    far: Vec<TimerEntry>,
+    /// Smallest level-1 slot number in `far` (`u64::MAX` if empty).
+    far_min: u64,
+    /// Per slot: `(time, seq)` it is armed for; `seq == 0`: disarmed.
+    armed: Vec<(Nanos, u64)>,
+    live: usize,
+    /// The front as last found by [`TimerQueue::peek`], kept up to date by `set` and
+    /// `remove` (the engine peeks once per event).
+    cached: Option<TimerEntry>,
+}
 
-    #[inline]
-    pub fn peek(&self) -> Option<&TimerEntry> {
-        self.h.first()
+/// The name the engines use.
+pub(crate) type TimerHeap = TimerQueue;
+
+impl TimerQueue {
+    pub fn new(slots: usize) -> Self {
+        TimerQueue {
+            front: BinaryHeap::new(),
+            c0: 0,
+            l0: vec![Vec::new(); 256],
+            l0_bits: Bits::default(),
+            l1: vec![Vec::new(); 256],
+            l1_bits: Bits::default(),
+            far: Vec::new(),
+            far_min: u64::MAX,
+            armed: vec![(0, 0); slots],
+            live: 0,
+            cached: None,
+        }
     }
 
     #[cfg(test)]
     pub fn len(&self) -> usize {
-        self.h.len()
+        self.live
     }
 
     /// When `client`'s timer is armed for, if it is.
     #[inline]
     pub fn time_of(&self, client: u32) -> Option<Nanos> {
-        let p = self.pos[client as usize];
-        (p != 0).then(|| self.h[p as usize - 1].time)
+        let (t, s) = self.armed[client as usize];
+        (s != 0).then_some(t)
     }
 
-    /// Arm (or re-arm) `client`'s timer.
+    /// Arm (or re-arm) `client`'s timer for `time`; `seq` (non-zero, unique) breaks ties.
     #[inline]
     pub fn set(&mut self, client: u32, time: Nanos, seq: u64) {
+        debug_assert!(seq != 0);
+        let a = &mut self.armed[client as usize];
+        self.live += usize::from(a.1 == 0);
+        *a = (time, seq);
         let e = TimerEntry { time, seq, client };
-        let p = self.pos[client as usize];
-        if p == 0 {
-            self.h.push(e);
-            let i = self.h.len() - 1;
-            self.pos[client as usize] = i as u32 + 1;
-            self.sift_up(i);
-        } else {
-            let i = p as usize - 1;
-            let earlier = e.key() < self.h[i].key();
-            self.h[i] = e;
-            if earlier {
-                self.sift_up(i);
-            } else {
-                self.sift_down(i);
+        if let Some(f) = self.cached {
+            if f.client == client {
+                self.cached = None;
+            } else if e.key() < f.key() {
+                self.cached = Some(e);
             }
         }
+        self.insert(e);
     }
 
     /// Disarm `client`'s timer, if armed.
     #[inline]
     pub fn remove(&mut self, client: u32) {
-        let p = self.pos[client as usize];
-        if p == 0 {
-            return;
+        let a = &mut self.armed[client as usize];
+        self.live -= usize::from(a.1 != 0);
+        a.1 = 0;
+        if self.cached.is_some_and(|f| f.client == client) {
+            self.cached = None;
         }
-        self.pos[client as usize] = 0;
-        let i = p as usize - 1;
-        let last = self.h.pop().expect("non-empty");
-        if i < self.h.len() {
-            let earlier = last.key() < self.h[i].key();
-            self.h[i] = last;
-            self.pos[last.client as usize] = i as u32 + 1;
-            if earlier {
-                self.sift_up(i);
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, e: TimerEntry) {
+        let s0 = e.time >> S0;
+        if s0 <= self.c0 {
+            self.front.push(Reverse((e.key(), e.client)));
+        } else if s0 >> 8 == self.c0 >> 8 {
+            let i = (s0 & 255) as usize;
+            self.l0[i].push(e);
+            self.l0_bits.set(i);
+        } else {
+            let s1 = e.time >> S1;
+            if s1 - (self.c0 >> 8) < 256 {
+                let i = (s1 & 255) as usize;
+                self.l1[i].push(e);
+                self.l1_bits.set(i);
             } else {
-                self.sift_down(i);
+                self.far.push(e);
+                self.far_min = self.far_min.min(s1);
             }
         }
     }
 
-    fn sift_up(&mut self, mut i: usize) {
-        let e = self.h[i];
-        while i > 0 {
-            let parent = (i - 1) / ARITY;
-            let p = self.h[parent];
-            if p.key() <= e.key() {
-                break;
-            }
-            self.h[i] = p;
-            self.pos[p.client as usize] = i as u32 + 1;
-            i = parent;
+    /// The earliest armed timer (stale entries in front of it are dropped).
+    #[inline]
+    pub fn peek(&mut self) -> Option<TimerEntry> {
+        if self.cached.is_some() {
+            return self.cached;
         }
-        self.h[i] = e;
-        self.pos[e.client as usize] = i as u32 + 1;
+        self.cached = self.find_front();
+        self.cached
     }
 
-    fn sift_down(&mut self, mut i: usize) {
-        let n = self.h.len();
-        let e = self.h[i];
+    fn find_front(&mut self) -> Option<TimerEntry> {
         loop {
-            let first = ARITY * i + 1;
-            if first >= n {
-                break;
-            }
-            let last = (first + ARITY).min(n);
-            let mut c = first;
-            let mut ck = self.h[first].key();
-            for j in first + 1..last {
-                let k = self.h[j].key();
-                if k < ck {
-                    c = j;
-                    ck = k;
+            while let Some(&Reverse((k, c))) = self.front.peek() {
+                if self.armed[c as usize].1 == k as u64 {
+                    return Some(TimerEntry { time: (k >> 64) as u64, seq: k as u64, client: c });
                 }
+                self.front.pop();
             }
-            if e.key() <= ck {
-                break;
+            if !self.advance() {
+                return None;
             }
-            let ch = self.h[c];
-            self.h[i] = ch;
-            self.pos[ch.client as usize] = i as u32 + 1;
-            i = c;
         }
-        self.h[i] = e;
-        self.pos[e.client as usize] = i as u32 + 1;
+    }
+
+    /// `front` is empty: move the next non-empty level-0 slot into it (spreading level-1 or
+    /// `far` entries first when needed). False if no entry is left anywhere.
+    #[cold]
+    #[inline(never)]
+    fn advance(&mut self) -> bool {
+        loop {
+            if let Some(i) = self.l0_bits.next_from((self.c0 & 255) as usize + 1) {
+                self.l0_bits.clear(i);
+                self.c0 = (self.c0 & !255) | i as u64;
+                let mut v = std::mem::take(&mut self.l0[i]);
+                self.front.extend(v.drain(..).map(|e| Reverse((e.key(), e.client))));
+                self.l0[i] = recycled(v);
+                return true;
+            }
+            let c1 = self.c0 >> 8;
+            if self.far_min - c1 < 256 {
+                // The wheel has moved on: some far entries now fit in level 1.
+                self.respread_far();
+                continue;
+            }
+            let from = ((c1 + 1) & 255) as usize;
+            let next = self.l1_bits.next_from(from).or_else(|| self.l1_bits.next_from(0));
+            if let Some(i) = next {
+                self.l1_bits.clear(i);
+                // The level-1 slot number: the first after c1 with this index.
+                let s1 = c1 + 1 + ((i as u64).wrapping_sub(c1 + 1) & 255);
+                let mut v = std::mem::take(&mut self.l1[i]);
+                if v.len() <= DIRECT {
+                    // Few timers in this level-1 slot (a small population): all of them to
+                    // `front` at once, the whole slot becoming the current one.
+                    self.c0 = (s1 << 8) | 255;
+                    self.front.extend(v.drain(..).map(|e| Reverse((e.key(), e.client))));
+                    self.l1[i] = recycled(v);
+                    return true;
+                }
+                self.c0 = s1 << 8;
+                for e in v.drain(..) {
+                    let s0 = e.time >> S0;
+                    if s0 == self.c0 {
+                        self.front.push(Reverse((e.key(), e.client)));
+                    } else {
+                        let j = (s0 & 255) as usize;
+                        self.l0[j].push(e);
+                        self.l0_bits.set(j);
+                    }
+                }
+                self.l1[i] = recycled(v);
+                if !self.front.is_empty() {
+                    return true;
+                }
+                continue;
+            }
+            if self.far.is_empty() {
+                return false;
+            }
+            // Make the earliest far slot the next level-1 slot.
+            self.c0 = ((self.far_min - 1) << 8) | 255;
+            self.respread_far();
+        }
+    }
+
+    /// Re-insert the `far` entries (those that fit go to the wheel).
+    fn respread_far(&mut self) {
+        self.far_min = u64::MAX;
+        for e in std::mem::take(&mut self.far) {
+            self.insert(e);
+        }
     }
 }
 
@@ -146,30 +303,62 @@ mod tests {
     use super::*;
     use coapcc_cc::{Entropy, SplitMix64};
 
-    #[test]
-    fn matches_a_reference_model() {
-        let n = 50;
-        let mut h = TimerHeap::new(n);
+    /// Random arms, re-arms, disarms and pops against a plain model, with times that only
+    /// go forward like the engine's clock (`now` = the last popped time; deadlines >= now),
+    /// including deadlines earlier than every pending one and equal deadlines.
+    fn check(n: usize, span: u64, steps: usize, seed: u64) {
+        let mut h = TimerQueue::new(n);
         let mut model: Vec<Option<(u64, u64)>> = vec![None; n];
-        let mut rng = SplitMix64::new(4);
+        let mut rng = SplitMix64::new(seed);
         let mut seq = 0;
-        for _ in 0..20_000 {
+        let mut now = 0u64;
+        for _ in 0..steps {
             let c = (rng.next_u64() % n as u64) as u32;
-            match rng.next_u64() % 3 {
+            match rng.next_u64() % 5 {
                 0 | 1 => {
                     seq += 1;
-                    let t = rng.next_u64() % 1000;
+                    let t = now + rng.next_u64() % span;
                     h.set(c, t, seq);
                     model[c as usize] = Some((t, seq));
                 }
-                _ => {
+                2 => {
                     h.remove(c);
                     model[c as usize] = None;
+                }
+                _ => {
+                    // Fire the front timer: the clock moves to it and the slot is re-armed
+                    // or disarmed, as the engine does.
+                    if let Some(e) = h.peek() {
+                        now = e.time;
+                        if rng.next_u64() % 2 == 0 {
+                            seq += 1;
+                            let t = now + rng.next_u64() % span;
+                            h.set(e.client, t, seq);
+                            model[e.client as usize] = Some((t, seq));
+                        } else {
+                            h.remove(e.client);
+                            model[e.client as usize] = None;
+                        }
+                    }
                 }
             }
             let want = model.iter().enumerate().filter_map(|(c, k)| k.map(|k| (k, c as u32))).min();
             assert_eq!(h.peek().map(|e| ((e.time, e.seq), e.client)), want);
             assert_eq!(h.len(), model.iter().filter(|k| k.is_some()).count());
+            for c in 0..n as u32 {
+                assert_eq!(h.time_of(c), model[c as usize].map(|k| k.0));
+            }
         }
+    }
+
+    #[test]
+    fn matches_a_reference_model() {
+        check(50, 1000, 20_000, 4);
+        check(7, 3, 20_000, 5); // many equal deadlines
+        check(300, 1 << 40, 20_000, 6); // deadlines far beyond the wheel
+        check(300, 1 << 31, 20_000, 8); // across level-1 slots
+        check(1000, 1 << 22, 20_000, 9); // within a few level-0 slots
+        check(2000, 1 << 31, 20_000, 10); // level-1 slots too full to go straight to the front
+        check(1, 10, 2_000, 7);
     }
 }

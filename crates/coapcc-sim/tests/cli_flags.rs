@@ -342,6 +342,7 @@ fn the_default_time_bound_scales_with_the_work() {
     let s = run(&["--exchanges", "50", "--max-sim-time-s", "5"]).unwrap();
     assert!(s.contains("TRUNCATED: the run reached max_sim_time_s (5 s)"), "{s}");
     assert!(s.trim_end().ends_with("ended: max_sim_time_s reached"), "{s}");
+    assert!(s.contains("the bound given; raise --max-sim-time-s"), "{s}");
 }
 
 /// A population that needs more than the old fixed 100 000 s finishes instead of being

@@ -10,18 +10,27 @@
 //!    simulated packets/s and events/s, the same with the real endpoints (`endpoint.model =
 //!    full`, checked identical), and peak memory (VmHWM of a child process that runs only the
 //!    compact scenario);
-//! 2. a scaling curve over clients × exchanges (cost per packet should stay flat);
+//! 2. a scaling curve over clients (100 ... 100 000, `--quick`: up to 4 000) for both buffers
+//!    (28 200 B and 1 410 000 B), continuous `default:preset=helsinki2018`, 50 exchanges: each
+//!    point in its own child process (`--point`), with ns/packet, events/s, packets/s, peak
+//!    memory (VmHWM of that child) and the cost per packet relative to 400 clients;
 //! 3. replications run in parallel on all cores, checked identical to serial runs;
 //! 4. open algorithms: the reference scenario with the registry algorithm behind `dyn`
 //!    (a `ControllerFactory` that does not announce itself as the registry), checked
 //!    identical, and its cost per event against the static path.
 //!
 //! With `--baseline BIN` (a `coapcc-sim-bench` built from an earlier commit), the reference
-//! scenario is also timed with that binary, interleaved with this one, and the ratio printed:
+//! scenario is also timed with that binary, interleaved with this one, in child processes whose
+//! start-up (an empty child, timed the same way) is subtracted, and the ratio printed:
 //!
 //! ```text
 //! cargo run --release -p coapcc-sim --bin coapcc-sim-bench -- --baseline /tmp/coapcc-sim-bench-main
 //! ```
+//!
+//! Child modes (what the parent runs; every build since the reference had `--child`):
+//! `--child N EXCHANGES BUFFER` runs one scenario and prints its VmHWM (kB; `N = 0`: nothing);
+//! `--point N EXCHANGES BUFFER RUNS` runs it `RUNS` times and prints the median wall time (s),
+//! packets, events, simulated time (s), finished flows, truncated (0/1) and VmHWM (kB).
 
 use std::process::Command;
 use std::time::Instant;
@@ -45,10 +54,12 @@ impl ControllerFactory for Opaque {
 }
 
 /// Wall time, seconds, of one child process of `bin` that runs the reference scenario once
-/// (`--child 400 50 1410000`; every build of this benchmark has that mode).
-fn child_wall(bin: &str) -> Option<f64> {
+/// (`--child 400 50 1410000`; every build of this benchmark has that mode), or nothing
+/// (`--child 0 0 0`: the process alone, to subtract).
+fn child_wall(bin: &str, run: bool) -> Option<f64> {
+    let args = if run { ["--child", "400", "50", "1410000"] } else { ["--child", "0", "0", "0"] };
     let t = Instant::now();
-    let out = Command::new(bin).args(["--child", "400", "50", "1410000"]).output().ok()?;
+    let out = Command::new(bin).args(args).output().ok()?;
     out.status.success().then(|| t.elapsed().as_secs_f64())
 }
 
@@ -113,6 +124,37 @@ fn child_hwm(clients: u32, exchanges: u32, buffer: u64) -> Option<u64> {
     String::from_utf8(out.stdout).ok()?.trim().parse().ok()
 }
 
+/// One point of the scaling curve, measured in a child process (so its peak memory is that
+/// run's alone).
+struct Point {
+    wall_s: f64,
+    packets: u64,
+    events: u64,
+    sim_s: f64,
+    finished: u32,
+    truncated: bool,
+    hwm_kb: u64,
+}
+
+fn child_point(clients: u32, exchanges: u32, buffer: u64, reps: usize) -> Option<Point> {
+    let exe = std::env::current_exe().ok()?;
+    let out = Command::new(exe)
+        .args(["--point", &clients.to_string(), &exchanges.to_string(), &buffer.to_string(), &reps.to_string()])
+        .output()
+        .ok()?;
+    let s = String::from_utf8(out.stdout).ok()?;
+    let v: Vec<&str> = s.split_whitespace().collect();
+    Some(Point {
+        wall_s: v.first()?.parse().ok()?,
+        packets: v.get(1)?.parse().ok()?,
+        events: v.get(2)?.parse().ok()?,
+        sim_s: v.get(3)?.parse().ok()?,
+        finished: v.get(4)?.parse().ok()?,
+        truncated: *v.get(5)? == "1",
+        hwm_kb: v.get(6)?.parse().ok()?,
+    })
+}
+
 fn without_wall(r: &SimReport) -> String {
     let mut v = serde_json::to_value(r).expect("serialises");
     v.as_object_mut().expect("object").remove("wall_s");
@@ -129,6 +171,23 @@ fn without_wall_and_config(r: &SimReport) -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--point") {
+        let n = |i: usize| args.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
+        let cfg = scenario(n(2) as u32, n(3) as u32, n(4), 1);
+        let (wall, r) = time_runs(&cfg, n(5).max(1) as usize);
+        let finished: u32 = r.groups.iter().map(|g| g.finished_flows).sum();
+        println!(
+            "{} {} {} {} {} {} {}",
+            wall,
+            packets(&r),
+            r.events,
+            r.sim_time_s,
+            finished,
+            u8::from(r.truncated),
+            vm_hwm_kb()
+        );
+        return;
+    }
     if args.get(1).map(String::as_str) == Some("--child") {
         let n = |i: usize| args.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
         if n(2) > 0 {
@@ -171,73 +230,98 @@ fn main() {
         packets(&fr) as f64 / full_wall / 1e6
     );
     if let Some(bin) = &baseline {
-        // Interleaved child processes (baseline, this build, baseline, ...): load changes hit
-        // both alike. Each child runs the reference scenario once, process start included.
+        // Interleaved child processes (baseline, this build, each with and without the run):
+        // load changes hit both alike, and the medians of the empty processes are subtracted
+        // so the ratio is that of the simulations, not of process start-up.
         let me = std::env::current_exe().expect("own path").to_string_lossy().into_owned();
-        let rounds = if quick { 11 } else { 31 };
-        let (mut old, mut new) = (Vec::new(), Vec::new());
+        let rounds = if quick { 11 } else { 41 };
+        let (mut old, mut new, mut old0, mut new0) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..rounds {
-            if let (Some(o), Some(n)) = (child_wall(bin), child_wall(&me)) {
+            if let (Some(o), Some(n), Some(o0), Some(n0)) =
+                (child_wall(bin, true), child_wall(&me, true), child_wall(bin, false), child_wall(&me, false))
+            {
                 old.push(o * 1e3);
                 new.push(n * 1e3);
+                old0.push(o0 * 1e3);
+                new0.push(n0 * 1e3);
             }
         }
         if old.is_empty() {
             println!("baseline           {bin} did not run");
         } else {
             let k = old.len();
-            let (o, n) = (median(&mut old), median(&mut new));
+            let (o, n, o0, n0) = (median(&mut old), median(&mut new), median(&mut old0), median(&mut new0));
             println!(
-                "baseline           {o:>10.2} ms  per child process ({bin}); this build {n:.2} ms; ratio {:.3} (medians of {k} interleaved pairs)",
-                n / o
+                "baseline           {:>10.2} ms  the reference run in a child process of {bin}, process start-up ({o0:.2} ms) subtracted",
+                o - o0
+            );
+            println!(
+                "this build         {:>10.2} ms  the same ({n0:.2} ms subtracted); ratio {:.3} (medians of {k} interleaved rounds)",
+                n - n0,
+                (n - n0) / (o - o0)
             );
         }
     }
     let base = child_hwm(0, 0, 0);
     let hwm = child_hwm(400, 50, 1_410_000);
     match (hwm, base) {
-        (Some(h), Some(b)) => {
-            println!("peak memory (VmHWM){:>9.1} MB  (process baseline {:.1} MB)", h as f64 / 1024.0, b as f64 / 1024.0)
-        }
+        (Some(h), Some(b)) => println!(
+            "peak memory (VmHWM){:>9.2} MB  of a child process that runs only the reference run (under 4 MB: {}); the run's own share over the empty process ({:.2} MB): {:.2} MB",
+            h as f64 / 1024.0,
+            h < 4 * 1024,
+            b as f64 / 1024.0,
+            h.saturating_sub(b) as f64 / 1024.0
+        ),
         _ => println!("peak memory        unavailable"),
     }
 
-    // 2. Scaling curve.
-    println!();
-    println!("== scaling (default:preset=helsinki2018, buffer 28200 B; median of runs)");
-    println!(
-        "{:>8} {:>9} {:>10} {:>12} {:>11} {:>10} {:>9} {:>10}",
-        "clients", "exchanges", "wall ms", "packets", "ns/packet", "sim s", "finished", "VmHWM MB"
-    );
-    let mut grid: Vec<(u32, u32)> =
-        vec![(10, 50), (100, 50), (400, 50), (1000, 50), (3000, 50), (10_000, 50), (400, 10), (400, 200)];
-    if quick {
-        grid.retain(|&(c, e)| c <= 1000 && e <= 50);
-    }
-    for (clients, exchanges) in grid {
-        let work = clients as u64 * exchanges as u64;
-        let reps = if work >= 200_000 {
-            3
-        } else if work >= 20_000 {
-            7
-        } else {
-            15
-        };
-        let cfg = scenario(clients, exchanges, 28_200, 1);
-        let (wall, r) = time_runs(&cfg, reps);
-        let finished: u32 = r.groups.iter().map(|g| g.finished_flows).sum();
-        let hwm = child_hwm(clients, exchanges, 28_200).map_or(f64::NAN, |h| h as f64 / 1024.0);
+    // 2. Scaling curve: each point in its own child process.
+    let curve: &[u32] =
+        if quick { &[100, 400, 1_000, 4_000] } else { &[100, 400, 1_000, 4_000, 10_000, 40_000, 100_000] };
+    for buffer in [28_200u64, 1_410_000] {
+        println!();
         println!(
-            "{:>8} {:>9} {:>10.2} {:>12} {:>11.1} {:>10.0} {:>9} {:>10.1}",
-            clients,
-            exchanges,
-            wall * 1e3,
-            packets(&r),
-            wall * 1e9 / packets(&r) as f64,
-            r.sim_time_s,
-            format!("{finished}/{clients}{}", if r.truncated { "!" } else { "" }),
-            hwm
+            "== scaling: continuous default:preset=helsinki2018, 50 exchanges, buffer {buffer} B (one child process per point; median wall of its runs)"
         );
+        println!(
+            "{:>8} {:>5} {:>10} {:>11} {:>11} {:>10} {:>10} {:>10} {:>9} {:>9}",
+            "clients", "runs", "wall ms", "packets", "ns/packet", "M ev/s", "M pkt/s", "sim s", "finished", "VmHWM MB"
+        );
+        let mut at400 = None;
+        for &clients in curve {
+            let work = clients as u64 * 50;
+            let reps = if work >= 500_000 {
+                1
+            } else if work >= 50_000 {
+                3
+            } else if quick {
+                5
+            } else {
+                11
+            };
+            let Some(p) = child_point(clients, 50, buffer, reps) else {
+                println!("{clients:>8} point failed");
+                continue;
+            };
+            let ns = p.wall_s * 1e9 / p.packets as f64;
+            if clients == 400 {
+                at400 = Some(ns);
+            }
+            println!(
+                "{:>8} {:>5} {:>10.1} {:>11} {:>11.1} {:>10.2} {:>10.2} {:>10.0} {:>9} {:>9.1}{}",
+                clients,
+                reps,
+                p.wall_s * 1e3,
+                p.packets,
+                ns,
+                p.events as f64 / p.wall_s / 1e6,
+                p.packets as f64 / p.wall_s / 1e6,
+                p.sim_s,
+                format!("{}/{clients}{}", p.finished, if p.truncated { "!" } else { "" }),
+                p.hwm_kb as f64 / 1024.0,
+                at400.map_or(String::new(), |a| format!("  ({:.2}x the 400-client cost)", ns / a))
+            );
+        }
     }
 
     // 3. Parallel replications.

@@ -16,12 +16,13 @@ impl<'t, M: Model> Sim<'t, M> {
     pub(super) fn emit_trace(&mut self, c: usize, outcome: ExchangeOutcome, answer: Option<Answer>) {
         let Some(sink) = self.trace.as_deref_mut() else { return };
         let cl = &self.clients[c];
+        let cold = &self.cold[c];
         self.tx_buf.clear();
-        self.tx_buf.extend(cl.log.iter().map(|&(s, t)| TxTrace { sent_s: secs(s), timer_s: secs(t) }));
+        self.tx_buf.extend(cold.log.iter().map(|&(s, t)| TxTrace { sent_s: secs(s), timer_s: secs(t) }));
         let rec = ExchangeTrace {
             time_s: secs(self.now),
             client: c as u32,
-            group: cl.group,
+            group: cold.group,
             exchange: cl.cur,
             outcome,
             transmissions: &self.tx_buf,
@@ -86,7 +87,7 @@ impl<'t, M: Model> Sim<'t, M> {
             .map(|(i, g)| GroupReport::empty(i as u32, &g.cc, g.clients, self.groups[i].hist.clone()))
             .collect();
         let mut fcts: Vec<Vec<f64>> = vec![Vec::new(); groups.len()];
-        for (i, cl) in self.clients.iter().enumerate() {
+        for (i, (cl, cold)) in self.clients.iter().zip(&self.cold).enumerate() {
             let unnecessary: u64 = cl
                 .recs
                 .iter()
@@ -102,15 +103,15 @@ impl<'t, M: Model> Sim<'t, M> {
                     }
                 })
                 .sum();
-            let fct = match (cl.first_sent, cl.done_at) {
+            let fct = match (cold.first_sent, cold.done_at) {
                 (Some(s), Some(d)) => Some(secs(d - s)),
                 _ => None,
             };
-            let g = cl.group as usize;
+            let g = cold.group as usize;
             let rtx = cl.transmissions - cl.recs.len() as u64;
             let gr = &mut groups[g];
-            gr.completed_exchanges += cl.completed;
-            gr.failed_exchanges += cl.failed;
+            gr.completed_exchanges += cold.completed;
+            gr.failed_exchanges += cold.failed;
             gr.transmissions += cl.transmissions;
             gr.retransmissions += rtx;
             gr.unnecessary_retransmissions += unnecessary;
@@ -120,14 +121,14 @@ impl<'t, M: Model> Sim<'t, M> {
             }
             flows.push(FlowReport {
                 client: i as u32,
-                group: cl.group,
+                group: cold.group,
                 cc: self.groups[g].name,
                 fct_s: fct,
                 transmissions: cl.transmissions,
                 retransmissions: rtx,
                 unnecessary_retransmissions: unnecessary,
-                failed_exchanges: cl.failed,
-                completed_exchanges: cl.completed,
+                failed_exchanges: cold.failed,
+                completed_exchanges: cold.completed,
                 ..FlowReport::udp()
             });
         }

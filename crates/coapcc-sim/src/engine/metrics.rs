@@ -16,6 +16,75 @@ pub(super) struct ExRec {
     pub(super) first_req: u16,
 }
 
+/// A client's exchange records, indexed by exchange: the current (last) one inline in the
+/// client's hot record, the earlier ones in a vector (only late duplicates reach them).
+#[derive(Clone, Debug)]
+pub(super) struct Recs {
+    last: ExRec,
+    old: Vec<ExRec>,
+    len: u32,
+}
+
+impl Recs {
+    pub(super) fn with_capacity(n: usize) -> Self {
+        Recs {
+            last: ExRec { tx: 0, min_req: NONE, min_resp: NONE, first_req: NONE },
+            old: Vec::with_capacity(n),
+            len: 0,
+        }
+    }
+
+    /// Records kept (exchanges started).
+    #[inline]
+    pub(super) fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Start a new record.
+    #[inline]
+    pub(super) fn push(&mut self, r: ExRec) {
+        if self.len > 0 {
+            self.old.push(self.last);
+        }
+        self.last = r;
+        self.len += 1;
+    }
+
+    /// The current (last) record.
+    #[inline]
+    pub(super) fn last_mut(&mut self) -> Option<&mut ExRec> {
+        (self.len > 0).then_some(&mut self.last)
+    }
+
+    /// Every record, in exchange order.
+    pub(super) fn iter(&self) -> impl Iterator<Item = &ExRec> {
+        self.old.iter().chain((self.len > 0).then_some(&self.last))
+    }
+}
+
+impl std::ops::Index<usize> for Recs {
+    type Output = ExRec;
+    #[inline]
+    fn index(&self, i: usize) -> &ExRec {
+        if i + 1 == self.len as usize {
+            &self.last
+        } else {
+            &self.old[i]
+        }
+    }
+}
+
+impl std::ops::IndexMut<usize> for Recs {
+    #[inline]
+    fn index_mut(&mut self, i: usize) -> &mut ExRec {
+        if i + 1 == self.len as usize {
+            &mut self.last
+        } else {
+            &mut self.old[i]
+        }
+    }
+}
+
 /// A group's name and retransmission histogram.
 pub(super) struct Group {
     pub(super) name: &'static str,
@@ -49,10 +118,11 @@ impl<'t, M: Model> Sim<'t, M> {
     /// Client `c`'s exchange completed with `answer`: histograms, useful bytes, trace.
     #[inline]
     pub(super) fn record_completed(&mut self, c: usize, answer: Answer) {
-        let cl = &mut self.clients[c];
-        cl.completed += 1;
+        let cl = &self.clients[c];
         let n = cl.recs[cl.cur as usize].tx.saturating_sub(1) as usize;
-        let g = cl.group as usize;
+        let cold = &mut self.cold[c];
+        cold.completed += 1;
+        let g = cold.group as usize;
         if let Some(h) = self.hist.get_mut(n) {
             *h += 1;
         }
@@ -72,7 +142,7 @@ impl<'t, M: Model> Sim<'t, M> {
         self.useful_bytes += u64::from(size);
         let cl = &self.clients[c];
         let n = cl.recs[cl.cur as usize].tx.saturating_sub(1) as usize;
-        let g = cl.group as usize;
+        let g = self.cold[c].group as usize;
         if let Some(h) = self.hist.get_mut(n) {
             *h += 1;
         }
@@ -84,7 +154,7 @@ impl<'t, M: Model> Sim<'t, M> {
     /// Client `c`'s exchange gave up.
     #[inline]
     pub(super) fn record_failed(&mut self, c: usize) {
-        self.clients[c].failed += 1;
+        self.cold[c].failed += 1;
         self.emit_trace(c, ExchangeOutcome::GiveUp, None);
     }
 }

@@ -232,7 +232,7 @@ impl Model for Tcp {
     /// random batch (the workload draws the same batches as over UDP). The first pair opens
     /// and the client connects.
     fn flow_start(sim: &mut Sim<'_, Self>, c: usize) {
-        let plan = &mut sim.clients[c].plan;
+        let plan = &mut sim.cold[c].plan;
         let mut batches: Vec<u32> = Vec::new();
         let mut next = plan.start();
         while let Next::Exchange { reset, .. } = next {
@@ -306,7 +306,7 @@ impl Model for Tcp {
         let mut fcts: Vec<Vec<f64>> = vec![Vec::new(); groups.len()];
         let mut delivered = 0u64;
         let mut flows = Vec::with_capacity(sim.m.flows.len());
-        for (i, (f, cl)) in sim.m.flows.iter().zip(&sim.clients).enumerate() {
+        for (i, (f, cl)) in sim.m.flows.iter().zip(&sim.cold).enumerate() {
             let mut tot = f.closed;
             tot.add(&f.client, &f.server);
             delivered += tot.bytes_delivered;
@@ -355,7 +355,7 @@ fn service(sim: &mut Sim<'_, Tcp>, c: usize, side: Side) {
     let now = Instant::from_nanos(sim.now);
     let t = sim.now;
     let f = &mut sim.m.flows[c];
-    let cl = &mut sim.clients[c];
+    let cl = &mut sim.cold[c];
     let mut finished = false;
     match side {
         Side::Client => {
@@ -399,7 +399,7 @@ fn service(sim: &mut Sim<'_, Tcp>, c: usize, side: Side) {
         Side::Server => f.sapp.poll(&mut f.server),
     }
     if finished {
-        sim.clients[c].done_at = Some(t);
+        sim.cold[c].done_at = Some(t);
         sim.done += 1;
         if sim.done == sim.clients.len() {
             sim.close_window(t);

@@ -6,7 +6,8 @@ Layout of ``DIR`` (``results/NAME/`` by default)::
     DIR/experiment.json            its name, title, definition (seed, replications, base, blocks)
     DIR/runs/part-<id>.parquet     many runs: one row each (config columns, metrics, histogram)
     DIR/flows/part-<id>.parquet    their flows: one row per flow (config_hash, flow fields)
-    DIR/runs/journal-<id>.jsonl    runs finished since the last part: one record (JSON line) each
+    DIR/runs/journal-<id>.bin      runs finished since the last part: one record each
+                                   (``journal-<id>.jsonl``, JSON lines, from earlier versions)
     DIR/runs/<hash>.parquet        one run (datasets of older versions; consolidated by a sweep)
     DIR/quarantine/                damaged parts moved aside by a sweep
     DIR/.lock                      held (flock) by the sweep writing the dataset
@@ -16,7 +17,7 @@ Layout of ``DIR`` (``results/NAME/`` by default)::
 
 **Crash safety.** A finished run's record (:func:`encode_columns`) is appended at once to the
 sweep's journal, so an interrupted sweep (Ctrl-C, SIGTERM, SIGKILL, a lost worker, a full
-disk) loses no finished run, and a line cut off by a crash does not count. A run is done
+disk) loses no finished run, and a record cut off by a crash does not count. A run is done
 exactly when its record is in a journal or its row in a runs part. When the held runs reach a
 part's size, and at the end, they are written as one part (flows part first, runs part last,
 same ``<id>``), each under a temporary name, fsynced, renamed into place, its folder fsynced;
@@ -56,6 +57,8 @@ __all__ = [
     "done_hashes",
     "encode_run",
     "encode_columns",
+    "decode_record",
+    "run_summary",
     "join_flows",
     "records_to_tables",
     "DatasetWriter",
@@ -185,35 +188,142 @@ _RECORD_JSON = json.JSONEncoder(separators=(",", ":"), allow_nan=True)
 
 
 def encode_columns(config_hash: str, common_json: str, cols: dict, parsed: bool = False):
-    """One finished run as a *record*: a line of JSON (bytes, no newline) holding its
-    configuration columns (``common``, given as JSON text), its run-level metrics (``run``)
-    and its flows as columns (``flows``), from the columnar report ``cols``
-    (:func:`coapcc.runner.native_columns`). Records are cheap to make on a worker and to
-    send; the sweeping process appends them to a journal and turns a batch of them into one
-    part (:func:`records_to_tables`), so Arrow and Parquet costs are paid once per part, not
-    per run.
+    """One finished run as a *record* (bytes, :func:`decode_record` reads it back): its
+    configuration columns (``common``, given as JSON text), its run-level metrics (``run``,
+    the run's summary: :func:`run_summary`) and its flows as columns, from the columnar
+    report ``cols`` (:func:`coapcc.runner.native_columns`). Records are cheap to make on a
+    worker and to send (packed flow columns and the resolved configuration are stored as
+    they are, after a small JSON head); the sweeping process appends them to a journal as
+    they come and turns a batch of them into one part (:func:`records_to_tables`), so Arrow
+    and Parquet costs are paid once per part, not per run.
 
-    With ``parsed``, returns ``(record, parts)``: ``parts`` is the record without its
-    ``common`` as Python objects (packed flow columns as ``(type, bytes)``), which
-    :meth:`DatasetWriter.add` takes so that the sweeping process need not parse the record
-    back.
+    Layout: ``CCR2``, the length of the rest (u32, little-endian), the length of the head
+    (u32), the head (JSON: ``h``, ``run`` without ``config_json``, ``co`` and ``cj`` the
+    lengths of ``common`` and of the configuration text, ``flows`` each column a list or ``{"t": type, "n":
+    length}`` of a packed column, or ``{"v": values, "n": length}`` of a column of strings:
+    its distinct values, then their indices as u4), then ``common`` (JSON), the configuration
+    text (UTF-8) and the columns' bytes, in the head's order.
+
+    With ``parsed``, returns ``(record, parts)``: ``parts`` is what :func:`decode_record`
+    gives, without its ``common``.
     """
-    from . import __version__
-    from .result import link_fields
-
     flow_cols = cols.get("flows") or {k: [] for k in FLOW_FIELDS}
     keys = [k for k in FLOW_FIELDS if k in flow_cols] + [k for k in flow_cols if k not in FLOW_FIELDS]
     if keys != list(flow_cols):
         flow_cols = {k: flow_cols[k] for k in keys}
     types = cols.get("flow_types") or {}
-    stored: dict[str, Any] = {}
-    if types:  # packed columns (simulate_columns(packed=True)): values to read, base64 to store
-        stored = dict(flow_cols)
+    run = run_summary(cols, flow_cols, types)
+    head_flows: dict[str, Any] = {}
+    segments = []
+    for k, v in flow_cols.items():
+        t = types.get(k)
+        if t is not None:
+            head_flows[k] = {"t": t, "n": len(v)}
+            segments.append(v)
+        elif v and all(type(x) is str for x in dict.fromkeys(v)):
+            # Labels: each distinct value once, then their indices.
+            values = list(dict.fromkeys(v))
+            pos = {x: i for i, x in enumerate(values)}
+            idx = _array("I", [pos[x] for x in v]).tobytes()
+            head_flows[k] = {"v": values, "n": len(idx)}
+            segments.append(idx)
+        else:
+            head_flows[k] = v
+    cj = (run.pop("config_json") or "").encode()
+    co = common_json.encode()
+    head = (
+        f'{{"h":{json.dumps(config_hash)},"run":{_RECORD_JSON.encode(run)},"co":{len(co)},"cj":{len(cj)},'
+        f'"flows":{_RECORD_JSON.encode(head_flows)}}}'
+    ).encode()
+    body = b"".join([co, cj, *segments])
+    size = (4 + len(head) + len(body)).to_bytes(4, "little")
+    record = b"".join([_MAGIC, size, len(head).to_bytes(4, "little"), head, body])
+    if not parsed:
+        return record
+    rec = decode_record(record)
+    del rec["common"]
+    return record, rec
+
+
+def _array(code: str, data) -> Any:
+    """An :mod:`array` of type ``code`` (``I``: u4) from a list, or from little-endian bytes."""
+    import array
+    import sys
+
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        return array.array(code, data)
+    a = array.array(code)
+    a.frombytes(data)
+    if sys.byteorder != "little":  # pragma: no cover
+        a.byteswap()
+    return a
+
+
+#: First bytes of a record (:func:`encode_columns`).
+_MAGIC = b"CCR2"
+
+
+def decode_record(record, common: dict | None = None) -> dict:
+    """A record (:func:`encode_columns`) as Python objects: ``h``, ``common``, ``run`` (its
+    ``config_json`` first) and ``flows`` (packed columns as ``(type, bytes)``). ``common``,
+    if given, is the record's configuration columns as the caller already has them (they
+    are then not read). Raises ValueError for bytes that are not one whole record."""
+    mv = memoryview(record)
+    if bytes(mv[:4]) != _MAGIC or len(mv) < 12:
+        raise ValueError("not a coapcc run record")
+    if int.from_bytes(mv[4:8], "little") != len(mv) - 8:
+        raise ValueError("run record cut off")
+    hl = int.from_bytes(mv[8:12], "little")
+    head = json.loads(bytes(mv[12 : 12 + hl]))
+    pos = 12 + hl
+    n = head.pop("co")
+    head["common"] = json.loads(bytes(mv[pos : pos + n])) if common is None else common
+    pos += n
+    n = head.pop("cj")
+    head["run"] = {"config_json": bytes(mv[pos : pos + n]).decode() if n else None, **head["run"]}
+    pos += n
+    flows = head["flows"]
+    for k, v in flows.items():
+        if type(v) is dict:
+            seg = bytes(mv[pos : pos + v["n"]])
+            if "v" in v:
+                values = v["v"]
+                flows[k] = [values[i] for i in _array("I", seg)]
+            else:
+                flows[k] = (v["t"], seg)
+            pos += v["n"]
+    if pos != len(mv):
+        raise ValueError("run record of an unexpected length")
+    return head
+
+
+def flow_count(cols: dict) -> int:
+    """Number of flows of a columnar report (:func:`coapcc.runner.native_columns`)."""
+    flows = cols.get("flows") or {}
+    types = cols.get("flow_types") or {}
+    for k, v in flows.items():
+        return len(v) // int(types[k][1:]) if k in types else len(v)
+    return 0
+
+
+def run_summary(cols: dict, flow_cols: dict | None = None, types: dict | None = None) -> dict:
+    """A run's row of metrics from its columnar report ``cols``
+    (:func:`coapcc.runner.native_columns`): resolved configuration, flow counts, FCT
+    percentiles of the finished flows, per-flow counters summed, the report's scalars and link
+    counters, and the coapcc version. ``flow_cols`` and ``types`` are ``cols``'s flows and
+    packed types when the caller already has them."""
+    from . import __version__
+    from .result import link_fields
+
+    if flow_cols is None:
+        flow_cols = cols.get("flows") or {}
+    if types is None:
+        types = cols.get("flow_types") or {}
+    if types:  # packed columns (simulate_columns(packed=True)): their values
         flow_cols = dict(flow_cols)
         for k, t in types.items():
             if k in flow_cols:
                 flow_cols[k] = _unpack(flow_cols[k], t)
-                stored[k] = {"t": t, "b": base64.b64encode(stored[k]).decode("ascii")}
     n = len(next(iter(flow_cols.values()))) if flow_cols else 0
     fcts = [x for x in flow_cols.get("fct_s", ()) if x is not None and x == x]
     fct = _fct_percentiles(fcts)
@@ -248,16 +358,7 @@ def encode_columns(config_hash: str, common_json: str, cols: dict, parsed: bool 
     else:
         run.update(link_fields(cols))
     run["coapcc_version"] = __version__
-    head = json.dumps(config_hash)
-    rest = _RECORD_JSON.encode({"run": run, "flows": stored or flow_cols})
-    record = f'{{"h":{head},"common":{common_json},{rest[1:]}'.encode()
-    if not parsed:
-        return record
-    mem = dict(cols["flows"]) if types else flow_cols
-    for k, t in types.items():
-        if k in mem:
-            mem[k] = (t, mem[k])
-    return record, {"h": config_hash, "run": run, "flows": mem}
+    return run
 
 
 #: Packed column types (little-endian) as :mod:`array` type codes and numpy dtypes.
@@ -281,8 +382,9 @@ def _unpack(data: bytes, t: str):
 
 def _flow_array(name: str, parts: list, counts: list):
     """One flows column of a batch of records (each part a list, or a packed column
-    ``{"t": type, "b": base64}``): int64 for integers and float64 (null where the record has
-    null or NaN) for floats, as the same values given as lists make."""
+    ``(type, bytes)``, or ``{"t": type, "b": base64}`` from a journal of an earlier version):
+    int64 for integers and float64 (null where the record has null or NaN) for floats, as the
+    same values given as lists make."""
     import numpy as np
     import pyarrow as pa
 
@@ -328,6 +430,9 @@ def _fct_percentiles(values: list) -> dict:
         d = y - x
         out[key] = y - d * (1 - g) if g >= 0.5 else x + d * g
     return out
+
+
+_POINT_COLUMNS: dict[str, dict] = {}
 
 
 _POINT_COLUMNS: dict[str, dict] = {}
@@ -583,38 +688,56 @@ def _concat(tables):
 
 # -- journals -----------------------------------------------------------------------------
 
-JOURNAL_GLOB = "journal-*.jsonl"
+#: Journals: ``journal-<id>.bin`` (records of :func:`encode_columns`, one after another) and
+#: ``journal-<id>.jsonl`` (JSON lines, written by earlier versions; still read).
+JOURNAL_GLOB = "journal-*"
+_JOURNAL_SUFFIXES = (".bin", ".jsonl")
 
 
 def read_journal(path: Path) -> list[dict]:
-    """The complete records of a journal (a line cut off by a crash is ignored)."""
+    """The complete records of a journal, as :func:`decode_record` gives them (a record cut
+    off by a crash is ignored)."""
     out = []
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return out
-    for line in data.split(b"\n"):
-        if not line:
-            continue
+    if path.suffix == ".jsonl":
+        for line in data.split(b"\n"):
+            if not line:
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and "h" in rec and "common" in rec:
+                out.append(rec)
+        return out
+    mv, pos = memoryview(data), 0
+    while pos + 8 <= len(mv):
+        end = pos + 8 + int.from_bytes(mv[pos + 4 : pos + 8], "little")
+        if bytes(mv[pos : pos + 4]) != _MAGIC or end > len(mv):
+            break  # cut off by a crash (nothing is written after a damaged record)
         try:
-            rec = json.loads(line)
+            out.append(decode_record(mv[pos:end]))
         except ValueError:
-            continue
-        if isinstance(rec, dict) and "h" in rec and "common" in rec:
-            out.append(rec)
+            break
+        pos = end
     return out
 
 
 def _journals(out: Path) -> list[Path]:
     d = out / "runs"
-    return sorted(d.glob(JOURNAL_GLOB)) if d.is_dir() else []
+    if not d.is_dir():
+        return []
+    return sorted(p for p in d.glob(JOURNAL_GLOB) if p.suffix in _JOURNAL_SUFFIXES)
 
 
 class DatasetWriter:
     """Writes finished runs into a dataset.
 
     Each run's record (:func:`encode_run`) is appended at once to a journal
-    (``runs/journal-<id>.jsonl``, one JSON line per run, flushed to the OS per run), so a
+    (``runs/journal-<id>.bin``, one record per run, written to the OS per run), so a
     killed sweep loses no finished run. When the runs held reach ``part_runs`` runs,
     ``part_flows`` flows or ``part_bytes`` bytes (and on :meth:`close`), they become one part:
     a flows part, then a runs part, each fsynced and renamed into place; then the journal is
@@ -631,23 +754,27 @@ class DatasetWriter:
         (self.out / "runs").mkdir(parents=True, exist_ok=True)
         (self.out / "flows").mkdir(parents=True, exist_ok=True)
         self.part_runs, self.part_flows, self.part_bytes = part_runs, part_flows, part_bytes
-        self._pending: list = []  # records (bytes) or parsed records (dicts)
+        self._pending: list[dict] = []  # decoded records
         self._flows = 0
         self._bytes = 0
         self._journal = None
         self._journal_path: Path | None = None
 
-    def add(self, record: bytes, flows: int = 0, parsed: dict | None = None) -> None:
-        """Add one run's record (``flows``: its number of flows, for the part limit).
-        ``parsed`` is the same record as Python objects (:func:`encode_columns` with
-        ``parsed``, its ``common`` included), which spares parsing it back."""
+    def add(
+        self, record: bytes, flows: int = 0, parsed: dict | None = None, common: dict | None = None
+    ) -> None:
+        """Add one run's record (:func:`encode_columns`; ``flows``: its number of flows, for
+        the part limit). ``parsed`` is the same record as :func:`decode_record` gives it,
+        which spares reading it back; or ``common``, its configuration columns, which spares
+        reading those."""
         if self._journal is None:
-            self._journal_path = self.out / "runs" / f"journal-{time.time_ns():x}-{os.getpid()}.jsonl"
-            self._journal = open(self._journal_path, "ab")  # noqa: SIM115 - closed in flush/close
-        self._journal.write(record + b"\n")
-        self._journal.flush()
-        self._pending.append(parsed if parsed is not None and "common" in parsed else record)
-        self._flows += flows
+            self._journal_path = self.out / "runs" / f"journal-{time.time_ns():x}-{os.getpid()}.bin"
+            self._journal = open(self._journal_path, "ab", buffering=0)  # noqa: SIM115 - closed in flush/close
+        self._journal.write(record)  # unbuffered: one system call, in the OS at once
+        if parsed is None or "common" not in parsed:
+            parsed = decode_record(record, common)
+        self._pending.append(parsed)
+        self._flows += flows or parsed["run"]["flows"]
         self._bytes += len(record)
         if (
             len(self._pending) >= self.part_runs
@@ -667,9 +794,7 @@ class DatasetWriter:
         enabled = gc.isenabled()
         gc.disable()
         try:
-            records = [r if isinstance(r, dict) else json.loads(r) for r in self._pending]
-            write_part(self.out, records)
-            del records
+            write_part(self.out, self._pending)
         finally:
             if enabled:
                 gc.enable()

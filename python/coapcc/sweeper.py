@@ -180,16 +180,16 @@ def _describe(e: BaseException) -> str:
 
 def execute(runner: RunnerLike, config_json: str, config_hash: str, common_json: str) -> tuple:
     """Worker entry point: run one configuration; returns its record
-    (:func:`coapcc.dataset.encode_columns`), its number of flows, and the record as Python
-    objects without its ``common`` (pickled to the sweep faster than it would parse)."""
-    from .dataset import encode_columns
+    (:func:`coapcc.dataset.encode_columns`) and its number of flows, as
+    :meth:`coapcc.dataset.DatasetWriter.add` takes them."""
+    from .dataset import encode_columns, flow_count
     from .runner import run_columns
 
     cols = run_columns(runner, config_json)
     if cols.get("config_json") is None:
         cols["config_json"] = canonical_json(json.loads(config_json))
-    record, parsed = encode_columns(config_hash, common_json, cols, parsed=True)
-    return record, parsed["run"]["flows"], parsed
+    record = encode_columns(config_hash, common_json, cols)
+    return record, flow_count(cols)
 
 
 def _args(t: Task) -> tuple:
@@ -211,7 +211,8 @@ _READY = "ready"
 
 def _pool_worker(conn, runner, parent_pid: int) -> None:
     """A pool worker: dies with the sweep (see :func:`coapcc.runner.worker_init`), runs the
-    tasks it receives, one at a time, until the pipe closes."""
+    batches of tasks it receives, one task at a time, sending each run's reply as soon as it
+    is done, until the pipe closes."""
     worker_init(parent_pid)
     conn.send(_READY)
     while True:
@@ -221,28 +222,38 @@ def _pool_worker(conn, runner, parent_pid: int) -> None:
             return
         if msg is None:
             return
-        try:
-            reply = (True, execute(runner, *msg))
-        except Exception as e:  # noqa: BLE001 - sent to the parent as text (picklable)
-            reply = (False, (type(e).__name__, str(e)))
-        try:
-            conn.send(reply)
-        except (BrokenPipeError, OSError):
-            return
+        for args in msg:
+            try:
+                reply = (True, execute(runner, *args))
+            except Exception as e:  # noqa: BLE001 - sent to the parent as text (picklable)
+                reply = (False, (type(e).__name__, str(e)))
+            try:
+                conn.send(reply)
+            except (BrokenPipeError, OSError):
+                return
+
+
+#: Most runs sent to a worker in one message (fewer messages and wake-ups; a worker is sent
+#: its next batch while it still has a run to do, so it never waits for the sweep process).
+_BATCH = 16
 
 
 def _pool(tasks, runner, workers: int):
-    """A local pool of ``workers`` spawned processes, one task in flight per worker, driven
-    by this generator alone (no helper threads or queues, so nothing can hang it): a worker
-    that dies fails its run and is replaced; on any exit (end, Ctrl-C, SIGTERM, an error in
-    the caller such as a full disk) the workers are stopped, and they die with this process
-    even if it is killed (SIGKILL) first."""
+    """A local pool of ``workers`` spawned processes driven by this generator alone (no
+    helper threads or queues, so nothing can hang it). Tasks go to a worker in batches (of
+    at most :data:`_BATCH`, smaller towards the end of the sweep), the next batch sent while
+    the worker still has one run to do; each run's reply comes back as soon as it is done, so
+    every finished run reaches the dataset at once. A worker that dies fails the run it was
+    doing (its other runs are given to another worker) and is replaced; on any exit (end,
+    Ctrl-C, SIGTERM, an error in the caller such as a full disk) the workers are stopped, and
+    they die with this process even if it is killed (SIGKILL) first."""
+    import collections
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
     me = os.getpid()
     todo = list(reversed(tasks))  # pop() from the end: longest first
-    slots: list[list] = []  # [process, connection, task or None, started]
+    slots: list[list] = []  # [process, connection, deque of its tasks (the first is running), started]
     failed_starts = 0
 
     import select
@@ -257,7 +268,7 @@ def _pool(tasks, runner, workers: int):
         )
         p.start()
         child.close()
-        slot = [p, parent, None, False]
+        slot = [p, parent, collections.deque(), False]
         for fd in (parent.fileno(), p.sentinel):
             poller.register(fd, select.POLLIN)
             owner[fd] = slot
@@ -270,32 +281,34 @@ def _pool(tasks, runner, workers: int):
             owner.pop(fd, None)
 
     def feed(slot) -> None:
-        if todo:
-            slot[2] = todo.pop()
-            slot[1].send(_args(slot[2]))
-        else:
-            slot[2] = None
+        """Keep the worker busy: a new batch when it has at most one run left."""
+        if len(slot[2]) > 1 or not todo:
+            return
+        n = max(1, min(_BATCH, len(todo) // (4 * max(1, len(slots) or workers))))
+        batch = [todo.pop() for _ in range(min(n, len(todo)))]
+        slot[2].extend(batch)
+        slot[1].send([_args(t) for t in batch])
 
     try:
         for _ in range(min(workers, len(todo))):
             slot = start()
             slots.append(slot)
             feed(slot)
-        while any(s[2] is not None for s in slots):
+        while any(s[2] for s in slots):
             ready_slots = []
             while not ready_slots:
                 for fd, _ in poller.poll():
                     s = owner.get(fd)
                     if s is None:
                         continue
-                    if s[2] is None:  # an idle worker (no run left) that exited: nothing to read
+                    if not s[2]:  # an idle worker (no run left) that exited: nothing to read
                         forget(s)
                     elif not any(s is r for r in ready_slots):
                         ready_slots.append(s)
             for i, s in enumerate(slots):
-                if s[2] is None or not any(s is r for r in ready_slots):
+                if not s[2] or not any(s is r for r in ready_slots):
                     continue
-                task, reply = s[2], None
+                reply = None
                 try:
                     if s[1].poll():
                         reply = s[1].recv()
@@ -309,6 +322,8 @@ def _pool(tasks, runner, workers: int):
                     forget(s)
                     s[1].close()
                     code = s[0].exitcode
+                    task, rest = s[2][0], list(s[2])[1:]
+                    todo.extend(reversed(rest))  # not started: another worker does them
                     if not s[3]:
                         failed_starts += 1
                         if failed_starts >= 2:  # it is not the run: workers cannot start
@@ -322,11 +337,13 @@ def _pool(tasks, runner, workers: int):
                         feed(s)
                         continue
                     slots[i] = s = start()
+                    feed(s)
                     yield task, None, RunError("WorkerDied", f"the worker running it died (exit code {code})")
                 else:
+                    task = s[2].popleft()
+                    feed(s)
                     ok, value = reply
                     yield task, (value if ok else None), (None if ok else RunError(*value))
-                feed(s)
     finally:
         for s in slots:
             with contextlib.suppress(Exception):
@@ -624,9 +641,7 @@ def _run(experiment, out, todo, outcome, workers, scheduler, dask_local, runner,
                     flush=True,
                 )
             else:
-                record, flows, parsed = encoded
-                parsed["common"] = task.common()
-                writer.add(record, flows, parsed)
+                writer.add(*encoded, common=task.common())
                 outcome.ran += 1
             if bar is not None:
                 bar.update(1)

@@ -254,7 +254,7 @@ def test_compact_consolidates_leftover_runs(tiny_file, tmp_path, monkeypatch):
         m.setattr(DatasetWriter, "flush", lambda self: None)
         coapcc.sweep(str(tiny_file), out, workers=1, progress=False)
     assert not list((out / "runs").glob("*.parquet"))
-    assert [p.name[:8] for p in (out / "runs").glob("*.jsonl")] == ["journal-"]
+    assert [p.name[:8] for p in (out / "runs").glob("journal-*")] == ["journal-"]
     assert len(done_hashes(out)) == 17
     before = _tables(out)  # runs still in a journal are read too
     assert compact(out) == 17

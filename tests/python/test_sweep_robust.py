@@ -16,7 +16,7 @@ import pytest
 
 import coapcc
 from coapcc import ConfigError
-from coapcc.dataset import DatasetBusy, DatasetLock, done_hashes
+from coapcc.dataset import DatasetBusy, DatasetLock, decode_record, done_hashes
 from coapcc.experiment import Experiment, load_experiment
 from coapcc.sweeper import DatasetMismatch, plan
 from conftest import COAPCC, HERE, subprocess_env
@@ -477,7 +477,7 @@ def test_flows_chunks_make_the_same_table(tiny_file):
 
     from coapcc.dataset import records_to_tables
 
-    recs = [json.loads(r) for r, *_ in _records(tiny_file)]
+    recs = [decode_record(r) for r, *_ in _records(tiny_file)]
     runs1, one = records_to_tables(recs, chunk_rows=10**6)
     runs2, many = records_to_tables(recs, chunk_rows=5)
     one, many = list(one), list(many)
@@ -493,7 +493,7 @@ def test_writer_holds_at_most_one_part(tiny_file, tmp_path):
     recs = _records(tiny_file)
     out = tmp_path / "res"
     w = DatasetWriter(out, part_flows=10)
-    for rec, flows, _ in recs:
+    for rec, flows in recs:
         w.add(rec, flows)
         assert w._flows < 10 + 6  # flushed as soon as the limit is reached
     w.close()
@@ -529,6 +529,34 @@ def test_fct_percentiles_equal_describe_bitwise():
             assert (v == w) or (v != v and w != w), (k, v, w, vals)
 
 
+def test_run_summary_of_packed_columns_equals_the_lists_bitwise():
+    """A run's row from the simulator's packed columns (numpy on the arrays) holds exactly the
+    values the same columns as lists give."""
+    from coapcc import _native
+    from coapcc.config import SimConfig, to_native
+    from coapcc.dataset import run_summary
+
+    for kw in (
+        {"algorithm": "cocoa", "clients": 40, "buffer_bytes": 2500, "errors": "bernoulli:0.01"},
+        {"groups": [{"algorithm": "default", "clients": 3}, {"algorithm": "fasor", "clients": 2}]},
+        {
+            "transport": "tcp",
+            "algorithm": "newreno:preset=helsinki2018",
+            "workload": "bulk:1000",
+            "clients": 3,
+        },
+    ):
+        cj = json.dumps(to_native(SimConfig(seed=9, **{"exchanges": 5, **kw})))
+        packed = run_summary(_native.simulate_columns(cj, packed=True))
+        lists = run_summary(_native.simulate_columns(cj))
+        assert list(packed) == list(lists)
+        for k, v in lists.items():
+            if k == "wall_s":  # the simulator's own running time
+                continue
+            assert type(packed[k]) is type(v) and (packed[k] == v or (v != v and packed[k] != packed[k])), k
+        assert packed["finished_flows"] > 0 and packed["transmissions"] > 0
+
+
 def test_per_run_files_of_older_versions_are_consolidated(tiny_file, tmp_path):
     """Datasets written by earlier versions hold one file per run: a sweep consolidates them
     into a part and runs nothing again."""
@@ -544,7 +572,7 @@ def test_per_run_files_of_older_versions_are_consolidated(tiny_file, tmp_path):
     for sub in ("runs", "flows"):
         (out / sub).mkdir(parents=True)
     for rec, *_ in _records(tiny_file):
-        r = json.loads(rec)
+        r = decode_record(rec)
         rt, chunks = records_to_tables([r])
         pq.write_table(rt, out / "runs" / f"{r['h']}.parquet")
         # Those versions wrote the configuration on every flow row.
@@ -626,13 +654,13 @@ def test_datasets_of_the_previous_layout_load_and_resume(tiny_file, tmp_path):
         (out / sub).mkdir(parents=True, exist_ok=True)
     recs = _records(tiny_file)
     # Ten runs in a part of the previous layout...
-    pid = write_part(out, [json.loads(r) for r, *_ in recs[:10]])
+    pid = write_part(out, [decode_record(r) for r, *_ in recs[:10]])
     fp = out / "flows" / f"{pid}.parquet"
     pq.write_table(join_flows(pq.read_table(out / "runs" / f"{pid}.parquet"), pq.read_table(fp)), fp)
     assert {"algorithm", "clients", "seed"} <= set(pq.read_schema(fp).names)
     assert pq.read_schema(fp).metadata is None or b"coapcc.run_columns" not in pq.read_schema(fp).metadata
     # ... three in the journal of an interrupted sweep (records with flows as lists).
-    (out / "runs" / "journal-1-1.jsonl").write_bytes(b"".join(r + b"\n" for r, *_ in recs[10:13]))
+    (out / "runs" / "journal-1-1.jsonl").write_bytes(b"".join(_jsonl(r) for r, *_ in recs[10:13]))
     loaded = _tables(out)
     assert len(loaded[0]) == 13 and loaded[1]["clients"].notna().all()
     o = coapcc.sweep(str(tiny_file), out, **kw)
@@ -696,9 +724,24 @@ def test_columnar_report_equals_the_json_report(kw):
         assert {"segments_sent", "bytes_delivered", "setup_s"} <= set(cols["flows"])
 
 
-def test_journal_of_packed_records_loads_and_becomes_a_part(tiny_file, tmp_path):
-    """Records of the simulator's packed columns (base64 in the journal) read back as the
-    same tables, before (pending runs) and after a sweep turns the journal into a part."""
+def _jsonl(record: bytes) -> bytes:
+    """A record as the JSON line of a journal of the previous version (packed columns as
+    base64)."""
+    import base64
+
+    r = decode_record(record)
+    for k, v in r["flows"].items():
+        if isinstance(v, tuple):
+            r["flows"][k] = {"t": v[0], "b": base64.b64encode(v[1]).decode()}
+    return json.dumps(r, separators=(",", ":")).encode() + b"\n"
+
+
+@pytest.mark.parametrize("layout", ["bin", "jsonl"])
+def test_journal_of_packed_records_loads_and_becomes_a_part(tiny_file, tmp_path, layout):
+    """Records of the simulator's packed columns read back as the same tables, before
+    (pending runs) and after a sweep turns the journal into a part: from a journal of this
+    version (binary records, the last one cut off by a crash) and of the previous one (JSON
+    lines, base64 of the packed columns)."""
     from coapcc.sweeper import _args, _write_meta, execute
 
     ref, out = tmp_path / "ref", tmp_path / "res"
@@ -707,12 +750,18 @@ def test_journal_of_packed_records_loads_and_becomes_a_part(tiny_file, tmp_path)
     tasks = plan(exp)
     _write_meta(out, exp, tasks)
     (out / "runs").mkdir(parents=True)
-    lines = []
+    records = []
     for t in tasks:
-        record, _, parsed = execute(None, *_args(t))
-        assert isinstance(json.loads(record)["flows"]["fct_s"], dict)  # packed: {"t": "f8", "b": ...}
-        lines.append(record + b"\n")
-    (out / "runs" / "journal-1-1.jsonl").write_bytes(b"".join(lines))
+        record, flows = execute(None, *_args(t))
+        assert isinstance(decode_record(record)["flows"]["fct_s"], tuple)  # packed: ("f8", bytes)
+        assert flows == len(decode_record(record)["flows"]["client"][1]) // 4
+        records.append(record)
+    if layout == "bin":
+        cut = records[0][: len(records[0]) // 2]  # a crash while writing a run: not counted
+        (out / "runs" / "journal-1-1.bin").write_bytes(b"".join(records) + cut)
+        assert len(done_hashes(out)) == len(records)
+    else:
+        (out / "runs" / "journal-1-1.jsonl").write_bytes(b"".join(_jsonl(r) for r in records))
     _assert_same(_tables(out), _tables(ref))
     o = coapcc.sweep(str(tiny_file), out, workers=1, progress=False)
     assert (o.done_before, o.ran) == (17, 0)

@@ -111,19 +111,7 @@ impl MediumConfig {
 
     /// Set one field from text, as [`MeshConfig::set`] (`mac.csma=contiki`).
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let mut root = serde_json::to_value(&*self).map_err(|e| e.to_string())?;
-        let mut slot = &mut root;
-        for part in key.trim().split('.') {
-            slot = slot
-                .as_object_mut()
-                .and_then(|o| o.get_mut(part))
-                .ok_or_else(|| format!("unknown mesh parameter {key:?}"))?;
-        }
-        let v: serde_json::Value =
-            serde_json::from_str(value.trim()).unwrap_or_else(|_| serde_json::Value::String(value.trim().into()));
-        *slot = v;
-        *self = serde_json::from_value(root).map_err(|e| format!("bad value {value:?} for {key}: {e}"))?;
-        Ok(())
+        set_dotted(self, key, value, || format!("unknown mesh parameter {key:?}"))
     }
 
     /// PSDU of a packet whose UDP payload (the CoAP message) is `coap_bytes`: MAC header and
@@ -565,19 +553,7 @@ impl MeshConfig {
     /// `mac.queue_packets=4`, `duration_s=600`). The value is read as JSON if it parses
     /// (numbers, `true`, `null`), else as a string.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let mut root = serde_json::to_value(&*self).map_err(|e| e.to_string())?;
-        let mut slot = &mut root;
-        for part in key.trim().split('.') {
-            slot = slot
-                .as_object_mut()
-                .and_then(|o| o.get_mut(part))
-                .ok_or_else(|| format!("unknown parameter {key:?}; see --print-config for the valid keys"))?;
-        }
-        let v: serde_json::Value =
-            serde_json::from_str(value.trim()).unwrap_or_else(|_| serde_json::Value::String(value.trim().into()));
-        *slot = v;
-        *self = serde_json::from_value(root).map_err(|e| format!("bad value {value:?} for {key}: {e}"))?;
-        Ok(())
+        set_dotted(self, key, value, || format!("unknown parameter {key:?}; see --print-config for the valid keys"))
     }
 
     /// Check every field; the first problem as a one-line message.
@@ -723,6 +699,25 @@ impl MeshConfig {
         let f = &self.frame;
         self.lower_bytes() + f.coap_header_bytes + f.coap_token_bytes + self.block1_bytes(num)
     }
+}
+
+/// Set the field at dotted `key` of `this` from text: the value is read as JSON if it parses
+/// (numbers, `true`, `null`), else as a string; `unknown` words the error for a key that
+/// names no field.
+fn set_dotted<T: Serialize + serde::de::DeserializeOwned>(
+    this: &mut T,
+    key: &str,
+    value: &str,
+    unknown: impl Fn() -> String,
+) -> Result<(), String> {
+    let mut root = serde_json::to_value(&*this).map_err(|e| e.to_string())?;
+    let mut slot = &mut root;
+    for part in key.trim().split('.') {
+        slot = slot.as_object_mut().and_then(|o| o.get_mut(part)).ok_or_else(&unknown)?;
+    }
+    *slot = serde_json::from_str(value.trim()).unwrap_or_else(|_| serde_json::Value::String(value.trim().into()));
+    *this = serde_json::from_value(root).map_err(|e| format!("bad value {value:?} for {key}: {e}"))?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -9,7 +9,6 @@
 //! seed: the network's (MAC backoffs, frame reception, duty-cycling phases; see
 //! [`crate::net`]), the workload, and one dither stream per client.
 
-use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::io::Write;
 
@@ -17,7 +16,7 @@ use coapcc_cc::rng::unit_f64;
 use coapcc_cc::{AlgorithmConfig, Instant, SplitMix64};
 
 use crate::config::{EventDist, MeshConfig, Traffic, UnitMode};
-use crate::net::{below, Delivery, MacRecord, MeshNet};
+use crate::net::{below, Delivery, Entry, MacRecord, MeshNet};
 use crate::radio::Medium;
 use crate::reliability::{ReliableSender, TimerStep};
 use crate::report::*;
@@ -75,44 +74,6 @@ enum Ev {
     },
 }
 
-/// A scheduled event; ordered by (time, insertion sequence) packed into one key, earliest
-/// first (the heap is a max-heap, so the key is inverted).
-struct Entry {
-    key: u128,
-    ev: Ev,
-}
-
-impl Entry {
-    fn new(t: Ns, seq: u64, ev: Ev) -> Self {
-        Entry { key: !(((t as u128) << 64) | seq as u128), ev }
-    }
-
-    fn time(&self) -> Ns {
-        ((!self.key) >> 64) as Ns
-    }
-
-    fn seq(&self) -> u64 {
-        (!self.key) as u64
-    }
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, o: &Self) -> Ordering {
-        self.key.cmp(&o.key)
-    }
-}
-
 #[derive(Clone, Copy)]
 struct Msg {
     bytes: u32,
@@ -164,7 +125,7 @@ pub struct MeshSim {
     net: MeshNet<Packet>,
     clients: Vec<Client>,
     exrecs: Vec<ExRec>,
-    heap: BinaryHeap<Entry>,
+    heap: BinaryHeap<Entry<Ev>>,
     /// The insertion counter shared with the network.
     seq: u64,
     now: Ns,

@@ -118,39 +118,40 @@ enum Ev {
     },
 }
 
-/// A scheduled event; ordered by (time, insertion sequence) packed into one key, earliest
-/// first (the heap is a max-heap, so the key is inverted).
-struct Entry {
+/// A scheduled event of a host's queue; ordered by (time, insertion sequence) packed into one
+/// key, earliest first (the heap is a max-heap, so the key is inverted). `MeshNet` and
+/// `MeshSim` queue their own event types in it.
+pub(crate) struct Entry<E> {
     key: u128,
-    ev: Ev,
+    pub(crate) ev: E,
 }
 
-impl Entry {
-    fn new(t: Ns, seq: u64, ev: Ev) -> Self {
+impl<E> Entry<E> {
+    pub(crate) fn new(t: Ns, seq: u64, ev: E) -> Self {
         Entry { key: !(((t as u128) << 64) | seq as u128), ev }
     }
 
-    fn time(&self) -> Ns {
+    pub(crate) fn time(&self) -> Ns {
         ((!self.key) >> 64) as Ns
     }
 
-    fn seq(&self) -> u64 {
+    pub(crate) fn seq(&self) -> u64 {
         (!self.key) as u64
     }
 }
 
-impl PartialEq for Entry {
+impl<E> PartialEq for Entry<E> {
     fn eq(&self, o: &Self) -> bool {
         self.key == o.key
     }
 }
-impl Eq for Entry {}
-impl PartialOrd for Entry {
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
 }
-impl Ord for Entry {
+impl<E> Ord for Entry<E> {
     fn cmp(&self, o: &Self) -> Ordering {
         self.key.cmp(&o.key)
     }
@@ -297,7 +298,7 @@ pub struct MeshNet<P> {
     parked: Vec<Frame<P>>,
     free_parked: Vec<u32>,
     active: Vec<u32>,
-    heap: BinaryHeap<Entry>,
+    heap: BinaryHeap<Entry<Ev>>,
     /// The host's insertion counter, held during a call.
     seq: u64,
     now: Ns,

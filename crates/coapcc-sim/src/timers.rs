@@ -176,10 +176,10 @@ impl TimerQueue {
                 self.cached = Some(e);
             }
         }
-        self.stored += 1;
-        if self.stored > 2 * self.live + COMPACT_SLACK {
+        if self.stored >= 2 * self.live + COMPACT_SLACK {
             self.compact();
         }
+        self.stored += 1;
         self.insert(e);
     }
 
@@ -407,6 +407,10 @@ mod tests {
             let c = (k % 8) as u32;
             h.set(c, 60_000_000_000 + (k * 7919) % 50_000_000_000, seq);
             assert!(h.stored <= 2 * h.live + COMPACT_SLACK, "{} entries for {} timers", h.stored, h.live);
+            if k % 97 == 0 {
+                let held = h.front.len() + h.l0.iter().chain(&h.l1).map(Vec::len).sum::<usize>() + h.far.len();
+                assert_eq!(h.stored, held, "the count of stored entries is exact");
+            }
         }
         let mut last = (0, 0);
         let mut popped = 0;
@@ -418,5 +422,6 @@ mod tests {
             popped += 1;
         }
         assert_eq!(popped, 8);
+        assert_eq!(h.stored, 0);
     }
 }

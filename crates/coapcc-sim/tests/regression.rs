@@ -129,32 +129,7 @@ fn cases() -> Vec<(String, SimConfig)> {
             ("cocoa-fb1:preset=helsinki2018", 3),
         ],
     ];
-    type Variant = (&'static str, fn(&mut SimConfig));
-    let variants: [Variant; 8] = [
-        ("base", |_| {}),
-        ("random, start jitter", |c| {
-            c.workload.kind = WorkloadKind::Random;
-            c.workload.start_jitter_ms = 3_000.0;
-            c.workload.batch_min = 2;
-            c.workload.batch_max = 5;
-        }),
-        ("replay_cached", |c| c.server.duplicate_mode = DuplicateMode::ReplayCached),
-        ("high packet-clocked errors", |c| errors(c, "high", ErrorClock::Packet)),
-        ("reordering uplink", |c| {
-            for st in &mut c.link.uplink {
-                if let StageConfig::Jitter(j) = st {
-                    j.allow_reordering = true;
-                }
-            }
-        }),
-        ("max_retransmit=1", |c| {
-            for g in &mut c.groups {
-                g.cc = format!("{}:max_retransmit=1", g.cc.split(':').next().expect("a name"));
-            }
-        }),
-        ("truncated", |c| c.max_sim_time_s = 20.0),
-        ("server delay 1500 ms", |c| c.server.processing_delay_ms = 1_500.0),
-    ];
+    let variants = variants();
     for (m, mix) in mixes.iter().enumerate() {
         for (vname, f) in &variants {
             for model in [EndpointModel::Compact, EndpointModel::Full] {
@@ -233,25 +208,10 @@ fn tcp_cases() -> Vec<(String, SimConfig)> {
         out.push((format!("tcp {alg} errors=high seed=4"), c));
     }
     // 4. Mixed populations and variants.
-    type Variant = (&'static str, fn(&mut SimConfig));
-    let variants: [Variant; 5] = [
-        ("base", |_| {}),
-        ("random, start jitter", |c| {
-            c.workload.kind = WorkloadKind::Random;
-            c.workload.start_jitter_ms = 3_000.0;
-            c.workload.batch_min = 2;
-            c.workload.batch_max = 5;
-        }),
-        ("high packet-clocked errors", |c| errors(c, "high", ErrorClock::Packet)),
-        ("reordering uplink", |c| {
-            for st in &mut c.link.uplink {
-                if let StageConfig::Jitter(j) = st {
-                    j.allow_reordering = true;
-                }
-            }
-        }),
-        ("truncated", |c| c.max_sim_time_s = 20.0),
-    ];
+    // The UDP mixes' variants that apply to TCP (no duplicate mode, MAX_RETRANSMIT or server
+    // delay over TCP).
+    let tcp_variants = ["base", "random, start jitter", "high packet-clocked errors", "reordering uplink", "truncated"];
+    let variants: Vec<Variant> = variants().into_iter().filter(|(n, _)| tcp_variants.contains(n)).collect();
     let mixes: [&[(&str, u32)]; 2] =
         [&[("newreno", 3), ("bbr", 3)], &[("bbr:preset=helsinki2018", 4), ("newreno:preset=helsinki2018", 4)]];
     for (m, mix) in mixes.iter().enumerate() {
@@ -264,6 +224,38 @@ fn tcp_cases() -> Vec<(String, SimConfig)> {
         }
     }
     out
+}
+
+/// A variant of a mixed population: its name (part of the case name) and what it changes.
+type Variant = (&'static str, fn(&mut SimConfig));
+
+/// The variants applied to every mixed population.
+fn variants() -> [Variant; 8] {
+    [
+        ("base", |_| {}),
+        ("random, start jitter", |c| {
+            c.workload.kind = WorkloadKind::Random;
+            c.workload.start_jitter_ms = 3_000.0;
+            c.workload.batch_min = 2;
+            c.workload.batch_max = 5;
+        }),
+        ("replay_cached", |c| c.server.duplicate_mode = DuplicateMode::ReplayCached),
+        ("high packet-clocked errors", |c| errors(c, "high", ErrorClock::Packet)),
+        ("reordering uplink", |c| {
+            for st in &mut c.link.uplink {
+                if let StageConfig::Jitter(j) = st {
+                    j.allow_reordering = true;
+                }
+            }
+        }),
+        ("max_retransmit=1", |c| {
+            for g in &mut c.groups {
+                g.cc = format!("{}:max_retransmit=1", g.cc.split(':').next().expect("a name"));
+            }
+        }),
+        ("truncated", |c| c.max_sim_time_s = 20.0),
+        ("server delay 1500 ms", |c| c.server.processing_delay_ms = 1_500.0),
+    ]
 }
 
 /// FNV-1a, 64 bits.

@@ -56,15 +56,6 @@ fn timed(cfg: &SimConfig, batch: usize) -> (f64, f64, SimReport) {
     (t.elapsed().as_secs_f64() * 1e3 / n, (cpu_s() - c) * 1e3 / n, last.expect("batch > 0"))
 }
 
-/// The report without what may differ between the models' runs (wall time, configuration).
-fn results(r: &SimReport) -> String {
-    let mut v = serde_json::to_value(r).expect("serialises");
-    let o = v.as_object_mut().expect("object");
-    o.remove("wall_s");
-    o.remove("config");
-    v.to_string()
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let full = reference(EndpointModel::Full);
@@ -86,7 +77,7 @@ fn main() {
     let compact = reference(EndpointModel::Compact);
     let (_, _, rc) = timed(&compact, 1); // warm-up
     let (_, _, rf) = timed(&full, 1);
-    let same = results(&rc) == results(&rf);
+    let same = rc.outcome_json() == rf.outcome_json();
     let (mut c, mut f, mut ratio, mut cpu_ratio) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
         let (a, ac, _) = timed(&compact, batch);

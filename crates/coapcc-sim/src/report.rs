@@ -375,6 +375,27 @@ pub enum Scalar {
 }
 
 impl SimReport {
+    /// The report as JSON without the one machine-dependent field (`wall_s`): two runs of the
+    /// same (configuration, seed) give equal values.
+    pub fn results_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).expect("a report serialises");
+        if let Some(o) = v.as_object_mut() {
+            o.remove("wall_s");
+        }
+        v
+    }
+
+    /// [`SimReport::results_json`] without the configuration either: for runs whose
+    /// configurations differ in a way that must not change the results (the two endpoint
+    /// models, an algorithm behind the factory or the registry).
+    pub fn outcome_json(&self) -> serde_json::Value {
+        let mut v = self.results_json();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("config");
+        }
+        v
+    }
+
     /// The per-flow records as columns, named and ordered as the fields of [`FlowReport`] in
     /// its JSON form (the TCP-only columns only when some flow has them, `None` for a flow
     /// without). For callers that turn a run into tables: no per-flow object, no JSON.

@@ -88,10 +88,8 @@ impl ControllerFactory for Opaque {
 
 /// The results: everything but the wall time and the algorithm's name as configured.
 fn without_wall_and_config(r: &SimReport) -> serde_json::Value {
-    let mut v = serde_json::to_value(r).unwrap();
+    let mut v = r.outcome_json();
     let o = v.as_object_mut().unwrap();
-    o.remove("wall_s");
-    o.remove("config");
     for g in o["groups"].as_array_mut().unwrap() {
         g.as_object_mut().unwrap().remove("cc");
     }

@@ -27,11 +27,7 @@ fn seed() -> u64 {
 }
 
 fn results(r: &coapcc_sim::SimReport) -> serde_json::Value {
-    let mut v = serde_json::to_value(r).unwrap();
-    let o = v.as_object_mut().unwrap();
-    o.remove("wall_s");
-    o.remove("config");
-    v
+    r.outcome_json()
 }
 
 #[test]

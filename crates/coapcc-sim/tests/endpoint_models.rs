@@ -28,11 +28,7 @@ fn run(cfg: &SimConfig, model: EndpointModel) -> (SimReport, VecTrace) {
 
 /// Everything but the configuration (which names the model) and the wall time.
 fn results(r: &SimReport) -> serde_json::Value {
-    let mut v = serde_json::to_value(r).unwrap();
-    let o = v.as_object_mut().unwrap();
-    o.remove("wall_s");
-    o.remove("config");
-    v
+    r.outcome_json()
 }
 
 /// Run both models; assert identical results, the named metrics first (clear messages).

@@ -11,11 +11,7 @@ fn with_downlink_schedule(mut cfg: SimConfig, points: Vec<RatePoint>) -> SimConf
 }
 
 fn strip(r: &coapcc_sim::SimReport) -> serde_json::Value {
-    let mut v = serde_json::to_value(r).unwrap();
-    let o = v.as_object_mut().unwrap();
-    o.remove("wall_s");
-    o.remove("config");
-    v
+    r.outcome_json()
 }
 
 #[test]

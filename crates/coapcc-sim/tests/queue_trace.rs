@@ -28,9 +28,7 @@ fn traced(cfg: &SimConfig) -> (SimReport, Vec<Value>) {
 }
 
 fn json(r: &SimReport) -> Value {
-    let mut v = serde_json::to_value(r).unwrap();
-    v.as_object_mut().unwrap().remove("wall_s");
-    v
+    r.results_json()
 }
 
 /// Queue records per (link, direction).

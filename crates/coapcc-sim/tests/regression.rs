@@ -274,15 +274,8 @@ fn compute(name: &str, cfg: &SimConfig) -> String {
     let mut sink = JsonLinesTrace::new(Vec::new());
     let traced = simulate_with_trace(cfg, &mut sink).unwrap_or_else(|e| panic!("{name}: {e}"));
     let trace = sink.finish().expect("in-memory trace");
-    let strip = |r: &coapcc_sim::SimReport| {
-        let mut v = serde_json::to_value(r).expect("serialises");
-        let o = v.as_object_mut().expect("object");
-        o.remove("wall_s");
-        o.remove("config");
-        v
-    };
-    let body = strip(&report);
-    assert_eq!(body, strip(&traced), "{name}: tracing changed the report");
+    let body = report.outcome_json();
+    assert_eq!(body, traced.outcome_json(), "{name}: tracing changed the report");
     let canonical: Vec<&str> = report.config.groups.iter().map(|g| g.cc.as_str()).collect();
     let mut resolved = cfg.clone();
     for (g, c) in resolved.groups.iter_mut().zip(&canonical) {

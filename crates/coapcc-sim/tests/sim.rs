@@ -8,9 +8,7 @@ use coapcc_sim::{
 };
 
 fn json_without_wall(r: &SimReport) -> String {
-    let mut v = serde_json::to_value(r).unwrap();
-    v.as_object_mut().unwrap().remove("wall_s");
-    serde_json::to_string(&v).unwrap()
+    r.results_json().to_string()
 }
 
 fn busy_config(seed: u64) -> SimConfig {

@@ -13,9 +13,7 @@ use serde_json::Value;
 const BULK_APP_BYTES: u64 = 2 + 102_408;
 
 fn json(r: &SimReport) -> Value {
-    let mut v = serde_json::to_value(r).unwrap();
-    v.as_object_mut().unwrap().remove("wall_s");
-    v
+    r.results_json()
 }
 
 fn tcp(cc: &str, clients: u32, buffer: u64, seed: u64) -> SimConfig {

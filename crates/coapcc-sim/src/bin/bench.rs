@@ -155,20 +155,6 @@ fn child_point(clients: u32, exchanges: u32, buffer: u64, reps: usize) -> Option
     })
 }
 
-fn without_wall(r: &SimReport) -> String {
-    let mut v = serde_json::to_value(r).expect("serialises");
-    v.as_object_mut().expect("object").remove("wall_s");
-    v.to_string()
-}
-
-fn without_wall_and_config(r: &SimReport) -> String {
-    let mut v = serde_json::to_value(r).expect("serialises");
-    let o = v.as_object_mut().expect("object");
-    o.remove("wall_s");
-    o.remove("config");
-    v.to_string()
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("--point") {
@@ -222,7 +208,7 @@ fn main() {
     simulate(&full_cfg).expect("warm-up");
     let full_reps = if quick { 3 } else { 7 };
     let (full_wall, fr) = time_runs(&full_cfg, full_reps);
-    let same = without_wall_and_config(&fr) == without_wall_and_config(&r);
+    let same = fr.outcome_json() == r.outcome_json();
     println!(
         "full endpoints     {:>10.2} ms  ({:.1}x compact, median of {full_reps}; {:.2} M packets/s; results identical to compact: {same})",
         full_wall * 1e3,
@@ -330,7 +316,8 @@ fn main() {
     println!();
     println!("== {n_rep} replications of the reference scenario (seeds 1..={n_rep}), serial vs {threads} threads");
     let t = Instant::now();
-    let serial: Vec<String> = (1..=n_rep as u64).map(|s| without_wall(&simulate(&reference(s)).unwrap())).collect();
+    let serial: Vec<String> =
+        (1..=n_rep as u64).map(|s| simulate(&reference(s)).unwrap().results_json().to_string()).collect();
     let t_serial = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let mut parallel: Vec<(u64, String)> = std::thread::scope(|scope| {
@@ -339,7 +326,7 @@ fn main() {
                 scope.spawn(move || {
                     (1..=n_rep as u64)
                         .filter(|s| (*s as usize - 1) % threads == k)
-                        .map(|s| (s, without_wall(&simulate(&reference(s)).unwrap())))
+                        .map(|s| (s, simulate(&reference(s)).unwrap().results_json().to_string()))
                         .collect::<Vec<_>>()
                 })
             })
@@ -379,10 +366,8 @@ fn main() {
     let dr = last.expect("reps > 0");
     let (static_wall, sr) = time_runs(&reference(1), dyn_reps);
     let strip = |r: &SimReport| {
-        let mut v = serde_json::to_value(r).expect("serialises");
+        let mut v = r.outcome_json();
         let o = v.as_object_mut().expect("object");
-        o.remove("wall_s");
-        o.remove("config");
         for g in o["groups"].as_array_mut().expect("groups") {
             g.as_object_mut().expect("group").remove("cc");
         }

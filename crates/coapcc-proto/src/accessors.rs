@@ -18,7 +18,7 @@ macro_rules! option_accessors {
             ///
             /// # Panics
             /// If the value exceeds [`MAX_OPTION_VALUE_LEN`](crate::option::MAX_OPTION_VALUE_LEN).
-            pub fn add_option(&mut self, number: u16, value: impl Into<Vec<u8>>) {
+            pub fn add_option(&mut self, number: u16, value: impl AsRef<[u8]>) {
                 self.options.add(number, value)
             }
 
@@ -26,7 +26,7 @@ macro_rules! option_accessors {
             ///
             /// # Panics
             /// If the value exceeds [`MAX_OPTION_VALUE_LEN`](crate::option::MAX_OPTION_VALUE_LEN).
-            pub fn set_option(&mut self, number: u16, value: impl Into<Vec<u8>>) {
+            pub fn set_option(&mut self, number: u16, value: impl AsRef<[u8]>) {
                 self.options.set(number, value)
             }
 

@@ -47,6 +47,7 @@ pub mod endpoint;
 pub mod error;
 pub mod message;
 pub mod option;
+mod small;
 pub mod tcp;
 pub mod token;
 

@@ -4,6 +4,7 @@
 //! which they were added (which is their wire order).
 
 use crate::error::{BlockError, DecodeError, OptionTooLong};
+use crate::small::SmallBytes;
 
 /// If-Match (1).
 pub const IF_MATCH: u16 = 1;
@@ -85,13 +86,13 @@ pub fn decode_uint(value: &[u8]) -> Option<u64> {
     Some(value.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
 }
 
-/// One option instance.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct CoapOption {
+/// One option instance, borrowed from its [`Options`] list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CoapOption<'a> {
     /// Option number.
     pub number: u16,
     /// Raw value bytes.
-    pub value: Vec<u8>,
+    pub value: &'a [u8],
 }
 
 /// A Block1/Block2 option value (RFC 7959 §2.2): `NUM | M | SZX`.
@@ -176,51 +177,128 @@ impl Block {
     }
 }
 
-/// The option list of a message, sorted by number.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+/// The option list of a message, sorted by number; repeated options keep the order in which
+/// they were added.
+///
+/// Stored as its wire encoding (option headers with deltas, then values; no payload marker)
+/// in one contiguous buffer that is inline up to 30 bytes: decoding a datagram copies its
+/// option bytes once, encoding copies them back, and the options of a typical request never
+/// touch the heap. Lookups walk the encoding (a message carries a handful of options).
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct Options {
-    list: Vec<CoapOption>,
+    /// Always a valid, canonical encoding (every value has exactly one RFC 7252 §3.1 form).
+    enc: SmallBytes,
+}
+
+impl core::fmt::Debug for Options {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// Iterator over the options of an [`Options`] list, in wire order.
+#[derive(Clone, Debug)]
+pub struct Iter<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    number: u16,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = CoapOption<'a>;
+
+    fn next(&mut self) -> Option<CoapOption<'a>> {
+        let a = option_at(self.buf, self.pos, self.number)?;
+        self.pos = a.end;
+        self.number = a.number;
+        Some(CoapOption { number: a.number, value: &self.buf[a.value..a.end] })
+    }
+}
+
+/// One option of an encoding: its number and where its header, value and end are.
+struct At {
+    number: u16,
+    value: usize,
+    end: usize,
+}
+
+/// The option whose header starts at `buf[pos]`, after option number `prev`. `None` at the
+/// end (or, defensively, at anything that is not an option header).
+fn option_at(buf: &[u8], pos: usize, prev: u16) -> Option<At> {
+    let b = *buf.get(pos)?;
+    let (dn, ln) = (b >> 4, b & 0x0F);
+    if dn == 15 || ln == 15 {
+        return None;
+    }
+    let mut p = pos + 1;
+    let delta = read_ext(dn, buf, &mut p)?;
+    let len = read_ext(ln, buf, &mut p)?;
+    let number = u16::try_from(usize::from(prev) + delta).ok()?;
+    let end = p.checked_add(len).filter(|&e| e <= buf.len())?;
+    Some(At { number, value: p, end })
+}
+
+/// The header of an option `delta` after its predecessor with a value of `len` bytes
+/// (both ≤ [`MAX_OPTION_VALUE_LEN`]): its bytes and their count.
+fn header(delta: usize, len: usize) -> ([u8; 5], usize) {
+    let mut h = [0u8; 5];
+    h[0] = (nibble(delta) << 4) | nibble(len);
+    let mut n = 1;
+    for v in [delta, len] {
+        match v {
+            0..=12 => {}
+            13..=268 => {
+                h[n] = (v - 13) as u8;
+                n += 1;
+            }
+            _ => {
+                h[n..n + 2].copy_from_slice(&((v - 269) as u16).to_be_bytes());
+                n += 2;
+            }
+        }
+    }
+    (h, n)
 }
 
 impl Options {
     /// An empty list.
     pub const fn new() -> Options {
-        Options { list: Vec::new() }
+        Options { enc: SmallBytes::new() }
     }
 
-    /// All options in wire order.
-    pub fn as_slice(&self) -> &[CoapOption] {
-        &self.list
+    /// The wire encoding of the options (what [`Options::encode`] appends).
+    pub fn as_bytes(&self) -> &[u8] {
+        self.enc.as_slice()
     }
 
     /// Iterates over all options in wire order.
-    pub fn iter(&self) -> core::slice::Iter<'_, CoapOption> {
-        self.list.iter()
+    pub fn iter(&self) -> Iter<'_> {
+        Iter { buf: self.enc.as_slice(), pos: 0, number: 0 }
     }
 
     /// Number of option instances.
     pub fn len(&self) -> usize {
-        self.list.len()
+        self.iter().count()
     }
 
     /// `true` if there are no options.
     pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
+        self.enc.as_slice().is_empty()
     }
 
     /// Removes all options.
     pub fn clear(&mut self) {
-        self.list.clear();
+        self.enc.clear();
     }
 
     /// As [`Options::add`], but returns an error instead of panicking when `value` is longer
     /// than [`MAX_OPTION_VALUE_LEN`] (for values that come from users).
-    pub fn try_add(&mut self, number: u16, value: impl Into<Vec<u8>>) -> Result<(), OptionTooLong> {
-        let value = value.into();
+    pub fn try_add(&mut self, number: u16, value: impl AsRef<[u8]>) -> Result<(), OptionTooLong> {
+        let value = value.as_ref();
         if value.len() > MAX_OPTION_VALUE_LEN {
             return Err(OptionTooLong { number, len: value.len() });
         }
-        self.add(number, value);
+        self.insert(number, value);
         Ok(())
     }
 
@@ -230,31 +308,83 @@ impl Options {
     /// # Panics
     /// If `value` is longer than [`MAX_OPTION_VALUE_LEN`], which the wire
     /// format cannot express.
-    pub fn add(&mut self, number: u16, value: impl Into<Vec<u8>>) {
-        let value = value.into();
+    pub fn add(&mut self, number: u16, value: impl AsRef<[u8]>) {
+        let value = value.as_ref();
         assert!(
             value.len() <= MAX_OPTION_VALUE_LEN,
             "option value of {} bytes exceeds {MAX_OPTION_VALUE_LEN}",
             value.len()
         );
-        let at = self.list.partition_point(|o| o.number <= number);
-        self.list.insert(at, CoapOption { number, value });
+        self.insert(number, value);
+    }
+
+    /// Inserts `number` = `value` after every option numbered ≤ `number`: the new header
+    /// and value go in, and the header of the option after it (if any) is re-encoded with
+    /// its delta from `number`.
+    fn insert(&mut self, number: u16, value: &[u8]) {
+        let buf = self.enc.as_slice();
+        let (mut pos, mut prev) = (0, 0u16);
+        let mut next = None;
+        while let Some(a) = option_at(buf, pos, prev) {
+            if a.number > number {
+                next = Some(a);
+                break;
+            }
+            pos = a.end;
+            prev = a.number;
+        }
+        let (h, hl) = header(usize::from(number - prev), value.len());
+        let enc = match next {
+            None => SmallBytes::concat(&[&buf[..pos], &h[..hl], value]),
+            Some(a) => {
+                let (h2, hl2) = header(usize::from(a.number - number), a.end - a.value);
+                SmallBytes::concat(&[&buf[..pos], &h[..hl], value, &h2[..hl2], &buf[a.value..]])
+            }
+        };
+        self.enc = enc;
     }
 
     /// Replaces all instances of `number` with a single one.
     ///
     /// # Panics
     /// As [`Options::add`].
-    pub fn set(&mut self, number: u16, value: impl Into<Vec<u8>>) {
+    pub fn set(&mut self, number: u16, value: impl AsRef<[u8]>) {
         self.remove(number);
         self.add(number, value);
     }
 
     /// Removes all instances of `number`; returns how many were removed.
     pub fn remove(&mut self, number: u16) -> usize {
-        let before = self.list.len();
-        self.list.retain(|o| o.number != number);
-        before - self.list.len()
+        let buf = self.enc.as_slice();
+        let (mut pos, mut prev) = (0, 0u16);
+        let (mut start, mut before, mut removed) = (0, 0u16, 0);
+        let mut next = None;
+        while let Some(a) = option_at(buf, pos, prev) {
+            if a.number > number {
+                next = Some(a);
+                break;
+            }
+            if a.number == number {
+                if removed == 0 {
+                    (start, before) = (pos, prev);
+                }
+                removed += 1;
+            }
+            pos = a.end;
+            prev = a.number;
+        }
+        if removed == 0 {
+            return 0;
+        }
+        let enc = match next {
+            None => SmallBytes::from_slice(&buf[..start]),
+            Some(a) => {
+                let (h, hl) = header(usize::from(a.number - before), a.end - a.value);
+                SmallBytes::concat(&[&buf[..start], &h[..hl], &buf[a.value..]])
+            }
+        };
+        self.enc = enc;
+        removed
     }
 
     /// `true` if at least one instance of `number` is present.
@@ -269,8 +399,7 @@ impl Options {
 
     /// Values of all instances of `number`, in order.
     pub fn get_all(&self, number: u16) -> impl Iterator<Item = &[u8]> + '_ {
-        let start = self.list.partition_point(|o| o.number < number);
-        self.list[start..].iter().take_while(move |o| o.number == number).map(|o| o.value.as_slice())
+        self.iter().skip_while(move |o| o.number < number).take_while(move |o| o.number == number).map(|o| o.value)
     }
 
     /// First instance of `number` decoded as a uint; `None` if absent or
@@ -281,13 +410,14 @@ impl Options {
 
     /// Sets `number` to the minimal uint encoding of `value`.
     pub fn set_uint(&mut self, number: u16, value: u64) {
-        self.set(number, encode_uint(value));
+        let be = value.to_be_bytes();
+        self.set(number, &be[8 - uint_len(value)..]);
     }
 
     /// The first critical option for which `known` returns `false`, if any:
     /// RFC 7252 §5.4.1 says such a message must be rejected.
     pub fn first_unknown_critical(&self, known: impl Fn(u16) -> bool) -> Option<u16> {
-        self.list.iter().map(|o| o.number).find(|&n| is_critical(n) && !known(n))
+        self.iter().map(|o| o.number).find(|&n| is_critical(n) && !known(n))
     }
 
     /// Uri-Path segments joined with `/` (no leading slash; lossy UTF-8).
@@ -342,15 +472,15 @@ impl Options {
 
     /// Sets (replaces) Block2. Leaves the options untouched on error.
     pub fn set_block2(&mut self, block: Block) -> Result<(), BlockError> {
-        let v = block.encode_value()?;
-        self.set(BLOCK2, v);
+        block.validate()?;
+        self.set_uint(BLOCK2, u64::from(block.raw()));
         Ok(())
     }
 
     /// Sets (replaces) Block1. Leaves the options untouched on error.
     pub fn set_block1(&mut self, block: Block) -> Result<(), BlockError> {
-        let v = block.encode_value()?;
-        self.set(BLOCK1, v);
+        block.validate()?;
+        self.set_uint(BLOCK1, u64::from(block.raw()));
         Ok(())
     }
 
@@ -376,29 +506,20 @@ impl Options {
 
     /// Encoded size of the options (headers, extensions and values).
     pub fn encoded_len(&self) -> usize {
-        encoded_options_len(self.list.iter().map(|o| (o.number, o.value.len())))
+        self.enc.as_slice().len()
     }
 
     /// Appends the encoded options to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        let mut prev = 0u16;
-        for o in &self.list {
-            let delta = usize::from(o.number - prev);
-            let len = o.value.len();
-            out.push((nibble(delta) << 4) | nibble(len));
-            push_ext(delta, out);
-            push_ext(len, out);
-            out.extend_from_slice(&o.value);
-            prev = o.number;
-        }
+        out.extend_from_slice(self.enc.as_slice());
     }
 }
 
 impl<'a> IntoIterator for &'a Options {
-    type Item = &'a CoapOption;
-    type IntoIter = core::slice::Iter<'a, CoapOption>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.list.iter()
+    type Item = CoapOption<'a>;
+    type IntoIter = Iter<'a>;
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
     }
 }
 
@@ -446,14 +567,6 @@ pub fn ext_len(v: usize) -> usize {
     }
 }
 
-fn push_ext(v: usize, out: &mut Vec<u8>) {
-    match v {
-        0..=12 => {}
-        13..=268 => out.push((v - 13) as u8),
-        _ => out.extend_from_slice(&((v - 269) as u16).to_be_bytes()),
-    }
-}
-
 /// Reads an extended delta/length for `nib` at `buf[*pos..]`.
 /// Returns `None` if truncated. `nib` must be ≤ 14.
 fn read_ext(nib: u8, buf: &[u8], pos: &mut usize) -> Option<usize> {
@@ -473,21 +586,22 @@ fn read_ext(nib: u8, buf: &[u8], pos: &mut usize) -> Option<usize> {
     }
 }
 
-/// Parses options, then an optional payload marker and payload, consuming
-/// all of `buf` (the part after the token).
-pub(crate) fn decode_options_and_payload(buf: &[u8]) -> Result<(Options, Vec<u8>), DecodeError> {
-    let mut list = Vec::new();
+/// Splits the part of a datagram after the token into the options' encoding and the payload
+/// (without its marker), checking every option: the one strict reader of options, used by
+/// [`decode_options_and_payload`] and by borrowed views. Allocates nothing.
+pub(crate) fn split_options_and_payload(buf: &[u8]) -> Result<(&[u8], &[u8]), DecodeError> {
+    let mut count = 0usize;
     let mut pos = 0usize;
     let mut number = 0u32;
     while pos < buf.len() {
         let b = buf[pos];
-        pos += 1;
         if b == 0xFF {
-            if pos == buf.len() {
+            if pos + 1 == buf.len() {
                 return Err(DecodeError::EmptyPayload);
             }
-            return Ok((Options { list }, buf[pos..].to_vec()));
+            return Ok((&buf[..pos], &buf[pos + 1..]));
         }
+        pos += 1;
         let dn = b >> 4;
         let ln = b & 0x0F;
         if dn == 15 {
@@ -509,13 +623,20 @@ pub(crate) fn decode_options_and_payload(buf: &[u8]) -> Result<(Options, Vec<u8>
         if number == 0 {
             return Err(DecodeError::ReservedOptionNumber);
         }
-        if list.len() == MAX_OPTIONS {
+        if count == MAX_OPTIONS {
             return Err(DecodeError::TooManyOptions { limit: MAX_OPTIONS });
         }
-        list.push(CoapOption { number: number as u16, value: buf[pos..pos + len].to_vec() });
+        count += 1;
         pos += len;
     }
-    Ok((Options { list }, Vec::new()))
+    Ok((buf, &[]))
+}
+
+/// Parses options, then an optional payload marker and payload, consuming
+/// all of `buf` (the part after the token).
+pub(crate) fn decode_options_and_payload(buf: &[u8]) -> Result<(Options, Vec<u8>), DecodeError> {
+    let (options, payload) = split_options_and_payload(buf)?;
+    Ok((Options { enc: SmallBytes::from_slice(options) }, payload.to_vec()))
 }
 
 #[cfg(test)]
@@ -553,11 +674,11 @@ mod tests {
         for (v, n, e) in [(0, 0, 0), (12, 12, 0), (13, 13, 1), (268, 13, 1), (269, 14, 2), (65804, 14, 2)] {
             assert_eq!(nibble(v), n);
             assert_eq!(ext_len(v), e);
-            let mut out = Vec::new();
-            push_ext(v, &mut out);
-            assert_eq!(out.len(), e);
-            let mut pos = 0;
-            assert_eq!(read_ext(n, &out, &mut pos), Some(v));
+            let (h, hl) = header(v, 0);
+            assert_eq!((h[0] >> 4, hl), (n, 1 + e));
+            let mut pos = 1;
+            assert_eq!(read_ext(n, &h[..hl], &mut pos), Some(v));
+            assert_eq!(pos, hl);
         }
     }
 }

@@ -116,7 +116,68 @@ fn decode_chunked(data: &[u8], sizes: &[usize]) -> (Vec<TcpMessage>, Result<usiz
     (msgs, Ok(d.buffered()))
 }
 
+/// One edit of an option list: add, set or remove `number`.
+#[derive(Clone, Debug)]
+enum Edit {
+    Add(u16, Vec<u8>),
+    Set(u16, Vec<u8>),
+    Remove(u16),
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    // Few distinct numbers (so that repeats and neighbours meet), and some far apart (so
+    // that deltas cross the 13 / 269 extended forms in both directions).
+    let number = prop_oneof![4 => 1u16..8, 1 => 1u16..400, 1 => 60_000u16..=u16::MAX];
+    prop_oneof![
+        3 => (number.clone(), option_value()).prop_map(|(n, v)| Edit::Add(n, v)),
+        1 => (number.clone(), option_value()).prop_map(|(n, v)| Edit::Set(n, v)),
+        1 => number.prop_map(Edit::Remove),
+    ]
+}
+
 proptest! {
+    /// `Options` (kept as its wire encoding) behaves like a list sorted by number in which
+    /// repeats keep their insertion order, and always encodes what it holds.
+    #[test]
+    fn options_edit_like_a_sorted_list(edits in vec(edit(), 0..24)) {
+        let mut o = Options::new();
+        let mut model: Vec<(u16, Vec<u8>)> = Vec::new();
+        for e in edits {
+            match e {
+                Edit::Add(n, v) => {
+                    o.add(n, &v);
+                    let at = model.partition_point(|(m, _)| *m <= n);
+                    model.insert(at, (n, v));
+                }
+                Edit::Set(n, v) => {
+                    o.set(n, &v);
+                    model.retain(|(m, _)| *m != n);
+                    let at = model.partition_point(|(m, _)| *m <= n);
+                    model.insert(at, (n, v));
+                }
+                Edit::Remove(n) => {
+                    let before = model.len();
+                    model.retain(|(m, _)| *m != n);
+                    prop_assert_eq!(o.remove(n), before - model.len());
+                }
+            }
+            let got: Vec<(u16, Vec<u8>)> = o.iter().map(|x| (x.number, x.value.to_vec())).collect();
+            prop_assert_eq!(&got, &model);
+            prop_assert_eq!(o.len(), model.len());
+            let mut m = Message::new(MessageType::Con, Code::GET, 1);
+            m.options = o.clone();
+            let b = m.to_bytes();
+            prop_assert_eq!(b.len(), m.encoded_len());
+            if model.len() <= coapcc_proto::option::MAX_OPTIONS {
+                prop_assert_eq!(Message::decode(&b).unwrap().options, o.clone());
+            }
+            for (n, _) in &model {
+                let all: Vec<&[u8]> = model.iter().filter(|(m, _)| m == n).map(|(_, v)| &v[..]).collect();
+                prop_assert_eq!(o.get_all(*n).collect::<Vec<_>>(), all);
+            }
+        }
+    }
+
     #[test]
     fn udp_roundtrip(m in valid_message()) {
         prop_assert_eq!(m.validate(), Ok(()));

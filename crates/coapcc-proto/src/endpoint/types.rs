@@ -103,7 +103,7 @@ impl Request {
     }
 
     /// Builder: adds an option.
-    pub fn with_option(mut self, number: u16, value: impl Into<Vec<u8>>) -> Request {
+    pub fn with_option(mut self, number: u16, value: impl AsRef<[u8]>) -> Request {
         self.options.add(number, value);
         self
     }

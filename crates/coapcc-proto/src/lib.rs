@@ -2,7 +2,8 @@
 //!
 //! Module map:
 //!
-//! - [`message`]: RFC 7252 datagrams — [`Message`], [`Header`],
+//! - [`message`]: RFC 7252 datagrams — [`Message`], [`MessageRef`] (decoded in place,
+//!   no allocation), [`Header`],
 //!   [`peek_header`] (cheap header read for de-duplication and for the RST
 //!   answering a malformed CON).
 //! - [`code`]: [`MessageType`] (CON/NON/ACK/RST) and [`Code`] (`c.dd`).
@@ -53,7 +54,7 @@ pub mod token;
 
 pub use code::{Code, MessageType};
 pub use error::{BlockError, DecodeError, OptionTooLong, TokenTooLong};
-pub use message::{peek_header, Header, Message, HEADER_LEN, VERSION};
+pub use message::{peek_header, Header, Message, MessageRef, HEADER_LEN, VERSION};
 pub use option::{is_critical, Block, CoapOption, Options};
 pub use tcp::{decode_frame, encode_frame, TcpMessage};
 pub use token::Token;

@@ -3,7 +3,7 @@
 use crate::accessors::option_accessors;
 use crate::code::{Code, MessageType};
 use crate::error::DecodeError;
-use crate::option::{decode_options_and_payload, Options};
+use crate::option::{self, split_options_and_payload, Options};
 use crate::token::Token;
 
 /// The only CoAP version (the 2-bit `Ver` field).
@@ -167,26 +167,7 @@ impl Message {
 
     /// As [`Message::decode`] but accepts codes of reserved classes.
     pub fn decode_any_class(buf: &[u8]) -> Result<Message, DecodeError> {
-        let h = peek_header(buf)?;
-        if h.tkl > Token::MAX_LEN as u8 {
-            return Err(DecodeError::InvalidTokenLength { tkl: h.tkl });
-        }
-        if h.code.is_empty() {
-            if h.tkl != 0 {
-                return Err(DecodeError::EmptyMessageWithToken { tkl: h.tkl });
-            }
-            if buf.len() > HEADER_LEN {
-                return Err(DecodeError::EmptyMessageNotEmpty { extra: buf.len() - HEADER_LEN });
-            }
-        }
-        let rest = &buf[HEADER_LEN..];
-        let tkl = usize::from(h.tkl);
-        if rest.len() < tkl {
-            return Err(DecodeError::TokenTruncated { tkl: h.tkl, available: rest.len() });
-        }
-        let token = Token::new(&rest[..tkl]).map_err(|_| DecodeError::InvalidTokenLength { tkl: h.tkl })?;
-        let (options, payload) = decode_options_and_payload(&rest[tkl..])?;
-        Ok(Message { mtype: h.mtype, code: h.code, message_id: h.message_id, token, options, payload })
+        MessageRef::decode_any_class(buf).map(|m| m.to_message())
     }
 
     /// Checks the rules that [`Message::decode`] enforces but the type does
@@ -206,5 +187,82 @@ impl Message {
             return Err(DecodeError::ReservedCodeClass { code: self.code });
         }
         Ok(())
+    }
+}
+
+/// A decoded datagram that borrows its options and payload from the received bytes: the
+/// same checks as [`Message::decode`], no allocation. An endpoint reads the header, token
+/// and options of every datagram through it and copies a [`Message`] out
+/// ([`MessageRef::to_message`]) only for what it hands to the application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MessageRef<'a> {
+    /// Message type (CON, NON, ACK, RST).
+    pub mtype: MessageType,
+    /// Code (`class.detail`).
+    pub code: Code,
+    /// Message ID.
+    pub message_id: u16,
+    /// Token, 0–8 bytes.
+    pub token: Token,
+    /// The options' encoding (checked).
+    options: &'a [u8],
+    /// Payload (without the `0xFF` marker).
+    pub payload: &'a [u8],
+}
+
+impl<'a> MessageRef<'a> {
+    /// Decodes one datagram as [`Message::decode`] does (same errors, in the same order).
+    pub fn decode(buf: &'a [u8]) -> Result<MessageRef<'a>, DecodeError> {
+        let m = MessageRef::decode_any_class(buf)?;
+        if m.code.is_reserved_class() {
+            return Err(DecodeError::ReservedCodeClass { code: m.code });
+        }
+        Ok(m)
+    }
+
+    /// As [`MessageRef::decode`] but accepts codes of reserved classes.
+    pub fn decode_any_class(buf: &'a [u8]) -> Result<MessageRef<'a>, DecodeError> {
+        let h = peek_header(buf)?;
+        if h.tkl > Token::MAX_LEN as u8 {
+            return Err(DecodeError::InvalidTokenLength { tkl: h.tkl });
+        }
+        if h.code.is_empty() {
+            if h.tkl != 0 {
+                return Err(DecodeError::EmptyMessageWithToken { tkl: h.tkl });
+            }
+            if buf.len() > HEADER_LEN {
+                return Err(DecodeError::EmptyMessageNotEmpty { extra: buf.len() - HEADER_LEN });
+            }
+        }
+        let rest = &buf[HEADER_LEN..];
+        let tkl = usize::from(h.tkl);
+        if rest.len() < tkl {
+            return Err(DecodeError::TokenTruncated { tkl: h.tkl, available: rest.len() });
+        }
+        let token = Token::new(&rest[..tkl]).map_err(|_| DecodeError::InvalidTokenLength { tkl: h.tkl })?;
+        let (options, payload) = split_options_and_payload(&rest[tkl..])?;
+        Ok(MessageRef { mtype: h.mtype, code: h.code, message_id: h.message_id, token, options, payload })
+    }
+
+    /// Iterates over the options in wire order.
+    pub fn options(&self) -> option::Iter<'a> {
+        option::Iter::over(self.options)
+    }
+
+    /// Value of the first option `number`.
+    pub fn option(&self, number: u16) -> Option<&'a [u8]> {
+        self.options().skip_while(|o| o.number < number).take_while(|o| o.number == number).map(|o| o.value).next()
+    }
+
+    /// The owned message (copies the options, inline when short, and the payload).
+    pub fn to_message(&self) -> Message {
+        Message {
+            mtype: self.mtype,
+            code: self.code,
+            message_id: self.message_id,
+            token: self.token,
+            options: Options::from_checked(self.options),
+            payload: self.payload.to_vec(),
+        }
     }
 }

@@ -204,6 +204,13 @@ pub struct Iter<'a> {
     number: u16,
 }
 
+impl<'a> Iter<'a> {
+    /// Iterates over a checked encoding.
+    pub(crate) fn over(buf: &'a [u8]) -> Iter<'a> {
+        Iter { buf, pos: 0, number: 0 }
+    }
+}
+
 impl<'a> Iterator for Iter<'a> {
     type Item = CoapOption<'a>;
 
@@ -264,6 +271,11 @@ impl Options {
     /// An empty list.
     pub const fn new() -> Options {
         Options { enc: SmallBytes::new() }
+    }
+
+    /// The list whose encoding is `enc`, checked by [`split_options_and_payload`].
+    pub(crate) fn from_checked(enc: &[u8]) -> Options {
+        Options { enc: SmallBytes::from_slice(enc) }
     }
 
     /// The wire encoding of the options (what [`Options::encode`] appends).

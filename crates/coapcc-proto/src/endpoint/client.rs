@@ -6,7 +6,7 @@ use super::dedup::{Cached, Reply};
 use super::timers::TimerKey;
 use super::{ClientReq, Endpoint, Event, FailReason, Out, OutState, Outcome, Peer, RecordKind, Request, RequestId};
 use crate::option;
-use crate::{Block, Code, Message, MessageType, Token};
+use crate::{Block, Code, Message, MessageRef, MessageType, Token};
 use coapcc_cc::Instant;
 
 impl<P: Peer> Endpoint<P> {
@@ -43,7 +43,9 @@ impl<P: Peer> Endpoint<P> {
     // Client side: receiving
     // ----------------------------------------------------------------------------------
 
-    pub(super) fn handle_ack(&mut self, now: Instant, peer: P, msg: Message) {
+    /// An ACK (Empty, or carrying a piggybacked response), read in place: only a response
+    /// that answers one of our requests is copied out.
+    pub(super) fn handle_ack(&mut self, now: Instant, peer: P, msg: MessageRef<'_>) {
         let Some(&xid) = self.by_mid.get(&(peer.clone(), msg.message_id)) else {
             self.stats.unmatched += 1;
             return;
@@ -75,15 +77,15 @@ impl<P: Peer> Endpoint<P> {
             self.ack_cc(now, xid, ordinal);
             let out = self.finish(now, xid, Outcome::Piggybacked, Some((now, msg.code)));
             if let RecordKind::Request(id) = out.kind {
-                self.deliver(now, id, out.peer, msg, ordinal);
+                self.deliver(now, id, out.peer, msg.to_message(), ordinal);
             }
         } else {
             self.stats.unmatched += 1;
         }
     }
 
-    pub(super) fn handle_rst(&mut self, now: Instant, peer: P, msg: Message) {
-        let Some(&xid) = self.by_mid.get(&(peer, msg.message_id)) else {
+    pub(super) fn handle_rst(&mut self, now: Instant, peer: P, mid: u16) {
+        let Some(&xid) = self.by_mid.get(&(peer, mid)) else {
             self.stats.unmatched += 1;
             return;
         };

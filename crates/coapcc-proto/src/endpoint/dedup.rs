@@ -46,11 +46,15 @@ impl DuplicateEntry for Entry {
 }
 
 impl Entry {
-    /// The datagram that answers a duplicate of this entry's message, carrying token `echo`
-    /// (`None`: the reply's own), if the entry holds a reply.
-    pub(crate) fn replay(&self, echo: Option<Token>) -> Option<(Vec<u8>, TransmitKind)> {
+    /// Appends to `out` the datagram that answers a duplicate of this entry's message,
+    /// carrying token `echo` (`None`: the reply's own), if the entry holds a reply; returns
+    /// what it is.
+    pub(crate) fn replay(&self, echo: Option<Token>, out: &mut Vec<u8>) -> Option<TransmitKind> {
         match &self.value {
-            Cached::Reply(r) => Some((r.with_token(echo), r.kind)),
+            Cached::Reply(r) => {
+                r.with_token(echo, out);
+                Some(r.kind)
+            }
             _ => None,
         }
     }
@@ -92,28 +96,19 @@ impl Reply {
         Token::new(&self.bytes[4..4 + self.tkl()]).ok()
     }
 
-    /// The datagram with token `echo` instead of its own (the token follows the 4-byte
-    /// header, RFC 7252 §3).
-    fn with_token(&self, echo: Option<Token>) -> Vec<u8> {
+    /// Appends the datagram with token `echo` instead of its own to `out` (the token follows
+    /// the 4-byte header, RFC 7252 §3; the TKL nibble is in the first byte).
+    fn with_token(&self, echo: Option<Token>, out: &mut Vec<u8>) {
         let tkl = self.tkl();
         match echo {
             Some(t) if t.as_bytes() != &self.bytes[4..4 + tkl] => {
-                if t.len() == tkl {
-                    let mut b = self.bytes.clone();
-                    b[4..4 + tkl].copy_from_slice(t.as_bytes());
-                    b
-                } else {
-                    // Another token length: re-encode (our own encoding always decodes).
-                    match Message::decode(&self.bytes) {
-                        Ok(mut m) => {
-                            m.token = t;
-                            m.to_bytes()
-                        }
-                        Err(_) => self.bytes.clone(),
-                    }
-                }
+                out.reserve(self.bytes.len() + t.len() - tkl.min(t.len()));
+                out.push((self.bytes[0] & 0xF0) | t.len() as u8);
+                out.extend_from_slice(&self.bytes[1..4]);
+                out.extend_from_slice(t.as_bytes());
+                out.extend_from_slice(&self.bytes[4 + tkl..]);
             }
-            _ => self.bytes.clone(),
+            _ => out.extend_from_slice(&self.bytes),
         }
     }
 }
@@ -283,12 +278,18 @@ mod tests {
         let r = Reply::of(&m);
         assert_eq!(r.token(), Some(t(&[1, 2])));
         assert_eq!(r.kind(), TransmitKind::Response);
-        assert_eq!(r.with_token(None), m.to_bytes());
-        assert_eq!(r.with_token(Some(t(&[1, 2]))), m.to_bytes());
+        let with = |echo| {
+            let mut out = vec![0xAA];
+            r.with_token(echo, &mut out);
+            assert_eq!(out[0], 0xAA, "appends");
+            out.split_off(1)
+        };
+        assert_eq!(with(None), m.to_bytes());
+        assert_eq!(with(Some(t(&[1, 2]))), m.to_bytes());
         for other in [t(&[1, 3]), t(&[9]), t(&[4, 5, 6, 7]), t(&[])] {
             let mut expected = m.clone();
             expected.token = other;
-            assert_eq!(Message::decode(&r.with_token(Some(other))).unwrap(), expected, "{other:?}");
+            assert_eq!(with(Some(other)), expected.to_bytes(), "{other:?}");
         }
         let ack = Reply::of(&Message::empty_ack(7));
         assert_eq!((ack.token(), ack.kind()), (None, TransmitKind::EmptyAck));

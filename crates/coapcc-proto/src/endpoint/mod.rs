@@ -80,7 +80,7 @@ pub use lifecycle::{ConExchange, Expiry};
 use timers::{TimerKey, Timers};
 
 use crate::option;
-use crate::{peek_header, Block, Message, MessageType, Token};
+use crate::{peek_header, Block, Message, MessageRef, MessageType, Token};
 
 /// What a peer address type must offer: cloneable, totally ordered (state is kept in
 /// ordered maps, so runs are deterministic) and printable.
@@ -259,6 +259,10 @@ pub struct Endpoint<P> {
     /// Scratch list of `pump` (peers that may start an exchange).
     ready_scratch: Vec<P>,
     transmits: VecDeque<Transmit<P>>,
+    /// Datagram buffers given back ([`Endpoint::recycle`]), encoded into before allocating.
+    spare: Vec<Vec<u8>>,
+    /// Transmission lists of finished exchanges, kept for their allocation.
+    spare_tx: Vec<Vec<TransmissionRecord>>,
     events: VecDeque<Event<P>>,
     records: VecDeque<ExchangeRecord<P>>,
     stats: Stats,
@@ -311,6 +315,8 @@ impl<P: Peer> Endpoint<P> {
             requests: IdMap::default(),
             served: IdMap::default(),
             transmits: VecDeque::new(),
+            spare: Vec::new(),
+            spare_tx: Vec::new(),
             events: VecDeque::new(),
             records: VecDeque::new(),
             stats: Stats::default(),
@@ -411,7 +417,7 @@ impl<P: Peer> Endpoint<P> {
     pub fn handle_datagram(&mut self, now: Instant, peer: P, datagram: &[u8]) {
         self.stats.datagrams_in += 1;
         self.dedup.expire(now);
-        let msg = match Message::decode(datagram) {
+        let msg = match MessageRef::decode(datagram) {
             Ok(m) => m,
             Err(_) => {
                 self.stats.malformed += 1;
@@ -441,23 +447,29 @@ impl<P: Peer> Endpoint<P> {
                     };
                     let key = (peer, msg.message_id);
                     let con = msg.mtype == MessageType::Con;
+                    let mut buf = self.spare.pop().unwrap_or_default();
                     let (arrival, entry) = lifecycle::classify_entry(&mut self.dedup, rules, &key, con, msg.token);
                     let replay = match (arrival, entry) {
                         (lifecycle::Arrival::Duplicate(lifecycle::DuplicateAnswer::Replay { echo }), Some(e)) => {
-                            e.replay(echo)
+                            e.replay(echo, &mut buf).map(|kind| (core::mem::take(&mut buf), kind))
                         }
                         _ => None,
                     };
+                    self.recycle(buf);
                     let peer = key.0;
                     match arrival {
-                        lifecycle::Arrival::Duplicate(answer) => self.handle_duplicate(peer, msg, answer, replay),
-                        lifecycle::Arrival::New if msg.code.is_request() => self.handle_request(now, peer, msg),
-                        lifecycle::Arrival::New => self.handle_separate_response(now, peer, msg),
+                        lifecycle::Arrival::Duplicate(answer) => {
+                            self.handle_duplicate(peer, msg.message_id, answer, replay)
+                        }
+                        lifecycle::Arrival::New if msg.code.is_request() => {
+                            self.handle_request(now, peer, msg.to_message())
+                        }
+                        lifecycle::Arrival::New => self.handle_separate_response(now, peer, msg.to_message()),
                     }
                 }
             }
             MessageType::Ack => self.handle_ack(now, peer, msg),
-            MessageType::Rst => self.handle_rst(now, peer, msg),
+            MessageType::Rst => self.handle_rst(now, peer, msg.message_id),
         }
         self.pump(now);
     }
@@ -465,6 +477,25 @@ impl<P: Peer> Endpoint<P> {
     /// The next datagram to send, if any. Send it now.
     pub fn poll_transmit(&mut self, _now: Instant) -> Option<Transmit<P>> {
         self.transmits.pop_front()
+    }
+
+    /// Give back a datagram buffer: a received datagram once [`Endpoint::handle_datagram`]
+    /// returned, or a [`Transmit`]'s bytes once sent. Later datagrams are encoded into it
+    /// instead of a new allocation (a driver that never recycles loses nothing but that).
+    /// At most [`Endpoint::SPARE_BUFFERS`] are kept.
+    pub fn recycle(&mut self, mut buffer: Vec<u8>) {
+        if self.spare.len() < Self::SPARE_BUFFERS && buffer.capacity() > 0 {
+            buffer.clear();
+            self.spare.push(buffer);
+        }
+    }
+
+    /// How many buffers [`Endpoint::recycle`] keeps.
+    pub const SPARE_BUFFERS: usize = 8;
+
+    /// An empty buffer to encode a datagram into: a recycled one if any.
+    pub(super) fn buffer(&mut self) -> Vec<u8> {
+        self.spare.pop().unwrap_or_default()
     }
 
     /// When [`Endpoint::handle_timeout`] must be called next (`None`: only on new input).
@@ -519,7 +550,9 @@ impl<P: Peer> Endpoint<P> {
     // ----------------------------------------------------------------------------------
 
     pub(super) fn send(&mut self, peer: P, msg: &Message) {
-        self.send_bytes(peer, msg.to_bytes(), transmit_kind(msg));
+        let mut b = self.buffer();
+        msg.encode(&mut b);
+        self.send_bytes(peer, b, transmit_kind(msg));
     }
 
     /// Queue an encoded datagram of `kind` for `peer`.

@@ -184,7 +184,14 @@ impl<P: Peer> Endpoint<P> {
             None
         };
         let response_timeout = self.response_timeout;
+        let mut bytes = self.buffer();
+        let tx = self.spare_tx.pop().unwrap_or_default();
         let out = self.outs.get_mut(&xid).expect("present");
+        if out.tx.capacity() == 0 {
+            out.tx = tx;
+        } else {
+            self.spare_tx.push(tx);
+        }
         out.msg.message_id = mid;
         out.msg.mtype = if con { MessageType::Con } else { MessageType::Non };
         out.copy_id = copy_id;
@@ -202,7 +209,8 @@ impl<P: Peer> Endpoint<P> {
         };
         self.timers.rearm(TimerKey::Out(xid), old, out.state.deadline());
         out.tx.push(TransmissionRecord { ordinal: 0, at: now, timeout });
-        let (bytes, kind) = (out.msg.to_bytes(), super::transmit_kind(&out.msg));
+        out.msg.encode(&mut bytes);
+        let kind = super::transmit_kind(&out.msg);
         self.send_bytes(peer, bytes, kind);
     }
 
@@ -226,16 +234,15 @@ impl<P: Peer> Endpoint<P> {
                         self.timers.rearm(TimerKey::Out(xid), old, Some(deadline));
                         let peer = out.peer.clone();
                         self.stats.retransmissions += 1;
-                        let bytes = {
-                            let out = &self.outs[&xid];
-                            let tkl = out.msg.token.len();
-                            let mut b = out.msg.to_bytes();
-                            if let (Some(l), true) = (last, tkl > 0) {
-                                b[4 + tkl - 1] = l; // the token follows the 4-byte header
-                            }
-                            (b, super::transmit_kind(&out.msg))
-                        };
-                        self.send_bytes(peer, bytes.0, bytes.1);
+                        let mut b = self.buffer();
+                        let out = &self.outs[&xid];
+                        let tkl = out.msg.token.len();
+                        out.msg.encode(&mut b);
+                        if let (Some(l), true) = (last, tkl > 0) {
+                            b[4 + tkl - 1] = l; // the token follows the 4-byte header
+                        }
+                        let kind = super::transmit_kind(&out.msg);
+                        self.send_bytes(peer, b, kind);
                     }
                     Expiry::GiveUp => {
                         let out = self.finish(now, xid, Outcome::Failed(FailReason::Timeout), None);
@@ -259,7 +266,7 @@ impl<P: Peer> Endpoint<P> {
         outcome: Outcome,
         response: Option<(Instant, Code)>,
     ) -> Out<P> {
-        let out = self.outs.remove(&xid).expect("finishing a known exchange");
+        let mut out = self.outs.remove(&xid).expect("finishing a known exchange");
         self.timers.rearm(TimerKey::Out(xid), out.state.deadline(), None);
         let notification = self.notification_finished(xid, matches!(outcome, Outcome::Failed(_)));
         if let (RecordKind::SeparateResponse(_), false) = (out.kind, notification) {
@@ -292,7 +299,7 @@ impl<P: Peer> Endpoint<P> {
                     block2,
                     algorithm: p.cc.name(),
                     queued_at: out.queued_at,
-                    transmissions: out.tx.clone(),
+                    transmissions: out.tx.to_vec(),
                     acked_at: out.acked_at,
                     response_at: response.map(|r| r.0),
                     rtt: out.rtt,
@@ -303,6 +310,11 @@ impl<P: Peer> Endpoint<P> {
                     snapshot: p.cc.snapshot(),
                 });
             }
+        }
+        if self.spare_tx.len() < Self::SPARE_BUFFERS {
+            let mut tx = core::mem::take(&mut out.tx);
+            tx.clear();
+            self.spare_tx.push(tx);
         }
         out
     }

@@ -43,7 +43,9 @@ impl<P: Peer> Endpoint<P> {
             m.mtype = MessageType::Ack;
             m.message_id = s.mid;
             let reply = Reply::of(&m);
-            self.send_bytes(s.peer.clone(), reply.bytes().to_vec(), reply.kind());
+            let mut b = self.buffer();
+            b.extend_from_slice(reply.bytes());
+            self.send_bytes(s.peer.clone(), b, reply.kind());
             self.dedup.update(&s.peer, s.mid, Cached::Reply(reply));
         } else if s.con {
             let mut m = msg;
@@ -84,7 +86,7 @@ impl<P: Peer> Endpoint<P> {
     pub(super) fn handle_duplicate(
         &mut self,
         peer: P,
-        msg: Message,
+        mid: u16,
         answer: DuplicateAnswer<Token>,
         replay: Option<(Vec<u8>, TransmitKind)>,
     ) {
@@ -93,13 +95,13 @@ impl<P: Peer> Endpoint<P> {
             DuplicateAnswer::EmptyAck => {
                 // A retransmission while the application is still working: acknowledge at
                 // once so the client stops retransmitting; the response will be separate.
-                let pending = match self.dedup.get(&peer, msg.message_id) {
+                let pending = match self.dedup.get(&peer, mid) {
                     Some(Cached::Pending(id)) => Some(*id),
                     _ => None,
                 };
                 match pending.filter(|id| self.served.get(id).is_some_and(|s| !s.acked)) {
                     Some(id) => self.send_empty_ack(id),
-                    None => self.send(peer, &Message::empty_ack(msg.message_id)),
+                    None => self.send(peer, &Message::empty_ack(mid)),
                 }
             }
             DuplicateAnswer::Replay { .. } => {
@@ -218,7 +220,9 @@ impl<P: Peer> Endpoint<P> {
             self.timers.rearm(TimerKey::Served(id), s.deadline.take(), None);
             let (peer, mid) = (s.peer.clone(), s.mid);
             let reply = Reply::of(&Message::empty_ack(mid));
-            self.send_bytes(peer.clone(), reply.bytes().to_vec(), reply.kind());
+            let mut b = self.buffer();
+            b.extend_from_slice(reply.bytes());
+            self.send_bytes(peer.clone(), b, reply.kind());
             self.dedup.update(&peer, mid, Cached::Reply(reply));
         }
     }

@@ -255,6 +255,8 @@ impl Model for Full {
     fn at_server(sim: &mut Sim<'_, Self>, p: Packet<Vec<u8>>) {
         sim.note_request(&p);
         sim.m.server.handle_datagram(Instant::from_nanos(sim.now), p.client, &p.buf);
+        // The datagram's buffer carries the server's next answer (no allocation per packet).
+        sim.m.server.recycle(p.buf);
         let origin = Origin { client: p.client, exchange: p.exchange, copy: p.copy };
         Full::server_sync(sim, Some(origin));
     }
@@ -274,6 +276,7 @@ impl Model for Full {
         let size = sim.m.ip_size(&p.buf);
         let server = sim.m.server_id;
         sim.m.eps[c].handle_datagram(Instant::from_nanos(sim.now), server, &p.buf);
+        sim.m.eps[c].recycle(p.buf);
         Full::client_sync(sim, c, Some((p.copy, p.echo, size)));
     }
 

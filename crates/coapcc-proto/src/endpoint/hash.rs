@@ -1,14 +1,16 @@
-//! A fast deterministic hasher for the endpoint's own integer keys (exchange and request ids,
-//! Message IDs). Tables keyed by them are never iterated, so their order cannot leak into a
-//! run; unlike ordered maps they keep their allocation when emptied, so an exchange that
-//! comes and goes costs no allocation.
+//! A fast deterministic hasher for the endpoint's own keys (exchange and request ids, and
+//! (peer, Message ID) and (peer, token) pairs of its own exchanges). Tables keyed by them are
+//! never iterated, so their order cannot leak into a run; unlike ordered maps they keep their
+//! allocation when emptied, so an exchange that comes and goes costs no allocation.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// One multiplication per integer written (Fibonacci hashing). The keys are the endpoint's
-/// own sequential ids, or a peer's Message IDs in that peer's own table: a peer can only
-/// make its own lookups slower, within the table's bound.
+/// own sequential ids, a peer's Message IDs in that peer's own table (a peer can only make
+/// its own lookups slower, within the table's bound), or pairs of a peer and a Message ID or
+/// token this endpoint chose for its own exchange (sequential or random, never a peer's
+/// choice). Tables keyed by a peer alone stay ordered maps.
 #[derive(Default)]
 pub(crate) struct IdHasher(u64);
 
@@ -26,8 +28,20 @@ impl Hasher for IdHasher {
         }
     }
     #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(u64::from(i));
+    }
+    #[inline]
     fn write_u16(&mut self, i: u16) {
         self.write_u64(u64::from(i));
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(u64::from(i));
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
     }
     #[inline]
     fn write_u64(&mut self, i: u64) {

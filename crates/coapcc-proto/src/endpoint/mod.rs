@@ -60,6 +60,7 @@ mod types;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Debug;
+use std::hash::Hash;
 
 use std::sync::Arc;
 
@@ -82,10 +83,11 @@ use timers::{TimerKey, Timers};
 use crate::option;
 use crate::{peek_header, Block, Message, MessageRef, MessageType, Token};
 
-/// What a peer address type must offer: cloneable, totally ordered (state is kept in
-/// ordered maps, so runs are deterministic) and printable.
-pub trait Peer: Clone + Ord + Debug {}
-impl<T: Clone + Ord + Debug> Peer for T {}
+/// What a peer address type must offer: cloneable, totally ordered (state that is walked
+/// is kept in ordered maps, so runs are deterministic), hashable (the indexes that are only
+/// looked up are hash tables with a fixed hasher, never iterated) and printable.
+pub trait Peer: Clone + Ord + Hash + Debug {}
+impl<T: Clone + Ord + Hash + Debug> Peer for T {}
 
 /// [`Endpoint::respond`] or [`Endpoint::defer`] named a request that is unknown or already
 /// answered.
@@ -235,8 +237,10 @@ pub struct Endpoint<P> {
     /// response still in flight), bounded by [`EndpointConfig::max_pending_per_peer`].
     pending_by_peer: BTreeMap<P, u32>,
     outs: IdMap<u64, Out<P>>,
-    by_mid: BTreeMap<(P, u16), u64>,
-    by_token: BTreeMap<(P, Token), u64>,
+    /// Exchanges waiting for an ACK or RST, by (peer, our Message ID).
+    by_mid: IdMap<(P, u16), u64>,
+    /// Request exchanges by (peer, token key).
+    by_token: IdMap<(P, Token), u64>,
     requests: IdMap<RequestId, ClientReq>,
     served: IdMap<ServerRequestId, Served<P>>,
     /// Secret of the Echo values (drawn only when the amplification limit is on).
@@ -310,8 +314,8 @@ impl<P: Peer> Endpoint<P> {
             queued_peers: BTreeSet::new(),
             pending_by_peer: BTreeMap::new(),
             outs: IdMap::default(),
-            by_mid: BTreeMap::new(),
-            by_token: BTreeMap::new(),
+            by_mid: IdMap::default(),
+            by_token: IdMap::default(),
             requests: IdMap::default(),
             served: IdMap::default(),
             transmits: VecDeque::new(),

@@ -138,7 +138,12 @@ type MidMap = IdMap<u16, Entry>;
 pub(crate) struct DedupCache<P> {
     map: BTreeMap<P, MidMap>,
     len: usize,
-    order: VecDeque<(P, u16)>,
+    /// Keys in insertion order, with the lifetime each had when inserted (so that expiry
+    /// reads the front's lifetime without a lookup).
+    order: VecDeque<(P, u16, Option<Instant>)>,
+    /// Some entry's lifetime changed after insertion: the lifetimes in `order` are then not
+    /// trusted and expiry looks every front entry up.
+    restamped: bool,
     capacity: usize,
     pub(crate) evicted: u64,
     pub(crate) expired: u64,
@@ -152,6 +157,7 @@ impl<P: Clone + Ord> DedupCache<P> {
             map: BTreeMap::new(),
             len: 0,
             order: VecDeque::new(),
+            restamped: false,
             capacity: capacity.max(1),
             evicted: 0,
             expired: 0,
@@ -191,14 +197,22 @@ impl<P: Clone + Ord> DedupCache<P> {
     /// and lifetimes are per message type, so stop at the first live entry of the front
     /// (a NON entry may outlive a later CON entry; it is then dropped a little late, which
     /// only errs on the safe side).
+    #[inline]
     pub(crate) fn expire(&mut self, now: Instant) {
-        if !self.timed {
-            return;
+        if self.timed {
+            self.expire_timed(now);
         }
-        while let Some((peer, mid)) = self.order.front() {
+    }
+
+    fn expire_timed(&mut self, now: Instant) {
+        while let Some((peer, mid, queued)) = self.order.front() {
+            if !self.restamped && !matches!(queued, Some(t) if *t <= now) {
+                // The front's lifetime as inserted, which is its lifetime: still alive.
+                break;
+            }
             match self.get_entry(peer, *mid).and_then(|e| e.expires) {
                 Some(t) if t <= now => {
-                    let (peer, mid) = self.order.pop_front().expect("front exists");
+                    let (peer, mid, _) = self.order.pop_front().expect("front exists");
                     self.remove(&peer, mid);
                     self.expired += 1;
                 }
@@ -216,19 +230,22 @@ impl<P: Clone + Ord> DedupCache<P> {
         self.timed |= expires.is_some();
         if let Some(e) = self.get_entry_mut(&peer, mid) {
             e.value = value;
-            e.expires = expires;
+            if e.expires != expires {
+                e.expires = expires;
+                self.restamped = true;
+            }
             return;
         }
         while self.len >= self.capacity {
             match self.order.pop_front() {
-                Some((p, m)) => {
+                Some((p, m, _)) => {
                     self.remove(&p, m);
                     self.evicted += 1;
                 }
                 None => break,
             }
         }
-        self.order.push_back((peer.clone(), mid));
+        self.order.push_back((peer.clone(), mid, expires));
         let entry = Entry { value, expires, replies: 0 };
         match self.map.get_mut(&peer) {
             Some(t) => {
@@ -302,6 +319,20 @@ mod tests {
         c.insert(1, 1, Cached::Silent, None);
         c.expire(Instant::from_millis(u64::MAX / 2_000_000));
         assert_eq!((c.len(), c.expired), (1, 0));
+    }
+
+    #[test]
+    fn a_changed_lifetime_is_honoured() {
+        let mut c = DedupCache::<u32>::new(10);
+        c.insert(1, 1, Cached::Silent, Some(Instant::from_millis(100)));
+        c.insert(1, 1, Cached::Silent, Some(Instant::from_millis(10)));
+        c.expire(Instant::from_millis(15));
+        assert!(c.get(&1, 1).is_none(), "expired at its new lifetime");
+        c.insert(1, 2, Cached::Silent, Some(Instant::from_millis(10)));
+        c.insert(1, 2, Cached::Silent, Some(Instant::from_millis(100)));
+        c.expire(Instant::from_millis(15));
+        assert!(c.get(&1, 2).is_some(), "kept until its new lifetime");
+        assert_eq!(c.order.len(), c.len());
     }
 
     #[test]

@@ -515,13 +515,11 @@ impl<P: Peer> Endpoint<P> {
         // their allocation from call to call).
         let mut due = core::mem::take(&mut self.due_scratch);
         let mut slow = core::mem::take(&mut self.slow_scratch);
-        for k in self.timers.due(now) {
-            match k {
-                TimerKey::Out(x) => due.push(*x),
-                TimerKey::Served(id) => slow.push(*id),
-                TimerKey::Wake(_) => {}
-            }
-        }
+        self.timers.due(now, |k| match k {
+            TimerKey::Out(x) => due.push(*x),
+            TimerKey::Served(id) => slow.push(*id),
+            TimerKey::Wake(_) => {}
+        });
         due.sort_unstable();
         slow.sort_unstable();
         for &xid in &due {

@@ -1,5 +1,10 @@
 //! The endpoint's timers, kept in one ordered index: the next wake-up and the due timers
 //! cost O(log n) whatever the number of exchanges queued or in flight.
+//!
+//! A client has one or two timers armed at a time, and re-arms one per transmission: while
+//! few are armed they sit in a small sorted vector (a binary search and a short move, no
+//! allocation, little code on the hot path); past [`SMALL`] they move to an ordered set for
+//! good.
 
 use std::collections::BTreeSet;
 
@@ -18,15 +23,22 @@ pub(super) enum TimerKey<P> {
     Wake(P),
 }
 
+/// Most timers kept in the sorted vector; one more moves them all to the ordered set.
+pub(super) const SMALL: usize = 32;
+
+type Entry<P> = (Instant, TimerKey<P>);
+
 /// Ordered set of (deadline, owner). Every owner has at most one entry: callers pass the
 /// old deadline when they re-arm.
 pub(super) struct Timers<P> {
-    set: BTreeSet<(Instant, TimerKey<P>)>,
+    /// Sorted ascending, no duplicates; used while `large` is `None`.
+    small: Vec<Entry<P>>,
+    large: Option<BTreeSet<Entry<P>>>,
 }
 
 impl<P: Clone + Ord> Timers<P> {
     pub(super) fn new() -> Self {
-        Timers { set: BTreeSet::new() }
+        Timers { small: Vec::new(), large: None }
     }
 
     /// Move `key`'s timer from `old` to `new` (either may be `None`).
@@ -34,35 +46,94 @@ impl<P: Clone + Ord> Timers<P> {
         if old == new {
             return;
         }
-        // Insert before removing: a set holding one timer (a client's) never becomes empty
-        // in between, so it keeps its node instead of freeing and allocating it again.
         match (old, new) {
             (Some(o), Some(n)) => {
-                self.set.insert((n, key.clone()));
-                self.set.remove(&(o, key));
+                self.insert((n, key.clone()));
+                self.remove(&(o, key));
             }
-            (Some(o), None) => {
-                self.set.remove(&(o, key));
-            }
-            (None, Some(n)) => {
-                self.set.insert((n, key));
-            }
+            (Some(o), None) => self.remove(&(o, key)),
+            (None, Some(n)) => self.insert((n, key)),
             (None, None) => {}
+        }
+    }
+
+    fn insert(&mut self, e: Entry<P>) {
+        if let Some(set) = &mut self.large {
+            set.insert(e);
+            return;
+        }
+        if let Err(i) = self.small.binary_search(&e) {
+            self.small.insert(i, e);
+            if self.small.len() > SMALL {
+                self.large = Some(self.small.drain(..).collect());
+            }
+        }
+    }
+
+    fn remove(&mut self, e: &Entry<P>) {
+        if let Some(set) = &mut self.large {
+            set.remove(e);
+        } else if let Ok(i) = self.small.binary_search(e) {
+            self.small.remove(i);
         }
     }
 
     /// The earliest deadline.
     pub(super) fn next(&self) -> Option<Instant> {
-        self.set.first().map(|(t, _)| *t)
+        match &self.large {
+            Some(set) => set.first().map(|(t, _)| *t),
+            None => self.small.first().map(|(t, _)| *t),
+        }
     }
 
-    /// Owners of the timers due at `now`, in deadline order.
-    pub(super) fn due(&self, now: Instant) -> impl Iterator<Item = &TimerKey<P>> {
-        self.set.iter().take_while(move |(t, _)| *t <= now).map(|(_, k)| k)
+    /// Calls `f` with the owner of every timer due at `now`, in deadline order.
+    pub(super) fn due(&self, now: Instant, mut f: impl FnMut(&TimerKey<P>)) {
+        match &self.large {
+            Some(set) => set.iter().take_while(|(t, _)| *t <= now).for_each(|(_, k)| f(k)),
+            None => self.small.iter().take_while(|(t, _)| *t <= now).for_each(|(_, k)| f(k)),
+        }
     }
 
     /// Timers armed.
     pub(super) fn len(&self) -> usize {
-        self.set.len()
+        self.large.as_ref().map_or(self.small.len(), |s| s.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The same operations on the timers and on a plain ordered set give the same next
+    /// deadline, due owners and count, below and above the switch to the ordered set.
+    #[test]
+    fn behaves_like_an_ordered_set() {
+        let mut t = Timers::<u8>::new();
+        let mut model = BTreeSet::new();
+        let mut at: Vec<Option<Instant>> = vec![None; 80];
+        let mut x = 0x9E37_79B9_u64;
+        for step in 0..4000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let owner = ((x >> 33) % if step < 2000 { 20 } else { 80 }) as usize;
+            let new = ((x >> 20) % 4 != 0).then(|| Instant::from_millis((x >> 40) % 50));
+            let key = if owner % 3 == 0 { TimerKey::Wake(owner as u8) } else { TimerKey::Out(owner as u64) };
+            let old = at[owner];
+            t.rearm(key.clone(), old, new);
+            if let Some(o) = old {
+                model.remove(&(o, key.clone()));
+            }
+            if let Some(n) = new {
+                model.insert((n, key));
+            }
+            at[owner] = new;
+            assert_eq!(t.len(), model.len());
+            assert_eq!(t.next(), model.first().map(|(t, _)| *t));
+            let now = Instant::from_millis(step % 50);
+            let mut due = Vec::new();
+            t.due(now, |k| due.push(k.clone()));
+            let expected: Vec<_> = model.iter().take_while(|(d, _)| *d <= now).map(|(_, k)| k.clone()).collect();
+            assert_eq!(due, expected);
+        }
+        assert!(t.large.is_some(), "the test reached the ordered set");
     }
 }

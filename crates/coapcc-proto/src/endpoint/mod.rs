@@ -157,6 +157,9 @@ struct Out<P> {
     kind: RecordKind,
     /// The message as sent for copy 0 (Message ID and token set at start).
     msg: Message,
+    /// Its encoding, kept at start: a retransmission copies it (and patches the token's
+    /// ordinal byte) instead of encoding again.
+    wire: crate::small::SmallBytes,
     con: bool,
     /// Copy identification: the last token byte is the transmission ordinal.
     copy_id: bool,

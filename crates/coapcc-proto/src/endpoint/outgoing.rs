@@ -71,6 +71,7 @@ impl<P: Peer> Endpoint<P> {
                 peer,
                 kind,
                 msg,
+                wire: crate::small::SmallBytes::new(),
                 con,
                 copy_id: false,
                 state: OutState::Queued,
@@ -210,6 +211,7 @@ impl<P: Peer> Endpoint<P> {
         self.timers.rearm(TimerKey::Out(xid), old, out.state.deadline());
         out.tx.push(TransmissionRecord { ordinal: 0, at: now, timeout });
         out.msg.encode(&mut bytes);
+        out.wire = crate::small::SmallBytes::from_slice(&bytes);
         let kind = super::transmit_kind(&out.msg);
         self.send_bytes(peer, bytes, kind);
     }
@@ -237,7 +239,7 @@ impl<P: Peer> Endpoint<P> {
                         let mut b = self.buffer();
                         let out = &self.outs[&xid];
                         let tkl = out.msg.token.len();
-                        out.msg.encode(&mut b);
+                        b.extend_from_slice(out.wire.as_slice());
                         if let (Some(l), true) = (last, tkl > 0) {
                             b[4 + tkl - 1] = l; // the token follows the 4-byte header
                         }

@@ -296,13 +296,13 @@ impl ClientSummary {
 pub(crate) fn request_from(args: &ClientArgs, uri: &CoapUri) -> anyhow::Result<Request> {
     let mut options = Options::new();
     for seg in &uri.path {
-        options.add(option::URI_PATH, seg.as_bytes().to_vec());
+        options.add(option::URI_PATH, seg.as_bytes());
     }
     for q in &uri.query {
-        options.add(option::URI_QUERY, q.as_bytes().to_vec());
+        options.add(option::URI_QUERY, q.as_bytes());
     }
     for o in &args.options {
-        options.try_add(o.number, o.value.clone())?;
+        options.try_add(o.number, &o.value)?;
     }
     if let Some(a) = args.accept {
         options.set_uint(option::ACCEPT, u64::from(a));

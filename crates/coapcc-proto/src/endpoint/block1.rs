@@ -52,7 +52,7 @@ fn upload_key(msg: &Message) -> Vec<u8> {
         if !matches!(o.number, option::BLOCK1 | option::BLOCK2 | option::SIZE1 | option::SIZE2 | super::ECHO) {
             k.extend_from_slice(&o.number.to_be_bytes());
             k.extend_from_slice(&(o.value.len() as u32).to_be_bytes());
-            k.extend_from_slice(&o.value);
+            k.extend_from_slice(o.value);
         }
     }
     k

@@ -195,7 +195,7 @@ impl<P: Peer> Endpoint<P> {
             // request (the same block) with its Echo value.
             if let Some(echo) = msg.options.get(super::ECHO).filter(|e| e.len() <= 40) {
                 req.echo_retries += 1;
-                req.template.options.set(super::ECHO, echo.to_vec());
+                req.template.options.set(super::ECHO, echo);
                 let m = rebuild(req);
                 let con = req.template.confirmable;
                 self.enqueue(now, peer, RecordKind::Request(id), m, con, true);
@@ -222,7 +222,7 @@ impl<P: Peer> Endpoint<P> {
         let mut restart = false;
         if let Some(echo) = msg.options.get(super::ECHO).filter(|e| e.len() <= 40) {
             if req.template.options.get(super::ECHO) != Some(echo) {
-                req.template.options.set(super::ECHO, echo.to_vec());
+                req.template.options.set(super::ECHO, echo);
                 // A first block that came with a new Echo value was made small for an
                 // unverified client (amplification limit): start again, verified, so the
                 // transfer runs in the block size asked for.

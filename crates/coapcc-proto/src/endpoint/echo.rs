@@ -86,7 +86,7 @@ impl<P: Peer> Endpoint<P> {
             let first = s.block2.map_or(self.config.block_szx, |b| b.szx.min(self.config.block_szx));
             for szx in (0..first).rev() {
                 let mut m = self.build_response(s, r, szx, 0);
-                m.options.add(ECHO, echo.to_vec());
+                m.options.add(ECHO, echo);
                 if m.encoded_len() <= allowed {
                     self.stats.smaller_blocks += 1;
                     return m;
@@ -95,7 +95,7 @@ impl<P: Peer> Endpoint<P> {
         }
         self.stats.echo_challenges += 1;
         let mut m = Message::new(msg.mtype, UNAUTHORIZED, msg.message_id).with_token(msg.token);
-        m.options.add(ECHO, echo.to_vec());
+        m.options.add(ECHO, echo);
         m
     }
 }

@@ -9,7 +9,7 @@
 //! - [`code`]: [`MessageType`] (CON/NON/ACK/RST) and [`Code`] (`c.dd`).
 //! - [`token`]: [`Token`], 0–8 bytes stored inline.
 //! - [`option`]: option-number constants, [`Options`] (sorted list,
-//!   repeats allowed), uint values ([`option::encode_uint`],
+//!   repeats allowed, kept as its wire encoding, inline when short), uint values ([`option::encode_uint`],
 //!   [`option::decode_uint`]), criticality, and RFC 7959 [`Block`] values.
 //! - [`tcp`]: RFC 8323 framing ([`tcp::TcpMessage`], [`tcp::encode_frame`],
 //!   [`tcp::decode_frame`], [`tcp::FrameDecoder`]) and signalling (7.01

@@ -89,10 +89,15 @@ impl<P: Peer> Endpoint<P> {
 
     /// Start queued exchanges wherever NSTART and `earliest_start` allow (the protocol
     /// layer's [`Nstart::poll_start`] decides).
+    #[inline]
     pub(super) fn pump(&mut self, now: Instant) {
-        if self.queued_peers.is_empty() {
-            return;
+        // Called after every input; nothing is queued most of the time.
+        if !self.queued_peers.is_empty() {
+            self.pump_queued(now);
         }
+    }
+
+    fn pump_queued(&mut self, now: Instant) {
         let nstart = self.config.nstart;
         // The list reuses its allocation from call to call.
         let mut ready = core::mem::take(&mut self.ready_scratch);

@@ -69,9 +69,11 @@ struct Pending {
 /// Departures never decrease along the ring (the serialiser serves in order), so "every packet
 /// that departs after `x`" is always a suffix. Two such suffixes are tracked, `head <= occ <=
 /// tail`:
-/// - `[head, tail)`: the packets held, every packet still there after the entry time `now` of
-///   the latest offer (departure `> now`), plus the packet that offer admitted, if any. This is
-///   what [`RateStage::last_departure`] and [`RateStage::busy_ns_until`] read.
+/// - `[head, tail)`: the packets kept, at least every packet still there after the entry time
+///   `now` of the latest offer (departure `> now`) and the packet that offer admitted, if any.
+///   Older packets (departure `<= now`) are forgotten lazily, when the ring is full: no query
+///   sees them ([`RateStage::busy_ns_until`] and [`RateStage::occupancy_at`] stop at the first
+///   departure at or before a time `>= now`; [`RateStage::last_departure`] checks the time).
 /// - `[occ, tail)`: the packets still in the buffer at the latest arrival time `t >= now`
 ///   (departure `> t`, plus the packet just admitted). Their counted bytes are kept as a
 ///   running sum in [`RateStage`], so an arrival finds the occupancy without walking the
@@ -91,20 +93,28 @@ impl Held {
         &self.buf[pos as usize & (self.buf.len() - 1)]
     }
 
-    /// Append a packet (at position `tail`).
+    /// Append a packet (at position `tail`); `now` is the entry time of the current offer.
     #[inline(always)]
-    fn push(&mut self, p: Pending) {
+    fn push(&mut self, p: Pending, now: Nanos) {
         if self.tail - self.head == self.buf.len() as u64 {
-            self.grow();
+            self.make_room(now);
         }
         let mask = self.buf.len() - 1;
         self.buf[self.tail as usize & mask] = p;
         self.tail += 1;
     }
 
+    /// The ring is full: forget the packets gone by `now` (all before `occ`, as `now <= t`)
+    /// and double the ring unless that freed half of it (so that both are amortised O(1)).
     #[cold]
     #[inline(never)]
-    fn grow(&mut self) {
+    fn make_room(&mut self, now: Nanos) {
+        while self.head < self.occ && self.get(self.head).departure <= now {
+            self.head += 1;
+        }
+        if !self.buf.is_empty() && (self.tail - self.head) * 2 <= self.buf.len() as u64 {
+            return;
+        }
         let cap = (self.buf.len() * 2).max(16);
         let mut buf = vec![Pending::default(); cap];
         for pos in self.head..self.tail {
@@ -147,6 +157,9 @@ pub struct RateStage {
     occ_bytes: u64,
     /// Arrival time of the latest offer.
     last_arrival: Nanos,
+    /// Entry time of the latest offer, and whether it admitted its packet.
+    last_now: Nanos,
+    last_admitted: bool,
     /// Counters; `counted_bytes` is derived when read (admitted bytes + packets × overhead).
     stats: RateStats,
     /// With a schedule: its segments, the loss draws' stream and the busy time.
@@ -198,6 +211,8 @@ impl RateStage {
             held: Held::default(),
             occ_bytes: 0,
             last_arrival: 0,
+            last_now: 0,
+            last_admitted: false,
             stats: RateStats::default(),
             sched,
             ser_memo: [(u64::MAX, 0, 0); 2],
@@ -305,7 +320,8 @@ impl RateStage {
             self.rewind();
         }
         self.last_arrival = t;
-        // Packets whose last bit left by t no longer occupy the buffer...
+        self.last_now = now;
+        // Packets whose last bit left by t no longer occupy the buffer.
         let q = &mut self.held;
         while q.occ < q.tail {
             let p = q.get(q.occ);
@@ -315,10 +331,6 @@ impl RateStage {
             self.occ_bytes -= p.bytes;
             q.occ += 1;
         }
-        // ... and those gone by `now` are forgotten (all of them are before `occ`: now <= t).
-        while q.head < q.occ && q.get(q.head).departure <= now {
-            q.head += 1;
-        }
         let bytes = size as u64 + self.cfg.per_packet_overhead_bytes as u64;
         let mut occ = self.occ_bytes;
         if !self.cfg.buffer_counts_in_service && q.occ < q.tail {
@@ -326,6 +338,7 @@ impl RateStage {
             occ -= q.get(q.occ).bytes;
         }
         if occ + bytes > self.cfg.buffer_bytes {
+            self.last_admitted = false;
             self.stats.dropped_packets += 1;
             self.stats.dropped_bytes += size as u64;
             return RateOutcome::Dropped;
@@ -349,7 +362,8 @@ impl RateStage {
         self.busy_int = d_int;
         self.busy_frac = d_frac;
         let departure = d_int + u64::from(d_frac > 0);
-        self.held.push(Pending { departure, start: s_int, bytes });
+        self.held.push(Pending { departure, start: s_int, bytes }, now);
+        self.last_admitted = true;
         self.occ_bytes += bytes;
         self.stats.admitted_packets += 1;
         self.stats.admitted_bytes += size as u64;
@@ -402,7 +416,10 @@ impl RateStage {
     /// the first offer entering at or after that time). Right after an admission this is the
     /// admitted packet's departure from this stage; queue traces read it then.
     pub fn last_departure(&self) -> Option<Nanos> {
-        (self.held.tail > self.held.head).then(|| self.held.get(self.held.tail - 1).departure)
+        let q = &self.held;
+        // The newest packet kept is still held iff the latest offer admitted it or it leaves
+        // after that offer's entry time (the ring may keep older packets: see `Held`).
+        (q.tail > q.head).then(|| q.get(q.tail - 1).departure).filter(|&d| self.last_admitted || d > self.last_now)
     }
 }
 
@@ -622,6 +639,27 @@ mod tests {
                 proptest::prop_assert_eq!(s.busy_ns_until(now + probe), r.busy_ns_until(now + probe));
             }
         }
+    }
+
+    #[test]
+    fn held_packets_stay_bounded_by_the_backlog() {
+        // 100 000 packets, at most a handful in the buffer at once: the ring forgets the
+        // departed ones when it is full instead of growing.
+        let mut s = stage(8_000, 1_000); // 1 byte per ms
+        for i in 0..100_000u64 {
+            assert!(matches!(s.offer(i * 30_000_000, i * 30_000_000, 20), RateOutcome::Departs(_)));
+        }
+        assert!(s.held.buf.len() <= 16, "{}", s.held.buf.len());
+        // A backlog of 10 000 packets (queued at once) grows it to the next power of two, and
+        // every one of them is still seen.
+        let mut s = stage(8_000, u64::MAX);
+        for _ in 0..10_000 {
+            s.offer(0, 0, 10);
+        }
+        assert_eq!(s.held.buf.len(), 16_384);
+        assert_eq!(s.occupancy_at(0), 100_000);
+        assert_eq!(s.busy_ns_until(0), 0);
+        assert_eq!(s.last_departure(), Some(100_000_000_000));
     }
 
     #[test]

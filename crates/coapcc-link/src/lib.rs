@@ -593,6 +593,7 @@ impl<P> Link<P> {
     }
 
     /// The next payload due at or before `now`, if any.
+    #[inline]
     pub fn poll(&mut self, now: Nanos) -> Option<P> {
         if self.path.fifo {
             if self.fifo.front().is_some_and(|f| f.0 <= now) {
@@ -612,6 +613,7 @@ impl<P> Link<P> {
     }
 
     /// The next delivery (time and payload) without removing it.
+    #[inline]
     pub fn peek(&self) -> Option<(Nanos, &P)> {
         if self.path.fifo {
             self.fifo.front().map(|f| (f.0, &f.1))

@@ -71,9 +71,9 @@ struct Pending {
 /// tail`:
 /// - `[head, tail)`: the packets kept, at least every packet still there after the entry time
 ///   `now` of the latest offer (departure `> now`) and the packet that offer admitted, if any.
-///   Older packets (departure `<= now`) are forgotten lazily, when the ring is full: no query
-///   sees them ([`RateStage::busy_ns_until`] and [`RateStage::occupancy_at`] stop at the first
-///   departure at or before a time `>= now`; [`RateStage::last_departure`] checks the time).
+///   Older packets (departure `<= now`) are forgotten lazily, when the ring is full; until
+///   then the queries skip them (they only look at departures after `now`, and
+///   [`RateStage::last_departure`] checks the time too).
 /// - `[occ, tail)`: the packets still in the buffer at the latest arrival time `t >= now`
 ///   (departure `> t`, plus the packet just admitted). Their counted bytes are kept as a
 ///   running sum in [`RateStage`], so an arrival finds the occupancy without walking the

@@ -104,15 +104,17 @@ impl Held {
         self.tail += 1;
     }
 
-    /// The ring is full: forget the packets gone by `now` (all before `occ`, as `now <= t`)
-    /// and double the ring unless that freed half of it (so that both are amortised O(1)).
+    /// The ring is full: forget the packets gone by `now` (all before `occ`, as `now <= t`),
+    /// and double the ring only if that freed nothing. Like a `VecDeque`, the ring is then at
+    /// most twice the largest backlog; every call either frees slots that as many pushes fill
+    /// before the next call, or doubles, so both are amortised O(1) per packet.
     #[cold]
     #[inline(never)]
     fn make_room(&mut self, now: Nanos) {
         while self.head < self.occ && self.get(self.head).departure <= now {
             self.head += 1;
         }
-        if !self.buf.is_empty() && (self.tail - self.head) * 2 <= self.buf.len() as u64 {
+        if !self.buf.is_empty() && self.tail - self.head < self.buf.len() as u64 {
             return;
         }
         let cap = (self.buf.len() * 2).max(16);
@@ -665,6 +667,16 @@ mod tests {
             assert!(matches!(s.offer(i * 30_000_000, i * 30_000_000, 20), RateOutcome::Departs(_)));
         }
         assert!(s.held.buf.len() <= 16, "{}", s.held.buf.len());
+        // A steady backlog of 600 packets (one leaves every 10 ms, one arrives every 10 ms):
+        // the ring stays at the next power of two, as a `VecDeque` would.
+        let mut s = stage(8_000, u64::MAX);
+        for _ in 0..600 {
+            s.offer(0, 0, 10);
+        }
+        for i in 0..20_000u64 {
+            s.offer(i * 10_000_000, i * 10_000_000, 10);
+        }
+        assert_eq!(s.held.buf.len(), 1_024);
         // A backlog of 10 000 packets (queued at once) grows it to the next power of two, and
         // every one of them is still seen.
         let mut s = stage(8_000, u64::MAX);

@@ -319,7 +319,7 @@ fn mesh_json(py: Python<'_>, config_json: &str, trace_path: Option<std::path::Pa
     let cfg: coapcc_mesh::MeshConfig =
         serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("invalid mesh config: {e}")))?;
     py.detach(|| -> Result<String, String> {
-        let mut sim = coapcc_mesh::MeshSim::new(&cfg)?;
+        let mut sim = coapcc_sim::mesh_study::MeshStudy::new(&cfg)?;
         if let Some(path) = trace_path {
             let f = std::fs::File::create(&path)
                 .map_err(|e| format!("cannot create trace file {}: {e}", path.display()))?;
@@ -336,7 +336,7 @@ fn mesh_json(py: Python<'_>, config_json: &str, trace_path: Option<std::path::Pa
 fn mesh_check_json(config_json: &str) -> PyResult<()> {
     let cfg: coapcc_mesh::MeshConfig =
         serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("invalid mesh config: {e}")))?;
-    coapcc_mesh::MeshSim::new(&cfg).map(|_| ()).map_err(PyValueError::new_err)
+    coapcc_sim::mesh_study::MeshStudy::new(&cfg).map(|_| ()).map_err(PyValueError::new_err)
 }
 
 /// The mesh configuration of a preset (`ancillotti-cooja`, `makarem2021`) as JSON.

@@ -4,7 +4,8 @@
 //! fixed by the constants: CCA 128 µs, turnaround 192 µs, ACK wait 864 µs, 32 µs per byte.
 //! A 50-byte PSDU takes (50 + 6) · 32 = 1792 µs on air; a MAC ACK (5 + 6) · 32 = 352 µs.
 
-use coapcc_mesh::{DropCause, MacRecord, MacWhat, MeshConfig, MeshSim};
+use coapcc_mesh::{DropCause, MacRecord, MacWhat, MeshConfig};
+use coapcc_sim::mesh_study::MeshStudy as MeshSim;
 
 const US: u64 = 1_000;
 

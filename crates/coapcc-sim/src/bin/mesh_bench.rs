@@ -1,7 +1,7 @@
 //! `coapcc-mesh-bench`: speed of the mesh simulator (build with `--release`).
 //!
 //! ```text
-//! cargo run --release -p coapcc-mesh --bin coapcc-mesh-bench [-- --quick]
+//! cargo run --release -p coapcc-sim --bin coapcc-mesh-bench [-- --quick]
 //! ```
 //!
 //! Prints medians of several runs of the reference scenario (a 3-hour 6x6 grid at 3 kbit/s,
@@ -11,7 +11,8 @@
 
 use std::time::Instant;
 
-use coapcc_mesh::{simulate, MeshConfig, MeshReport};
+use coapcc_mesh::{MeshConfig, MeshReport};
+use coapcc_sim::mesh_study::simulate;
 
 fn scenario(topology: &str, cc: &str, load: f64, seed: u64) -> MeshConfig {
     MeshConfig {

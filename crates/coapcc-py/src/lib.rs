@@ -309,10 +309,11 @@ fn variants<T: serde::de::DeserializeOwned>() -> Vec<String> {
     list.split('`').skip(1).step_by(2).map(str::to_string).collect()
 }
 
-/// Run one mesh simulation (`coapcc-mesh`). `config_json` is a `MeshConfig` as JSON (unknown
-/// keys are errors, missing keys take their defaults); returns the report as JSON (the object
-/// `coapcc mesh --json` prints). With `trace_path`, writes one JSON line per finished exchange
-/// there. Raises ValueError with a one-line message. Releases the GIL.
+/// Run one mesh study (`coapcc_sim::mesh_study`, on the general engine). `config_json` is a
+/// `MeshConfig` as JSON (unknown keys are errors, missing keys take their defaults); returns
+/// the report as JSON (the object `coapcc mesh --json` prints). With `trace_path`, writes one
+/// JSON line per finished exchange there. Raises ValueError with a one-line message. Releases
+/// the GIL.
 #[pyfunction]
 #[pyo3(signature = (config_json, trace_path=None))]
 fn mesh_json(py: Python<'_>, config_json: &str, trace_path: Option<std::path::PathBuf>) -> PyResult<String> {

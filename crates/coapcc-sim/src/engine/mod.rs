@@ -230,7 +230,7 @@ pub(crate) trait Model: Sized {
     fn reset(sim: &mut Sim<'_, Self>, c: usize);
     /// Client `c`'s algorithm state.
     fn snapshot(&self, c: usize) -> Snapshot;
-    /// An event the model scheduled itself ([`Sim::schedule`]) is due.
+    /// An event the model scheduled itself (`Sim::schedule_model`) is due.
     fn event(_sim: &mut Sim<'_, Self>, _id: u32) {}
     /// The report's per-flow and per-group part, at the end of the run. CoAP: from the
     /// engine's exchange records.

@@ -34,7 +34,7 @@ use crate::messages::{Arrival, Messages, Msg};
 
 /// Stream id base of the clients' dither streams (plus the client's node), the study's
 /// numbering.
-pub const STREAM_STUDY_DITHER: u64 = 1000;
+pub(crate) const STREAM_STUDY_DITHER: u64 = 1000;
 
 /// What a packet carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,7 +109,6 @@ pub(crate) struct Study {
 
 impl Model for Study {
     type Buf = Kind;
-    const EXCHANGE_RECORDS: bool = false;
     const FLOW_STARTS: bool = false;
 
     /// Never called: a study is built from its own configuration ([`StudyRun::new`]).

@@ -180,6 +180,13 @@ fn main() {
             let r = simulate(&scenario(n(2) as u32, n(3) as u32, n(4), 1)).expect("valid scenario");
             std::hint::black_box(&r);
         }
+        if std::env::var_os("COAPCC_BENCH_STATUS").is_some() {
+            let st = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+            eprintln!(
+                "{}",
+                st.lines().filter(|l| l.starts_with("Vm") || l.starts_with("Rss")).collect::<Vec<_>>().join("\n")
+            );
+        }
         println!("{}", vm_hwm_kb());
         return;
     }

@@ -31,6 +31,7 @@ struct CompactClient<C> {
 
 impl<C: ClientCc> Model for Compact<C> {
     type Buf = ();
+    const LOOKAHEAD: bool = true;
 
     fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self {
         let n = cfg.total_clients() as usize;
@@ -156,5 +157,12 @@ impl<C: ClientCc> Model for Compact<C> {
 
     fn snapshot(&self, c: usize) -> Snapshot {
         self.cl[c].cc.snapshot()
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, c: usize) {
+        if let Some(k) = self.cl.get(c) {
+            crate::timers::prefetch(k);
+        }
     }
 }

@@ -41,7 +41,7 @@ const S0: u32 = 20;
 const S1: u32 = S0 + 8;
 
 /// Stale entries allowed beyond the armed timers' count before [`TimerQueue::compact`].
-const COMPACT_SLACK: usize = 1024;
+const COMPACT_SLACK: usize = 256;
 
 /// A level-1 slot with at most this many entries goes straight to `front`.
 const DIRECT: usize = 48;
@@ -208,12 +208,12 @@ impl TimerQueue {
         }
     }
 
-    /// An emptied slot vector: kept as a spare while the spares hold no more room than the
-    /// entries stored (plus 1024), else freed; the slot is left with none.
+    /// An emptied slot vector: kept as a spare (if small) while the spares hold no more room
+    /// than half the entries stored (plus 256), else freed; the slot is left with none.
     #[inline]
     fn recycle(&mut self, v: Vec<TimerEntry>) {
         debug_assert!(v.is_empty());
-        if self.spare_cap + v.capacity() <= self.stored + 1024 {
+        if v.capacity() <= 64 && self.spare_cap + v.capacity() <= self.stored / 2 + 256 {
             self.spare_cap += v.capacity();
             self.spare.push(v);
         }

@@ -50,7 +50,11 @@ const DIRECT: usize = 48;
 const SOON: usize = 32;
 
 /// How many non-empty level-0 slots ahead the timer state of their entries is loaded.
-const AHEAD_SLOTS: usize = 3;
+const AHEAD_SLOTS: usize = 4;
+
+/// Which non-empty level-0 slot ahead (0: the next) has its armed entries handed to
+/// [`TimerQueue::drain_soon`].
+const SOON_SLOT: usize = 1;
 
 /// Ask the CPU to start loading the cache lines of `*r` (a hint; no effect on results).
 /// On x86-64 a `prefetcht0`; elsewhere nothing.
@@ -409,8 +413,8 @@ impl TimerQueue {
 
     /// The wheel advanced (the current level-0 slot is the one before `from`): load ahead
     /// the timer state of the entries (up to [`SOON`] each) of the non-empty level-0 slots
-    /// [`AHEAD_SLOTS`] ahead, and note the armed entries of the next one, whose timer state
-    /// was loaded then, as due soon ([`Self::drain_soon`]).
+    /// up to [`AHEAD_SLOTS`] ahead, and note the armed entries of the one [`SOON_SLOT`]
+    /// ahead, whose timer state was loaded then, as due soon ([`Self::drain_soon`]).
     #[inline]
     fn look_ahead(&mut self, from: usize) {
         self.soon.clear();
@@ -419,7 +423,7 @@ impl TimerQueue {
         for k in 0..AHEAD_SLOTS {
             let Some(i) = (j < 256).then(|| self.l0_bits.next_from(j)).flatten() else { break };
             let entries = self.l0[i].iter().take(SOON);
-            if k == 0 {
+            if k == SOON_SLOT {
                 for e in entries.clone() {
                     if self.armed.get(e.client as usize) == Some(&(e.time, e.seq)) {
                         self.soon.push(e.client);

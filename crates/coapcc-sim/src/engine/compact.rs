@@ -165,4 +165,11 @@ impl<C: ClientCc> Model for Compact<C> {
             crate::timers::prefetch(k);
         }
     }
+
+    #[inline(always)]
+    fn prefetch_server(&self, c: usize) {
+        if let Some(e) = self.server_cache.slot(c as u32) {
+            crate::timers::prefetch(e);
+        }
+    }
 }

@@ -241,6 +241,9 @@ pub(crate) trait Model: Sized {
     /// comes soon).
     #[inline(always)]
     fn prefetch(&self, _c: usize) {}
+    /// Start loading the server's state for client `c` (a request of `c` arrives soon).
+    #[inline(always)]
+    fn prefetch_server(&self, _c: usize) {}
     /// The report's per-flow and per-group part, at the end of the run. CoAP: from the
     /// engine's exchange records.
     fn flow_reports(sim: &mut Sim<'_, Self>, cfg: &SimConfig, def: UnnecessaryDef) -> FlowPart {
@@ -635,8 +638,11 @@ impl<'t, M: Model> Sim<'t, M> {
                     if self.lookahead {
                         self.ahead_up.pop_front();
                         // The server's side touches only the client's hot record.
-                        if let Some(cl) = self.ahead_up.get(AHEAD).and_then(|&c| self.clients.get(c as usize)) {
-                            timers::prefetch(cl);
+                        if let Some(&c) = self.ahead_up.get(AHEAD) {
+                            if let Some(cl) = self.clients.get(c as usize) {
+                                timers::prefetch(cl);
+                            }
+                            self.m.prefetch_server(c as usize);
                         }
                     }
                     M::at_server(self, p);

@@ -165,6 +165,8 @@ pub(crate) struct TimerQueue {
     soon: Vec<u32>,
     /// The last level-0 slot (absolute number) whose entries' timer state was loaded ahead.
     announced: u64,
+    /// Whether to load timer state ahead at all ([`Self::set_look_ahead`]).
+    look: bool,
 }
 
 /// The name the engines use.
@@ -189,7 +191,14 @@ impl TimerQueue {
             spare_cap: 0,
             soon: Vec::new(),
             announced: 0,
+            look: false,
         }
+    }
+
+    /// Load the timer state of coming entries ahead and note the armed ones for
+    /// [`Self::drain_soon`] (worth it for populations whose state outgrows the caches).
+    pub fn set_look_ahead(&mut self, on: bool) {
+        self.look = on;
     }
 
     /// Load `client`'s timer state into the cache ahead of its use (a hint).
@@ -417,6 +426,9 @@ impl TimerQueue {
     /// ahead, whose timer state was loaded then, as due soon ([`Self::drain_soon`]).
     #[inline]
     fn look_ahead(&mut self, from: usize) {
+        if !self.look {
+            return;
+        }
         self.soon.clear();
         let base = self.c0 & !255;
         let mut j = from;

@@ -297,6 +297,10 @@ pub(crate) struct Sim<'t, M: Model> {
     /// in flight are counted ([`Model::LOOKAHEAD`], dumbbell): records no packet can change
     /// any more are then folded away.
     lookahead: bool,
+    /// Whether the engine also loads the state of the clients whose events come next
+    /// (`lookahead` and at least [`PREFETCH_CLIENTS`] clients: smaller populations stay in
+    /// the caches, where following the queues would only cost instructions).
+    prefetch: bool,
     /// The run's definition of an unnecessary retransmission (for folding records).
     unnecessary_def: UnnecessaryDef,
     /// The clients of the packets held by `up` and `down`, in delivery order (FIFO links):
@@ -308,6 +312,9 @@ pub(crate) struct Sim<'t, M: Model> {
 
 /// How many packets of a link ahead the engine loads a client's state.
 const AHEAD: usize = 4;
+
+/// The population from which the engine loads client state ahead ([`Sim::prefetch`]).
+const PREFETCH_CLIENTS: usize = 4096;
 
 /// Events between two calls of the progress callback.
 const PROGRESS_EVENTS: u64 = 1 << 20;
@@ -411,12 +418,15 @@ impl<'t, M: Model> Sim<'t, M> {
                 [(k as u32, Direction::Uplink, u.path()), (k as u32, Direction::Downlink, d.path())]
             })))
         });
+        let lookahead = M::LOOKAHEAD && cfg.topology.access_links.is_empty() && cfg.topology.mesh.is_none();
+        let mut timers = TimerHeap::new(m.timer_slots(n));
+        timers.set_look_ahead(lookahead && n >= PREFETCH_CLIENTS);
         Ok(Sim {
             now: 0,
             seq,
             bound,
             heap,
-            timers: TimerHeap::new(m.timer_slots(n)),
+            timers,
             server_q: VecDeque::new(),
             up,
             down,
@@ -440,7 +450,8 @@ impl<'t, M: Model> Sim<'t, M> {
             trace,
             qtrace,
             tx_buf: Vec::new(),
-            lookahead: M::LOOKAHEAD && cfg.topology.access_links.is_empty() && cfg.topology.mesh.is_none(),
+            lookahead,
+            prefetch: lookahead && n >= PREFETCH_CLIENTS,
             unnecessary_def: cfg.metrics.unnecessary_def,
             ahead_up: VecDeque::new(),
             ahead_down: VecDeque::new(),
@@ -548,7 +559,7 @@ impl<'t, M: Model> Sim<'t, M> {
         }
         loop {
             let mut best: Option<(Nanos, u64, Src)> = self.timers.peek().map(|e| (e.time, e.seq, Src::Timer));
-            if self.lookahead {
+            if self.prefetch {
                 let (clients, cold, m) = (&self.clients, &self.cold, &self.m);
                 self.timers.drain_soon(|c| {
                     if let (Some(cl), Some(k)) = (clients.get(c as usize), cold.get(c as usize)) {
@@ -635,7 +646,7 @@ impl<'t, M: Model> Sim<'t, M> {
                 Src::Up => {
                     let p = self.up.poll(t).expect("peeked");
                     let key = p.key();
-                    if self.lookahead {
+                    if self.prefetch {
                         self.ahead_up.pop_front();
                         // The server's side touches only the client's hot record.
                         if let Some(&c) = self.ahead_up.get(AHEAD) {
@@ -653,7 +664,7 @@ impl<'t, M: Model> Sim<'t, M> {
                 Src::Down => {
                     let p = self.down.poll(t).expect("peeked");
                     let key = p.key();
-                    if self.lookahead {
+                    if self.prefetch {
                         self.ahead_down.pop_front();
                         if let Some(&c) = self.ahead_down.get(AHEAD) {
                             self.prefetch_client(c as usize);
@@ -778,7 +789,9 @@ impl<'t, M: Model> Sim<'t, M> {
             let (held, x, copy) = (self.up.in_flight(), p.exchange, p.copy);
             self.send_up(c, size, p);
             if self.up.in_flight() > held {
-                self.ahead_up.push_back(c as u32);
+                if self.prefetch {
+                    self.ahead_up.push_back(c as u32);
+                }
                 self.held(c as u32, x, copy);
             }
         } else {
@@ -807,7 +820,9 @@ impl<'t, M: Model> Sim<'t, M> {
             let (held, c, x, copy) = (self.down.in_flight(), p.client, p.exchange, p.copy);
             self.send_down(size, p);
             if self.down.in_flight() > held {
-                self.ahead_down.push_back(c);
+                if self.prefetch {
+                    self.ahead_down.push_back(c);
+                }
                 self.held(c, x, copy);
             }
         } else {

@@ -226,7 +226,7 @@ impl TimerQueue {
     #[inline]
     fn recycle(&mut self, v: Vec<TimerEntry>) {
         debug_assert!(v.is_empty());
-        if v.capacity() <= 64 && self.spare_cap + v.capacity() <= self.stored / 2 + 256 {
+        if self.look && v.capacity() <= 64 && self.spare_cap + v.capacity() <= self.stored / 2 + 256 {
             self.spare_cap += v.capacity();
             self.spare.push(v);
         }

@@ -166,6 +166,13 @@ impl<C: ClientCc> Model for Compact<C> {
         }
     }
 
+    /// The clients' algorithms and the server's cache are not part of the report (the
+    /// engine's records are).
+    fn release_run_state(&mut self) {
+        self.cl = Vec::new();
+        self.server_cache = lifecycle::PerClientCache::new(0);
+    }
+
     #[inline(always)]
     fn prefetch_server(&self, c: usize) {
         if let Some(e) = self.server_cache.slot(c as u32) {

@@ -244,6 +244,9 @@ pub(crate) trait Model: Sized {
     /// Start loading the server's state for client `c` (a request of `c` arrives soon).
     #[inline(always)]
     fn prefetch_server(&self, _c: usize) {}
+    /// The run is over and its report is being assembled: free what only the run needed
+    /// (nothing by default; the report then calls only [`Model::flow_reports`]).
+    fn release_run_state(&mut self) {}
     /// The report's per-flow and per-group part, at the end of the run. CoAP: from the
     /// engine's exchange records.
     fn flow_reports(sim: &mut Sim<'_, Self>, cfg: &SimConfig, def: UnnecessaryDef) -> FlowPart {

@@ -222,11 +222,15 @@ impl TimerQueue {
     }
 
     /// An emptied slot vector: kept as a spare (if small) while the spares hold no more room
-    /// than half the entries stored (plus 256), else freed; the slot is left with none.
+    /// than half the entries stored plus 256 (1 024 entries when not loading ahead), else
+    /// freed; the slot is left with none.
     #[inline]
     fn recycle(&mut self, v: Vec<TimerEntry>) {
         debug_assert!(v.is_empty());
-        if self.look && v.capacity() <= 64 && self.spare_cap + v.capacity() <= self.stored / 2 + 256 {
+        // Small populations: only small vectors (a spare goes to whichever slot needs one
+        // next, often a level-1 slot holding a few entries for a long time).
+        let (cap, room) = if self.look { (64, self.stored / 2 + 256) } else { (16, 1024) };
+        if v.capacity() <= cap && self.spare_cap + v.capacity() <= room {
             self.spare_cap += v.capacity();
             self.spare.push(v);
         }

@@ -13,6 +13,12 @@ Layout of ``DIR`` (``results/NAME/`` by default)::
     DIR/.lock                      held (flock) by the sweep writing the dataset
     DIR/traces/<hash>.jsonl        optional per-exchange traces (written by ``coapcc report``)
 
+``experiment.json`` holds ``dataset_format`` (:data:`DATASET_FORMAT`), the version of this
+layout. A dataset of a newer format than this coapcc knows is refused with
+:class:`DatasetFormatError` (by :func:`load_results` and before a sweep touches it), rather
+than read wrongly or rewritten; datasets without the key (written before it existed) are read
+as they are.
+
 ``<hash>`` is :func:`coapcc.config.config_hash` of the run's configuration (seed included).
 
 **Crash safety.** A finished run's record (:func:`encode_columns`) is appended at once to the
@@ -64,6 +70,9 @@ __all__ = [
     "DatasetWriter",
     "DatasetLock",
     "DatasetBusy",
+    "DatasetFormatError",
+    "DATASET_FORMAT",
+    "check_format",
     "compact",
     "quarantine_damaged",
     "CASE_COLUMNS",
@@ -1000,6 +1009,49 @@ def compact(out: str | os.PathLike) -> int:
     return n + len(runs)
 
 
+#: Version of the dataset layout this coapcc writes and reads (``dataset_format`` in
+#: ``experiment.json``). 2: flows parts store the configuration once per run (joined on load by
+#: :func:`join_flows`) and journals hold packed binary records. 1: the earlier layout
+#: (configuration on every flow row, JSON journals), still read. Datasets written before the
+#: marker existed have no ``dataset_format`` and may be in either layout: each part's metadata
+#: says which, and both are read.
+DATASET_FORMAT = 2
+
+
+class DatasetFormatError(RuntimeError):
+    """The dataset was written in a layout newer than this coapcc reads."""
+
+
+def check_format(out: str | os.PathLike) -> int:
+    """The ``dataset_format`` of the dataset in ``out`` (0 when unmarked or when there is no
+    ``experiment.json``); raise :class:`DatasetFormatError` if this coapcc cannot read it.
+
+    Called before reading a dataset and before a sweep adds to one, so an older coapcc
+    neither misreads nor rewrites (compacts, quarantines) a newer dataset.
+    """
+    meta_path = Path(out) / "experiment.json"
+    try:
+        meta = json.loads(meta_path.read_text())
+    except FileNotFoundError:
+        return 0
+    except (OSError, ValueError) as e:
+        raise DatasetFormatError(f"{meta_path}: cannot be read ({e}); is this a coapcc dataset?") from e
+    if isinstance(meta, dict) and "dataset_format" not in meta:
+        return 0
+    fmt = meta.get("dataset_format") if isinstance(meta, dict) else None
+    if not isinstance(fmt, int) or isinstance(fmt, bool) or fmt < 1:
+        raise DatasetFormatError(
+            f"{meta_path}: dataset_format {fmt!r} is not a format version (a positive integer)"
+        )
+    if fmt > DATASET_FORMAT:
+        version = meta.get("coapcc_version", "a newer version")
+        raise DatasetFormatError(
+            f"{Path(out)} was written by coapcc {version} in dataset format {fmt}; this coapcc reads formats up to "
+            f"{DATASET_FORMAT}: upgrade coapcc to read or extend it"
+        )
+    return fmt
+
+
 class DatasetBusy(RuntimeError):
     """Another process is writing the dataset."""
 
@@ -1159,6 +1211,7 @@ def load_results(path: str | os.PathLike) -> Results:
     path = Path(path)
     if not (path / "runs").is_dir():
         raise FileNotFoundError(f"{path}: not a results dataset (no runs/ folder)")
+    check_format(path)
     runs_t, flows_t = _read_dataset(path)
     runs = runs_t.to_pandas() if runs_t is not None else pd.DataFrame()
     flows = flows_t.to_pandas() if flows_t is not None else pd.DataFrame()

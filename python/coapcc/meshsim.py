@@ -1,4 +1,5 @@
-"""``coapcc.mesh``: one run of the multi-hop 802.15.4 mesh simulator (``coapcc-mesh``).
+"""``coapcc.mesh``: one run of the multi-hop 802.15.4 mesh study (``coapcc mesh``: the
+general simulator's engine over ``coapcc-mesh``'s network).
 
 (The module is ``coapcc.meshsim`` so that importing it never shadows the ``coapcc.mesh``
 function.)

@@ -501,7 +501,7 @@ def _check_same_definition(out: Path, experiment: Experiment, has_runs: bool) ->
 
 def _write_meta(out: Path, experiment: Experiment, tasks: list[Task]) -> None:
     from . import __version__
-    from .dataset import _atomic_write_bytes
+    from .dataset import DATASET_FORMAT, _atomic_write_bytes
 
     out.mkdir(parents=True, exist_ok=True)
     if experiment.source is not None:
@@ -513,6 +513,7 @@ def _write_meta(out: Path, experiment: Experiment, tasks: list[Task]) -> None:
         **definition(experiment),
         "runs": len(tasks),
         "coapcc_version": __version__,
+        "dataset_format": DATASET_FORMAT,
         "source_path": experiment.path,
     }
     _atomic_write_bytes(json.dumps(meta, indent=2, default=str).encode(), out / "experiment.json")
@@ -546,7 +547,7 @@ def sweep(
     >>> res = coapcc.load_results(outcome.out)        # doctest: +SKIP
     """
     log = log or sys.stderr
-    from .dataset import DatasetLock, compact, done_hashes, quarantine_damaged
+    from .dataset import DatasetLock, check_format, compact, done_hashes, quarantine_damaged
 
     if isinstance(experiment, str):
         experiment = find_experiment(experiment)
@@ -558,6 +559,7 @@ def sweep(
     if not tasks:
         raise ConfigError("grid", f"experiment {experiment.name!r} has no runs")
     with DatasetLock(out), _terminate_like_interrupt():
+        check_format(out)  # before anything rewrites a part
         quarantine_damaged(out, log=log)
         compact(out)  # runs left in journals (or per-run files) by an interrupted sweep join a part
         done = done_hashes(out)

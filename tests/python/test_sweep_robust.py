@@ -767,3 +767,41 @@ def test_journal_of_packed_records_loads_and_becomes_a_part(tiny_file, tmp_path,
     assert (o.done_before, o.ran) == (17, 0)
     assert not list((out / "runs").glob("journal-*"))
     _assert_same(_tables(out), _tables(ref))
+
+
+# -- the dataset's format version -----------------------------------------------------------------
+
+
+def test_dataset_format_is_marked_and_a_newer_one_is_refused(tiny_file, tmp_path):
+    from coapcc.dataset import DATASET_FORMAT, DatasetFormatError, check_format
+
+    out = tmp_path / "res"
+    kw = {"workers": 1, "runner": "fakesim:fake_runner", "progress": False}
+    coapcc.sweep(str(tiny_file), out, **kw)
+    meta_path = out / "experiment.json"
+    meta = json.loads(meta_path.read_text())
+    assert meta["dataset_format"] == DATASET_FORMAT == check_format(out)
+    before = _tables(out)
+    files = sorted((p.relative_to(out), p.stat().st_mtime_ns) for p in out.rglob("*") if p.is_file())
+    # A dataset from a future coapcc is neither read nor touched by a sweep.
+    meta_path.write_text(json.dumps({**meta, "dataset_format": DATASET_FORMAT + 1, "coapcc_version": "9.9"}))
+    with pytest.raises(
+        DatasetFormatError, match=r"coapcc 9\.9 in dataset format 3; this coapcc reads formats up to 2"
+    ):
+        coapcc.load_results(out)
+    with pytest.raises(DatasetFormatError, match="upgrade coapcc"):
+        coapcc.sweep(str(tiny_file), out, **kw)
+    after = sorted((p.relative_to(out), p.stat().st_mtime_ns) for p in out.rglob("*") if p.is_file())
+    untouched = [f for f in files if f[0].name not in ("experiment.json", ".lock")]
+    assert untouched and [f for f in after if f[0].name not in ("experiment.json", ".lock")] == untouched
+    r = subprocess.run(
+        _sweep_cmd(tiny_file, out), env=subprocess_env(), capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 2 and "dataset format 3" in r.stderr and "Traceback" not in r.stderr
+    # A garbled marker is a clear error too; an unmarked dataset (older coapcc) reads as before.
+    meta_path.write_text(json.dumps({**meta, "dataset_format": "two"}))
+    with pytest.raises(DatasetFormatError, match="not a format version"):
+        coapcc.load_results(out)
+    meta_path.write_text(json.dumps({k: v for k, v in meta.items() if k != "dataset_format"}))
+    assert check_format(out) == 0
+    _assert_same(before, _tables(out))

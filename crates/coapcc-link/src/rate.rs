@@ -1,7 +1,5 @@
 //! Rate + byte-limited tail-drop buffer (testbed spec §1.1 stage 1, §1.5).
 
-use std::collections::VecDeque;
-
 use coapcc_cc::SplitMix64;
 use serde::{Deserialize, Serialize};
 
@@ -55,13 +53,82 @@ pub struct RateStats {
     pub max_queue_bytes: u64,
 }
 
-/// One queued (or in-service) packet: its departure (last bit out, rounded up to the next
-/// whole ns), serialisation start (rounded down), and counted bytes.
-#[derive(Clone, Copy, Debug)]
+/// One admitted packet the stage still holds: its departure (last bit out, rounded up to the
+/// next whole ns), serialisation start (rounded down), and counted bytes.
+#[derive(Clone, Copy, Debug, Default)]
 struct Pending {
     departure: Nanos,
     start: Nanos,
     bytes: u64,
+}
+
+/// The packets a rate stage holds, in admission order: a ring buffer addressed by absolute
+/// positions (`u64`, which never wrap), position `p` living in `buf[p & (buf.len() - 1)]`
+/// (`buf.len()` is 0 or a power of two).
+///
+/// Departures never decrease along the ring (the serialiser serves in order), so "every packet
+/// that departs after `x`" is always a suffix. Two such suffixes are tracked, `head <= occ <=
+/// tail`:
+/// - `[head, tail)`: the packets kept, at least every packet still there after the entry time
+///   `now` of the latest offer (departure `> now`) and the packet that offer admitted, if any.
+///   Older packets (departure `<= now`) are forgotten lazily, when the ring is full; until
+///   then the queries skip them (they only look at departures after `now`, and
+///   [`RateStage::last_departure`] checks the time too).
+/// - `[occ, tail)`: the packets still in the buffer at the latest arrival time `t >= now`
+///   (departure `> t`, plus the packet just admitted). Their counted bytes are kept as a
+///   running sum in [`RateStage`], so an arrival finds the occupancy without walking the
+///   queue: the cursor only moves forward while arrivals come in order.
+#[derive(Clone, Debug, Default)]
+struct Held {
+    buf: Vec<Pending>,
+    head: u64,
+    occ: u64,
+    tail: u64,
+}
+
+impl Held {
+    /// The packet at position `pos` (`head <= pos < tail`).
+    #[inline(always)]
+    fn get(&self, pos: u64) -> &Pending {
+        &self.buf[pos as usize & (self.buf.len() - 1)]
+    }
+
+    /// Append a packet (at position `tail`); `now` is the entry time of the current offer.
+    #[inline(always)]
+    fn push(&mut self, p: Pending, now: Nanos) {
+        if self.tail - self.head == self.buf.len() as u64 {
+            self.make_room(now);
+        }
+        let mask = self.buf.len() - 1;
+        self.buf[self.tail as usize & mask] = p;
+        self.tail += 1;
+    }
+
+    /// The ring is full: forget the packets gone by `now` (all before `occ`, as `now <= t`),
+    /// and double the ring only if that freed nothing. Like a `VecDeque`, the ring is then at
+    /// most twice the largest backlog; every call either frees slots that as many pushes fill
+    /// before the next call, or doubles, so both are amortised O(1) per packet.
+    #[cold]
+    #[inline(never)]
+    fn make_room(&mut self, now: Nanos) {
+        while self.head < self.occ && self.get(self.head).departure <= now {
+            self.head += 1;
+        }
+        if !self.buf.is_empty() && self.tail - self.head < self.buf.len() as u64 {
+            return;
+        }
+        let cap = (self.buf.len() * 2).max(16);
+        let mut buf = vec![Pending::default(); cap];
+        for pos in self.head..self.tail {
+            buf[pos as usize & (cap - 1)] = *self.get(pos);
+        }
+        self.buf = buf;
+    }
+
+    /// The held packets, oldest first.
+    fn iter(&self) -> impl DoubleEndedIterator<Item = &Pending> + '_ {
+        (self.head..self.tail).map(move |pos| self.get(pos))
+    }
 }
 
 /// A serialiser with a byte-limited tail-drop FIFO in front of it.
@@ -72,18 +139,30 @@ struct Pending {
 /// element are rounded *up* to the next whole nanosecond: a packet never leaves before its
 /// last bit.
 ///
-/// Packets must be offered in non-decreasing arrival order (every element of a chain is
-/// FIFO, so a chain fed in time order guarantees it). `now` (the time the packet entered the
-/// chain, `<= arrival`) only prunes state that no later packet can observe.
+/// Packets must be offered in non-decreasing entry time `now` and with `now <= t` (every
+/// element of a chain is FIFO, so a chain fed in time order also offers them in
+/// non-decreasing arrival time `t`). `now` (the time the packet entered the chain) only prunes
+/// state that no later packet can observe. Arrival times that go back (a stage driven
+/// directly) are exact too, at the cost of one walk of the held packets.
+///
+/// Per packet, with a constant rate, the stage does no division for a packet size it has
+/// seen recently, no 128-bit arithmetic and no walk of its queue: the occupancy at the
+/// arrival is a running sum, the busy time is derived from the admitted bytes when asked.
 #[derive(Clone, Debug)]
 pub struct RateStage {
     cfg: RateConfig,
     busy_int: Nanos,
     busy_frac: u64,
-    queue: VecDeque<Pending>,
-    queued_bytes: u64,
-    /// Σ bytes·8·1e9 of admitted packets: busy time = this / bits_per_s, exactly.
-    busy_num: u128,
+    held: Held,
+    /// Counted bytes of `held[occ..tail]`: the occupancy at `last_arrival`, the packet
+    /// admitted then included.
+    occ_bytes: u64,
+    /// Arrival time of the latest offer.
+    last_arrival: Nanos,
+    /// Entry time of the latest offer, and whether it admitted its packet.
+    last_now: Nanos,
+    last_admitted: bool,
+    /// Counters; `counted_bytes` is derived when read (admitted bytes + packets × overhead).
     stats: RateStats,
     /// With a schedule: its segments, the loss draws' stream and the busy time.
     sched: Option<Box<Scheduled>>,
@@ -131,9 +210,11 @@ impl RateStage {
             cfg,
             busy_int: 0,
             busy_frac: 0,
-            queue: VecDeque::new(),
-            queued_bytes: 0,
-            busy_num: 0,
+            held: Held::default(),
+            occ_bytes: 0,
+            last_arrival: 0,
+            last_now: 0,
+            last_admitted: false,
             stats: RateStats::default(),
             sched,
             ser_memo: [(u64::MAX, 0, 0); 2],
@@ -147,7 +228,12 @@ impl RateStage {
 
     /// Counters so far.
     pub fn stats(&self) -> RateStats {
-        self.stats
+        RateStats { counted_bytes: self.counted_bytes(), ..self.stats }
+    }
+
+    /// Bytes counted for the admitted packets: each packet's IP size plus the overhead.
+    fn counted_bytes(&self) -> u64 {
+        self.stats.admitted_bytes + self.stats.admitted_packets * self.cfg.per_packet_overhead_bytes as u64
     }
 
     /// Exact serialisation time of `bytes` counted bytes, as (whole ns, remainder in units of
@@ -182,47 +268,85 @@ impl RateStage {
     /// [`RateStage::serialisation`] of `bytes` at this stage's constant rate, memoised.
     #[inline(always)]
     fn memo_serialisation(&mut self, bytes: u64) -> (Nanos, u64) {
-        let [m0, m1] = self.ser_memo;
+        let m0 = self.ser_memo[0];
         if m0.0 == bytes {
             return (m0.1, m0.2);
         }
+        self.memo_miss(bytes)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn memo_miss(&mut self, bytes: u64) -> (Nanos, u64) {
+        let [m0, m1] = self.ser_memo;
         let r = if m1.0 == bytes { (m1.1, m1.2) } else { Self::serialisation(self.cfg.bits_per_s, bytes) };
         self.ser_memo = [(bytes, r.0, r.1), m0];
         r
     }
 
+    /// The packets the stage holds that depart after `t`, newest first: those that depart
+    /// after both `t` and the entry time of the latest offer. (The ring may keep older packets,
+    /// see `Held`. The packet the latest offer admitted is held even when it left at that
+    /// entry time, which only an empty packet served at once does: it adds nothing to an
+    /// occupancy or a busy time, so leaving it out here changes neither.)
+    fn held_after(&self, t: Nanos) -> impl Iterator<Item = &Pending> + '_ {
+        let after = t.max(self.last_now);
+        self.held.iter().rev().take_while(move |p| p.departure > after)
+    }
+
     /// Buffer occupancy (stage bytes) an arrival at `t` would see, before it is admitted.
     pub fn occupancy_at(&self, t: Nanos) -> u64 {
-        let mut occ = self.queued_bytes;
-        for p in &self.queue {
-            if p.departure <= t {
-                occ -= p.bytes;
-            } else {
-                if !self.cfg.buffer_counts_in_service {
-                    // The first packet still present at t is being serialised: every packet
-                    // before it has left and it arrived no later than t.
-                    occ -= p.bytes;
-                }
-                break;
-            }
+        let mut occ = 0;
+        let mut first = None;
+        for p in self.held_after(t) {
+            occ += p.bytes;
+            first = Some(p.bytes);
+        }
+        if !self.cfg.buffer_counts_in_service {
+            // The first packet still present at t is being serialised: every packet before it
+            // has left and it arrived no later than t.
+            occ -= first.unwrap_or(0);
         }
         occ
     }
 
+    /// Arrival times went back (only when a stage is driven directly): recount the occupancy
+    /// from every held packet.
+    #[cold]
+    #[inline(never)]
+    fn rewind(&mut self) {
+        self.held.occ = self.held.head;
+        self.occ_bytes = self.held.iter().map(|p| p.bytes).sum();
+    }
+
     /// Offer a packet of `size` bytes (IP size) arriving at `t`; `now <= t` is when it entered
     /// the chain.
+    #[inline(always)]
     pub fn offer(&mut self, now: Nanos, t: Nanos, size: u32) -> RateOutcome {
         debug_assert!(now <= t);
-        while let Some(p) = self.queue.front() {
-            if p.departure > now {
+        if t < self.last_arrival {
+            self.rewind();
+        }
+        self.last_arrival = t;
+        self.last_now = now;
+        // Packets whose last bit left by t no longer occupy the buffer.
+        let q = &mut self.held;
+        while q.occ < q.tail {
+            let p = q.get(q.occ);
+            if p.departure > t {
                 break;
             }
-            self.queued_bytes -= p.bytes;
-            self.queue.pop_front();
+            self.occ_bytes -= p.bytes;
+            q.occ += 1;
         }
         let bytes = size as u64 + self.cfg.per_packet_overhead_bytes as u64;
-        let occ = self.occupancy_at(t);
+        let mut occ = self.occ_bytes;
+        if !self.cfg.buffer_counts_in_service && q.occ < q.tail {
+            // The first packet still present at t is the one being serialised.
+            occ -= q.get(q.occ).bytes;
+        }
         if occ + bytes > self.cfg.buffer_bytes {
+            self.last_admitted = false;
             self.stats.dropped_packets += 1;
             self.stats.dropped_bytes += size as u64;
             return RateOutcome::Dropped;
@@ -233,30 +357,24 @@ impl RateStage {
         } else {
             (self.busy_int, self.busy_frac)
         };
-        let mut lost = false;
-        let (d_int, d_frac) = if let Some(sc) = &mut self.sched {
-            let work = bytes as u128 * 8 * NS_PER_S as u128;
-            let (d_int, d_frac) = schedule::serve(&mut sc.seg, &mut sc.busy, s_int, s_frac as u128, work);
-            // The segment in force when the last bit leaves decides a scheduled loss.
-            let (k, _, _) = sc.seg.at(d_int);
-            let p = sc.seg.loss(k);
-            lost = p > 0.0 && crate::loss::unit(&mut sc.rng) < p;
-            (d_int, d_frac)
-        } else {
-            let rate = self.cfg.bits_per_s;
-            let (ser_int, ser_frac) = self.memo_serialisation(bytes);
-            // Both remainders are below `rate`: their sum carries at most one whole ns.
-            Self::add_remainder(rate, s_int + ser_int, s_frac, ser_frac)
+        let (d_int, d_frac, lost) = match &mut self.sched {
+            None => {
+                let rate = self.cfg.bits_per_s;
+                let (ser_int, ser_frac) = self.memo_serialisation(bytes);
+                // Both remainders are below `rate`: their sum carries at most one whole ns.
+                let (d_int, d_frac) = Self::add_remainder(rate, s_int + ser_int, s_frac, ser_frac);
+                (d_int, d_frac, false)
+            }
+            Some(sc) => Self::serve_scheduled(sc, s_int, s_frac, bytes),
         };
         self.busy_int = d_int;
         self.busy_frac = d_frac;
         let departure = d_int + u64::from(d_frac > 0);
-        self.queue.push_back(Pending { departure, start: s_int, bytes });
-        self.queued_bytes += bytes;
-        self.busy_num += bytes as u128 * 8 * NS_PER_S as u128;
+        self.held.push(Pending { departure, start: s_int, bytes }, now);
+        self.last_admitted = true;
+        self.occ_bytes += bytes;
         self.stats.admitted_packets += 1;
         self.stats.admitted_bytes += size as u64;
-        self.stats.counted_bytes += bytes;
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(occ + bytes);
         if lost {
             RateOutcome::Lost(departure)
@@ -265,12 +383,26 @@ impl RateStage {
         }
     }
 
+    /// Serialise `bytes` from the exact time `s_int + s_frac / rate` under the schedule: the
+    /// exact end and whether a scheduled link error loses the packet.
+    #[inline(never)]
+    fn serve_scheduled(sc: &mut Scheduled, s_int: Nanos, s_frac: u64, bytes: u64) -> (Nanos, u64, bool) {
+        let work = bytes as u128 * 8 * NS_PER_S as u128;
+        let (d_int, d_frac) = schedule::serve(&mut sc.seg, &mut sc.busy, s_int, s_frac as u128, work);
+        // The segment in force when the last bit leaves decides a scheduled loss.
+        let (k, _, _) = sc.seg.at(d_int);
+        let p = sc.seg.loss(k);
+        let lost = p > 0.0 && crate::loss::unit(&mut sc.rng) < p;
+        (d_int, d_frac, lost)
+    }
+
     /// Total serialisation time of every admitted packet, ns (exact, rounded down).
     pub fn busy_ns(&self) -> u64 {
         match &self.sched {
             // With a schedule: exact within a segment, rounded down to 1 ps per segment.
             Some(sc) => sc.busy.ns(),
-            None => (self.busy_num / self.cfg.bits_per_s as u128) as u64,
+            // Every admitted packet took bytes·8·1e9 / rate ns: the sum is exact from the total.
+            None => (self.counted_bytes() as u128 * 8 * NS_PER_S as u128 / self.cfg.bits_per_s as u128) as u64,
         }
     }
 
@@ -278,10 +410,7 @@ impl RateStage {
     /// when no packet entered the chain after `end` (call it at `end`).
     pub fn busy_ns_until(&self, end: Nanos) -> u64 {
         let mut after = 0u64;
-        for p in self.queue.iter().rev() {
-            if p.departure <= end {
-                break;
-            }
+        for p in self.held_after(end) {
             after += p.departure - p.start.max(end);
         }
         self.busy_ns().saturating_sub(after)
@@ -292,7 +421,10 @@ impl RateStage {
     /// the first offer entering at or after that time). Right after an admission this is the
     /// admitted packet's departure from this stage; queue traces read it then.
     pub fn last_departure(&self) -> Option<Nanos> {
-        self.queue.back().map(|p| p.departure)
+        let q = &self.held;
+        // The newest packet kept is still held iff the latest offer admitted it or it leaves
+        // after that offer's entry time (the ring may keep older packets: see `Held`).
+        (q.tail > q.head).then(|| q.get(q.tail - 1).departure).filter(|&d| self.last_admitted || d > self.last_now)
     }
 }
 
@@ -439,6 +571,122 @@ mod tests {
                 proptest::prop_assert_eq!(s.offer(t, t, bytes), RateOutcome::Departs(want));
             }
         }
+    }
+
+    fn arb_schedule() -> impl proptest::strategy::Strategy<Value = Option<RateSchedule>> {
+        use proptest::prelude::*;
+        prop_oneof![
+            3 => Just(None),
+            1 => proptest::collection::vec((0u64..3_000, prop_oneof![Just(0u64), 1_000u64..200_000], 0.0f64..0.5), 1..5)
+                .prop_map(|pts| {
+                    let mut at = 0;
+                    let mut points: Vec<_> = pts
+                        .into_iter()
+                        .map(|(gap_ms, bits_per_s, loss)| {
+                            at += gap_ms + 1;
+                            schedule::RatePoint { at_s: at as f64 / 1e3, bits_per_s, loss }
+                        })
+                        .collect();
+                    points.last_mut().expect("non-empty").bits_per_s += 1; // the last rate is positive
+                    Some(RateSchedule { points })
+                }),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(512))]
+
+        /// The stage (running occupancy, ring of held packets, busy time derived from the
+        /// admitted bytes) agrees with the reference model (queue walked at every arrival,
+        /// busy time summed in 128 bits) on every outcome, counter, occupancy, last departure
+        /// and busy time, for constant and scheduled rates, both in-service conventions, any
+        /// overhead, entry times in order and arrival times that may go back (`now <= t`).
+        #[test]
+        fn matches_the_reference_model(
+            bits_per_s in proptest::prop_oneof![
+                proptest::strategy::Just(8_000u64), // 1 byte per ms: departures on the ms grid
+                1u64..100,
+                1_000u64..1_000_000,
+                1_000_000u64..1 << 40,
+            ],
+            grid in proptest::prop_oneof![proptest::strategy::Just(1u64), proptest::strategy::Just(1_000_000u64)],
+            buffer_bytes in proptest::prop_oneof![1u64..400, 400u64..20_000, proptest::strategy::Just(u64::MAX)],
+            in_service: bool,
+            overhead in proptest::prop_oneof![proptest::strategy::Just(0u32), 0u32..60],
+            schedule in arb_schedule(),
+            seed: u64,
+            steps in proptest::collection::vec(
+                (
+                    0u64..30_000_000,
+                    proptest::prop_oneof![proptest::strategy::Just(0u64), 0u64..40_000_000],
+                    // Empty packets too: served in no time, they leave when they arrive.
+                    proptest::prop_oneof![1 => proptest::strategy::Just(0u32), 9 => 0u32..1_600],
+                    0u64..60_000_000,
+                ),
+                1..300,
+            ),
+        ) {
+            let cfg = RateConfig {
+                bits_per_s,
+                buffer_bytes,
+                buffer_counts_in_service: in_service,
+                per_packet_overhead_bytes: overhead,
+                schedule,
+            };
+            let mut s = RateStage::with_rng(cfg.clone(), SplitMix64::new(seed));
+            let mut r = crate::reference::RefRate::new(cfg, SplitMix64::new(seed));
+            let mut now = 0u64;
+            for (k, (gap, ahead, size, probe)) in steps.into_iter().enumerate() {
+                // Bursts: most packets enter together, a few after a gap.
+                // On the ms grid, departures often equal later entry and arrival times.
+                let (gap, ahead, probe) = (gap / grid * grid, ahead / grid * grid, probe / grid * grid);
+                if k % 3 == 0 {
+                    now += gap;
+                }
+                let t = now + ahead;
+                proptest::prop_assert_eq!(s.offer(now, t, size), r.offer(now, t, size));
+                proptest::prop_assert_eq!(s.stats(), r.stats());
+                proptest::prop_assert_eq!(s.last_departure(), r.last_departure());
+                proptest::prop_assert_eq!(s.occupancy_at(t), r.occupancy_at(t));
+                // Probes after and before the entry time.
+                for x in [now + probe, now.saturating_sub(probe)] {
+                    proptest::prop_assert_eq!(s.occupancy_at(x), r.occupancy_at(x));
+                    proptest::prop_assert_eq!(s.busy_ns_until(x), r.busy_ns_until(x));
+                }
+                proptest::prop_assert_eq!(s.busy_ns(), r.busy_ns());
+            }
+        }
+    }
+
+    #[test]
+    fn held_packets_stay_bounded_by_the_backlog() {
+        // 100 000 packets, at most a handful in the buffer at once: the ring forgets the
+        // departed ones when it is full instead of growing.
+        let mut s = stage(8_000, 1_000); // 1 byte per ms
+        for i in 0..100_000u64 {
+            assert!(matches!(s.offer(i * 30_000_000, i * 30_000_000, 20), RateOutcome::Departs(_)));
+        }
+        assert!(s.held.buf.len() <= 16, "{}", s.held.buf.len());
+        // A steady backlog of 600 packets (one leaves every 10 ms, one arrives every 10 ms):
+        // the ring stays at the next power of two, as a `VecDeque` would.
+        let mut s = stage(8_000, u64::MAX);
+        for _ in 0..600 {
+            s.offer(0, 0, 10);
+        }
+        for i in 0..20_000u64 {
+            s.offer(i * 10_000_000, i * 10_000_000, 10);
+        }
+        assert_eq!(s.held.buf.len(), 1_024);
+        // A backlog of 10 000 packets (queued at once) grows it to the next power of two, and
+        // every one of them is still seen.
+        let mut s = stage(8_000, u64::MAX);
+        for _ in 0..10_000 {
+            s.offer(0, 0, 10);
+        }
+        assert_eq!(s.held.buf.len(), 16_384);
+        assert_eq!(s.occupancy_at(0), 100_000);
+        assert_eq!(s.busy_ns_until(0), 0);
+        assert_eq!(s.last_departure(), Some(100_000_000_000));
     }
 
     #[test]

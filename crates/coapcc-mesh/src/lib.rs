@@ -1,21 +1,30 @@
 //! # coapcc-mesh: multi-hop IEEE 802.15.4 meshes carrying CoAP
 //!
-//! A deterministic discrete-event simulator of the Cooja scenarios of Ancillotti & Bruno
-//! (CoAP and CoCoA+ in RPL grids): motes on a shared 250 kbit/s radio medium with a
-//! distance-dependent reception curve, collisions and capture, unslotted CSMA/CA with MAC
-//! ACKs and retries, Contiki-sized queues, an RPL-like DODAG with storing-mode forwarding,
-//! and CoAP clients that split each message into 32-byte units, each a reliable exchange
-//! under any [`coapcc_cc`] algorithm.
+//! The network component of the Cooja scenarios of Ancillotti & Bruno (CoAP and CoCoA+ in RPL
+//! grids): motes on a shared 250 kbit/s radio medium with a distance-dependent reception
+//! curve, collisions and capture, unslotted CSMA/CA with MAC ACKs and retries, Contiki-sized
+//! queues, an RPL-like DODAG with storing-mode forwarding ([`MeshNet`]), plus the study's
+//! configuration ([`MeshConfig`]), report types ([`MeshReport`]) and the per-unit CoAP
+//! reliability adapter ([`reliability`]).
+//!
+//! This crate has no event loop of its own: the general simulator (`coapcc-sim`) hosts
+//! [`MeshNet`] as one event source of its engine, both for `topology.mesh` (any workload over
+//! the mesh, [`MediumConfig`]) and for the mesh study (`coapcc_sim::mesh_study`, `coapcc
+//! mesh`: the message workload, the units' exchanges, the study's metrics).
 //!
 //! ```
-//! use coapcc_mesh::{simulate, MeshConfig};
-//! let mut cfg = MeshConfig::preset("ancillotti-cooja").unwrap();
-//! cfg.topology = "grid:3".into();
-//! cfg.traffic = "periodic:0.5".into();
-//! cfg.duration_s = 120.0;
-//! let report = simulate(&cfg).unwrap();
-//! assert_eq!(report.clients.len(), 7);     // every node but the root and the sink
-//! assert!(report.plr_mean < 0.2);
+//! use coapcc_mesh::{MeshConfig, MeshNet};
+//! let cfg = MeshConfig { topology: "grid:3".into(), ..MeshConfig::preset("ancillotti-cooja").unwrap() };
+//! let mut net: MeshNet<u32> = MeshNet::new(&cfg).unwrap();
+//! let (mut seq, sink) = (0, net.sink() as u16);
+//! net.push(0, &mut seq, 8, sink, 60, 7); // a 60-byte frame from the far corner to the sink
+//! let mut delivered = None;
+//! while net.peek().is_some() {
+//!     if let Some(d) = net.poll(&mut seq) {
+//!         delivered = Some((d.node, d.payload));
+//!     }
+//! }
+//! assert_eq!(delivered, Some((sink, 7)));
 //! ```
 //!
 //! ## Map
@@ -28,19 +37,14 @@
 //! - [`net`]: [`MeshNet`], the network as one component: radio medium, CSMA/CA MAC, per-node
 //!   queues, forwarding; an event source (`push`, `peek`, `poll`) numbered from its host's
 //!   counter.
-//! - [`MeshSim`] (engine): the mesh study's host of a [`MeshNet`]: clients that fragment
-//!   messages into units, the sink, workloads, metrics.
-//! - [`report`]: [`MeshReport`]. [`cli`]: `coapcc mesh`.
+//! - [`report`]: [`MeshReport`], the study's metrics.
 //!
-//! The general simulator (`coapcc-sim`, `topology.mesh`) hosts the same [`MeshNet`] as one more
-//! event source of its loop ([`MediumConfig`] is its configuration section); this crate never
-//! depends on the simulator. The model and its mapping to the papers are in `docs/mesh.md`.
+//! This crate never depends on the simulator. The model and its mapping to the papers are in
+//! `docs/mesh.md`.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-pub mod cli;
 pub mod config;
-mod engine;
 pub mod net;
 pub mod radio;
 pub mod reliability;
@@ -49,11 +53,5 @@ pub mod routing;
 pub mod topology;
 
 pub use config::{MediumConfig, MeshConfig, Traffic};
-pub use engine::MeshSim;
 pub use net::{Delivery, DropCause, MacRecord, MacWhat, MeshNet};
 pub use report::{ClientReport, MeshReport, Summary};
-
-/// Run one simulation (validates the configuration first).
-pub fn simulate(cfg: &MeshConfig) -> Result<MeshReport, String> {
-    MeshSim::new(cfg)?.run()
-}

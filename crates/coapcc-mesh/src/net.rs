@@ -1,9 +1,9 @@
 //! The radio medium, the MAC, the per-node queues and storing-mode forwarding of a mesh, as
 //! one component with an event-source interface: [`MeshNet`].
 //!
-//! A host (the mesh study's [`crate::MeshSim`], or the general simulator's event loop) hands
-//! it packets with [`MeshNet::push`] (a packet of `psdu` bytes entering the network at one node
-//! for another), asks for the time of its next internal event with [`MeshNet::peek`] and runs
+//! A host (the general simulator's event loop, for its `topology.mesh` and for the mesh
+//! study) hands it packets with [`MeshNet::push`] (a packet of `psdu` bytes entering the network
+//! at one node for another), asks for the time of its next internal event with [`MeshNet::peek`] and runs
 //! that event with [`MeshNet::poll`], which returns the packet it delivered at its destination,
 //! if any. Every event carries `(time, seq)`; `seq` comes from the host's own insertion
 //! counter (passed to every call that may schedule), so the host merges the medium's events
@@ -118,9 +118,8 @@ enum Ev {
     },
 }
 
-/// A scheduled event of a host's queue; ordered by (time, insertion sequence) packed into one
-/// key, earliest first (the heap is a max-heap, so the key is inverted). `MeshNet` and
-/// `MeshSim` queue their own event types in it.
+/// A scheduled event of the network's queue; ordered by (time, insertion sequence) packed into
+/// one key, earliest first (the heap is a max-heap, so the key is inverted).
 pub(crate) struct Entry<E> {
     key: u128,
     pub(crate) ev: E,

@@ -309,17 +309,18 @@ fn variants<T: serde::de::DeserializeOwned>() -> Vec<String> {
     list.split('`').skip(1).step_by(2).map(str::to_string).collect()
 }
 
-/// Run one mesh simulation (`coapcc-mesh`). `config_json` is a `MeshConfig` as JSON (unknown
-/// keys are errors, missing keys take their defaults); returns the report as JSON (the object
-/// `coapcc mesh --json` prints). With `trace_path`, writes one JSON line per finished exchange
-/// there. Raises ValueError with a one-line message. Releases the GIL.
+/// Run one mesh study (`coapcc_sim::mesh_study`, on the general engine). `config_json` is a
+/// `MeshConfig` as JSON (unknown keys are errors, missing keys take their defaults); returns
+/// the report as JSON (the object `coapcc mesh --json` prints). With `trace_path`, writes one
+/// JSON line per finished exchange there. Raises ValueError with a one-line message. Releases
+/// the GIL.
 #[pyfunction]
 #[pyo3(signature = (config_json, trace_path=None))]
 fn mesh_json(py: Python<'_>, config_json: &str, trace_path: Option<std::path::PathBuf>) -> PyResult<String> {
     let cfg: coapcc_mesh::MeshConfig =
         serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("invalid mesh config: {e}")))?;
     py.detach(|| -> Result<String, String> {
-        let mut sim = coapcc_mesh::MeshSim::new(&cfg)?;
+        let mut sim = coapcc_sim::mesh_study::MeshStudy::new(&cfg)?;
         if let Some(path) = trace_path {
             let f = std::fs::File::create(&path)
                 .map_err(|e| format!("cannot create trace file {}: {e}", path.display()))?;
@@ -336,7 +337,7 @@ fn mesh_json(py: Python<'_>, config_json: &str, trace_path: Option<std::path::Pa
 fn mesh_check_json(config_json: &str) -> PyResult<()> {
     let cfg: coapcc_mesh::MeshConfig =
         serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("invalid mesh config: {e}")))?;
-    coapcc_mesh::MeshSim::new(&cfg).map(|_| ()).map_err(PyValueError::new_err)
+    coapcc_sim::mesh_study::MeshStudy::new(&cfg).map(|_| ()).map_err(PyValueError::new_err)
 }
 
 /// The mesh configuration of a preset (`ancillotti-cooja`, `makarem2021`) as JSON.

@@ -39,6 +39,8 @@ pub mod config;
 mod engine;
 /// The link model ([`coapcc_link`]), reusable outside the simulator (pure, clock-injected).
 pub use coapcc_link as link;
+pub mod mesh_study;
+pub mod messages;
 pub mod report;
 mod timers;
 pub mod trace;

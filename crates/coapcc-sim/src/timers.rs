@@ -342,6 +342,11 @@ impl TimerQueue {
         if self.cached.is_some() {
             return self.cached;
         }
+        if self.stored == 0 {
+            // Nothing stored: no need to walk the wheel's empty slots (a run whose transport
+            // keeps no timers here, the mesh study's, asks on every event).
+            return None;
+        }
         self.cached = self.find_front();
         self.cached
     }

@@ -14,12 +14,15 @@
 //! configuration check rules out MAC duplicate forwarding, the only way a packet could be
 //! delivered twice).
 
-use coapcc_mesh::{MediumConfig, MeshNet};
+use coapcc_mesh::{MediumConfig, MeshConfig, MeshNet};
 
 use super::{Model, Nanos, Packet, Sim};
 use crate::config::{ConfigError, SimConfig};
 use crate::report::{MeshDrops, MeshLinkReport};
 use crate::trace::Direction;
+
+/// Copies a packet (for a network that may deliver it more than once).
+pub(crate) type CopyPacket<B> = fn(&Packet<B>) -> Packet<B>;
 
 /// The mesh network of a run and the engine packets it carries.
 pub(crate) struct MeshLink<B> {
@@ -33,6 +36,12 @@ pub(crate) struct MeshLink<B> {
     sink: u16,
     /// IP and UDP header bytes of a packet (removed from its IP size).
     ip_udp: u32,
+    /// The sizes the model passes are frame sizes (PSDU bytes), not IP sizes (the mesh
+    /// study sizes its frames itself).
+    psdu_sizes: bool,
+    /// How to copy a packet the network delivers more than once (MAC duplicate detection
+    /// off): with it, a delivered packet stays in the slab and the model gets a copy.
+    copy: Option<CopyPacket<B>>,
 }
 
 impl<B> MeshLink<B> {
@@ -41,24 +50,69 @@ impl<B> MeshLink<B> {
         let Some(m) = &cfg.topology.mesh else { return Ok(None) };
         let err = |e: String| ConfigError::Invalid { field: "topology.mesh".into(), problem: e };
         let net = MeshNet::new(&m.to_mesh(cfg.seed)).map_err(err)?;
+        let ip_udp = crate::coap::ip_len(0, cfg.coap.ip_version) as u32;
+        Self::build(net, m.clone(), Some(cfg.total_clients() as usize), ip_udp).map(Some).map_err(err)
+    }
+
+    /// The network of a mesh study's configuration, built from it as it is (every network
+    /// field and the seed), with one client on each node but the root and the sink, its
+    /// packets sized as frames ([`Sim::send_up`] and [`Sim::send_down`] take PSDU bytes);
+    /// `copy` copies a packet the network delivers twice (MAC duplicate detection off).
+    pub(crate) fn for_study(cfg: &MeshConfig, copy: CopyPacket<B>) -> Result<Self, String> {
+        let net = MeshNet::new(cfg)?;
+        let mut link = Self::build(net, MediumConfig::from_mesh(cfg), None, 0)?;
+        link.psdu_sizes = true;
+        link.copy = (!cfg.mac.duplicate_detection).then_some(copy);
+        Ok(link)
+    }
+
+    /// `clients`: how many (round robin over the nodes, at least one node needed); `None`:
+    /// one per node (possibly none).
+    fn build(net: MeshNet<u32>, cfg: MediumConfig, clients: Option<usize>, ip_udp: u32) -> Result<Self, String> {
         let (n, root, sink) = (net.topology().len(), net.dodag().root, net.sink());
         let hosts: Vec<u16> = (0..n).filter(|&v| v != root && v != sink).map(|v| v as u16).collect();
-        if hosts.is_empty() {
-            return Err(err("the topology has no node for a client besides the root and the sink".into()));
+        if hosts.is_empty() && clients.is_some() {
+            return Err("the topology has no node for a client besides the root and the sink".into());
         }
-        let clients = cfg.total_clients() as usize;
-        Ok(Some(MeshLink {
+        Ok(MeshLink {
             net,
-            cfg: m.clone(),
+            cfg,
             slab: Vec::new(),
             free: Vec::new(),
-            client_node: (0..clients).map(|c| hosts[c % hosts.len()]).collect(),
+            client_node: (0..clients.unwrap_or(hosts.len())).map(|c| hosts[c % hosts.len()]).collect(),
             sink: sink as u16,
-            ip_udp: crate::coap::ip_len(0, cfg.coap.ip_version) as u32,
-        }))
+            ip_udp,
+            psdu_sizes: false,
+            copy: None,
+        })
+    }
+
+    /// The network.
+    pub(crate) fn net(&self) -> &MeshNet<u32> {
+        &self.net
+    }
+
+    /// The network, to change (MAC log).
+    pub(crate) fn net_mut(&mut self) -> &mut MeshNet<u32> {
+        &mut self.net
+    }
+
+    /// The node of each client.
+    pub(crate) fn client_nodes(&self) -> &[u16] {
+        &self.client_node
+    }
+
+    /// A bare frame of `psdu` bytes carrying `p`, handed to node `src`'s MAC for its
+    /// neighbour `to` at `at` (no routing): for MAC tests.
+    pub(crate) fn inject(&mut self, at: Nanos, seq: &mut u64, src: u16, to: u16, psdu: u32, p: Packet<B>) {
+        let h = self.store(p);
+        self.net.inject(at, seq, src, to, psdu, h);
     }
 
     fn psdu(&self, size: u32) -> u32 {
+        if self.psdu_sizes {
+            return size;
+        }
         self.cfg.psdu_of_coap(size.saturating_sub(self.ip_udp))
     }
 
@@ -99,8 +153,15 @@ impl<B> MeshLink<B> {
     /// server.
     fn poll(&mut self, seq: &mut u64) -> Option<(bool, Packet<B>)> {
         let d = self.net.poll(seq)?;
-        let p = self.slab[d.payload as usize].take()?;
-        self.free.push(d.payload);
+        let p = match self.copy {
+            // The packet may come again: it stays.
+            Some(copy) => copy(self.slab[d.payload as usize].as_ref()?),
+            None => {
+                let p = self.slab[d.payload as usize].take()?;
+                self.free.push(d.payload);
+                p
+            }
+        };
         Some((d.node == self.sink, p))
     }
 

@@ -75,12 +75,14 @@ mod compact;
 mod full;
 mod medium;
 mod metrics;
+mod study;
 mod tcp;
 
 use assemble::FlowPart;
 pub(crate) use compact::Compact;
 pub(crate) use full::Full;
 use metrics::{ExRec, Group};
+pub(crate) use study::StudyRun;
 pub(crate) use tcp::{run as run_tcp, tcp_configs};
 pub use tcp::{STREAM_TCP_CLIENT, STREAM_TCP_SERVER};
 
@@ -131,6 +133,8 @@ enum EvKind {
     FlowStart(u32),
     /// A client may start its next exchange (pacing, or a workload delay).
     Begin(u32),
+    /// An event of the model's own ([`Model::event`]; the id is the model's).
+    Model(u32),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -208,6 +212,9 @@ pub(crate) trait Model: Sized {
     /// [`Sim::send_response`], so that the engine can follow the dumbbell links' queues and
     /// load the state of the clients whose packets come next ahead of time.
     const LOOKAHEAD: bool = false;
+    /// Whether the engine starts each client's flow ([`Model::flow_start`]); a model that
+    /// schedules its own workload ([`Model::event`]) says `false`.
+    const FLOW_STARTS: bool = true;
     /// The model for `cfg` (`algs`: each group's CoAP algorithm; empty for TCP).
     fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self;
     /// The model for `cfg`, or why the configuration does not suit it (the engine calls this
@@ -247,6 +254,8 @@ pub(crate) trait Model: Sized {
     /// The run is over and its report is being assembled: free what only the run needed
     /// (nothing by default; the report then calls only [`Model::flow_reports`]).
     fn release_run_state(&mut self) {}
+    /// An event the model scheduled itself (`Sim::schedule_model`) is due.
+    fn event(_sim: &mut Sim<'_, Self>, _id: u32) {}
     /// The report's per-flow and per-group part, at the end of the run. CoAP: from the
     /// engine's exchange records.
     fn flow_reports(sim: &mut Sim<'_, Self>, cfg: &SimConfig, def: UnnecessaryDef) -> FlowPart {
@@ -349,7 +358,16 @@ pub(crate) fn run<'t, M: Model>(
 
 impl<'t, M: Model> Sim<'t, M> {
     fn new(cfg: &SimConfig, algs: &[GroupAlg], trace: Option<&'t mut dyn TraceSink>) -> Result<Self, ConfigError> {
-        let m = M::try_new(cfg, algs)?;
+        Self::with_model(cfg, algs, M::try_new(cfg, algs)?, trace)
+    }
+
+    /// As [`Sim::new`], with the model already built.
+    fn with_model(
+        cfg: &SimConfig,
+        algs: &[GroupAlg],
+        m: M,
+        trace: Option<&'t mut dyn TraceSink>,
+    ) -> Result<Self, ConfigError> {
         let seed = cfg.seed;
         let mtu = cfg.link.mtu_bytes;
         let link_err = |field: &str, e: String| ConfigError::Invalid { field: field.into(), problem: e };
@@ -399,7 +417,9 @@ impl<'t, M: Model> Sim<'t, M> {
                 let mut wl = SplitMix64::stream(seed, STREAM_WORKLOAD + c);
                 let start = if jitter > 0 { uniform_u64(&mut wl, 0, jitter) } else { 0 };
                 seq += 1;
-                heap.push(Ev { time: start, seq, kind: EvKind::FlowStart(c as u32) });
+                if M::FLOW_STARTS {
+                    heap.push(Ev { time: start, seq, kind: EvKind::FlowStart(c as u32) });
+                }
                 clients.push(Client { recs: metrics::Recs::new(), transmissions: 0, cur: 0, active: false, keep_log });
                 cold.push(ClientCold {
                     group: g as u32,
@@ -632,6 +652,7 @@ impl<'t, M: Model> Sim<'t, M> {
                     match e.kind {
                         EvKind::FlowStart(c) => M::flow_start(self, c as usize),
                         EvKind::Begin(c) => M::begin(self, c as usize),
+                        EvKind::Model(id) => M::event(self, id),
                     }
                 }
                 Src::Timer => {

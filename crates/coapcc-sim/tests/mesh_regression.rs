@@ -2,8 +2,8 @@
 //! (its CoAP reliability moving onto the protocol layer, the radio medium becoming a
 //! component shared with the general simulator).
 //!
-//! `tests/data/regression.jsonl` holds one JSON object per case: its name, the report of
-//! [`MeshSim`] (with `wall_s` zeroed), an FNV-1a digest of the per-exchange trace and, for
+//! `tests/data/mesh_regression.jsonl` holds one JSON object per case: its name, the report of
+//! [`MeshStudy`] (with `wall_s` zeroed), an FNV-1a digest of the per-exchange trace and, for
 //! some cases, of the MAC event log. The test recomputes every case and asserts byte
 //! equality, naming the case on a mismatch. The matrix: algorithms {Contiki's default CoAP,
 //! CoCoA, CoCoA+, FASOR with copy identification, IDC-CoAP} × traffic {periodic monitoring,
@@ -15,7 +15,7 @@
 //! Regenerate only after an intended change of results (and say why in the commit):
 //!
 //! ```text
-//! COAPCC_REGEN=1 cargo test -p coapcc-mesh --test regression
+//! COAPCC_REGEN=1 cargo test -p coapcc-sim --test mesh_regression
 //! ```
 
 use std::fmt::Write as _;
@@ -23,11 +23,12 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use coapcc_mesh::{MeshConfig, MeshSim};
+use coapcc_mesh::MeshConfig;
+use coapcc_sim::mesh_study::MeshStudy;
 use serde_json::{json, Value};
 
 fn data_file() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/regression.jsonl")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/mesh_regression.jsonl")
 }
 
 fn base(preset: &str, topology: &str, cc: &str, traffic: &str, seed: u64) -> MeshConfig {
@@ -112,7 +113,7 @@ impl Write for Buf {
 }
 
 fn record(name: &str, cfg: &MeshConfig, mac_log: bool) -> Value {
-    let mut sim = MeshSim::new(cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut sim = MeshStudy::new(cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
     let buf = Buf::default();
     sim.set_trace(Box::new(buf.clone()));
     if mac_log {
@@ -150,7 +151,8 @@ fn mesh_results_are_unchanged() {
         std::fs::write(data_file(), text).unwrap();
         return;
     }
-    let stored = std::fs::read_to_string(data_file()).expect("tests/data/regression.jsonl (COAPCC_REGEN=1 writes it)");
+    let stored =
+        std::fs::read_to_string(data_file()).expect("tests/data/mesh_regression.jsonl (COAPCC_REGEN=1 writes it)");
     let stored: Vec<&str> = stored.lines().collect();
     assert_eq!(stored.len(), lines.len(), "the number of cases changed");
     let mut bad = Vec::new();

@@ -1,7 +1,8 @@
 //! End-to-end runs: every algorithm on a grid, frame conservation, the no-caching rule,
 //! early retransmissions, global events, determinism.
 
-use coapcc_mesh::{simulate, MeshConfig, MeshReport};
+use coapcc_mesh::{MeshConfig, MeshReport};
+use coapcc_sim::mesh_study::simulate;
 
 fn cfg(topology: &str, cc: &str, traffic: &str, duration_s: f64) -> MeshConfig {
     MeshConfig {
@@ -142,6 +143,44 @@ fn runs_are_deterministic() {
     assert_ne!(a, json(&other));
 }
 
+/// A trace sink the test reads after the run.
+#[derive(Clone, Default)]
+struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Shared {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn same_seed_same_bytes_with_trace_and_mac_log() {
+    // Global events (every client at once), a server delay and duty cycling: the runs where
+    // simultaneous events are the most frequent.
+    let mut c = cfg("grid:4", "fasor-token", "events:20,192", 200.0);
+    c.app.server_delay_us = 5_000;
+    c.mac = MeshConfig::preset("makarem2021").unwrap().mac;
+    let run = |c: &MeshConfig| {
+        let mut s = coapcc_sim::mesh_study::MeshStudy::new(c).unwrap();
+        let buf = Shared::default();
+        s.set_trace(Box::new(buf.clone()));
+        s.enable_mac_log();
+        let (mut r, log) = s.run_with_log().unwrap();
+        r.wall_s = 0.0;
+        conserved(&r);
+        let trace = buf.0.lock().unwrap().clone();
+        (serde_json::to_string(&r).unwrap(), trace, format!("{log:?}"))
+    };
+    let (a, b) = (run(&c), run(&c));
+    assert!(a.1.iter().filter(|&&x| x == b'\n').count() > 100, "the trace has the units");
+    assert!(!a.2.is_empty());
+    assert!(a == b, "same configuration and seed, different bytes");
+}
+
 #[test]
 fn conservation_holds_with_duplicates_and_forwarding_delay() {
     let mut c = cfg("grid:5", "default:preset=ancillotti-cooja", "periodic:3", 600.0);
@@ -255,7 +294,7 @@ fn the_command_prints_the_documented_json_keys() {
     #[derive(Parser)]
     struct Cli {
         #[command(flatten)]
-        args: coapcc_mesh::cli::MeshArgs,
+        args: coapcc_sim::mesh_study::cli::MeshArgs,
     }
     let cli = Cli::try_parse_from([
         "mesh",
@@ -273,7 +312,7 @@ fn the_command_prints_the_documented_json_keys() {
     ])
     .unwrap();
     let mut out = Vec::new();
-    coapcc_mesh::cli::run(&cli.args, &mut out).unwrap();
+    coapcc_sim::mesh_study::cli::run(&cli.args, &mut out).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     for key in [
         "config",
@@ -297,6 +336,6 @@ fn the_command_prints_the_documented_json_keys() {
     assert_eq!(v["sim_time_s"], 120.0);
     // Bad input: a one-line error, no panic.
     let bad = Cli::try_parse_from(["mesh", "--param", "radio.capture_db"]).unwrap();
-    let e = coapcc_mesh::cli::run(&bad.args, &mut Vec::new()).unwrap_err();
+    let e = coapcc_sim::mesh_study::cli::run(&bad.args, &mut Vec::new()).unwrap_err();
     assert!(e.to_string().contains("KEY=VALUE"), "{e}");
 }

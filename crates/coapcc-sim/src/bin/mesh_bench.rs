@@ -1,17 +1,28 @@
 //! `coapcc-mesh-bench`: speed of the mesh simulator (build with `--release`).
 //!
 //! ```text
-//! cargo run --release -p coapcc-mesh --bin coapcc-mesh-bench [-- --quick]
+//! cargo run --release -p coapcc-sim --bin coapcc-mesh-bench [-- --quick]
 //! ```
 //!
 //! Prints medians of several runs of the reference scenario (a 3-hour 6x6 grid at 3 kbit/s,
 //! the study's heaviest monitoring load), for both algorithms of the study, with the
 //! speed-up over simulated time and events per second, plus the whole `ancillotti` monitoring
 //! grid (4 grids x 6 loads x 2 algorithms) at one replication as a baseline for sweeps.
+//!
+//! With `--baseline BIN [--rounds N]` (a `coapcc-mesh-bench` built from an earlier commit, e.g.
+//! the one before the study moved onto the general engine), it runs `BIN --quick` and its own
+//! `--quick` alternately as child processes, N rounds (default 6), and prints for each
+//! algorithm the median over the rounds of each build's CPU time on the reference scenario,
+//! their ratio, and whether both builds counted the same events:
+//!
+//! ```text
+//! cargo run --release -p coapcc-sim --bin coapcc-mesh-bench -- --baseline /tmp/coapcc-mesh-bench-7ad06fe
+//! ```
 
 use std::time::Instant;
 
-use coapcc_mesh::{simulate, MeshConfig, MeshReport};
+use coapcc_mesh::{MeshConfig, MeshReport};
+use coapcc_sim::mesh_study::simulate;
 
 fn scenario(topology: &str, cc: &str, load: f64, seed: u64) -> MeshConfig {
     MeshConfig {
@@ -52,8 +63,78 @@ fn time_runs(cfg: &MeshConfig, reps: usize) -> (f64, f64, MeshReport) {
     (median(&mut walls), median(&mut cpus), last.expect("reps > 0"))
 }
 
+/// Per algorithm of the reference scenario: (CPU seconds, events) from a `--quick` run's
+/// output.
+fn parse_quick(out: &str) -> Vec<(String, f64, u64)> {
+    out.lines()
+        .filter(|l| l.starts_with("grid:6 periodic:3"))
+        .filter_map(|l| {
+            let cc = l.split_whitespace().nth(4)?.trim_end_matches(':').to_string();
+            let cpu = l.split("CPU ").nth(1)?.split_whitespace().next()?.parse().ok()?;
+            let events = l.split(" events").next()?.rsplit(' ').next()?.parse().ok()?;
+            Some((cc, cpu, events))
+        })
+        .collect()
+}
+
+/// One algorithm's figures over the rounds: (baseline, this build) each.
+struct Row {
+    cc: String,
+    cpu: (Vec<f64>, Vec<f64>),
+    events: (Vec<u64>, Vec<u64>),
+}
+
+/// `--baseline BIN`: both builds' `--quick` runs, alternately, as child processes.
+fn compare(bin: &str, rounds: usize) {
+    let me = std::env::current_exe().expect("the bench's own path");
+    let run = |path: &std::path::Path| {
+        let out = std::process::Command::new(path).arg("--quick").output();
+        match out {
+            Ok(o) if o.status.success() => parse_quick(&String::from_utf8_lossy(&o.stdout)),
+            _ => Vec::new(),
+        }
+    };
+    let mut rows: Vec<Row> = Vec::new();
+    for round in 0..rounds {
+        let (before, after) = (run(std::path::Path::new(bin)), run(&me));
+        if before.is_empty() || after.is_empty() {
+            println!(
+                "round {round}: {} did not run (or printed no reference lines)",
+                if before.is_empty() { bin } else { "this build" }
+            );
+            return;
+        }
+        for ((cc, cb, eb), (_, ca, ea)) in before.into_iter().zip(after) {
+            match rows.iter_mut().find(|r| r.cc == cc) {
+                Some(r) => {
+                    r.cpu.0.push(cb);
+                    r.cpu.1.push(ca);
+                    r.events.0.push(eb);
+                    r.events.1.push(ea);
+                }
+                None => rows.push(Row { cc, cpu: (vec![cb], vec![ca]), events: (vec![eb], vec![ea]) }),
+            }
+        }
+    }
+    println!("coapcc-mesh-bench --baseline {bin}: {rounds} alternating rounds of --quick (each a median of 3 runs)");
+    for Row { cc, cpu: (mut b, mut a), events: (eb, ea) } in rows {
+        let (mb, ma) = (median(&mut b), median(&mut a));
+        println!(
+            "{cc}: CPU s, median of rounds: baseline {mb:.3}, this build {ma:.3}, ratio {:.3}; events {}",
+            ma / mb,
+            if eb == ea { format!("equal ({})", ea[0]) } else { format!("DIFFER: {eb:?} vs {ea:?}") }
+        );
+    }
+}
+
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(bin) = args.iter().position(|a| a == "--baseline").and_then(|i| args.get(i + 1)) {
+        let rounds = args.iter().position(|a| a == "--rounds").and_then(|i| args.get(i + 1)?.parse().ok()).unwrap_or(6);
+        compare(bin, rounds);
+        return;
+    }
+    let quick = args.iter().any(|a| a == "--quick");
     let reps = if quick { 3 } else { 7 };
     println!("coapcc-mesh-bench: medians of {reps} runs (release build expected)");
     for cc in ["default:preset=ancillotti-cooja", "cocoa-plus:preset=ancillotti-cooja"] {

@@ -8,8 +8,7 @@ use std::path::PathBuf;
 use anyhow::{anyhow, Context};
 use clap::Args;
 
-use crate::config::MeshConfig;
-use crate::report::MeshReport;
+use coapcc_mesh::{MeshConfig, MeshReport};
 
 /// Arguments of `coapcc mesh`. Flags override `--config`, which overrides `--preset`.
 #[derive(Args, Clone, Debug, Default, PartialEq)]
@@ -100,7 +99,7 @@ pub fn run(args: &MeshArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         writeln!(out)?;
         return Ok(());
     }
-    let mut sim = crate::MeshSim::new(&cfg).map_err(|e| anyhow!(e))?;
+    let mut sim = super::MeshStudy::new(&cfg).map_err(|e| anyhow!(e))?;
     if let Some(p) = &args.trace {
         let f = File::create(p).with_context(|| format!("cannot create trace file {}", p.display()))?;
         sim.set_trace(Box::new(BufWriter::new(f)));

@@ -4,11 +4,12 @@
 //! fixed by the constants: CCA 128 µs, turnaround 192 µs, ACK wait 864 µs, 32 µs per byte.
 //! A 50-byte PSDU takes (50 + 6) · 32 = 1792 µs on air; a MAC ACK (5 + 6) · 32 = 352 µs.
 
-use coapcc_mesh::{DropCause, MacRecord, MacWhat, MeshConfig, MeshSim};
+use coapcc_mesh::{DropCause, MacRecord, MacWhat, MeshConfig};
+use coapcc_sim::mesh_study::MeshStudy;
 
 const US: u64 = 1_000;
 
-fn sim(name: &str, positions: &str, tweak: impl FnOnce(&mut MeshConfig)) -> MeshSim {
+fn sim(name: &str, positions: &str, tweak: impl FnOnce(&mut MeshConfig)) -> MeshStudy {
     let path = std::env::temp_dir().join(format!("coapcc-mesh-test-{}-{name}.txt", std::process::id()));
     std::fs::write(&path, positions).unwrap();
     let mut cfg = MeshConfig {
@@ -21,7 +22,7 @@ fn sim(name: &str, positions: &str, tweak: impl FnOnce(&mut MeshConfig)) -> Mesh
     cfg.mac.max_be = 0;
     cfg.routing.root = Some(1);
     tweak(&mut cfg);
-    let mut s = MeshSim::new(&cfg).unwrap();
+    let mut s = MeshStudy::new(&cfg).unwrap();
     s.enable_mac_log();
     std::fs::remove_file(&path).unwrap();
     s
@@ -53,7 +54,7 @@ fn one_sender_follows_the_standard_sequence() {
 }
 
 /// Run to the end, check frame conservation, return the MAC log.
-fn run_log(s: MeshSim) -> Vec<MacRecord> {
+fn run_log(s: MeshStudy) -> Vec<MacRecord> {
     let (report, log) = s.run_with_log().unwrap();
     let c = &report.conservation;
     assert_eq!(c.created + report.mac.duplicates_forwarded, c.delivered + c.dropped + c.in_network_at_end);

@@ -155,8 +155,49 @@ fn child_point(clients: u32, exchanges: u32, buffer: u64, reps: usize) -> Option
     })
 }
 
+/// What `--help` prints.
+const USAGE: &str = "coapcc-sim-bench: speed, memory and scaling of the simulator (build with --release)
+
+usage: coapcc-sim-bench [--quick] [--baseline BIN]
+       coapcc-sim-bench --point N EXCHANGES BUFFER RUNS
+       coapcc-sim-bench --child N EXCHANGES BUFFER
+
+  (no option)      the reference run, the scaling curve (100 ... 100 000 clients, buffers
+                   28 200 B and 1 410 000 B), parallel replications and open algorithms
+  --quick          fewer repetitions, the curve up to 4 000 clients
+  --baseline BIN   also time the reference run with BIN (an earlier coapcc-sim-bench),
+                   interleaved with this build in child processes, and print the ratio
+  --point ...      one curve point: prints the median wall time (s), packets, events,
+                   simulated time (s), finished flows, truncated (0/1) and VmHWM (kB)
+  --child ...      one run (N = 0: none); prints VmHWM (kB); with COAPCC_BENCH_STATUS set,
+                   also the process's memory status and resident memory per mapping on stderr
+  -h, --help       this text";
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    let known = ["--quick", "--baseline", "--point", "--child"];
+    if args.iter().skip(1).any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return;
+    }
+    let mode = args.get(1).map(String::as_str);
+    if !matches!(mode, Some("--point" | "--child")) {
+        // Flags only (and --baseline's value): anything else is a mistake, not a full run.
+        let mut i = 1;
+        while let Some(a) = args.get(i) {
+            if !known.contains(&a.as_str()) {
+                eprintln!("coapcc-sim-bench: unknown argument {a:?}\n\n{USAGE}");
+                std::process::exit(2);
+            }
+            i += if a == "--baseline" { 2 } else { 1 };
+        }
+        if let Some(i) = args.iter().position(|a| a == "--baseline") {
+            if args.get(i + 1).is_none() {
+                eprintln!("coapcc-sim-bench: --baseline needs a binary\n\n{USAGE}");
+                std::process::exit(2);
+            }
+        }
+    }
     if args.get(1).map(String::as_str) == Some("--point") {
         let n = |i: usize| args.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
         let cfg = scenario(n(2) as u32, n(3) as u32, n(4), 1);
@@ -179,6 +220,23 @@ fn main() {
         if n(2) > 0 {
             let r = simulate(&scenario(n(2) as u32, n(3) as u32, n(4), 1)).expect("valid scenario");
             std::hint::black_box(&r);
+        }
+        if std::env::var_os("COAPCC_BENCH_STATUS").is_some() {
+            let st = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+            eprintln!(
+                "{}",
+                st.lines().filter(|l| l.starts_with("Vm") || l.starts_with("Rss")).collect::<Vec<_>>().join("\n")
+            );
+            // Resident memory per mapping.
+            let maps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+            let mut name = "";
+            for l in maps.lines() {
+                if let Some(v) = l.strip_prefix("Rss:") {
+                    eprintln!("{:>8}  {name}", v.trim());
+                } else if l.split_whitespace().next().is_some_and(|w| w.contains('-') && !w.ends_with(':')) {
+                    name = l;
+                }
+            }
         }
         println!("{}", vm_hwm_kb());
         return;

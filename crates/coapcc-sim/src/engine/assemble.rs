@@ -26,7 +26,7 @@ impl<'t, M: Model> Sim<'t, M> {
             exchange: cl.cur,
             outcome,
             transmissions: &self.tx_buf,
-            rtt_s: answer.map(|_| secs(self.now - cl.started)),
+            rtt_s: answer.map(|_| secs(self.now - cold.started)),
             answered_copy: answer.map(|a| a.0 as u32),
             echoed_copy: answer.map(|a| a.1 as u32),
             cc: self.m.snapshot(c).into(),
@@ -41,6 +41,12 @@ impl<'t, M: Model> Sim<'t, M> {
         self.close_window(end);
         let start = self.first_packet.unwrap_or(0);
         let window = self.window_end.unwrap_or(end).saturating_sub(start);
+        // The run is over: what only the run needed goes before the report's per-flow part
+        // is built (the run's peak memory would otherwise be the two together).
+        self.timers = TimerHeap::new(0);
+        self.ahead_up = VecDeque::new();
+        self.ahead_down = VecDeque::new();
+        self.m.release_run_state();
         let FlowPart { flows, groups, hist, useful_bytes } = M::flow_reports(&mut self, &cfg, def);
         let link = |l: &Link<Packet<M::Buf>>, busy: u64| {
             let path = l.path();
@@ -88,21 +94,9 @@ impl<'t, M: Model> Sim<'t, M> {
             .collect();
         let mut fcts: Vec<Vec<f64>> = vec![Vec::new(); groups.len()];
         for (i, (cl, cold)) in self.clients.iter().zip(&self.cold).enumerate() {
-            let unnecessary: u64 = cl
-                .recs
-                .iter()
-                .map(|r| {
-                    let m = match def {
-                        UnnecessaryDef::ResponseDelivered => r.min_resp,
-                        UnnecessaryDef::RequestDelivered => r.min_req,
-                    };
-                    if m == NONE {
-                        0
-                    } else {
-                        (r.tx as u64).saturating_sub(1 + m as u64)
-                    }
-                })
-                .sum();
+            // A finished run delivered or dropped every packet: no record counts one.
+            debug_assert!(self.now >= self.bound || cl.recs.iter().all(|r| r.held == 0 || r.held == u16::MAX));
+            let unnecessary: u64 = cold.unnecessary + cl.recs.iter().map(|r| r.unnecessary(def)).sum::<u64>();
             let fct = match (cold.first_sent, cold.done_at) {
                 (Some(s), Some(d)) => Some(secs(d - s)),
                 _ => None,

@@ -31,6 +31,7 @@ struct CompactClient<C> {
 
 impl<C: ClientCc> Model for Compact<C> {
     type Buf = ();
+    const LOOKAHEAD: bool = true;
 
     fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self {
         let n = cfg.total_clients() as usize;
@@ -156,5 +157,26 @@ impl<C: ClientCc> Model for Compact<C> {
 
     fn snapshot(&self, c: usize) -> Snapshot {
         self.cl[c].cc.snapshot()
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, c: usize) {
+        if let Some(k) = self.cl.get(c) {
+            crate::timers::prefetch(k);
+        }
+    }
+
+    /// The clients' algorithms and the server's cache are not part of the report (the
+    /// engine's records are).
+    fn release_run_state(&mut self) {
+        self.cl = Vec::new();
+        self.server_cache = lifecycle::PerClientCache::new(0);
+    }
+
+    #[inline(always)]
+    fn prefetch_server(&self, c: usize) {
+        if let Some(e) = self.server_cache.slot(c as u32) {
+            crate::timers::prefetch(e);
+        }
     }
 }

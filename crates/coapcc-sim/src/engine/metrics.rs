@@ -3,7 +3,8 @@
 
 use super::*;
 
-/// Per-exchange record kept until the end of the run (unnecessary-retransmission metric).
+/// Per-exchange record (unnecessary-retransmission metric), kept while a packet in flight
+/// can still change it.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct ExRec {
     /// Copies sent.
@@ -14,40 +15,86 @@ pub(super) struct ExRec {
     pub(super) min_resp: u16,
     /// First copy that reached the server.
     pub(super) first_req: u16,
+    /// Request copies and responses of the exchange held by the links and the server's
+    /// queue (when the engine follows them, [`Sim::lookahead`]; `u16::MAX` sticks).
+    pub(super) held: u16,
+}
+
+impl ExRec {
+    /// A new exchange's record.
+    pub(super) const NEW: ExRec = ExRec { tx: 0, min_req: NONE, min_resp: NONE, first_req: NONE, held: 0 };
+
+    /// The record's unnecessary retransmissions under `def`.
+    #[inline]
+    pub(super) fn unnecessary(&self, def: UnnecessaryDef) -> u64 {
+        let m = match def {
+            UnnecessaryDef::ResponseDelivered => self.min_resp,
+            UnnecessaryDef::RequestDelivered => self.min_req,
+        };
+        if m == NONE {
+            0
+        } else {
+            (self.tx as u64).saturating_sub(1 + m as u64)
+        }
+    }
 }
 
 /// A client's exchange records, indexed by exchange: the current (last) one inline in the
-/// client's hot record, the earlier ones in a vector (only late duplicates reach them).
+/// client's hot record, the earlier ones in a vector (only late packets reach them).
+///
+/// When the engine counts each record's packets in flight ([`ExRec::held`]), an earlier
+/// record that no packet can reach any more is final: the leading run of those is folded
+/// into a sum of unnecessary retransmissions, so the vector holds only the records from the
+/// oldest one with a packet in flight (usually none) and memory does not grow with the
+/// exchanges done. Without counting, every record is kept to the end.
 #[derive(Clone, Debug)]
 pub(super) struct Recs {
-    last: ExRec,
     old: Vec<ExRec>,
     len: u32,
+    /// Records folded away: `old[i]` is exchange `base + i`.
+    base: u32,
+    last: ExRec,
 }
 
 impl Recs {
-    pub(super) fn with_capacity(n: usize) -> Self {
-        Recs {
-            last: ExRec { tx: 0, min_req: NONE, min_resp: NONE, first_req: NONE },
-            old: Vec::with_capacity(n),
-            len: 0,
-        }
+    pub(super) fn new() -> Self {
+        Recs { old: Vec::new(), len: 0, base: 0, last: ExRec::NEW }
     }
 
-    /// Records kept (exchanges started).
+    /// Records kept or folded (exchanges started).
     #[inline]
     pub(super) fn len(&self) -> usize {
         self.len as usize
     }
 
-    /// Start a new record.
+    /// Start a new record. With `fold` (the records' packets are counted), the earlier
+    /// records that are final are folded away: returns the sum of their unnecessary
+    /// retransmissions under `def`.
     #[inline]
-    pub(super) fn push(&mut self, r: ExRec) {
+    pub(super) fn push(&mut self, r: ExRec, fold: bool, def: UnnecessaryDef) -> u64 {
+        let mut folded = 0;
         if self.len > 0 {
-            self.old.push(self.last);
+            if fold && self.old.is_empty() && self.last.held == 0 {
+                folded = self.last.unnecessary(def);
+                self.base = self.len;
+            } else {
+                self.old.push(self.last);
+            }
         }
         self.last = r;
         self.len += 1;
+        folded
+    }
+
+    /// Fold away the leading records that no packet can reach any more: returns the sum of
+    /// their unnecessary retransmissions under `def`.
+    #[inline]
+    pub(super) fn fold_front(&mut self, def: UnnecessaryDef) -> u64 {
+        let n = self.old.iter().take_while(|r| r.held == 0).count();
+        let folded = self.old[..n].iter().map(|r| r.unnecessary(def)).sum();
+        self.old.drain(..n);
+        self.base += n as u32;
+        folded
     }
 
     /// The current (last) record.
@@ -56,7 +103,7 @@ impl Recs {
         (self.len > 0).then_some(&mut self.last)
     }
 
-    /// Every record, in exchange order.
+    /// Every record not folded away, in exchange order.
     pub(super) fn iter(&self) -> impl Iterator<Item = &ExRec> {
         self.old.iter().chain((self.len > 0).then_some(&self.last))
     }
@@ -69,7 +116,7 @@ impl std::ops::Index<usize> for Recs {
         if i + 1 == self.len as usize {
             &self.last
         } else {
-            &self.old[i]
+            &self.old[i - self.base as usize]
         }
     }
 }
@@ -80,7 +127,7 @@ impl std::ops::IndexMut<usize> for Recs {
         if i + 1 == self.len as usize {
             &mut self.last
         } else {
-            &mut self.old[i]
+            &mut self.old[i - self.base as usize]
         }
     }
 }

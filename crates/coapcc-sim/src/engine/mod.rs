@@ -66,7 +66,7 @@ use crate::coap;
 use crate::config::{ConfigError, DuplicateMode, SimConfig, UnnecessaryDef, WorkloadKind};
 use crate::link::{ms_to_ns, Link, Nanos, Transit};
 use crate::report::{secs, AccessLinkReport, FlowReport, GroupReport, LinkReport, LinksReport, SimReport, Summary};
-use crate::timers::TimerHeap;
+use crate::timers::{self, TimerHeap};
 use crate::trace::{Direction, ExchangeOutcome, ExchangeTrace, QueueTracer, TraceSink, TxTrace};
 use crate::workload::{uniform_u64, FlowPlan, Next};
 
@@ -119,6 +119,14 @@ pub(crate) struct Packet<B> {
     buf: B,
 }
 
+impl<B> Packet<B> {
+    /// (client, exchange, copy): what the engine's in-flight count of exchange records reads.
+    #[inline(always)]
+    fn key(&self) -> (u32, u32, u16) {
+        (self.client, self.exchange, self.copy)
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 enum EvKind {
     /// A flow starts.
@@ -161,8 +169,6 @@ struct Client {
     recs: metrics::Recs,
     /// Request copies sent.
     transmissions: u64,
-    /// First transmission of the current exchange.
-    started: Nanos,
     /// Index of the current (or last) exchange in `recs`.
     cur: u32,
     /// An exchange is in progress.
@@ -171,11 +177,15 @@ struct Client {
     keep_log: bool,
 }
 
+const _: () = assert!(std::mem::size_of::<Client>() == 64);
+
 /// A client's workload position and its per-run measurements: touched once per exchange or
 /// at report time only.
 struct ClientCold {
     group: u32,
     plan: FlowPlan,
+    /// First transmission of the current exchange.
+    started: Nanos,
     /// Transmissions of the active exchange (send time, armed timer): kept only when tracing
     /// or when the model needs them (compact copy identification).
     log: Vec<(Nanos, Nanos)>,
@@ -183,6 +193,8 @@ struct ClientCold {
     done_at: Option<Nanos>,
     completed: u64,
     failed: u64,
+    /// Unnecessary retransmissions of the exchange records folded away.
+    unnecessary: u64,
 }
 
 /// What a response that completed an exchange carried: (answered copy, echoed copy, IP size).
@@ -196,8 +208,10 @@ type Answer = (u16, u16, u32);
 pub(crate) trait Model: Sized {
     /// Payload of a packet (a CoAP datagram, or a TCP segment).
     type Buf;
-    /// Whether the engine records each exchange (CoAP; TCP keeps its own counters).
-    const EXCHANGE_RECORDS: bool = true;
+    /// Whether every packet goes through [`Sim::send_copy`], [`Sim::send_other`] or
+    /// [`Sim::send_response`], so that the engine can follow the dumbbell links' queues and
+    /// load the state of the clients whose packets come next ahead of time.
+    const LOOKAHEAD: bool = false;
     /// Whether the engine starts each client's flow ([`Model::flow_start`]); a model that
     /// schedules its own workload ([`Model::event`]) says `false`.
     const FLOW_STARTS: bool = true;
@@ -230,6 +244,16 @@ pub(crate) trait Model: Sized {
     fn reset(sim: &mut Sim<'_, Self>, c: usize);
     /// Client `c`'s algorithm state.
     fn snapshot(&self, c: usize) -> Snapshot;
+    /// Start loading client `c`'s model state into the cache (a hint; an event of the client
+    /// comes soon).
+    #[inline(always)]
+    fn prefetch(&self, _c: usize) {}
+    /// Start loading the server's state for client `c` (a request of `c` arrives soon).
+    #[inline(always)]
+    fn prefetch_server(&self, _c: usize) {}
+    /// The run is over and its report is being assembled: free what only the run needed
+    /// (nothing by default; the report then calls only [`Model::flow_reports`]).
+    fn release_run_state(&mut self) {}
     /// An event the model scheduled itself (`Sim::schedule_model`) is due.
     fn event(_sim: &mut Sim<'_, Self>, _id: u32) {}
     /// The report's per-flow and per-group part, at the end of the run. CoAP: from the
@@ -281,8 +305,28 @@ pub(crate) struct Sim<'t, M: Model> {
     tx_buf: Vec<TxTrace>,
     /// The mesh network (`topology.mesh`), in place of the links.
     mesh: Option<medium::MeshLink<M::Buf>>,
+    /// Whether `ahead_up`/`ahead_down` follow the links and each exchange record's packets
+    /// in flight are counted ([`Model::LOOKAHEAD`], dumbbell): records no packet can change
+    /// any more are then folded away.
+    lookahead: bool,
+    /// Whether the engine also loads the state of the clients whose events come next
+    /// (`lookahead` and at least [`PREFETCH_CLIENTS`] clients: smaller populations stay in
+    /// the caches, where following the queues would only cost instructions).
+    prefetch: bool,
+    /// The run's definition of an unnecessary retransmission (for folding records).
+    unnecessary_def: UnnecessaryDef,
+    /// The clients of the packets held by `up` and `down`, in delivery order (FIFO links):
+    /// the engine loads the state of the client [`AHEAD`] packets ahead when one is delivered.
+    ahead_up: VecDeque<u32>,
+    ahead_down: VecDeque<u32>,
     m: M,
 }
+
+/// How many packets of a link ahead the engine loads a client's state.
+const AHEAD: usize = 4;
+
+/// The population from which the engine loads client state ahead ([`Sim::prefetch`]).
+const PREFETCH_CLIENTS: usize = 4096;
 
 /// Events between two calls of the progress callback.
 const PROGRESS_EVENTS: u64 = 1 << 20;
@@ -363,7 +407,6 @@ impl<'t, M: Model> Sim<'t, M> {
         let mut heap = BinaryHeap::with_capacity(n + 16);
         let mut seq = 0u64;
         let jitter = ms_to_ns(cfg.workload.start_jitter_ms);
-        let reserve = if M::EXCHANGE_RECORDS { (cfg.workload.exchanges as usize).min(1024) } else { 0 };
         for (g, gc) in cfg.groups.iter().enumerate() {
             // A transport without CoAP algorithms (TCP) has no histogram.
             let (name, rtx) = protos.get(g).map_or(("", 0), |p| (p.name(), p.max_retransmit()));
@@ -377,22 +420,17 @@ impl<'t, M: Model> Sim<'t, M> {
                 if M::FLOW_STARTS {
                     heap.push(Ev { time: start, seq, kind: EvKind::FlowStart(c as u32) });
                 }
-                clients.push(Client {
-                    recs: metrics::Recs::with_capacity(reserve),
-                    transmissions: 0,
-                    started: 0,
-                    cur: 0,
-                    active: false,
-                    keep_log,
-                });
+                clients.push(Client { recs: metrics::Recs::new(), transmissions: 0, cur: 0, active: false, keep_log });
                 cold.push(ClientCold {
                     group: g as u32,
                     plan: FlowPlan::new(&cfg.workload, wl),
+                    started: 0,
                     log: if keep_log { Vec::with_capacity(max_rtx as usize + 1) } else { Vec::new() },
                     first_sent: None,
                     done_at: None,
                     completed: 0,
                     failed: 0,
+                    unnecessary: 0,
                 });
             }
         }
@@ -403,12 +441,15 @@ impl<'t, M: Model> Sim<'t, M> {
                 [(k as u32, Direction::Uplink, u.path()), (k as u32, Direction::Downlink, d.path())]
             })))
         });
+        let lookahead = M::LOOKAHEAD && cfg.topology.access_links.is_empty() && cfg.topology.mesh.is_none();
+        let mut timers = TimerHeap::new(m.timer_slots(n));
+        timers.set_look_ahead(lookahead && n >= PREFETCH_CLIENTS);
         Ok(Sim {
             now: 0,
             seq,
             bound,
             heap,
-            timers: TimerHeap::new(m.timer_slots(n)),
+            timers,
             server_q: VecDeque::new(),
             up,
             down,
@@ -432,6 +473,11 @@ impl<'t, M: Model> Sim<'t, M> {
             trace,
             qtrace,
             tx_buf: Vec::new(),
+            lookahead,
+            prefetch: lookahead && n >= PREFETCH_CLIENTS,
+            unnecessary_def: cfg.metrics.unnecessary_def,
+            ahead_up: VecDeque::new(),
+            ahead_down: VecDeque::new(),
             mesh: medium::MeshLink::new(cfg)?,
             m,
         })
@@ -461,6 +507,59 @@ impl<'t, M: Model> Sim<'t, M> {
         }
     }
 
+    /// Start loading client `c`'s state (engine, timer, model) into the cache: a hint, for a
+    /// client whose event comes soon.
+    #[inline(always)]
+    fn prefetch_client(&self, c: usize) {
+        if let Some(cl) = self.clients.get(c) {
+            timers::prefetch(cl);
+        }
+        self.timers.prefetch(c as u32);
+        self.m.prefetch(c);
+    }
+
+    /// Packet `p` (of client `c`, exchange `x`, copy `copy`) was handed to a link or the
+    /// server's queue and is held: its exchange record counts it.
+    #[inline(always)]
+    fn held(&mut self, c: u32, x: u32, copy: u16) {
+        if copy == NONE {
+            return; // not a request copy or a response to one: never changes a record
+        }
+        if let Some(cl) = self.clients.get_mut(c as usize) {
+            if (x as usize) < cl.recs.len() {
+                let r = &mut cl.recs[x as usize];
+                r.held = r.held.saturating_add(1);
+            }
+        }
+    }
+
+    /// A held packet (its [`Packet::key`]) left its link or queue and the model handled
+    /// it. When it was the last of an earlier exchange, the leading records no packet can
+    /// change are folded away.
+    #[inline(always)]
+    fn landed(&mut self, (client, exchange, copy): (u32, u32, u16)) {
+        if copy == NONE {
+            return;
+        }
+        let c = client as usize;
+        let Some(cl) = self.clients.get_mut(c) else { return };
+        let x = exchange as usize;
+        if x >= cl.recs.len() {
+            return;
+        }
+        let r = &mut cl.recs[x];
+        if r.held == u16::MAX {
+            return; // too many to count: kept to the end
+        }
+        r.held -= 1;
+        if r.held == 0 && x + 1 < cl.recs.len() {
+            let folded = cl.recs.fold_front(self.unnecessary_def);
+            if folded > 0 {
+                self.cold[c].unnecessary += folded;
+            }
+        }
+    }
+
     #[inline]
     fn next_seq(&mut self) -> u64 {
         self.seq += 1;
@@ -483,6 +582,16 @@ impl<'t, M: Model> Sim<'t, M> {
         }
         loop {
             let mut best: Option<(Nanos, u64, Src)> = self.timers.peek().map(|e| (e.time, e.seq, Src::Timer));
+            if self.prefetch {
+                let (clients, cold, m) = (&self.clients, &self.cold, &self.m);
+                self.timers.drain_soon(|c| {
+                    if let (Some(cl), Some(k)) = (clients.get(c as usize), cold.get(c as usize)) {
+                        timers::prefetch(cl);
+                        timers::prefetch(k);
+                    }
+                    m.prefetch(c as usize);
+                });
+            }
             if let Some(e) = self.heap.peek() {
                 if best.map_or(true, |b| (e.time, e.seq) < (b.0, b.1)) {
                     best = Some((e.time, e.seq, Src::Heap));
@@ -552,15 +661,46 @@ impl<'t, M: Model> Sim<'t, M> {
                 }
                 Src::Server => {
                     let (_, p, sid) = self.server_q.pop_front().expect("peeked");
+                    let key = p.key();
                     M::server_send(self, p, sid);
+                    if self.lookahead {
+                        self.landed(key);
+                    }
                 }
                 Src::Up => {
                     let p = self.up.poll(t).expect("peeked");
+                    let key = p.key();
+                    if self.prefetch {
+                        self.ahead_up.pop_front();
+                        // The server's side touches only the client's hot record.
+                        if let Some(&c) = self.ahead_up.get(AHEAD) {
+                            if let Some(cl) = self.clients.get(c as usize) {
+                                timers::prefetch(cl);
+                            }
+                            self.m.prefetch_server(c as usize);
+                        }
+                    }
                     M::at_server(self, p);
+                    if self.lookahead {
+                        self.landed(key);
+                    }
                 }
                 Src::Down => {
                     let p = self.down.poll(t).expect("peeked");
+                    let key = p.key();
+                    if self.prefetch {
+                        self.ahead_down.pop_front();
+                        if let Some(&c) = self.ahead_down.get(AHEAD) {
+                            self.prefetch_client(c as usize);
+                            if let Some(k) = self.cold.get(c as usize) {
+                                timers::prefetch(k);
+                            }
+                        }
+                    }
                     M::at_client(self, p);
+                    if self.lookahead {
+                        self.landed(key);
+                    }
                 }
                 Src::ExtraUp(i) => {
                     let p = self.extra[i].0.poll(t).expect("peeked");
@@ -627,10 +767,11 @@ impl<'t, M: Model> Sim<'t, M> {
         let now = self.now;
         let cl = &mut self.clients[c];
         cl.cur = cl.recs.len() as u32;
-        cl.recs.push(ExRec { tx: 0, min_req: NONE, min_resp: NONE, first_req: NONE });
+        let folded = cl.recs.push(ExRec::NEW, self.lookahead, self.unnecessary_def);
         cl.active = true;
-        cl.started = now;
         let cold = &mut self.cold[c];
+        cold.started = now;
+        cold.unnecessary += folded;
         if cl.keep_log {
             cold.log.clear();
         }
@@ -653,7 +794,7 @@ impl<'t, M: Model> Sim<'t, M> {
         }
         let pkt = Packet { seq, client: c as u32, exchange: cl.cur, copy, echo: copy, buf };
         self.first_packet.get_or_insert(now);
-        self.send_up(c, size, pkt);
+        self.send_up_noted(c, size, pkt);
         self.timers.set(c as u32, deadline, tseq);
     }
 
@@ -662,7 +803,24 @@ impl<'t, M: Model> Sim<'t, M> {
         let seq = self.next_seq();
         let exchange = self.clients[c].cur;
         self.first_packet.get_or_insert(self.now);
-        self.send_up(c, size, Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf });
+        self.send_up_noted(c, size, Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf });
+    }
+
+    /// [`Sim::send_up`], noting the client in `ahead_up` if the packet is held.
+    #[inline(always)]
+    fn send_up_noted(&mut self, c: usize, size: u32, p: Packet<M::Buf>) {
+        if self.lookahead {
+            let (held, x, copy) = (self.up.in_flight(), p.exchange, p.copy);
+            self.send_up(c, size, p);
+            if self.up.in_flight() > held {
+                if self.prefetch {
+                    self.ahead_up.push_back(c as u32);
+                }
+                self.held(c as u32, x, copy);
+            }
+        } else {
+            self.send_up(c, size, p);
+        }
     }
 
     /// The server answers `p` now (or after its processing delay; `sid` is the model's
@@ -673,13 +831,27 @@ impl<'t, M: Model> Sim<'t, M> {
         } else {
             // A constant delay keeps the server's output in arrival order: a FIFO suffices.
             let seq = self.next_seq();
+            if self.lookahead {
+                self.held(p.client, p.exchange, p.copy);
+            }
             self.server_q.push_back((self.now + self.server_delay, Packet { seq, ..p }, sid));
         }
     }
 
     fn send_response(&mut self, mut p: Packet<M::Buf>, size: u32) {
         p.seq = self.next_seq(); // the downlink event's own insertion order
-        self.send_down(size, p);
+        if self.lookahead {
+            let (held, c, x, copy) = (self.down.in_flight(), p.client, p.exchange, p.copy);
+            self.send_down(size, p);
+            if self.down.in_flight() > held {
+                if self.prefetch {
+                    self.ahead_down.push_back(c);
+                }
+                self.held(c, x, copy);
+            }
+        } else {
+            self.send_down(size, p);
+        }
     }
 
     /// Queue trace: client `c`'s access link in direction `dir` was handed a packet.

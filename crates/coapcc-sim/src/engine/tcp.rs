@@ -180,7 +180,6 @@ pub(crate) fn run<'t>(
 
 impl Model for Tcp {
     type Buf = Segment;
-    const EXCHANGE_RECORDS: bool = false;
 
     fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self {
         Self::try_new(cfg, algs).expect("a valid TCP configuration")

@@ -163,6 +163,13 @@ impl PerClientCache {
     pub fn new(clients: usize) -> Self {
         PerClientCache { slots: vec![ClientEntry { exchange: u32::MAX, first: 0, replies: 0 }; clients] }
     }
+
+    /// Client `client`'s slot, if in range (read-only: for a caller that wants to load it
+    /// into the cache ahead of the client's next message).
+    #[inline]
+    pub fn slot(&self, client: u32) -> Option<&ClientEntry> {
+        self.slots.get(client as usize)
+    }
 }
 
 impl DuplicateCache for PerClientCache {

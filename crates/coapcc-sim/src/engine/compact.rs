@@ -33,7 +33,7 @@ impl<C: ClientCc> Model for Compact<C> {
     type Buf = ();
     const LOOKAHEAD: bool = true;
 
-    fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self {
+    fn try_new(cfg: &SimConfig, algs: &[GroupAlg]) -> Result<Self, ConfigError> {
         let n = cfg.total_clients() as usize;
         let mut cl = Vec::with_capacity(n);
         for (gc, alg) in cfg.groups.iter().zip(algs) {
@@ -49,7 +49,7 @@ impl<C: ClientCc> Model for Compact<C> {
                 });
             }
         }
-        Compact {
+        Ok(Compact {
             cl,
             server_cache: lifecycle::PerClientCache::new(n),
             duplicate_rules: lifecycle::DuplicateRules {
@@ -59,7 +59,7 @@ impl<C: ClientCc> Model for Compact<C> {
             nstart: ep::EndpointConfig::default().nstart,
             req_size: cfg.coap.request_bytes(),
             resp_size: cfg.coap.response_bytes(),
-        }
+        })
     }
 
     fn timer_slots(&self, clients: usize) -> usize {

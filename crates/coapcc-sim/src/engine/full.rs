@@ -162,7 +162,7 @@ impl Full {
 impl Model for Full {
     type Buf = Vec<u8>;
 
-    fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self {
+    fn try_new(cfg: &SimConfig, algs: &[GroupAlg]) -> Result<Self, ConfigError> {
         let n = cfg.total_clients() as usize;
         let bulk = match cfg.workload.kind {
             WorkloadKind::Bulk(b) => Some(b as usize),
@@ -211,7 +211,7 @@ impl Model for Full {
         if bulk.is_some() {
             request = request.with_block2_szx(BULK_BLOCK_SZX);
         }
-        Full {
+        Ok(Full {
             eps,
             server,
             server_id: n as u32,
@@ -220,7 +220,7 @@ impl Model for Full {
             ip_version: cfg.coap.ip_version,
             bulk: bulk.is_some(),
             last_mid: if bulk.is_some() { vec![0; n] } else { Vec::new() },
-        }
+        })
     }
 
     fn timer_slots(&self, clients: usize) -> usize {

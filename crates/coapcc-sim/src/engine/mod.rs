@@ -215,13 +215,10 @@ pub(crate) trait Model: Sized {
     /// Whether the engine starts each client's flow ([`Model::flow_start`]); a model that
     /// schedules its own workload ([`Model::event`]) says `false`.
     const FLOW_STARTS: bool = true;
-    /// The model for `cfg` (`algs`: each group's CoAP algorithm; empty for TCP).
-    fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self;
-    /// The model for `cfg`, or why the configuration does not suit it (the engine calls this
-    /// one, before building the links). CoAP: [`Model::new`], checked beforehand.
-    fn try_new(cfg: &SimConfig, algs: &[GroupAlg]) -> Result<Self, ConfigError> {
-        Ok(Self::new(cfg, algs))
-    }
+    /// The model for `cfg` (`algs`: each group's CoAP algorithm; empty for TCP), or why the
+    /// configuration does not suit it. The engine calls it before building the links; the
+    /// CoAP models cannot fail (the configuration was checked beforehand).
+    fn try_new(cfg: &SimConfig, algs: &[GroupAlg]) -> Result<Self, ConfigError>;
     /// Client `c`'s flow starts. CoAP: the workload says what comes first.
     fn flow_start(sim: &mut Sim<'_, Self>, c: usize) {
         sim.flow_start(c);

@@ -111,11 +111,8 @@ impl Model for Study {
     type Buf = Kind;
     const FLOW_STARTS: bool = false;
 
-    /// Never called: a study is built from its own configuration ([`StudyRun::new`]).
-    fn new(_cfg: &SimConfig, _algs: &[GroupAlg]) -> Self {
-        unreachable!("the mesh study's model is built by StudyRun::new")
-    }
-
+    /// Refused: a study is built from its own configuration ([`StudyRun::new`]), never from
+    /// a [`SimConfig`].
     fn try_new(_cfg: &SimConfig, _algs: &[GroupAlg]) -> Result<Self, ConfigError> {
         Err(ConfigError::Invalid {
             field: "topology.mesh".into(),

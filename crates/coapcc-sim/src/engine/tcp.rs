@@ -181,10 +181,6 @@ pub(crate) fn run<'t>(
 impl Model for Tcp {
     type Buf = Segment;
 
-    fn new(cfg: &SimConfig, algs: &[GroupAlg]) -> Self {
-        Self::try_new(cfg, algs).expect("a valid TCP configuration")
-    }
-
     /// Check the configuration ([`tcp_configs`]); every flow's connection pair (opened when
     /// the flow starts).
     fn try_new(cfg: &SimConfig, _algs: &[GroupAlg]) -> Result<Self, ConfigError> {

@@ -552,25 +552,7 @@ impl SimConfig {
         for (name, chain) in [("link.uplink", &self.link.uplink), ("link.downlink", &self.link.downlink)] {
             link::validate_chain(chain, req.max(resp) as u32).map_err(|e| invalid(name, e))?;
         }
-        let access = &self.topology.access_links;
-        if access.len() > MAX_ACCESS_LINKS {
-            return Err(invalid("topology.access_links", format!("at most {MAX_ACCESS_LINKS} access links")));
-        }
-        let mut placed = vec![false; self.groups.len()];
-        for (k, a) in access.iter().enumerate() {
-            for &g in &a.groups {
-                let field = format!("topology.access_links[{k}].groups");
-                match placed.get_mut(g as usize) {
-                    None => return Err(invalid(&field, format!("group {g} does not exist"))),
-                    Some(true) => return Err(invalid(&field, format!("group {g} is already placed"))),
-                    Some(p) => *p = true,
-                }
-            }
-            for (dir, chain) in [("uplink", &a.uplink), ("downlink", &a.downlink)] {
-                link::validate_chain(chain, req.max(resp) as u32)
-                    .map_err(|e| invalid(&format!("topology.access_links[{k}].{dir}"), e))?;
-            }
-        }
+        self.validate_access_links(req.max(resp) as u32)?;
         if let Some(m) = &self.topology.mesh {
             self.validate_mesh(m, req as u32, resp as u32)?;
         }
@@ -679,6 +661,31 @@ impl SimConfig {
             };
             DEFAULT_EVENTS_BASE.saturating_add(per_exchange.saturating_mul(work))
         })
+    }
+
+    /// Check `topology.access_links`: each group behind at most one, every chain valid for
+    /// packets of up to `largest` IP bytes (both transports).
+    pub(crate) fn validate_access_links(&self, largest: u32) -> Result<(), ConfigError> {
+        let access = &self.topology.access_links;
+        if access.len() > MAX_ACCESS_LINKS {
+            return Err(invalid("topology.access_links", format!("at most {MAX_ACCESS_LINKS} access links")));
+        }
+        let mut placed = vec![false; self.groups.len()];
+        for (k, a) in access.iter().enumerate() {
+            for &g in &a.groups {
+                let field = format!("topology.access_links[{k}].groups");
+                match placed.get_mut(g as usize) {
+                    None => return Err(invalid(&field, format!("group {g} does not exist"))),
+                    Some(true) => return Err(invalid(&field, format!("group {g} is already placed"))),
+                    Some(p) => *p = true,
+                }
+            }
+            for (dir, chain) in [("uplink", &a.uplink), ("downlink", &a.downlink)] {
+                link::validate_chain(chain, largest)
+                    .map_err(|e| invalid(&format!("topology.access_links[{k}].{dir}"), e))?;
+            }
+        }
+        Ok(())
     }
 
     /// Check `topology.mesh` (request and response of `req`/`resp` IP bytes).

@@ -108,3 +108,50 @@ mod erased {
         }
     }
 }
+
+/// CoAP over TCP: group 1's connections cross their own access link.
+fn tcp_two_groups() -> SimConfig {
+    let mut c = two_groups();
+    c.transport = coapcc_sim::Transport::Tcp;
+    c.groups[0].cc = "newreno".into();
+    c.groups[1].cc = "bbr".into();
+    c.groups[0].clients = 3;
+    c.groups[1].clients = 2;
+    c.workload.kind = coapcc_sim::WorkloadKind::Bulk(20_000);
+    c.workload.exchanges = 1;
+    c.link.set_buffer_bytes(10_000);
+    c
+}
+
+#[test]
+fn tcp_connections_on_their_own_access_link() {
+    // As over UDP: group 0 behind the testbed link with group 1 elsewhere behaves exactly as
+    // group 0 alone, and group 1's segments are all on its access link.
+    let split = simulate(&with_access_link(tcp_two_groups(), 60_000)).unwrap();
+    let mut alone = tcp_two_groups();
+    alone.groups.truncate(1);
+    let alone = simulate(&alone).unwrap();
+    let j = |v: &dyn erased::Ser| v.json();
+    assert_eq!(j(&split.flows[..3].to_vec()), j(&alone.flows));
+    for (a, b) in [(&split.links.uplink, &alone.links.uplink), (&split.links.downlink, &alone.links.downlink)] {
+        assert_eq!(
+            (a.offered_packets, a.delivered_packets, a.buffer_drop_packets, a.serialised_bytes),
+            (b.offered_packets, b.delivered_packets, b.buffer_drop_packets, b.serialised_bytes)
+        );
+    }
+    assert!(split.flows.iter().all(|f| f.fct_s.is_some()), "every connection finishes");
+    let own = &split.access_links[0].links;
+    assert!(own.downlink.delivered_packets > 0 && own.uplink.delivered_packets > 0);
+    // The access link's downlink (60 kbit/s, twice the testbed's) is what group 1's transfers
+    // see: same bytes, less time than behind the testbed's 30 kbit/s.
+    let mut behind = tcp_two_groups();
+    behind.groups.remove(0);
+    let behind = simulate(&behind).unwrap();
+    let fct = |fs: &[coapcc_sim::FlowReport]| fs.iter().map(|f| f.fct_s.unwrap()).fold(0.0, f64::max);
+    assert!(fct(&split.flows[3..]) < fct(&behind.flows), "{} vs {}", fct(&split.flows[3..]), fct(&behind.flows));
+    // The access links are checked as over UDP.
+    let mut bad = with_access_link(tcp_two_groups(), 60_000);
+    bad.topology.access_links[0].groups = vec![7];
+    let e = simulate(&bad).unwrap_err().to_string();
+    assert!(e.contains("topology.access_links[0].groups") && e.contains("group 7 does not exist"), "{e}");
+}

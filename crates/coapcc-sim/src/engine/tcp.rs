@@ -85,9 +85,8 @@ pub(crate) fn tcp_configs(cfg: &SimConfig) -> Result<Vec<TcpCcConfig>, ConfigErr
             return Err(invalid("workload.kind", format!("bulk:{b}: the size must be 1 to 2^40 bytes")));
         }
     }
-    if !cfg.topology.access_links.is_empty() {
-        return Err(invalid("topology.access_links", "extra access links are not supported over TCP yet"));
-    }
+    // A segment is at most one MTU (the TCP configuration's MSS comes from it).
+    cfg.validate_access_links(mtu)?;
     if cfg.endpoint.model != EndpointModel::Compact {
         return Err(invalid("endpoint.model", "the endpoint model applies to UDP only (transport tcp)"));
     }
@@ -123,6 +122,16 @@ struct Flow {
     /// Counters of closed connections (random workload), summed.
     closed: Totals,
     setup_s: Option<f64>,
+}
+
+impl Flow {
+    /// The connection of `side`.
+    fn conn(&mut self, side: Side) -> &mut Connection {
+        match side {
+            Side::Client => &mut self.client,
+            Side::Server => &mut self.server,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Default)]
@@ -400,25 +409,19 @@ fn service(sim: &mut Sim<'_, Tcp>, c: usize, side: Side) {
             sim.close_window(t);
         }
     }
-    let f = &mut sim.m.flows[c];
-    let conn = match side {
-        Side::Client => &mut f.client,
-        Side::Server => &mut f.server,
-    };
-    let generation = f.generation;
-    while let Some(seg) = conn.poll_transmit(now) {
+    let generation = sim.m.flows[c].generation;
+    // Over the client's access link (the testbed's, or its group's own), queue trace included.
+    while let Some(seg) = sim.m.flows[c].conn(side).poll_transmit(now) {
         sim.seq += 1;
         let p = Packet { seq: sim.seq, client: c as u32, exchange: generation, copy: NONE, echo: NONE, buf: seg };
         sim.first_packet.get_or_insert(t);
-        let link = if side == Side::Client { &mut sim.up } else { &mut sim.down };
-        let tr = link.push(t, seg.wire_len(), p);
-        if let (Some(q), Some(sink)) = (sim.qtrace.as_deref_mut(), sim.trace.as_deref_mut()) {
-            let (idx, link) = if side == Side::Client { (0, &sim.up) } else { (1, &sim.down) };
-            q.observe(idx, link.path(), &tr, seg.wire_len(), sink);
+        match side {
+            Side::Client => sim.send_up(c, seg.wire_len(), p),
+            Side::Server => sim.send_down(seg.wire_len(), p),
         }
     }
     let slot = 2 * c as u32 + u32::from(side == Side::Server);
-    match conn.poll_timeout() {
+    match sim.m.flows[c].conn(side).poll_timeout() {
         Some(at) => {
             let seq = sim.next_seq();
             sim.timers.set(slot, at.as_nanos().max(t), seq);

@@ -97,6 +97,8 @@ impl UdpDriver {
                 self.send_errors += 1;
                 self.last_send_error = Some(e);
             }
+            // The endpoint encodes later datagrams into the sent one's buffer.
+            self.endpoint.recycle(t.bytes);
         }
     }
 

@@ -488,13 +488,9 @@ def timeline_figure(runs: list[tuple[str, str, Any]], bins: int = 40):
     (completed exchanges per second, all clients) and retransmissions sent per second over
     time, in equal time bins; linear axes."""
     import numpy as np
-    from matplotlib.figure import Figure
 
-    n = len(runs)
-    fig = Figure(figsize=(7.5 * min(n, 2), 3.2 * ((n + 1) // 2)))
-    axes = fig.subplots((n + 1) // 2, min(n, 2), squeeze=False)
-    for i, (label, desc, tr) in enumerate(runs):
-        ax = axes[i // 2][i % 2]
+    fig, axes = _run_panels(len(runs))
+    for i, (ax, (label, desc, tr)) in enumerate(zip(axes, runs)):
         ex, tx = tr.exchanges, tr.transmissions
         end = float(max(ex["time_s"].max() if len(ex) else 0.0, tx["sent_s"].max() if len(tx) else 0.0))
         edges = np.linspace(0.0, max(end, 1e-9), bins + 1)
@@ -505,16 +501,9 @@ def timeline_figure(runs: list[tuple[str, str, Any]], bins: int = 40):
         mid = (edges[:-1] + edges[1:]) / 2
         ax.plot(mid, good / width, color="tab:blue", lw=1.3, label="goodput (exchanges/s)")
         ax.plot(mid, retx / width, color="tab:red", lw=1.0, ls="--", label="retransmissions/s")
-        ax.set_ylim(bottom=0)
-        ax.set_xlim(0, end)
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("per second")
-        ax.set_title(f"{label}: {desc}", fontsize=10)
-        ax.grid(alpha=0.3)
+        _time_panel(ax, end, "per second", f"{label}: {desc}")
         if i == 0:
             ax.legend(fontsize=7, loc="upper right")
-    for j in range(n, axes.size):
-        axes[j // 2][j % 2].set_visible(False)
     fig.tight_layout()
     return fig
 
@@ -524,17 +513,12 @@ def queue_figure(runs: list[tuple[str, str, Any]]):
     occupancy of the bottleneck buffer of each link direction (bytes) over time, as the exact
     step function of the trace; linear axes. Runs without queue records are left out; returns
     None if none has any."""
-    from matplotlib.figure import Figure
-
     runs = [r for r in runs if r[2].queue is not None and len(r[2].queue)]
     if not runs:
         return None
     colors = {"uplink": "tab:orange", "downlink": "tab:blue"}
-    n = len(runs)
-    fig = Figure(figsize=(7.5 * min(n, 2), 3.2 * ((n + 1) // 2)))
-    axes = fig.subplots((n + 1) // 2, min(n, 2), squeeze=False)
-    for i, (label, desc, tr) in enumerate(runs):
-        ax = axes[i // 2][i % 2]
+    fig, axes = _run_panels(len(runs))
+    for ax, (label, desc, tr) in zip(axes, runs):
         q = tr.queue
         end = float(q["time_s"].max())
         if tr.exchanges is not None and len(tr.exchanges):
@@ -547,17 +531,33 @@ def queue_figure(runs: list[tuple[str, str, Any]]):
             b.append(b[-1])
             ls = "-" if link == 0 else ":"
             ax.step(t, b, where="post", lw=0.9, ls=ls, color=colors.get(direction), label=name)
-        ax.set_ylim(bottom=0)
-        ax.set_xlim(0, end)
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("queue (bytes)")
-        ax.set_title(f"{label}: {desc}", fontsize=10)
-        ax.grid(alpha=0.3)
+        _time_panel(ax, end, "queue (bytes)", f"{label}: {desc}")
         ax.legend(fontsize=7, loc="upper right")
-    for j in range(n, axes.size):
-        axes[j // 2][j % 2].set_visible(False)
     fig.tight_layout()
     return fig
+
+
+def _run_panels(n: int):
+    """A figure with one panel per traced run, two per row: the figure and the ``n`` axes in
+    run order (a last unused cell is hidden)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7.5 * min(n, 2), 3.2 * ((n + 1) // 2)))
+    grid = fig.subplots((n + 1) // 2, min(n, 2), squeeze=False)
+    axes = [grid[i // 2][i % 2] for i in range(grid.size)]
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return fig, axes[:n]
+
+
+def _time_panel(ax, end: float, ylabel: str, title: str) -> None:
+    """A per-run panel over the run's time: linear axes from 0, time in seconds."""
+    ax.set_ylim(bottom=0)
+    ax.set_xlim(0, end)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
 
 
 def tcp_seq_figure(panels: list[tuple[str, str, list[dict]]]):

@@ -317,7 +317,7 @@ impl LossStage {
             _ => unreachable!(),
         };
         let u = 1.0 - unit(&mut self.rng); // (0, 1]
-        ((-u.ln() * mean_s * 1e9).round() as u64).max(1)
+        ((-libm::log(u) * mean_s * 1e9).round() as u64).max(1)
     }
 
     /// Is the chain in the burst state (after the last packet)?
@@ -363,7 +363,7 @@ impl LossStage {
                     let pi_b = lam / (lam + mu);
                     let entered_burst = if self.burst { 0.0 } else { 1.0 };
                     let dt = (t - self.next_switch) as f64 * 1e-9;
-                    let p_burst = pi_b + (entered_burst - pi_b) * (-(lam + mu) * dt).exp();
+                    let p_burst = pi_b + (entered_burst - pi_b) * libm::exp(-(lam + mu) * dt);
                     self.burst = unit(&mut self.rng) < p_burst;
                     self.next_switch = t.saturating_add(self.sojourn());
                 }

@@ -373,7 +373,7 @@ impl<P: Copy> MeshNet<P> {
             wake_phase,
             phase_known: vec![false; n * n],
             pending_strobe: None,
-            capture_ratio: cfg.radio.capture_db.map(|db| 10f64.powf(db / 10.0)),
+            capture_ratio: cfg.radio.capture_db.map(|db| libm::pow(10.0, db / 10.0)),
             contiki: m.csma == CsmaMode::Contiki,
             contiki_timebase: if m.rdc == Rdc::Contikimac { wake_period } else { m.contiki_timebase_us as Ns * US },
             contiki_tick: m.contiki_timebase_us as Ns * US,

@@ -32,7 +32,7 @@ pub fn prr(cfg: &RadioConfig, d: f64) -> f64 {
 
 /// Received power at distance `d` relative to 1 m, dB (log-distance model).
 pub fn power_db(cfg: &RadioConfig, d: f64) -> f64 {
-    -10.0 * cfg.path_loss_exponent * d.max(0.1).log10()
+    -10.0 * cfg.path_loss_exponent * libm::log10(d.max(0.1))
 }
 
 /// A neighbour as seen from a transmitter.
@@ -74,7 +74,7 @@ impl Medium {
                 let d = topo.distance(a, b);
                 prr_t[a * n + b] = prr(cfg, d);
                 if d <= cfg.interference_range_m + 1e-9 {
-                    power[a * n + b] = 10f64.powf(power_db(cfg, d) / 10.0);
+                    power[a * n + b] = libm::pow(10.0, power_db(cfg, d) / 10.0);
                     hearers[a].push(Hearer { node: b as u16, prr: prr_t[a * n + b], power: power[a * n + b] });
                 }
                 if d <= cfg.cca_range_m + 1e-9 {

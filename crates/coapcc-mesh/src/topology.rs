@@ -50,11 +50,11 @@ impl Topology {
                 if n < 3 {
                     return Err(format!("bad topology {spec:?}: a ring needs at least 3 nodes"));
                 }
-                let r = spacing / (2.0 * (std::f64::consts::PI / n as f64).sin());
+                let r = spacing / (2.0 * libm::sin(std::f64::consts::PI / n as f64));
                 (0..n)
                     .map(|i| {
                         let a = 2.0 * std::f64::consts::PI * i as f64 / n as f64;
-                        (r + r * a.cos(), r + r * a.sin())
+                        (r + r * libm::cos(a), r + r * libm::sin(a))
                     })
                     .collect()
             }
@@ -72,7 +72,7 @@ impl Topology {
                         // Leaves fan out on the outer half circle, away from the bridge.
                         let a = std::f64::consts::PI * (0.5 + (j as f64 + 0.5) / k as f64);
                         let a = if left { a } else { a + std::f64::consts::PI };
-                        p.push((hub.0 + spacing * a.cos(), hub.1 + spacing * a.sin()));
+                        p.push((hub.0 + spacing * libm::cos(a), hub.1 + spacing * libm::sin(a)));
                     }
                 };
                 leaves(&mut p, hub_l, true);

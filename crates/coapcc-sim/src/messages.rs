@@ -181,7 +181,7 @@ impl Messages {
         let Traffic::Events { tb_s, .. } = self.traffic else { return 0 };
         let gap = match self.event_dist {
             EventDist::Fixed => tb_s,
-            EventDist::Exponential => -(1.0 - unit_f64(&mut self.rng)).ln() * tb_s,
+            EventDist::Exponential => -libm::log(1.0 - unit_f64(&mut self.rng)) * tb_s,
         };
         (gap * 1e9).round().max(1.0) as Nanos
     }

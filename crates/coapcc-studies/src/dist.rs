@@ -153,8 +153,8 @@ impl Dist {
             Dist::Uniform { a, b } => a + (b - a) * unit_f64(rng),
             Dist::Normal { mean, sd } => mean + sd * std_normal(rng),
             Dist::Fixed { v } => v,
-            Dist::Pareto { shape, scale } => scale / (1.0 - unit_f64(rng)).powf(1.0 / shape),
-            Dist::Exp { mean } => -mean * (1.0 - unit_f64(rng)).ln(),
+            Dist::Pareto { shape, scale } => scale / libm::pow(1.0 - unit_f64(rng), 1.0 / shape),
+            Dist::Exp { mean } => -mean * libm::log(1.0 - unit_f64(rng)),
         }
     }
 
@@ -192,7 +192,7 @@ impl fmt::Display for Dist {
 fn std_normal(rng: &mut dyn Entropy) -> f64 {
     let u1 = 1.0 - unit_f64(rng); // (0, 1]
     let u2 = unit_f64(rng);
-    (-2.0 * u1.ln()).sqrt() * (2.0 * core::f64::consts::PI * u2).cos()
+    (-2.0 * libm::log(u1)).sqrt() * libm::cos(2.0 * core::f64::consts::PI * u2)
 }
 
 #[cfg(test)]

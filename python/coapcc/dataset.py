@@ -1041,7 +1041,7 @@ def check_format(out: str | os.PathLike) -> int:
         raise DatasetFormatError(
             f"{Path(out)} holds a mesh study in the layout of earlier coapcc versions (one runs/RUN_ID.parquet "
             "and clients/RUN_ID.parquet per run); this coapcc keeps mesh studies in the journaled dataset "
-            "of sweeps (docs/sweeps.md) and neither reads nor extends the old layout. Move the folder "
+            "of `coapcc sweep` and neither reads nor extends the old layout. Move the folder "
             "aside (or delete it) and run the study again, or sweep into another folder with --out: "
             "runs are deterministic, so the same experiment gives the same numbers"
         )

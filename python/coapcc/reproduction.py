@@ -11,6 +11,8 @@ same way and reported by :func:`coapcc.mesh_study.write_report`.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 import time
 from pathlib import Path
@@ -135,6 +137,10 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt as e:
         print("reproduce: interrupted; rerun to continue", file=sys.stderr)
         return 128 + getattr(e, "signum", 2)
+    except BrokenPipeError:  # --list | head
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - no flush error at exit
+        return 0
     except (ConfigError, FileNotFoundError, RuntimeError, ValueError) as e:
         print(f"coapcc reproduce: error: {e}", file=sys.stderr)
         return 2

@@ -635,3 +635,30 @@ def experiment_of(out: str | os.PathLike):
         ],
     }
     return Experiment.from_dict(data, source=source, path=meta.get("source_path"))
+
+
+#: Names of the mesh study's earlier runner, and what replaces them now that a mesh study is a
+#: sweep (one experiment loader, the sweep's dataset).
+_MOVED = {
+    "MeshExperiment": "coapcc.experiment.Experiment (kind = 'mesh')",
+    "MeshBlock": "coapcc.experiment.Block",
+    "MeshRun": "coapcc.sweeper.Task (coapcc.sweeper.plan)",
+    "StudyOutcome": "coapcc.sweeper.SweepOutcome",
+    "load_mesh_experiment": "coapcc.find_experiment / coapcc.load_experiment",
+    "find_mesh_experiment": "coapcc.find_experiment",
+    "plan": "coapcc.sweeper.plan",
+    "plan_summary": "Experiment.summary",
+    "run_study": "coapcc.sweep(experiment, out)",
+    "write_tables": "coapcc.load_results(out) (runs, clients)",
+    "reproduce_mesh": "coapcc.reproduce(name)",
+    "main": "coapcc.sweeper.main / coapcc.reproduction.main",
+}
+
+
+def __getattr__(name: str):
+    if name in _MOVED:
+        raise AttributeError(
+            f"coapcc.mesh_study.{name} is gone: a mesh study is a sweep now (docs/sweeps.md, 'Mesh studies'); "
+            f"use {_MOVED[name]}"
+        )
+    raise AttributeError(f"module 'coapcc.mesh_study' has no attribute {name!r}")

@@ -295,10 +295,12 @@ def test_a_mesh_sweep_writes_a_tidy_dataset(tmp_path, capsys):
     # Rerun: nothing to do.
     o2 = coapcc.sweep(str(path), out, workers=1, progress=False)
     assert (o2.done_before, o2.ran) == (28, 0)
-    # Serially and on the process pool: the same tables.
-    pool = tmp_path / "pool"
+    # Serially, on the process pool and on Dask: the same tables.
+    pool, dask = tmp_path / "pool", tmp_path / "dask"
     coapcc.sweep(str(path), pool, workers=2, progress=False)
+    assert coapcc.sweep(str(path), dask, workers=2, dask_local=True, progress=False).complete
     _assert_same(_tables(out), _tables(pool))
+    _assert_same(_tables(out), _tables(dask))
 
 
 def test_an_interrupted_mesh_sweep_resumes_keeping_finished_runs(tmp_path, monkeypatch):

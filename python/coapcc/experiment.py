@@ -92,7 +92,8 @@ KINDS = ("sim", "mesh")
 _NOT_SWEEPABLE = {
     "seed": "run seeds are derived from the top-level 'seed' and the replication index; "
     "set 'seed' (base seed) or 'replications' at the top of the file",
-    "trace": "a sweep records no traces (coapcc report records one traced run); remove 'trace'",
+    "trace": "a sweep records no traces (of a simulator experiment, coapcc report records one traced run); "
+    "remove 'trace'",
 }
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import canonical_json
-from .meshsim import CC_LABELS
+from .meshsim import CC_LABELS, report_metrics
 
 __all__ = [
     "execute_mesh",
@@ -43,24 +43,6 @@ __all__ = [
     "write_report",
     "CC_LABELS",
 ]
-
-_QUANTILES = ("count", "mean", "min", "p10", "p25", "median", "p75", "p90", "p95", "max")
-_DISTS = ("rto_first_s", "rtt_strong_s", "rtt_weak_s", "unit_rtt_s")
-_SCALARS = (
-    "plr_mean",
-    "plr_max",
-    "plr_event_mean",
-    "plr_event_max",
-    "retransmissions_per_frame_mean",
-    "retransmissions_per_frame_max",
-    "retransmissions_per_message_mean",
-    "early_retransmissions_mean",
-    "early_retransmissions_max",
-    "sim_time_s",
-    "wall_s",
-    "events",
-)
-
 
 # -- one run ----------------------------------------------------------------------------------
 
@@ -75,18 +57,8 @@ def run_summary(report: dict, cpu_s: float) -> dict:
     row: dict[str, Any] = {
         "config_json": canonical_json(report["config"]),
         "cc_resolved": report.get("cc_resolved"),
-        "clients": len(report["clients"]),
+        **report_metrics(report),
     }
-    for k in _SCALARS:
-        v = report.get(k)
-        row[k] = math.nan if v is None else v
-    for cause, count in sorted(report.get("loss_causes", {}).items()):
-        row[f"loss_{cause}"] = count
-    for k in _DISTS:
-        s = report.get(k) or {}
-        for q in _QUANTILES:
-            v = s.get(q)
-            row[f"{k}_{q}"] = math.nan if v is None else float(v)
     row["cpu_s"] = cpu_s
     row["coapcc_version"] = __version__
     return row

@@ -26,7 +26,7 @@ from typing import Any
 from . import _native
 from .config import ConfigError, canonical_json
 
-__all__ = ["mesh", "MeshResult", "mesh_config", "MeshConfig", "DEFAULT_PRESET"]
+__all__ = ["mesh", "MeshResult", "mesh_config", "MeshConfig", "report_metrics", "DEFAULT_PRESET"]
 
 #: Preset of a mesh configuration that names none (the Cooja study's, as ``coapcc mesh``).
 DEFAULT_PRESET = "ancillotti-cooja"
@@ -196,6 +196,45 @@ class MeshConfig:
         return cols
 
 
+_QUANTILES = ("count", "mean", "min", "p10", "p25", "median", "p75", "p90", "p95", "max")
+_DISTS = ("rto_first_s", "rtt_strong_s", "rtt_weak_s", "unit_rtt_s")
+_SCALARS = (
+    "plr_mean",
+    "plr_max",
+    "plr_event_mean",
+    "plr_event_max",
+    "retransmissions_per_frame_mean",
+    "retransmissions_per_frame_max",
+    "retransmissions_per_message_mean",
+    "early_retransmissions_mean",
+    "early_retransmissions_max",
+    "sim_time_s",
+    "wall_s",
+    "events",
+)
+
+
+def report_metrics(report: dict) -> dict[str, Any]:
+    """The scalar metrics of a mesh report (``coapcc mesh --json``) as one flat row:
+    ``clients`` (their number), the PLR, retransmission and early-retransmission summaries,
+    ``sim_time_s``, ``wall_s``, ``events``, ``loss_<cause>`` counts and
+    ``<distribution>_<quantile>`` of ``rto_first_s``, ``rtt_strong_s``, ``rtt_weak_s`` and
+    ``unit_rtt_s`` (NaN where the report has none). :attr:`MeshResult.summary` and a mesh
+    study's runs table (:func:`coapcc.mesh_study.run_summary`) are made of it."""
+    row: dict[str, Any] = {"clients": len(report["clients"])}
+    for k in _SCALARS:
+        v = report.get(k)
+        row[k] = math.nan if v is None else v
+    for cause, count in sorted(report.get("loss_causes", {}).items()):
+        row[f"loss_{cause}"] = count
+    for k in _DISTS:
+        s = report.get(k) or {}
+        for q in _QUANTILES:
+            v = s.get(q)
+            row[f"{k}_{q}"] = math.nan if v is None else float(v)
+    return row
+
+
 @dataclass(frozen=True)
 class MeshResult:
     """The report of one mesh run, with tidy tables.
@@ -230,31 +269,8 @@ class MeshResult:
         """One-row table of the run's scalar metrics and its main parameters."""
         import pandas as pd
 
-        r = self.report
-        row = {
-            "topology": self.config["topology"],
-            "cc": self.config["cc"],
-            "traffic": self.config["traffic"],
-            "message_bytes": self.config["message_bytes"],
-            "seed": self.config["seed"],
-            "clients": len(r["clients"]),
-            "plr_mean": r["plr_mean"],
-            "plr_max": r["plr_max"],
-            "plr_event_mean": r["plr_event_mean"],
-            "plr_event_max": r["plr_event_max"],
-            "retransmissions_per_frame_mean": r["retransmissions_per_frame_mean"],
-            "retransmissions_per_frame_max": r["retransmissions_per_frame_max"],
-            "retransmissions_per_message_mean": r["retransmissions_per_message_mean"],
-            "early_retransmissions_mean": r["early_retransmissions_mean"],
-            "early_retransmissions_max": r["early_retransmissions_max"],
-            "sim_time_s": r["sim_time_s"],
-            "wall_s": r["wall_s"],
-        }
-        for name in ("rto_first_s", "rtt_strong_s", "rtt_weak_s"):
-            s = r[name] or {}
-            for q in ("mean", "median", "p90", "max"):
-                row[f"{name}_{q}"] = s.get(q)
-        return pd.DataFrame([row])
+        row = {k: self.config[k] for k in ("topology", "cc", "traffic", "message_bytes", "seed")}
+        return pd.DataFrame([{**row, **report_metrics(self.report)}])
 
     @property
     def loss_causes(self):

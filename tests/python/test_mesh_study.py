@@ -289,6 +289,11 @@ def test_a_mesh_sweep_writes_a_tidy_dataset(tmp_path, capsys):
     )
     direct = coapcc.mesh(cfg.pop("topology"), cfg.pop("cc"), cfg.pop("traffic"), **cfg)
     assert direct.plr_mean == row["plr_mean"] and direct.report["events"] == row["events"]
+    same = [c for c in direct.summary.columns if c in runs.columns and c != "wall_s"]
+    assert len(same) > 50  # one function makes both rows (coapcc.meshsim.report_metrics)
+    pd.testing.assert_series_equal(
+        direct.summary.loc[0, same], row[same], check_names=False, check_dtype=False, check_exact=True
+    )
     mine = clients[clients["config_hash"] == row["config_hash"]].reset_index(drop=True)
     assert mine["plr"].tolist() == direct.clients["plr"].tolist()
     assert mine["retransmissions"].tolist() == direct.clients["retransmissions"].tolist()

@@ -15,6 +15,7 @@ The model, its parameters and its mapping to Ancillotti & Bruno's Cooja study ar
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import math
@@ -120,6 +121,12 @@ def _traffic_columns(traffic: str) -> dict:
     return row
 
 
+@functools.lru_cache(maxsize=256)
+def _resolve_cc(spec: str) -> str:
+    """The fully resolved form of an algorithm spec (``coapcc.resolve_algorithm``)."""
+    return _native.resolve_algorithm(spec)
+
+
 @dataclass(frozen=True)
 class MeshConfig:
     """A fully resolved mesh configuration (seed included) as a run of an experiment holds
@@ -162,8 +169,14 @@ class MeshConfig:
         return json.dumps(self.data)
 
     def config_hash(self) -> str:
-        """16 hex digits of sha256 of the configuration (seed included) as canonical JSON."""
-        return hashlib.sha256(canonical_json(self.data).encode()).hexdigest()[:16]
+        """16 hex digits identifying what the simulator runs, as a simulator run's
+        :func:`coapcc.config.config_hash`: sha256 of
+        ``{"mesh":CONFIG,"resolved":CC,"v":1}``, ``CONFIG`` the configuration (seed included)
+        as canonical JSON and ``CC`` its algorithm spec fully resolved, so that a change of an
+        algorithm's defaults is a different run, not one silently mixed into a dataset."""
+        resolved = json.dumps(_resolve_cc(self.data["cc"]))
+        text = f'{{"mesh":{canonical_json(self.data)},"resolved":{resolved},"v":1}}'
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     @property
     def label(self) -> str:

@@ -117,14 +117,16 @@ def test_plan_of_ancillotti_runs_seeds_and_shared_points():
     ]
     # The documented derivations: the seed is sha256 of the base seed, the configuration
     # without its seed and the replication index; the run's hash is sha256 of its
-    # configuration, seed included.
+    # configuration, seed included, with its algorithm spec fully resolved.
     t = tasks[13]
     cfg = t.planned.config.to_dict()
     point = {k: v for k, v in cfg.items() if k != "seed"}
     material = canonical_json({"base_seed": 2017, "point": point, "replication": t.planned.replication})
     assert cfg["seed"] == int.from_bytes(hashlib.sha256(material.encode()).digest()[:8], "big") & (2**63 - 1)
     assert cfg["seed"] == coapcc.derive_seed(2017, t.planned.config, t.planned.replication)
-    assert t.config_hash == hashlib.sha256(canonical_json(cfg).encode()).hexdigest()[:16]
+    resolved = json.dumps(coapcc.resolve_algorithm(cfg["cc"]))
+    material = f'{{"mesh":{canonical_json(cfg)},"resolved":{resolved},"v":1}}'
+    assert t.config_hash == hashlib.sha256(material.encode()).hexdigest()[:16]
     # Replications of one point differ only in the seed.
     reps = [x for x in tasks if x.planned.point_hash == t.planned.point_hash]
     assert sorted(x.planned.replication for x in reps) == list(range(10))
@@ -283,10 +285,7 @@ def test_a_mesh_sweep_writes_a_tidy_dataset(tmp_path, capsys):
     assert cfg["seed"] == row["seed"]
     planned = {t.config_hash: t.planned.config.to_dict() for t in plan(load_experiment(path))}
     assert cfg == planned[row["config_hash"]]  # as resolved by the simulator (120 s reads as 120.0)
-    assert (
-        row["config_hash"]
-        == hashlib.sha256(canonical_json(planned[row["config_hash"]]).encode()).hexdigest()[:16]
-    )
+    assert row["cc_resolved"] == coapcc.resolve_algorithm(cfg["cc"])
     direct = coapcc.mesh(cfg.pop("topology"), cfg.pop("cc"), cfg.pop("traffic"), **cfg)
     assert direct.plr_mean == row["plr_mean"] and direct.report["events"] == row["events"]
     same = [c for c in direct.summary.columns if c in runs.columns and c != "wall_s"]

@@ -149,12 +149,12 @@ class SweepOutcome:
 def plan(experiment: Experiment) -> list[Task]:
     """Every distinct run of ``experiment`` as a :class:`Task`, validated (algorithm specs are
     resolved against the Rust registry, so a bad spec fails here, naming the key)."""
-    resolved: dict[str, str] = {}
     block_index = {b.name: i for i, b in enumerate(experiment.blocks)}
-    points: dict[str, tuple[str, str]] = {}  # point hash -> (native text with _SEED, resolved specs text)
-    tasks, seen = [], set()
     if experiment.kind == "mesh":
         return _plan_mesh(experiment, block_index)
+    resolved: dict[str, str] = {}
+    points: dict[str, tuple[str, str]] = {}  # point hash -> (native text with _SEED, resolved specs text)
+    tasks, seen = [], set()
     for run in experiment.runs():
         cfg = run.config
         known = points.get(run.point_hash) if run.point_hash else None
@@ -187,9 +187,9 @@ def plan(experiment: Experiment) -> list[Task]:
 
 
 def _plan_mesh(experiment: Experiment, block_index: dict[str, int]) -> list[Task]:
-    """:func:`plan` of a mesh experiment: a run is identified by the hash of its resolved
-    configuration, seed included (:meth:`coapcc.meshsim.MeshConfig.config_hash`); a run that
-    several blocks have is planned once, in its first block, and lists them all."""
+    """:func:`plan` of a mesh experiment: a run is identified by the hash of its configuration
+    (seed included) and resolved algorithm spec (:meth:`coapcc.meshsim.MeshConfig.config_hash`);
+    a run that several blocks have is planned once, in its first block, and lists them all."""
     tasks: dict[str, Task] = {}
     blocks: dict[str, list[str]] = {}
     for run in experiment.runs():
@@ -491,7 +491,8 @@ def default_out(experiment: Experiment) -> Path:
 def definition(experiment: Experiment) -> dict:
     """What defines an experiment's runs (not its title or description): base seed,
     replications, base and blocks, as stored in ``experiment.json``."""
-    kind = {"kind": experiment.kind} if experiment.kind != "sim" else {}  # sim datasets: as before kinds
+    # "kind" only when not "sim", so that simulator datasets record what they always did.
+    kind = {"kind": experiment.kind} if experiment.kind != "sim" else {}
     return {
         **kind,
         "seed": experiment.seed,

@@ -126,7 +126,10 @@ def point_hash(cfg: SimConfig) -> str:
 def config_columns(cfg: SimConfig) -> dict[str, Any]:
     """Flat configuration columns of a run (see :meth:`SimConfig.flat`), with ``algorithm``
     the label and ``algorithm_spec`` the specs as run (``"10x default:preset=..."`` per group
-    for mixed runs)."""
+    for mixed runs). A mesh run's (:class:`coapcc.meshsim.MeshConfig`) are its
+    :meth:`~coapcc.meshsim.MeshConfig.columns`."""
+    if getattr(cfg, "kind", "sim") == "mesh":
+        return cfg.columns()
     cols = cfg.flat()
     cols["algorithm"] = cfg.label
     cols["algorithm_spec"] = " + ".join(f"{n}x {s}" if cfg.groups else s for s, n in cfg.algorithm_specs())
@@ -196,7 +199,9 @@ _DIRECTIONS = ("downlink", "uplink")
 _RECORD_JSON = json.JSONEncoder(separators=(",", ":"), allow_nan=True)
 
 
-def encode_columns(config_hash: str, common_json: str, cols: dict, parsed: bool = False):
+def encode_columns(
+    config_hash: str, common_json: str, cols: dict, parsed: bool = False, run: dict | None = None
+):
     """One finished run as a *record* (bytes, :func:`decode_record` reads it back): its
     configuration columns (``common``, given as JSON text), its run-level metrics (``run``,
     the run's summary: :func:`run_summary`) and its flows as columns, from the columnar
@@ -214,14 +219,16 @@ def encode_columns(config_hash: str, common_json: str, cols: dict, parsed: bool 
     text (UTF-8) and the columns' bytes, in the head's order.
 
     With ``parsed``, returns ``(record, parts)``: ``parts`` is what :func:`decode_record`
-    gives, without its ``common``.
+    gives, without its ``common``. ``run``: the run's row of metrics when it is not the
+    simulator's (:func:`run_summary`), e.g. a mesh run's (its ``config_json`` included; its
+    clients are then the record's rows).
     """
     flow_cols = cols.get("flows") or {k: [] for k in FLOW_FIELDS}
     keys = [k for k in FLOW_FIELDS if k in flow_cols] + [k for k in flow_cols if k not in FLOW_FIELDS]
     if keys != list(flow_cols):
         flow_cols = {k: flow_cols[k] for k in keys}
     types = cols.get("flow_types") or {}
-    run = run_summary(cols, flow_cols, types)
+    run = run_summary(cols, flow_cols, types) if run is None else dict(run)
     head_flows: dict[str, Any] = {}
     segments = []
     for k, v in flow_cols.items():
@@ -783,7 +790,7 @@ class DatasetWriter:
         if parsed is None or "common" not in parsed:
             parsed = decode_record(record, common)
         self._pending.append(parsed)
-        self._flows += flows or parsed["run"]["flows"]
+        self._flows += flows or parsed["run"].get("flows", 0)
         self._bytes += len(record)
         if (
             len(self._pending) >= self.part_runs
@@ -1030,6 +1037,14 @@ def check_format(out: str | os.PathLike) -> int:
     neither misreads nor rewrites (compacts, quarantines) a newer dataset.
     """
     meta_path = Path(out) / "experiment.json"
+    if not meta_path.exists() and (Path(out) / "clients").is_dir():
+        raise DatasetFormatError(
+            f"{Path(out)} holds a mesh study in the layout of earlier coapcc versions (one runs/RUN_ID.parquet "
+            "and clients/RUN_ID.parquet per run); this coapcc keeps mesh studies in the journaled dataset "
+            "of `coapcc sweep` and neither reads nor extends the old layout. Move the folder "
+            "aside (or delete it) and run the study again, or sweep into another folder with --out: "
+            "runs are deterministic, so the same experiment gives the same numbers"
+        )
     try:
         meta = json.loads(meta_path.read_text())
     except FileNotFoundError:
@@ -1103,8 +1118,9 @@ class DatasetLock:
 
 @dataclass
 class Results:
-    """A results dataset, loaded: ``runs`` (one row per run) and ``flows`` (one row per flow),
-    pandas DataFrames sorted by block, point, replication (and client).
+    """A results dataset, loaded: ``runs`` (one row per run) and ``flows`` (one row per flow;
+    in a mesh study's dataset one row per client, also as ``clients``), pandas DataFrames
+    sorted by block, point, replication (and client or node).
 
     ``histogram`` is the long form of the runs' ``retransmissions_per_exchange`` column: one row
     per run and number of retransmissions k (``retransmissions``), with ``count`` the number of
@@ -1135,10 +1151,22 @@ class Results:
             if c in self.runs
         ]
         rows = []
+        if "retransmissions_per_exchange" not in self.runs:  # a mesh study's dataset
+            return pd.DataFrame(rows, columns=[*keep, "retransmissions", "count"])
         for rec, hist in zip(self.runs[keep].to_dict("records"), self.runs["retransmissions_per_exchange"]):
             for k, n in enumerate(list(hist) if hist is not None else []):
                 rows.append({**rec, "retransmissions": k, "count": int(n)})
         return pd.DataFrame(rows, columns=[*keep, "retransmissions", "count"])
+
+    @property
+    def clients(self):
+        """The per-client table of a mesh study (``flows``: its rows are the clients)."""
+        return self.flows
+
+    @property
+    def kind(self) -> str:
+        """The experiment's kind: ``"sim"`` or ``"mesh"``."""
+        return self.experiment.get("kind", "sim")
 
     def __repr__(self) -> str:
         return f"<Results {self.path}: {len(self.runs)} runs, {len(self.flows)} flows>"
@@ -1218,7 +1246,7 @@ def load_results(path: str | os.PathLike) -> Results:
     order = [c for c in ("block_index", "block", "point", "replication", "config_hash") if c in runs]
     if order:
         runs = runs.sort_values(order, kind="stable").reset_index(drop=True)
-    forder = [c for c in (*order, "client") if c in flows]
+    forder = [c for c in (*order, "client", "node") if c in flows]
     if forder:
         flows = flows.sort_values(forder, kind="stable").reset_index(drop=True)
     meta = {}

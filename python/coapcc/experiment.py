@@ -32,6 +32,13 @@ Format (see docs/sweeps.md for the full description)::
 
 A file with a top-level ``[grid]`` and no ``[[block]]`` has one block named ``main``.
 
+**Kinds.** ``kind = "mesh"`` (default ``"sim"``) makes every run a multi-hop 802.15.4 mesh
+run (:class:`coapcc.meshsim.MeshConfig`, ``docs/mesh.md``) instead of a simulator run: the
+keys of ``[base]`` and of the grids are then mesh configuration fields (``topology``, ``cc``,
+``traffic``, ``duration_s``, dotted ``"mac.queue_packets"``..., and ``preset``, default
+``ancillotti-cooja``). Everything else (blocks, replications, seeds, ``[quick]``, checks,
+error messages) is the same, and :mod:`coapcc.sweeper` runs both kinds into the same dataset.
+
 **Seeds.** The seed of a run is derived from the base seed, the grid point and the
 replication index: the first 8 bytes (big-endian, top bit cleared) of
 ``sha256('{"base_seed":S,"point":P,"replication":R}')`` where ``P`` is the run's full
@@ -77,12 +84,16 @@ __all__ = [
 #: with a clear message rather than exhausting memory. ``$COAPCC_MAX_RUNS`` raises it.
 MAX_RUNS = 200_000
 
+#: Kinds of experiment files and what a run's configuration is (``kind = "mesh"``: a mesh run).
+KINDS = ("sim", "mesh")
+
 #: Keys a grid or a base cannot set: seeds are derived (top-level ``seed`` and
 #: ``replications``), traces are recorded by ``coapcc report``.
 _NOT_SWEEPABLE = {
     "seed": "run seeds are derived from the top-level 'seed' and the replication index; "
     "set 'seed' (base seed) or 'replications' at the top of the file",
-    "trace": "a sweep records no traces (coapcc report records one traced run); remove 'trace'",
+    "trace": "a sweep records no traces (of a simulator experiment, coapcc report records one traced run); "
+    "remove 'trace'",
 }
 
 
@@ -151,7 +162,7 @@ class PlannedRun:
     point: int  #: index of the grid point within its block
     replication: int
     assignment: Mapping[str, Any]  #: the grid values of this point
-    config: SimConfig  #: the full configuration, seed included
+    config: SimConfig  #: the full configuration, seed included (a MeshConfig in a mesh experiment)
     point_hash: str = ""  #: hash of the configuration without its seed (same for every replication)
 
 
@@ -192,6 +203,7 @@ class Experiment:
     quick: Mapping[str, Any] = field(default_factory=dict)
     source: str | None = None  #: the TOML text it was read from
     path: str | None = None
+    kind: str = "sim"  #: ``"sim"`` (SimConfig runs) or ``"mesh"`` (MeshConfig runs)
 
     # -- construction -------------------------------------------------------------------
 
@@ -206,10 +218,29 @@ class Experiment:
     ) -> Experiment:
         """Build from the parsed TOML table. Validates every run's configuration."""
         data = dict(data)
-        known = {"name", "title", "description", "seed", "replications", "base", "grid", "block", "quick"}
+        known = {
+            "name",
+            "kind",
+            "title",
+            "description",
+            "seed",
+            "replications",
+            "base",
+            "grid",
+            "block",
+            "quick",
+        }
         for k in data:
             if k not in known:
                 raise ConfigError(k, "unknown experiment key", sorted(known))
+        kind = data.get("kind", "sim")
+        if kind not in KINDS:
+            hint = (
+                f"; run it with `coapcc reproduce {name or data.get('name')}`"
+                if kind == "makarem-studies"
+                else ""
+            )
+            raise ConfigError("kind", f"{kind!r} is not a kind of sweep{hint}", KINDS)
         exp_name = check_name(str(data.get("name") or name or "experiment"))
         blocks_data = data.get("block")
         if blocks_data is None:
@@ -234,7 +265,7 @@ class Experiment:
                 if k in _NOT_SWEEPABLE:
                     raise ConfigError(f"{bkey}.base.{k}", _NOT_SWEEPABLE[k])
             reps = b.get("replications")
-            if reps is not None and (not isinstance(reps, int) or reps < 1):
+            if reps is not None and (not isinstance(reps, int) or isinstance(reps, bool) or reps < 1):
                 raise ConfigError(f"{bkey}.replications", f"must be an integer >= 1, got {reps!r}")
             blocks.append(
                 Block(
@@ -249,10 +280,10 @@ class Experiment:
         if len(set(names)) != len(names):
             raise ConfigError("block.name", f"block names must be unique, got {names}")
         reps = data.get("replications", 1)
-        if not isinstance(reps, int) or reps < 1:
+        if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
             raise ConfigError("replications", f"must be an integer >= 1, got {reps!r}")
         seed = data.get("seed", 1)
-        if not isinstance(seed, int) or seed < 0:
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
             raise ConfigError("seed", f"must be an integer >= 0, got {seed!r}")
         for k in data.get("base", {}):
             if k in _NOT_SWEEPABLE:
@@ -282,6 +313,7 @@ class Experiment:
             quick=quick,
             source=source,
             path=path,
+            kind=kind,
         )
         exp.check_size()
         exp.points()  # validate every configuration now, with the key at fault
@@ -325,11 +357,23 @@ class Experiment:
         """Every grid point: ``(block, index, assignment, configuration)`` (validated; the
         seed is the default until :meth:`runs` derives it)."""
         out = []
+        resolve = SimConfig.from_dict
+        if self.kind == "mesh":
+            from .meshsim import MeshConfig
+
+            resolve = MeshConfig.from_dict
+        checked: dict[str, Any] = {}  # a mesh point several blocks share is checked once
         for b in self.blocks:
             for pi, assignment in enumerate(b.points()):
                 fields = {**self.base, **b.base, **assignment}
                 try:
-                    cfg = SimConfig.from_dict(fields)
+                    if self.kind == "mesh":
+                        key = canonical_json(fields)
+                        cfg = checked.get(key)
+                        if cfg is None:
+                            cfg = checked[key] = resolve(fields)
+                    else:
+                        cfg = resolve(fields)
                 except ConfigError as e:
                     where = f"block '{b.name}' point {assignment}"
                     raise ConfigError(e.key, f"{str(e).split(': ', 1)[1]} [in {where}]") from None
@@ -395,8 +439,6 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(str(p), f"invalid TOML: {e}") from None
-    if data.get("kind") == "mesh":  # 802.15.4 mesh runs: coapcc.mesh_study plans and runs them
-        raise ConfigError("kind", f"{p} is a mesh experiment: run it with `coapcc reproduce {p}`")
     return Experiment.from_dict(data, name=p.stem, source=text, path=str(p))
 
 

@@ -14,36 +14,238 @@ The model, its parameters and its mapping to Ancillotti & Bruno's Cooja study ar
 
 from __future__ import annotations
 
+import copy
+import functools
+import hashlib
 import json
+import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import _native
+from .config import ConfigError, canonical_json
 
-__all__ = ["mesh", "MeshResult", "mesh_config"]
+__all__ = ["mesh", "MeshResult", "mesh_config", "MeshConfig", "report_metrics", "DEFAULT_PRESET"]
+
+#: Preset of a mesh configuration that names none (the Cooja study's, as ``coapcc mesh``).
+DEFAULT_PRESET = "ancillotti-cooja"
 
 
-def mesh_config(preset: str = "ancillotti-cooja", **options: Any) -> dict:
+def mesh_config(preset: str = DEFAULT_PRESET, **options: Any) -> dict:
     """The full mesh configuration of ``preset`` with ``options`` applied.
 
     Options are top-level keys (``topology``, ``cc``, ``traffic``, ``message_bytes``,
     ``duration_s``, ``seed``...) or dotted keys into the sections, given as
     ``**{"radio.capture_db": None}`` or with ``__`` (``mac__queue_packets=4``). Raises
-    ``ValueError`` naming an unknown key.
+    :class:`~coapcc.ConfigError` (a ``ValueError``) naming an unknown key or preset.
     """
-    cfg = json.loads(_native.mesh_config_json(preset))
+    try:
+        cfg = json.loads(_native.mesh_config_json(preset))
+    except ValueError as e:
+        raise ConfigError("preset", str(e)) from None
     for key, value in options.items():
-        parts = key.replace("__", ".").split(".")
+        dotted = key.replace("__", ".")
+        parts = dotted.split(".")
         node = cfg
         for part in parts[:-1]:
             if not isinstance(node.get(part), dict):
-                raise ValueError(f"unknown mesh parameter {key!r}")
+                sections = sorted(k for k, v in cfg.items() if isinstance(v, dict))
+                raise ConfigError(dotted, "unknown mesh parameter (no such section)", sections)
             node = node[part]
         if parts[-1] not in node:
-            raise ValueError(f"unknown mesh parameter {key!r}; valid here: {', '.join(sorted(node))}")
+            raise ConfigError(dotted, "unknown mesh parameter", sorted(node))
         node[parts[-1]] = value
     return cfg
+
+
+def _error_key(message: str) -> str:
+    """The configuration key a message of the simulator's mesh check is about (``bad
+    topology ...``, ``duration_s must be ...``), else ``mesh``."""
+    words = message.split()
+    if len(words) >= 2 and words[0] == "bad":
+        return words[1].lstrip("-")
+    if len(words) >= 2 and words[1] == "must":
+        return words[0]
+    return "mesh"
+
+
+#: Short labels of the Cooja study's algorithms (the ``cc`` spec's name, before ``:``).
+CC_LABELS = {"default": "CoAP-CC", "cocoa-plus": "CoCoA+"}
+
+
+def _cc_label(cc: str) -> str:
+    name = cc.split(":", 1)[0]
+    return CC_LABELS.get(name, name)
+
+
+def _grid_n(topology: str) -> float:
+    kind, _, arg = topology.partition(":")
+    if kind == "grid" and "x" not in arg:
+        try:
+            return float(int(arg))
+        except ValueError:
+            pass
+    return math.nan
+
+
+def _nodes(topology: str) -> int:
+    kind, _, arg = topology.partition(":")
+    try:
+        if kind == "grid":
+            n, _, m = arg.partition("x")
+            return int(n) * int(m or n)
+        if kind in ("chain", "ring"):
+            return int(arg)
+        if kind == "dumbbell":
+            k, m = arg.split(",")
+            return 2 * int(k) + int(m) + 2
+    except ValueError:
+        pass
+    return 1
+
+
+def _traffic_columns(traffic: str) -> dict:
+    kind, _, arg = traffic.partition(":")
+    row = {"pattern": kind, "load_kbps": math.nan, "tb_s": math.nan, "event_bytes": math.nan}
+    try:
+        if kind == "periodic":
+            row["load_kbps"] = float(arg)
+        elif kind == "events":
+            tb, size = arg.split(",")
+            row["tb_s"] = float(tb)
+            row["event_bytes"] = float(size)
+    except ValueError:
+        pass
+    return row
+
+
+@functools.lru_cache(maxsize=256)
+def _resolve_cc(spec: str) -> str:
+    """The fully resolved form of an algorithm spec (``coapcc.resolve_algorithm``)."""
+    return _native.resolve_algorithm(spec)
+
+
+@dataclass(frozen=True)
+class MeshConfig:
+    """A fully resolved mesh configuration (seed included) as a run of an experiment holds
+    it (``kind = "mesh"`` files): what :func:`mesh_config` returns, checked by the simulator
+    (parameters, algorithm, topology, DODAG). It has the interface the sweep machinery uses
+    of a :class:`~coapcc.SimConfig`: :meth:`from_dict`, :meth:`to_dict`, :meth:`with_seed`,
+    ``seed``, :meth:`columns` (the dataset's configuration columns)."""
+
+    data: Mapping[str, Any]
+
+    kind = "mesh"
+
+    @classmethod
+    def from_dict(cls, fields: Mapping[str, Any]) -> MeshConfig:
+        """From an experiment point: ``preset`` (default :data:`DEFAULT_PRESET`) and mesh
+        parameters, top-level or dotted (``"mac.queue_packets"``). Raises
+        :class:`~coapcc.ConfigError` naming the key for a configuration that cannot run."""
+        fields = dict(fields)
+        preset = fields.pop("preset", DEFAULT_PRESET)
+        cfg = mesh_config(preset, **fields)
+        try:
+            _native.mesh_check_json(json.dumps(cfg))
+        except ValueError as e:
+            raise ConfigError(_error_key(str(e)), str(e)) from None
+        return cls(cfg)
+
+    @property
+    def seed(self) -> int:
+        return int(self.data["seed"])
+
+    def with_seed(self, seed: int) -> MeshConfig:
+        return MeshConfig({**self.data, "seed": int(seed)})
+
+    def to_dict(self) -> dict:
+        """The resolved configuration (a copy), as the simulator reads it."""
+        return copy.deepcopy(dict(self.data))
+
+    def config_json(self) -> str:
+        """The simulator's input (``coapcc._native.mesh_json``)."""
+        return json.dumps(self.data)
+
+    def config_hash(self) -> str:
+        """16 hex digits identifying what the simulator runs, as a simulator run's
+        :func:`coapcc.config.config_hash`: sha256 of
+        ``{"mesh":CONFIG,"resolved":CC,"v":1}``, ``CONFIG`` the configuration (seed included)
+        as canonical JSON and ``CC`` its algorithm spec fully resolved, so that a change of an
+        algorithm's defaults is a different run, not one silently mixed into a dataset."""
+        resolved = json.dumps(_resolve_cc(self.data["cc"]))
+        text = f'{{"mesh":{canonical_json(self.data)},"resolved":{resolved},"v":1}}'
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def label(self) -> str:
+        """The algorithm's short label (``CoAP-CC``, ``CoCoA+``, else the spec's name)."""
+        return _cc_label(self.data["cc"])
+
+    @property
+    def cost(self) -> float:
+        """Relative cost estimate (node-seconds), to start the longest runs first."""
+        return float(_nodes(self.data["topology"]) * self.data["duration_s"])
+
+    def columns(self) -> dict[str, Any]:
+        """The dataset's configuration columns: every field, sections flattened
+        (``mac_queue_packets``...), plus ``algorithm`` (the label), ``grid_n`` (n of an n×n
+        grid, else NaN), and the traffic's ``pattern``, ``load_kbps``, ``tb_s`` and
+        ``event_bytes`` (NaN where they do not apply)."""
+        cols: dict[str, Any] = {}
+        for k, v in self.data.items():
+            if isinstance(v, Mapping):
+                cols.update({f"{k}_{kk}": vv for kk, vv in v.items()})
+            else:
+                cols[k] = v
+            if k == "topology":
+                cols["grid_n"] = _grid_n(v)
+            elif k == "cc":
+                cols["algorithm"] = self.label
+            elif k == "traffic":
+                cols.update(_traffic_columns(v))
+        cols["duration_s"] = float(cols["duration_s"])  # one type whether a file wrote 120 or 120.0
+        return cols
+
+
+_QUANTILES = ("count", "mean", "min", "p10", "p25", "median", "p75", "p90", "p95", "max")
+_DISTS = ("rto_first_s", "rtt_strong_s", "rtt_weak_s", "unit_rtt_s")
+_SCALARS = (
+    "plr_mean",
+    "plr_max",
+    "plr_event_mean",
+    "plr_event_max",
+    "retransmissions_per_frame_mean",
+    "retransmissions_per_frame_max",
+    "retransmissions_per_message_mean",
+    "early_retransmissions_mean",
+    "early_retransmissions_max",
+    "sim_time_s",
+    "wall_s",
+    "events",
+)
+
+
+def report_metrics(report: dict) -> dict[str, Any]:
+    """The scalar metrics of a mesh report (``coapcc mesh --json``) as one flat row:
+    ``clients`` (their number), the PLR, retransmission and early-retransmission summaries,
+    ``sim_time_s``, ``wall_s``, ``events``, ``loss_<cause>`` counts and
+    ``<distribution>_<quantile>`` of ``rto_first_s``, ``rtt_strong_s``, ``rtt_weak_s`` and
+    ``unit_rtt_s`` (NaN where the report has none). :attr:`MeshResult.summary` and a mesh
+    study's runs table (:func:`coapcc.mesh_study.run_summary`) are made of it."""
+    row: dict[str, Any] = {"clients": len(report["clients"])}
+    for k in _SCALARS:
+        v = report.get(k)
+        row[k] = math.nan if v is None else v
+    for cause, count in sorted(report.get("loss_causes", {}).items()):
+        row[f"loss_{cause}"] = count
+    for k in _DISTS:
+        s = report.get(k) or {}
+        for q in _QUANTILES:
+            v = s.get(q)
+            row[f"{k}_{q}"] = math.nan if v is None else float(v)
+    return row
 
 
 @dataclass(frozen=True)
@@ -80,31 +282,8 @@ class MeshResult:
         """One-row table of the run's scalar metrics and its main parameters."""
         import pandas as pd
 
-        r = self.report
-        row = {
-            "topology": self.config["topology"],
-            "cc": self.config["cc"],
-            "traffic": self.config["traffic"],
-            "message_bytes": self.config["message_bytes"],
-            "seed": self.config["seed"],
-            "clients": len(r["clients"]),
-            "plr_mean": r["plr_mean"],
-            "plr_max": r["plr_max"],
-            "plr_event_mean": r["plr_event_mean"],
-            "plr_event_max": r["plr_event_max"],
-            "retransmissions_per_frame_mean": r["retransmissions_per_frame_mean"],
-            "retransmissions_per_frame_max": r["retransmissions_per_frame_max"],
-            "retransmissions_per_message_mean": r["retransmissions_per_message_mean"],
-            "early_retransmissions_mean": r["early_retransmissions_mean"],
-            "early_retransmissions_max": r["early_retransmissions_max"],
-            "sim_time_s": r["sim_time_s"],
-            "wall_s": r["wall_s"],
-        }
-        for name in ("rto_first_s", "rtt_strong_s", "rtt_weak_s"):
-            s = r[name] or {}
-            for q in ("mean", "median", "p90", "max"):
-                row[f"{name}_{q}"] = s.get(q)
-        return pd.DataFrame([row])
+        row = {k: self.config[k] for k in ("topology", "cc", "traffic", "message_bytes", "seed")}
+        return pd.DataFrame([{**row, **report_metrics(self.report)}])
 
     @property
     def loss_causes(self):

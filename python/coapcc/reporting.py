@@ -407,6 +407,14 @@ def _names(results: list[Results]) -> list[str]:
     return names
 
 
+def _kind(path: str | os.PathLike) -> str:
+    """The kind of experiment a dataset holds (``experiment.json``), ``"sim"`` if unsaid."""
+    try:
+        return json.loads((Path(path) / "experiment.json").read_text()).get("kind", "sim")
+    except (OSError, ValueError, AttributeError):
+        return "sim"
+
+
 def report(
     path: str | os.PathLike,
     out: str | os.PathLike | None = None,
@@ -438,6 +446,12 @@ def report(
     import pandas as pd
 
     matplotlib.use("Agg")
+    if compare is None and _kind(path) == "mesh":  # a mesh study: its own figures (coapcc.mesh_study)
+        from .mesh_study import write_report
+
+        if out is not None:
+            raise ValueError("the report of a mesh study is written into its dataset folder: leave out --out")
+        return write_report(path, log=log)
     t0 = time.perf_counter()
     results = [load_results(path)] + ([load_results(compare)] if compare is not None else [])
     for r in results:

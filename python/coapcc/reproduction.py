@@ -4,12 +4,15 @@
 the file documents) into ``results/NAME-quick/``: a preview that takes about two minutes on
 a 2-core laptop. Finished runs are kept, so an interrupted reproduction resumes. The
 catalogue ships inside the package (``coapcc/experiments/``), so this works from an installed
-``coapcc`` in any folder.
+``coapcc`` in any folder. A mesh experiment (``kind = "mesh"``: ``ancillotti``) is swept the
+same way and reported by :func:`coapcc.mesh_study.write_report`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 import time
 from pathlib import Path
@@ -63,9 +66,17 @@ def reproduce(
         raise Interrupted(outcome.signal or 2)
     if outcome.failed:
         print(f"reproduce: {len(outcome.failed)} runs failed; the report covers the others", file=log)
-    path = report(outcome.out, trace=trace, log=log)
+    t1 = time.perf_counter()
+    if exp.kind == "mesh":
+        from .mesh_study import write_report
+
+        path = write_report(outcome.out, exp, outcome=outcome)
+    else:
+        path = report(outcome.out, trace=trace, log=log)
+    t2 = time.perf_counter()
     print(
-        f"reproduce {exp.name}: done in {time.perf_counter() - t0:.1f} s; report: {path}",
+        f"reproduce {exp.name}: done in {t2 - t0:.1f} s (runs {outcome.wall_s:.1f} s, report {t2 - t1:.1f} s); "
+        f"report: {path}",
         file=log,
         flush=True,
     )
@@ -81,13 +92,7 @@ def main(argv: list[str]) -> int:
         from .sensitivity import main as sensitivity_main
 
         return sensitivity_main(argv[1:])
-    from .mesh_study import find_mesh_experiment
-
-    if argv and not argv[0].startswith("-") and find_mesh_experiment(argv[0]):  # kind = "mesh" (ancillotti)
-        from .mesh_study import main as mesh_main
-
-        return mesh_main(argv)
-    from .sweeper import add_executor_args
+    from .sweeper import add_executor_args, plan
 
     names = ", ".join(sorted(catalogue())) or "none found"
     p = argparse.ArgumentParser(
@@ -109,9 +114,15 @@ def main(argv: list[str]) -> int:
         help="results dataset (default: results/NAME/ or results/NAME-quick/)",
     )
     p.add_argument("--no-trace", action="store_true", help="skip the traced run and the RTO/RTT figure")
+    p.add_argument("--list", action="store_true", help="print the plan (blocks, runs) and exit")
     add_executor_args(p)
     a = p.parse_args(argv)
     try:
+        if a.list:
+            exp = find_experiment(a.name)
+            exp = exp.quick_variant() if a.quick else exp
+            print(exp.summary([t.planned for t in plan(exp)]))
+            return 0
         path = reproduce(
             a.name,
             quick=a.quick,
@@ -126,6 +137,10 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt as e:
         print("reproduce: interrupted; rerun to continue", file=sys.stderr)
         return 128 + getattr(e, "signum", 2)
+    except BrokenPipeError:  # --list | head
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - no flush error at exit
+        return 0
     except (ConfigError, FileNotFoundError, RuntimeError, ValueError) as e:
         print(f"coapcc reproduce: error: {e}", file=sys.stderr)
         return 2

@@ -7,6 +7,10 @@ Executors (all give identical tables; the simulator is deterministic given the s
 * ``dask`` (``--scheduler ADDRESS``, or ``--dask local`` for a LocalCluster of ``--workers``
   single-threaded worker processes): dask.distributed; lost workers' runs are rescheduled.
 
+An experiment of ``kind = "mesh"`` (``ancillotti``) sweeps the same way: its runs are mesh
+runs (:mod:`coapcc.mesh_study` makes their records), its dataset has the same layout, journal,
+resume and format checks, and a run shared by several blocks lists them in ``blocks``.
+
 Whatever the executor, the simulator runs on the workers and this process writes each
 finished run into the dataset at once (see :mod:`coapcc.dataset`), so workers need no shared
 filesystem, and an interrupted sweep (Ctrl-C, crash, lost worker) loses no finished run: a
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -50,23 +55,36 @@ class Task:
     #: The simulator's configuration of the run's grid point as canonical JSON text, the seed
     #: replaced by a placeholder (one string shared by every replication of the point).
     native: str = ""
+    #: Mesh runs: every block that has this run, its own block first (a mesh dataset's
+    #: ``blocks`` column, ``|``-separated).
+    blocks: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """``"sim"`` or ``"mesh"`` (the experiment's kind)."""
+        return getattr(self.planned.config, "kind", "sim")
 
     @property
     def config_json(self) -> str:
         """The simulator's input (made when the run is sent, so a plan stays small)."""
         if self.native:
             return self.native.replace(_SEED_TEXT, str(int(self.planned.config.seed)), 1)
+        if self.kind == "mesh":
+            return self.planned.config.config_json()
         return json.dumps(to_native(self.planned.config))
 
     @property
     def cost(self) -> float:
-        """Rough relative cost (to start the longest runs first): flows x exchanges."""
+        """Rough relative cost (to start the longest runs first): flows x exchanges (mesh
+        runs: nodes x simulated seconds)."""
         c = self.planned.config
+        if self.kind == "mesh":
+            return c.cost
         return float(c.clients * c.exchanges)
 
     def ident(self) -> dict:
         p = self.planned
-        return {
+        out = {
             "experiment": p.experiment,
             "block": p.block,
             "block_index": self.block_index,
@@ -75,6 +93,9 @@ class Task:
             "config_hash": self.config_hash,
             "point_hash": p.point_hash,
         }
+        if self.kind == "mesh":
+            out["blocks"] = "|".join(self.blocks or (p.block,))
+        return out
 
     def common(self) -> dict:
         """The run's configuration columns: its identity, then
@@ -128,8 +149,10 @@ class SweepOutcome:
 def plan(experiment: Experiment) -> list[Task]:
     """Every distinct run of ``experiment`` as a :class:`Task`, validated (algorithm specs are
     resolved against the Rust registry, so a bad spec fails here, naming the key)."""
-    resolved: dict[str, str] = {}
     block_index = {b.name: i for i, b in enumerate(experiment.blocks)}
+    if experiment.kind == "mesh":
+        return _plan_mesh(experiment, block_index)
+    resolved: dict[str, str] = {}
     points: dict[str, tuple[str, str]] = {}  # point hash -> (native text with _SEED, resolved specs text)
     tasks, seen = [], set()
     for run in experiment.runs():
@@ -163,6 +186,23 @@ def plan(experiment: Experiment) -> list[Task]:
     return tasks
 
 
+def _plan_mesh(experiment: Experiment, block_index: dict[str, int]) -> list[Task]:
+    """:func:`plan` of a mesh experiment: a run is identified by the hash of its configuration
+    (seed included) and resolved algorithm spec (:meth:`coapcc.meshsim.MeshConfig.config_hash`);
+    a run that several blocks have is planned once, in its first block, and lists them all."""
+    tasks: dict[str, Task] = {}
+    blocks: dict[str, list[str]] = {}
+    for run in experiment.runs():
+        h = run.config.config_hash()
+        if h in tasks:
+            if run.block not in blocks[h]:
+                blocks[h].append(run.block)
+            continue
+        tasks[h] = Task(run, h, block_index[run.block])
+        blocks[h] = [run.block]
+    return [dataclasses.replace(t, blocks=tuple(blocks[h])) for h, t in tasks.items()]
+
+
 # -- executors ------------------------------------------------------------------------------
 
 
@@ -178,12 +218,20 @@ def _describe(e: BaseException) -> str:
     return f"{e.kind if isinstance(e, RunError) else type(e).__name__}: {e}"
 
 
-def execute(runner: RunnerLike, config_json: str, config_hash: str, common_json: str) -> tuple:
+def execute(
+    runner: RunnerLike, config_json: str, config_hash: str, common_json: str, kind: str = "sim"
+) -> tuple:
     """Worker entry point: run one configuration; returns its record
     (:func:`coapcc.dataset.encode_columns`) and its number of flows, as
-    :meth:`coapcc.dataset.DatasetWriter.add` takes them."""
+    :meth:`coapcc.dataset.DatasetWriter.add` takes them. ``kind = "mesh"``: a mesh run
+    (:func:`coapcc.mesh_study.execute_mesh`; its clients are the record's rows)."""
     from .dataset import encode_columns, flow_count
     from .runner import run_columns
+
+    if kind == "mesh":
+        from .mesh_study import execute_mesh
+
+        return execute_mesh(runner, config_json, config_hash, common_json)
 
     cols = run_columns(runner, config_json)
     if cols.get("config_json") is None:
@@ -193,7 +241,7 @@ def execute(runner: RunnerLike, config_json: str, config_hash: str, common_json:
 
 
 def _args(t: Task) -> tuple:
-    return (t.config_json, t.config_hash, t.common_json())
+    return (t.config_json, t.config_hash, t.common_json(), t.kind)
 
 
 def _serial(tasks, runner) -> Iterator[tuple[Task, object, BaseException | None]]:
@@ -443,7 +491,10 @@ def default_out(experiment: Experiment) -> Path:
 def definition(experiment: Experiment) -> dict:
     """What defines an experiment's runs (not its title or description): base seed,
     replications, base and blocks, as stored in ``experiment.json``."""
+    # "kind" only when not "sim", so that simulator datasets record what they always did.
+    kind = {"kind": experiment.kind} if experiment.kind != "sim" else {}
     return {
+        **kind,
         "seed": experiment.seed,
         "replications": experiment.replications,
         "base": dict(experiment.base),
@@ -706,12 +757,6 @@ def add_executor_args(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from .mesh_study import find_mesh_experiment
-
-    if argv and not argv[0].startswith("-") and find_mesh_experiment(argv[0]):  # kind = "mesh" (ancillotti)
-        from .mesh_study import main as mesh_main
-
-        return mesh_main(argv, report=False)
     p = argparse.ArgumentParser(
         prog="coapcc sweep",
         description="Run every point of an experiment (a TOML file, or a catalogue name such as anrw18) "

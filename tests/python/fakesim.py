@@ -83,3 +83,20 @@ def dying_runner(config_json: str) -> str:
     if seed % int(os.environ["COAPCC_DIE_SEED_MOD"]) == 0:
         os._exit(9)
     return fake_runner(config_json)
+
+
+def mesh_counting_runner(config_json: str) -> str:
+    """The real mesh simulator (``coapcc._native.mesh_json``) with the counting, failing and
+    sleeping of :func:`counting_runner` (same environment variables)."""
+    from coapcc import _native
+
+    path = os.environ["COAPCC_COUNT_FILE"]
+    fail_after = int(os.environ.get("COAPCC_FAIL_AFTER", "-1"))
+    with open(path, "a+") as f:
+        f.seek(0)
+        n = len(f.read().splitlines())
+        if 0 <= fail_after <= n:
+            raise RuntimeError(f"injected failure after {n} runs")
+        f.write(f"{json.loads(config_json)['seed']}\n")
+    time.sleep(float(os.environ.get("COAPCC_SLEEP", "0")))
+    return _native.mesh_json(config_json, None)

@@ -73,9 +73,9 @@ impl Reply {
         Reply { bytes: msg.to_bytes(), kind: super::transmit_kind(msg) }
     }
 
-    /// The datagram (to send it the first time).
-    pub(crate) fn bytes(&self) -> &[u8] {
-        &self.bytes
+    /// A reply already encoded (`bytes`, of `kind`).
+    pub(crate) fn encoded(bytes: Vec<u8>, kind: TransmitKind) -> Reply {
+        Reply { bytes, kind }
     }
 
     /// What it is.

@@ -52,13 +52,14 @@ pub mod lifecycle;
 mod limits;
 mod observe;
 mod outgoing;
+mod peerset;
 mod server;
 #[cfg(test)]
 mod tests;
 mod timers;
 mod types;
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Debug;
 use std::hash::Hash;
 
@@ -235,10 +236,10 @@ pub struct Endpoint<P> {
     timers: Timers<P>,
     /// Peers with a non-empty NSTART queue (so that starting exchanges never scans every
     /// peer).
-    queued_peers: BTreeSet<P>,
+    queued_peers: peerset::PeerSet<P>,
     /// Per peer: server requests not finished (unanswered, or answered by a separate
     /// response still in flight), bounded by [`EndpointConfig::max_pending_per_peer`].
-    pending_by_peer: BTreeMap<P, u32>,
+    pending_by_peer: peerset::PeerCounts<P>,
     outs: IdMap<u64, Out<P>>,
     /// Exchanges waiting for an ACK or RST, by (peer, our Message ID).
     by_mid: IdMap<(P, u16), u64>,
@@ -270,6 +271,8 @@ pub struct Endpoint<P> {
     spare: Vec<Vec<u8>>,
     /// Transmission lists of finished exchanges, kept for their allocation.
     spare_tx: Vec<Vec<TransmissionRecord>>,
+    /// The payload buffer of the last piggybacked response, kept for its allocation.
+    payload_spare: Vec<u8>,
     events: VecDeque<Event<P>>,
     records: VecDeque<ExchangeRecord<P>>,
     stats: Stats,
@@ -314,8 +317,8 @@ impl<P: Peer> Endpoint<P> {
             use_tick: 0,
             peers: BTreeMap::new(),
             timers: Timers::new(),
-            queued_peers: BTreeSet::new(),
-            pending_by_peer: BTreeMap::new(),
+            queued_peers: peerset::PeerSet::new(),
+            pending_by_peer: peerset::PeerCounts::new(),
             outs: IdMap::default(),
             by_mid: IdMap::default(),
             by_token: IdMap::default(),
@@ -324,6 +327,7 @@ impl<P: Peer> Endpoint<P> {
             transmits: VecDeque::new(),
             spare: Vec::new(),
             spare_tx: Vec::new(),
+            payload_spare: Vec::new(),
             events: VecDeque::new(),
             records: VecDeque::new(),
             stats: Stats::default(),

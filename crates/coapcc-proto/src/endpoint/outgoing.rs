@@ -164,13 +164,14 @@ impl<P: Peer> Endpoint<P> {
                 let len = usize::from(self.config.token_len.clamp(1, 8));
                 let key_len = if copy_id { len - 1 } else { len };
                 let mut key = self.random_token(key_len);
+                let mut indexed = !self.by_token.contains_key(&(peer.clone(), key));
                 for _ in 0..16 {
-                    if !self.by_token.contains_key(&(peer.clone(), key)) {
+                    if indexed {
                         break;
                     }
                     key = self.random_token(key_len);
+                    indexed = !self.by_token.contains_key(&(peer.clone(), key));
                 }
-                let indexed = !self.by_token.contains_key(&(peer.clone(), key));
                 if indexed {
                     self.by_token.insert((peer.clone(), key), xid);
                 }
@@ -275,7 +276,8 @@ impl<P: Peer> Endpoint<P> {
     ) -> Out<P> {
         let mut out = self.outs.remove(&xid).expect("finishing a known exchange");
         self.timers.rearm(TimerKey::Out(xid), out.state.deadline(), None);
-        let notification = self.notification_finished(xid, matches!(outcome, Outcome::Failed(_)));
+        let notification =
+            !self.notifications.is_empty() && self.notification_finished(xid, matches!(outcome, Outcome::Failed(_)));
         if let (RecordKind::SeparateResponse(_), false) = (out.kind, notification) {
             self.release_pending(&out.peer);
         }
@@ -293,29 +295,8 @@ impl<P: Peer> Endpoint<P> {
                 p.slots.release();
             }
             if self.config.record_exchanges {
-                let block2 = match out.kind {
-                    RecordKind::Request(_) => out.msg.block2().ok().flatten(),
-                    RecordKind::SeparateResponse(_) => None,
-                };
-                self.records.push_back(ExchangeRecord {
-                    kind: out.kind,
-                    peer: out.peer.clone(),
-                    message_id: out.msg.message_id,
-                    token: out.msg.token,
-                    confirmable: out.con,
-                    block2,
-                    algorithm: p.cc.name(),
-                    queued_at: out.queued_at,
-                    transmissions: out.tx.to_vec(),
-                    acked_at: out.acked_at,
-                    response_at: response.map(|r| r.0),
-                    rtt: out.rtt,
-                    copy: out.copy,
-                    response_code: response.map(|r| r.1),
-                    outcome,
-                    finished_at: now,
-                    snapshot: p.cc.snapshot(),
-                });
+                let record = exchange_record(&out, &p.cc, now, outcome, response);
+                self.records.push_back(record);
             }
         }
         if self.spare_tx.len() < Self::SPARE_BUFFERS {
@@ -324,5 +305,42 @@ impl<P: Peer> Endpoint<P> {
             self.spare_tx.push(tx);
         }
         out
+    }
+}
+
+/// The record of finished exchange `out` (with [`EndpointConfig::record_exchanges`], out of
+/// line: the simulator and most drivers never ask for it).
+///
+/// [`EndpointConfig::record_exchanges`]: super::EndpointConfig::record_exchanges
+#[inline(never)]
+fn exchange_record<P: Clone>(
+    out: &Out<P>,
+    cc: &Controller,
+    now: Instant,
+    outcome: Outcome,
+    response: Option<(Instant, Code)>,
+) -> ExchangeRecord<P> {
+    let block2 = match out.kind {
+        RecordKind::Request(_) => out.msg.block2().ok().flatten(),
+        RecordKind::SeparateResponse(_) => None,
+    };
+    ExchangeRecord {
+        kind: out.kind,
+        peer: out.peer.clone(),
+        message_id: out.msg.message_id,
+        token: out.msg.token,
+        confirmable: out.con,
+        block2,
+        algorithm: cc.name(),
+        queued_at: out.queued_at,
+        transmissions: out.tx.to_vec(),
+        acked_at: out.acked_at,
+        response_at: response.map(|r| r.0),
+        rtt: out.rtt,
+        copy: out.copy,
+        response_code: response.map(|r| r.1),
+        outcome,
+        finished_at: now,
+        snapshot: cc.snapshot(),
     }
 }

@@ -42,9 +42,11 @@ impl<P: Peer> Endpoint<P> {
             let mut m = msg;
             m.mtype = MessageType::Ack;
             m.message_id = s.mid;
-            let reply = Reply::of(&m);
+            // Encoded once into a recycled buffer; the cache keeps a copy for duplicates.
             let mut b = self.buffer();
-            b.extend_from_slice(reply.bytes());
+            m.encode(&mut b);
+            let reply = Reply::encoded(b.clone(), super::transmit_kind(&m));
+            self.payload_spare = core::mem::take(&mut m.payload);
             self.send_bytes(s.peer.clone(), b, reply.kind());
             self.dedup.update(&s.peer, s.mid, Cached::Reply(reply));
         } else if s.con {
@@ -122,7 +124,7 @@ impl<P: Peer> Endpoint<P> {
     pub(super) fn handle_request(&mut self, now: Instant, peer: P, msg: Message) {
         let con = msg.mtype == MessageType::Con;
         let expires = self.lifetime(now, con);
-        if self.pending_by_peer.get(&peer).copied().unwrap_or(0) as usize >= self.config.max_pending_per_peer {
+        if self.pending_by_peer.get(&peer) as usize >= self.config.max_pending_per_peer {
             self.refuse(peer, msg, expires);
             return;
         }
@@ -150,7 +152,7 @@ impl<P: Peer> Endpoint<P> {
         self.deregister(&peer, &msg);
         self.timers.rearm(TimerKey::Served(id), None, s.deadline);
         self.served.insert(id, s);
-        *self.pending_by_peer.entry(peer.clone()).or_insert(0) += 1;
+        self.pending_by_peer.increment(&peer);
         self.dedup.insert(peer.clone(), msg.message_id, Cached::Pending(id), expires);
         if let Some(text) = bad {
             self.stats.requests_rejected += 1;
@@ -206,12 +208,7 @@ impl<P: Peer> Endpoint<P> {
     /// A server request of `peer` finished (answered in one message, or its separate
     /// response's exchange ended).
     pub(super) fn release_pending(&mut self, peer: &P) {
-        if let Some(n) = self.pending_by_peer.get_mut(peer) {
-            *n -= 1;
-            if *n == 0 {
-                self.pending_by_peer.remove(peer);
-            }
-        }
+        self.pending_by_peer.decrement(peer);
     }
 
     pub(super) fn send_empty_ack(&mut self, id: ServerRequestId) {
@@ -219,9 +216,10 @@ impl<P: Peer> Endpoint<P> {
             s.acked = true;
             self.timers.rearm(TimerKey::Served(id), s.deadline.take(), None);
             let (peer, mid) = (s.peer.clone(), s.mid);
-            let reply = Reply::of(&Message::empty_ack(mid));
+            let ack = Message::empty_ack(mid);
             let mut b = self.buffer();
-            b.extend_from_slice(reply.bytes());
+            ack.encode(&mut b);
+            let reply = Reply::encoded(b.clone(), super::transmit_kind(&ack));
             self.send_bytes(peer.clone(), b, reply.kind());
             self.dedup.update(&peer, mid, Cached::Reply(reply));
         }
@@ -229,7 +227,7 @@ impl<P: Peer> Endpoint<P> {
 
     /// The answer to `s` carrying `r`, sliced into Block2 blocks of at most 2^(`max_szx`+4)
     /// bytes when larger than `max_unblocked` (or when the request asked for a block).
-    pub(super) fn build_response(&self, s: &Served<P>, r: &Response, max_szx: u8, max_unblocked: usize) -> Message {
+    pub(super) fn build_response(&mut self, s: &Served<P>, r: &Response, max_szx: u8, max_unblocked: usize) -> Message {
         let mut m = Message::new(MessageType::Ack, r.code, 0).with_token(s.token);
         m.options = r.options.clone();
         m.options.remove(option::BLOCK2);
@@ -240,7 +238,13 @@ impl<P: Peer> Endpoint<P> {
         let slice =
             if r.code.is_success() { block::slice(len, s.block2, max_szx, max_unblocked) } else { Slice::Whole };
         match slice {
-            Slice::Whole => m.payload = r.payload.clone(),
+            Slice::Whole => {
+                // Into the buffer of the last piggybacked response (no allocation per answer).
+                let mut p = core::mem::take(&mut self.payload_spare);
+                p.clear();
+                p.extend_from_slice(&r.payload);
+                m.payload = p;
+            }
             Slice::Block(b, range) => {
                 let _ = m.set_block2(b);
                 if s.size2 || (b.num == 0 && s.block2.is_none()) {

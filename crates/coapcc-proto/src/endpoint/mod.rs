@@ -458,15 +458,24 @@ impl<P: Peer> Endpoint<P> {
                     };
                     let key = (peer, msg.message_id);
                     let con = msg.mtype == MessageType::Con;
-                    let mut buf = self.spare.pop().unwrap_or_default();
                     let (arrival, entry) = lifecycle::classify_entry(&mut self.dedup, rules, &key, con, msg.token);
                     let replay = match (arrival, entry) {
                         (lifecycle::Arrival::Duplicate(lifecycle::DuplicateAnswer::Replay { echo }), Some(e)) => {
-                            e.replay(echo, &mut buf).map(|kind| (core::mem::take(&mut buf), kind))
+                            // Into a recycled buffer (`buffer`; given back if the entry
+                            // holds nothing to send).
+                            let mut buf = self.spare.pop().unwrap_or_default();
+                            match e.replay(echo, &mut buf) {
+                                Some(kind) => Some((buf, kind)),
+                                None => {
+                                    if buf.capacity() > 0 {
+                                        self.spare.push(buf);
+                                    }
+                                    None
+                                }
+                            }
                         }
                         _ => None,
                     };
-                    self.recycle(buf);
                     let peer = key.0;
                     match arrival {
                         lifecycle::Arrival::Duplicate(answer) => {

@@ -101,9 +101,8 @@ impl<P: Peer> Endpoint<P> {
         let nstart = self.config.nstart;
         // The list reuses its allocation from call to call.
         let mut ready = core::mem::take(&mut self.ready_scratch);
-        ready.extend(
-            self.queued_peers.iter().filter(|k| self.peers.get(*k).is_some_and(|p| p.slots.can_start(nstart))).cloned(),
-        );
+        let peers = &self.peers;
+        self.queued_peers.select(&mut ready, |k| peers.get(k).is_some_and(|p| p.slots.can_start(nstart)));
         for peer in ready.drain(..) {
             loop {
                 let p = self.peers.get_mut(&peer).expect("present");
@@ -240,16 +239,16 @@ impl<P: Peer> Endpoint<P> {
                         let old = out.state.deadline();
                         out.state = OutState::WaitAck { deadline };
                         self.timers.rearm(TimerKey::Out(xid), old, Some(deadline));
-                        let peer = out.peer.clone();
                         self.stats.retransmissions += 1;
-                        let mut b = self.buffer();
-                        let out = &self.outs[&xid];
+                        // A recycled buffer (`buffer`), without a second lookup of the exchange.
+                        let mut b = self.spare.pop().unwrap_or_default();
                         let tkl = out.msg.token.len();
                         b.extend_from_slice(out.wire.as_slice());
                         if let (Some(l), true) = (last, tkl > 0) {
                             b[4 + tkl - 1] = l; // the token follows the 4-byte header
                         }
                         let kind = super::transmit_kind(&out.msg);
+                        let peer = out.peer.clone();
                         self.send_bytes(peer, b, kind);
                     }
                     Expiry::GiveUp => {

@@ -52,13 +52,21 @@ impl<P: Ord> PeerSet<P> {
         }
     }
 
-    /// The peers in ascending order.
-    pub(super) fn iter(&self) -> impl Iterator<Item = &P> {
-        let (small, large) = match &self.large {
-            Some(set) => (None, Some(set.iter())),
-            None => (Some(self.small.iter()), None),
-        };
-        small.into_iter().flatten().chain(large.into_iter().flatten())
+    /// Appends to `out`, in ascending order, the peers for which `keep` holds.
+    pub(super) fn select(&self, out: &mut Vec<P>, mut keep: impl FnMut(&P) -> bool)
+    where
+        P: Clone,
+    {
+        match &self.large {
+            Some(set) => out.extend(set.iter().filter(|p| keep(p)).cloned()),
+            None => {
+                for p in &self.small {
+                    if keep(p) {
+                        out.push(p.clone());
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -172,7 +180,12 @@ mod tests {
                 model.insert(p);
             }
             assert_eq!(s.is_empty(), model.is_empty());
-            assert!(s.iter().eq(model.iter()));
+            let mut all = Vec::new();
+            s.select(&mut all, |_| true);
+            assert!(all.iter().eq(model.iter()));
+            let mut even = Vec::new();
+            s.select(&mut even, |p| p % 2 == 0);
+            assert!(even.iter().eq(model.iter().filter(|p| *p % 2 == 0)));
         }
         assert!(s.large.is_some(), "the test reached the ordered set");
     }
@@ -183,7 +196,9 @@ mod tests {
         s.insert(7);
         let cap = s.small.capacity();
         s.remove(&7);
-        assert!(s.is_empty() && s.iter().next().is_none());
+        let mut all = Vec::new();
+        s.select(&mut all, |_| true);
+        assert!(s.is_empty() && all.is_empty());
         assert_eq!(s.small.capacity(), cap);
     }
 }

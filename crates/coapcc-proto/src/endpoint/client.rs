@@ -75,11 +75,11 @@ impl<P: Peer> Endpoint<P> {
                 return;
             };
             self.ack_cc(now, xid, ordinal);
-            let out = self.finish(now, xid, Outcome::Piggybacked, Some((now, msg.code)));
-            if let RecordKind::Request(id) = out.kind {
+            let (kind, peer) = self.finish(now, xid, Outcome::Piggybacked, Some((now, msg.code)));
+            if let RecordKind::Request(id) = kind {
                 // The payload goes into a recycled buffer (the application may give it back).
                 let m = msg.to_message_in(self.buffer());
-                self.deliver(now, id, out.peer, m, ordinal);
+                self.deliver(now, id, peer, m, ordinal);
             }
         } else {
             self.stats.unmatched += 1;
@@ -98,8 +98,8 @@ impl<P: Peer> Endpoint<P> {
                 ex.reset(&mut p.cc, now);
             }
         }
-        let out = self.finish(now, xid, Outcome::Failed(FailReason::Reset), None);
-        self.fail(out.kind, out.peer, FailReason::Reset);
+        let (kind, peer) = self.finish(now, xid, Outcome::Failed(FailReason::Reset), None);
+        self.fail(kind, peer, FailReason::Reset);
     }
 
     pub(super) fn handle_separate_response(&mut self, now: Instant, peer: P, msg: Message) {
@@ -135,9 +135,9 @@ impl<P: Peer> Endpoint<P> {
             // (For a NON request this only records the RTT and frees the NSTART slot.)
             self.ack_cc(now, xid, ordinal);
         }
-        let out = self.finish(now, xid, outcome, Some((now, msg.code)));
-        if let RecordKind::Request(id) = out.kind {
-            self.deliver(now, id, out.peer, msg, ordinal);
+        let (kind, peer) = self.finish(now, xid, outcome, Some((now, msg.code)));
+        if let RecordKind::Request(id) = kind {
+            self.deliver(now, id, peer, msg, ordinal);
         }
     }
 

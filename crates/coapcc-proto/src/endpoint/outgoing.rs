@@ -252,27 +252,28 @@ impl<P: Peer> Endpoint<P> {
                         self.send_bytes(peer, b, kind);
                     }
                     Expiry::GiveUp => {
-                        let out = self.finish(now, xid, Outcome::Failed(FailReason::Timeout), None);
-                        self.fail(out.kind, out.peer, FailReason::Timeout);
+                        let (kind, peer) = self.finish(now, xid, Outcome::Failed(FailReason::Timeout), None);
+                        self.fail(kind, peer, FailReason::Timeout);
                     }
                 }
             }
             OutState::WaitResponse { .. } => {
-                let out = self.finish(now, xid, Outcome::Failed(FailReason::ResponseTimeout), None);
-                self.fail(out.kind, out.peer, FailReason::ResponseTimeout);
+                let (kind, peer) = self.finish(now, xid, Outcome::Failed(FailReason::ResponseTimeout), None);
+                self.fail(kind, peer, FailReason::ResponseTimeout);
             }
             OutState::Queued => {}
         }
     }
 
-    /// Remove a finished exchange, free its slot and indexes, and record it.
+    /// Remove a finished exchange, free its slot and indexes, and record it. Returns what it
+    /// was and its peer.
     pub(super) fn finish(
         &mut self,
         now: Instant,
         xid: u64,
         outcome: Outcome,
         response: Option<(Instant, Code)>,
-    ) -> Out<P> {
+    ) -> (RecordKind, P) {
         let mut out = self.outs.remove(&xid).expect("finishing a known exchange");
         self.timers.rearm(TimerKey::Out(xid), out.state.deadline(), None);
         let notification =
@@ -303,7 +304,7 @@ impl<P: Peer> Endpoint<P> {
             tx.clear();
             self.spare_tx.push(tx);
         }
-        out
+        (out.kind, out.peer)
     }
 }
 

@@ -129,8 +129,22 @@ impl<P: Peer> Endpoint<P> {
             return;
         }
         let id = ServerRequestId(self.fresh_id());
-        let block2 = msg.block2();
-        let bad = match (&block2, msg.options.first_unknown_critical(known_critical)) {
+        // One walk over the options: which of those the request layer reads are present,
+        // and the first unknown critical one; each is then parsed only when present.
+        let (mut has_block2, mut has_block1, mut has_size2, mut has_observe) = (false, false, false, false);
+        let mut unknown = None;
+        for o in msg.options.iter() {
+            match o.number {
+                option::BLOCK2 => has_block2 = true,
+                option::BLOCK1 => has_block1 = true,
+                option::SIZE2 => has_size2 = true,
+                option::OBSERVE => has_observe = true,
+                n if unknown.is_none() && option::is_critical(n) && !known_critical(n) => unknown = Some(n),
+                _ => {}
+            }
+        }
+        let block2 = if has_block2 { msg.block2() } else { Ok(None) };
+        let bad = match (&block2, unknown) {
             (_, Some(n)) => Some(format!("unknown critical option {n}")),
             (Err(_), None) => Some("malformed Block2 option".to_string()),
             _ => None,
@@ -142,14 +156,16 @@ impl<P: Peer> Endpoint<P> {
             con,
             block2: block2.ok().flatten(),
             block1: None,
-            size2: msg.options.contains(option::SIZE2),
+            size2: has_size2,
             acked: false,
             deadline: if con { Some(now + self.config.piggyback_timeout) } else { None },
             request_len: msg.encoded_len(),
             safe: msg.code == Code::GET || msg.code == Code::FETCH,
         };
         self.check_echo(&peer, &msg);
-        self.deregister(&peer, &msg);
+        if has_observe {
+            self.deregister(&peer, &msg);
+        }
         self.timers.rearm(TimerKey::Served(id), None, s.deadline);
         self.served.insert(id, s);
         self.pending_by_peer.increment(&peer);
@@ -160,7 +176,7 @@ impl<P: Peer> Endpoint<P> {
             return;
         }
         let mut msg = msg;
-        match msg.block1() {
+        match if has_block1 { msg.block1() } else { Ok(None) } {
             Err(_) => {
                 self.stats.requests_rejected += 1;
                 let r = Response::new(Code::BAD_OPTION).with_payload(b"malformed Block1 option".to_vec());

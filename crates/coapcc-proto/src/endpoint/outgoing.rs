@@ -227,11 +227,12 @@ impl<P: Peer> Endpoint<P> {
         };
         match out.state {
             OutState::WaitAck { .. } => {
-                let Some(mut ex) = out.con_ex else { return };
+                // The exchange's reliability state, updated in place (after a give-up the
+                // exchange is removed, so nothing reads it again).
+                let Some(ex) = out.con_ex.as_mut() else { return };
                 let p = self.peers.get_mut(&out.peer).expect("peer of an active exchange");
                 match ex.expire(&mut p.cc, now) {
                     Expiry::Retransmit { ordinal: k, timer, deadline } => {
-                        out.con_ex = Some(ex);
                         // Copy k: the same message; with copy identification the last
                         // token byte is the ordinal (`wire_token`).
                         let last = out.copy_id.then(|| k.min(255) as u8);

@@ -50,6 +50,13 @@ impl<P: Peer> Endpoint<P> {
             self.stats.unmatched += 1;
             return;
         };
+        self.handle_matched_ack(now, peer, xid, msg);
+    }
+
+    /// An ACK whose Message ID is that of exchange `xid` (out of line: most ACKs in a
+    /// congested network are late copies that match nothing).
+    #[inline(never)]
+    fn handle_matched_ack(&mut self, now: Instant, peer: P, xid: u64, msg: MessageRef<'_>) {
         let out = &self.outs[&xid];
         if !matches!(out.state, OutState::WaitAck { .. }) {
             self.stats.unmatched += 1;
@@ -86,6 +93,7 @@ impl<P: Peer> Endpoint<P> {
         }
     }
 
+    #[inline(never)]
     pub(super) fn handle_rst(&mut self, now: Instant, peer: P, mid: u16) {
         let Some(&xid) = self.by_mid.get(&(peer, mid)) else {
             self.stats.unmatched += 1;
@@ -102,6 +110,7 @@ impl<P: Peer> Endpoint<P> {
         self.fail(kind, peer, FailReason::Reset);
     }
 
+    #[inline(never)]
     pub(super) fn handle_separate_response(&mut self, now: Instant, peer: P, msg: Message) {
         let con = msg.mtype == MessageType::Con;
         let expires = self.lifetime(now, con);

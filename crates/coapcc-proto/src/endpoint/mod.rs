@@ -430,17 +430,7 @@ impl<P: Peer> Endpoint<P> {
         self.dedup.expire(now);
         let msg = match MessageRef::decode(datagram) {
             Ok(m) => m,
-            Err(_) => {
-                self.stats.malformed += 1;
-                // RFC 7252 §4.2: a CON with a message format error is rejected with RST
-                // when the header is readable; everything else is silently dropped.
-                if let Ok(h) = peek_header(datagram) {
-                    if h.mtype == MessageType::Con {
-                        self.send_rst(peer, h.message_id);
-                    }
-                }
-                return;
-            }
+            Err(_) => return self.malformed(peer, datagram),
         };
         match msg.mtype {
             MessageType::Con | MessageType::Non => {
@@ -492,6 +482,19 @@ impl<P: Peer> Endpoint<P> {
             MessageType::Rst => self.handle_rst(now, peer, msg.message_id),
         }
         self.pump(now);
+    }
+
+    /// A datagram that does not decode. RFC 7252 §4.2: a CON with a message format error is
+    /// rejected with RST when the header is readable; everything else is silently dropped.
+    #[cold]
+    #[inline(never)]
+    fn malformed(&mut self, peer: P, datagram: &[u8]) {
+        self.stats.malformed += 1;
+        if let Ok(h) = peek_header(datagram) {
+            if h.mtype == MessageType::Con {
+                self.send_rst(peer, h.message_id);
+            }
+        }
     }
 
     /// The next datagram to send, if any. Send it now.
@@ -579,6 +582,8 @@ impl<P: Peer> Endpoint<P> {
         self.transmits.push_back(Transmit { peer, bytes, kind, echoed: None });
     }
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn send_rst(&mut self, peer: P, mid: u16) {
         self.stats.rst_sent += 1;
         self.send(peer, &Message::reset(mid));

@@ -252,18 +252,21 @@ impl<P: Peer> Endpoint<P> {
                         let peer = out.peer.clone();
                         self.send_bytes(peer, b, kind);
                     }
-                    Expiry::GiveUp => {
-                        let (kind, peer) = self.finish(now, xid, Outcome::Failed(FailReason::Timeout), None);
-                        self.fail(kind, peer, FailReason::Timeout);
-                    }
+                    Expiry::GiveUp => self.give_up(now, xid, FailReason::Timeout),
                 }
             }
-            OutState::WaitResponse { .. } => {
-                let (kind, peer) = self.finish(now, xid, Outcome::Failed(FailReason::ResponseTimeout), None);
-                self.fail(kind, peer, FailReason::ResponseTimeout);
-            }
+            OutState::WaitResponse { .. } => self.give_up(now, xid, FailReason::ResponseTimeout),
             OutState::Queued => {}
         }
+    }
+
+    /// Exchange `xid` failed for `reason` on its timer (out of line: rare next to
+    /// retransmissions).
+    #[cold]
+    #[inline(never)]
+    fn give_up(&mut self, now: Instant, xid: u64, reason: FailReason) {
+        let (kind, peer) = self.finish(now, xid, Outcome::Failed(reason), None);
+        self.fail(kind, peer, reason);
     }
 
     /// Remove a finished exchange, free its slot and indexes, and record it. Returns what it

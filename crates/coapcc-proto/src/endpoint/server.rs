@@ -49,19 +49,27 @@ impl<P: Peer> Endpoint<P> {
             self.payload_spare = core::mem::take(&mut m.payload);
             self.send_bytes(s.peer.clone(), b, reply.kind());
             self.dedup.update(&s.peer, s.mid, Cached::Reply(reply));
-        } else if s.con {
-            let mut m = msg;
+        } else {
+            self.respond_apart(now, id, s, msg);
+        }
+        self.pump(now);
+        Ok(())
+    }
+
+    /// [`Endpoint::respond_ref`] for a response not piggybacked: a separate CON after an
+    /// Empty ACK, or the NON answer to a NON request (out of line).
+    #[inline(never)]
+    fn respond_apart(&mut self, now: Instant, id: ServerRequestId, s: Served<P>, msg: Message) {
+        let mut m = msg;
+        if s.con {
             m.mtype = MessageType::Con;
             self.enqueue(now, s.peer, RecordKind::SeparateResponse(id), m, true, false);
         } else {
-            let mut m = msg;
             m.mtype = MessageType::Non;
             m.message_id = self.alloc_mid(&s.peer);
             self.dedup.update(&s.peer, s.mid, Cached::Silent);
             self.send(s.peer, &m);
         }
-        self.pump(now);
-        Ok(())
     }
 
     /// Acknowledge server request `id` with an Empty ACK now, so that its response will be
@@ -121,6 +129,8 @@ impl<P: Peer> Endpoint<P> {
         }
     }
 
+    /// A new request (out of line: the dispatcher's common case is a duplicate or an ACK).
+    #[inline(never)]
     pub(super) fn handle_request(&mut self, now: Instant, peer: P, msg: Message) {
         let con = msg.mtype == MessageType::Con;
         let expires = self.lifetime(now, con);

@@ -41,11 +41,17 @@ impl<P: Clone + Ord> Timers<P> {
         Timers { small: Vec::new(), large: None }
     }
 
-    /// Move `key`'s timer from `old` to `new` (either may be `None`).
+    /// Move `key`'s timer from `old` to `new` (either may be `None`). The nothing-to-do check
+    /// is inline (callers often re-arm a timer that stays off).
+    #[inline]
     pub(super) fn rearm(&mut self, key: TimerKey<P>, old: Option<Instant>, new: Option<Instant>) {
-        if old == new {
-            return;
+        if old != new {
+            self.rearm_changed(key, old, new);
         }
+    }
+
+    #[inline(never)]
+    fn rearm_changed(&mut self, key: TimerKey<P>, old: Option<Instant>, new: Option<Instant>) {
         match (old, new) {
             (Some(o), Some(n)) if self.large.is_none() => self.moved(o, n, key),
             (Some(o), Some(n)) => {

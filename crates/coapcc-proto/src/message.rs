@@ -256,13 +256,21 @@ impl<'a> MessageRef<'a> {
 
     /// The owned message (copies the options, inline when short, and the payload).
     pub fn to_message(&self) -> Message {
+        self.to_message_in(Vec::new())
+    }
+
+    /// [`MessageRef::to_message`] with the payload copied into `payload` (cleared first): a
+    /// buffer given back by the application saves the allocation.
+    pub fn to_message_in(&self, mut payload: Vec<u8>) -> Message {
+        payload.clear();
+        payload.extend_from_slice(self.payload);
         Message {
             mtype: self.mtype,
             code: self.code,
             message_id: self.message_id,
             token: self.token,
             options: Options::from_checked(self.options),
-            payload: self.payload.to_vec(),
+            payload,
         }
     }
 }

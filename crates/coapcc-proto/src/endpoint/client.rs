@@ -50,6 +50,13 @@ impl<P: Peer> Endpoint<P> {
             self.stats.unmatched += 1;
             return;
         };
+        self.handle_matched_ack(now, peer, xid, msg);
+    }
+
+    /// An ACK whose Message ID is that of exchange `xid` (out of line: most ACKs in a
+    /// congested network are late copies that match nothing).
+    #[inline(never)]
+    fn handle_matched_ack(&mut self, now: Instant, peer: P, xid: u64, msg: MessageRef<'_>) {
         let out = &self.outs[&xid];
         if !matches!(out.state, OutState::WaitAck { .. }) {
             self.stats.unmatched += 1;
@@ -75,15 +82,18 @@ impl<P: Peer> Endpoint<P> {
                 return;
             };
             self.ack_cc(now, xid, ordinal);
-            let out = self.finish(now, xid, Outcome::Piggybacked, Some((now, msg.code)));
-            if let RecordKind::Request(id) = out.kind {
-                self.deliver(now, id, out.peer, msg.to_message(), ordinal);
+            let (kind, peer) = self.finish(now, xid, Outcome::Piggybacked, Some((now, msg.code)));
+            if let RecordKind::Request(id) = kind {
+                // The payload goes into a recycled buffer (the application may give it back).
+                let m = msg.to_message_in(self.buffer());
+                self.deliver(now, id, peer, m, ordinal);
             }
         } else {
             self.stats.unmatched += 1;
         }
     }
 
+    #[inline(never)]
     pub(super) fn handle_rst(&mut self, now: Instant, peer: P, mid: u16) {
         let Some(&xid) = self.by_mid.get(&(peer, mid)) else {
             self.stats.unmatched += 1;
@@ -96,10 +106,11 @@ impl<P: Peer> Endpoint<P> {
                 ex.reset(&mut p.cc, now);
             }
         }
-        let out = self.finish(now, xid, Outcome::Failed(FailReason::Reset), None);
-        self.fail(out.kind, out.peer, FailReason::Reset);
+        let (kind, peer) = self.finish(now, xid, Outcome::Failed(FailReason::Reset), None);
+        self.fail(kind, peer, FailReason::Reset);
     }
 
+    #[inline(never)]
     pub(super) fn handle_separate_response(&mut self, now: Instant, peer: P, msg: Message) {
         let con = msg.mtype == MessageType::Con;
         let expires = self.lifetime(now, con);
@@ -133,9 +144,9 @@ impl<P: Peer> Endpoint<P> {
             // (For a NON request this only records the RTT and frees the NSTART slot.)
             self.ack_cc(now, xid, ordinal);
         }
-        let out = self.finish(now, xid, outcome, Some((now, msg.code)));
-        if let RecordKind::Request(id) = out.kind {
-            self.deliver(now, id, out.peer, msg, ordinal);
+        let (kind, peer) = self.finish(now, xid, outcome, Some((now, msg.code)));
+        if let RecordKind::Request(id) = kind {
+            self.deliver(now, id, peer, msg, ordinal);
         }
     }
 
@@ -186,7 +197,32 @@ impl<P: Peer> Endpoint<P> {
     }
 
     /// Hand a response to the request layer: continue a Block2 transfer or report it.
-    pub(super) fn deliver(&mut self, now: Instant, id: RequestId, peer: P, mut msg: Message, copy: Option<u32>) {
+    pub(super) fn deliver(&mut self, now: Instant, id: RequestId, peer: P, msg: Message, copy: Option<u32>) {
+        let Some(req) = self.requests.get(&id) else {
+            return;
+        };
+        // The common case inline: a whole response (no Block2, no Echo, no upload) to a
+        // request that is not block-wise; everything else out of line (`deliver_other`),
+        // which decides the same for this case.
+        let plain = msg.code != super::echo::UNAUTHORIZED
+            && req.upload.is_none()
+            && !req.blockwise
+            && !msg.options.contains(super::ECHO)
+            && (!msg.code.is_success() || matches!(msg.block2(), Ok(None)));
+        if !plain {
+            return self.deliver_other(now, id, peer, msg, copy);
+        }
+        let req = self.requests.remove(&id).expect("present");
+        if msg.options.contains(option::OBSERVE) {
+            self.keep_observing(id, &peer, &msg, req.template.options.get_uint(option::OBSERVE) == Some(0));
+        }
+        self.events.push_back(Event::Response { id, peer, response: msg, copy });
+    }
+
+    /// [`Endpoint::deliver`] for everything but a plain whole response: Echo retries, Block1
+    /// uploads, Block2 transfers, bad blocks.
+    #[inline(never)]
+    fn deliver_other(&mut self, now: Instant, id: RequestId, peer: P, mut msg: Message, copy: Option<u32>) {
         let Some(req) = self.requests.get_mut(&id) else {
             return;
         };
@@ -326,9 +362,14 @@ pub(super) fn wire_token(key: Token, copy_id: bool, ordinal: u32) -> Token {
     if !copy_id {
         return key;
     }
-    let mut b = key.as_bytes().to_vec();
-    b.push(ordinal.min(255) as u8);
-    Token::new(&b).unwrap_or(key)
+    let n = key.len();
+    if n >= Token::MAX_LEN {
+        return key;
+    }
+    let mut b = [0u8; Token::MAX_LEN];
+    b[..n].copy_from_slice(key.as_bytes());
+    b[n] = ordinal.min(255) as u8;
+    Token::new(&b[..=n]).unwrap_or(key)
 }
 
 /// Does `token` answer `out`? `Some(None)`: yes, no copy identification; `Some(Some(k))`:

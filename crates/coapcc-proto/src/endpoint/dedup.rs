@@ -73,9 +73,9 @@ impl Reply {
         Reply { bytes: msg.to_bytes(), kind: super::transmit_kind(msg) }
     }
 
-    /// The datagram (to send it the first time).
-    pub(crate) fn bytes(&self) -> &[u8] {
-        &self.bytes
+    /// A reply already encoded (`bytes`, of `kind`).
+    pub(crate) fn encoded(bytes: Vec<u8>, kind: TransmitKind) -> Reply {
+        Reply { bytes, kind }
     }
 
     /// What it is.
@@ -228,6 +228,27 @@ impl<P: Clone + Ord> DedupCache<P> {
     /// Remember a new message. Evicts the oldest entry when full.
     pub(crate) fn insert(&mut self, peer: P, mid: u16, value: Cached, expires: Option<Instant>) {
         self.timed |= expires.is_some();
+        if self.len < self.capacity {
+            // Nothing to evict and the peer has a table: one lookup of the peer.
+            if let Some(t) = self.map.get_mut(&peer) {
+                match t.entry(mid) {
+                    std::collections::hash_map::Entry::Occupied(mut o) => {
+                        let e = o.get_mut();
+                        e.value = value;
+                        if e.expires != expires {
+                            e.expires = expires;
+                            self.restamped = true;
+                        }
+                    }
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        v.insert(Entry { value, expires, replies: 0 });
+                        self.order.push_back((peer, mid, expires));
+                        self.len += 1;
+                    }
+                }
+                return;
+            }
+        }
         if let Some(e) = self.get_entry_mut(&peer, mid) {
             e.value = value;
             if e.expires != expires {

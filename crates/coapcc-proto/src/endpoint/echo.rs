@@ -70,7 +70,15 @@ impl<P: Peer> Endpoint<P> {
     /// effect, and its answer is seldom large).
     pub(super) fn limit_amplification(&mut self, s: &Served<P>, r: &Response) -> Message {
         let msg = self.build_response(s, r, self.config.block_szx, self.config.max_unblocked_payload);
-        let Some(limit) = self.config.amplification_limit else { return msg };
+        match self.config.amplification_limit {
+            None => msg,
+            Some(limit) => self.within_amplification_limit(s, r, msg, limit),
+        }
+    }
+
+    /// [`Endpoint::limit_amplification`] with the limit on (out of line).
+    #[inline(never)]
+    fn within_amplification_limit(&mut self, s: &Served<P>, r: &Response, msg: Message, limit: u32) -> Message {
         if !s.safe || self.verified.contains(&s.peer) {
             return msg;
         }

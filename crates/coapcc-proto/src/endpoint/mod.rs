@@ -52,13 +52,14 @@ pub mod lifecycle;
 mod limits;
 mod observe;
 mod outgoing;
+mod peerset;
 mod server;
 #[cfg(test)]
 mod tests;
 mod timers;
 mod types;
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Debug;
 use std::hash::Hash;
 
@@ -235,10 +236,10 @@ pub struct Endpoint<P> {
     timers: Timers<P>,
     /// Peers with a non-empty NSTART queue (so that starting exchanges never scans every
     /// peer).
-    queued_peers: BTreeSet<P>,
+    queued_peers: peerset::PeerSet<P>,
     /// Per peer: server requests not finished (unanswered, or answered by a separate
     /// response still in flight), bounded by [`EndpointConfig::max_pending_per_peer`].
-    pending_by_peer: BTreeMap<P, u32>,
+    pending_by_peer: peerset::PeerCounts<P>,
     outs: IdMap<u64, Out<P>>,
     /// Exchanges waiting for an ACK or RST, by (peer, our Message ID).
     by_mid: IdMap<(P, u16), u64>,
@@ -270,6 +271,8 @@ pub struct Endpoint<P> {
     spare: Vec<Vec<u8>>,
     /// Transmission lists of finished exchanges, kept for their allocation.
     spare_tx: Vec<Vec<TransmissionRecord>>,
+    /// The payload buffer of the last piggybacked response, kept for its allocation.
+    payload_spare: Vec<u8>,
     events: VecDeque<Event<P>>,
     records: VecDeque<ExchangeRecord<P>>,
     stats: Stats,
@@ -314,8 +317,8 @@ impl<P: Peer> Endpoint<P> {
             use_tick: 0,
             peers: BTreeMap::new(),
             timers: Timers::new(),
-            queued_peers: BTreeSet::new(),
-            pending_by_peer: BTreeMap::new(),
+            queued_peers: peerset::PeerSet::new(),
+            pending_by_peer: peerset::PeerCounts::new(),
             outs: IdMap::default(),
             by_mid: IdMap::default(),
             by_token: IdMap::default(),
@@ -324,6 +327,7 @@ impl<P: Peer> Endpoint<P> {
             transmits: VecDeque::new(),
             spare: Vec::new(),
             spare_tx: Vec::new(),
+            payload_spare: Vec::new(),
             events: VecDeque::new(),
             records: VecDeque::new(),
             stats: Stats::default(),
@@ -426,17 +430,7 @@ impl<P: Peer> Endpoint<P> {
         self.dedup.expire(now);
         let msg = match MessageRef::decode(datagram) {
             Ok(m) => m,
-            Err(_) => {
-                self.stats.malformed += 1;
-                // RFC 7252 §4.2: a CON with a message format error is rejected with RST
-                // when the header is readable; everything else is silently dropped.
-                if let Ok(h) = peek_header(datagram) {
-                    if h.mtype == MessageType::Con {
-                        self.send_rst(peer, h.message_id);
-                    }
-                }
-                return;
-            }
+            Err(_) => return self.malformed(peer, datagram),
         };
         match msg.mtype {
             MessageType::Con | MessageType::Non => {
@@ -454,15 +448,24 @@ impl<P: Peer> Endpoint<P> {
                     };
                     let key = (peer, msg.message_id);
                     let con = msg.mtype == MessageType::Con;
-                    let mut buf = self.spare.pop().unwrap_or_default();
                     let (arrival, entry) = lifecycle::classify_entry(&mut self.dedup, rules, &key, con, msg.token);
                     let replay = match (arrival, entry) {
                         (lifecycle::Arrival::Duplicate(lifecycle::DuplicateAnswer::Replay { echo }), Some(e)) => {
-                            e.replay(echo, &mut buf).map(|kind| (core::mem::take(&mut buf), kind))
+                            // Into a recycled buffer (`buffer`; given back if the entry
+                            // holds nothing to send).
+                            let mut buf = self.spare.pop().unwrap_or_default();
+                            match e.replay(echo, &mut buf) {
+                                Some(kind) => Some((buf, kind)),
+                                None => {
+                                    if buf.capacity() > 0 {
+                                        self.spare.push(buf);
+                                    }
+                                    None
+                                }
+                            }
                         }
                         _ => None,
                     };
-                    self.recycle(buf);
                     let peer = key.0;
                     match arrival {
                         lifecycle::Arrival::Duplicate(answer) => {
@@ -479,6 +482,19 @@ impl<P: Peer> Endpoint<P> {
             MessageType::Rst => self.handle_rst(now, peer, msg.message_id),
         }
         self.pump(now);
+    }
+
+    /// A datagram that does not decode. RFC 7252 §4.2: a CON with a message format error is
+    /// rejected with RST when the header is readable; everything else is silently dropped.
+    #[cold]
+    #[inline(never)]
+    fn malformed(&mut self, peer: P, datagram: &[u8]) {
+        self.stats.malformed += 1;
+        if let Ok(h) = peek_header(datagram) {
+            if h.mtype == MessageType::Con {
+                self.send_rst(peer, h.message_id);
+            }
+        }
     }
 
     /// The next datagram to send, if any. Send it now.
@@ -566,6 +582,8 @@ impl<P: Peer> Endpoint<P> {
         self.transmits.push_back(Transmit { peer, bytes, kind, echoed: None });
     }
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn send_rst(&mut self, peer: P, mid: u16) {
         self.stats.rst_sent += 1;
         self.send(peer, &Message::reset(mid));

@@ -101,9 +101,8 @@ impl<P: Peer> Endpoint<P> {
         let nstart = self.config.nstart;
         // The list reuses its allocation from call to call.
         let mut ready = core::mem::take(&mut self.ready_scratch);
-        ready.extend(
-            self.queued_peers.iter().filter(|k| self.peers.get(*k).is_some_and(|p| p.slots.can_start(nstart))).cloned(),
-        );
+        let peers = &self.peers;
+        self.queued_peers.select(&mut ready, |k| peers.get(k).is_some_and(|p| p.slots.can_start(nstart)));
         for peer in ready.drain(..) {
             loop {
                 let p = self.peers.get_mut(&peer).expect("present");
@@ -164,13 +163,14 @@ impl<P: Peer> Endpoint<P> {
                 let len = usize::from(self.config.token_len.clamp(1, 8));
                 let key_len = if copy_id { len - 1 } else { len };
                 let mut key = self.random_token(key_len);
+                let mut indexed = !self.by_token.contains_key(&(peer.clone(), key));
                 for _ in 0..16 {
-                    if !self.by_token.contains_key(&(peer.clone(), key)) {
+                    if indexed {
                         break;
                     }
                     key = self.random_token(key_len);
+                    indexed = !self.by_token.contains_key(&(peer.clone(), key));
                 }
-                let indexed = !self.by_token.contains_key(&(peer.clone(), key));
                 if indexed {
                     self.by_token.insert((peer.clone(), key), xid);
                 }
@@ -227,11 +227,12 @@ impl<P: Peer> Endpoint<P> {
         };
         match out.state {
             OutState::WaitAck { .. } => {
-                let Some(mut ex) = out.con_ex else { return };
+                // The exchange's reliability state, updated in place (after a give-up the
+                // exchange is removed, so nothing reads it again).
+                let Some(ex) = out.con_ex.as_mut() else { return };
                 let p = self.peers.get_mut(&out.peer).expect("peer of an active exchange");
                 match ex.expire(&mut p.cc, now) {
                     Expiry::Retransmit { ordinal: k, timer, deadline } => {
-                        out.con_ex = Some(ex);
                         // Copy k: the same message; with copy identification the last
                         // token byte is the ordinal (`wire_token`).
                         let last = out.copy_id.then(|| k.min(255) as u8);
@@ -239,43 +240,48 @@ impl<P: Peer> Endpoint<P> {
                         let old = out.state.deadline();
                         out.state = OutState::WaitAck { deadline };
                         self.timers.rearm(TimerKey::Out(xid), old, Some(deadline));
-                        let peer = out.peer.clone();
                         self.stats.retransmissions += 1;
-                        let mut b = self.buffer();
-                        let out = &self.outs[&xid];
+                        // A recycled buffer (`buffer`), without a second lookup of the exchange.
+                        let mut b = self.spare.pop().unwrap_or_default();
                         let tkl = out.msg.token.len();
                         b.extend_from_slice(out.wire.as_slice());
                         if let (Some(l), true) = (last, tkl > 0) {
                             b[4 + tkl - 1] = l; // the token follows the 4-byte header
                         }
                         let kind = super::transmit_kind(&out.msg);
+                        let peer = out.peer.clone();
                         self.send_bytes(peer, b, kind);
                     }
-                    Expiry::GiveUp => {
-                        let out = self.finish(now, xid, Outcome::Failed(FailReason::Timeout), None);
-                        self.fail(out.kind, out.peer, FailReason::Timeout);
-                    }
+                    Expiry::GiveUp => self.give_up(now, xid, FailReason::Timeout),
                 }
             }
-            OutState::WaitResponse { .. } => {
-                let out = self.finish(now, xid, Outcome::Failed(FailReason::ResponseTimeout), None);
-                self.fail(out.kind, out.peer, FailReason::ResponseTimeout);
-            }
+            OutState::WaitResponse { .. } => self.give_up(now, xid, FailReason::ResponseTimeout),
             OutState::Queued => {}
         }
     }
 
-    /// Remove a finished exchange, free its slot and indexes, and record it.
+    /// Exchange `xid` failed for `reason` on its timer (out of line: rare next to
+    /// retransmissions).
+    #[cold]
+    #[inline(never)]
+    fn give_up(&mut self, now: Instant, xid: u64, reason: FailReason) {
+        let (kind, peer) = self.finish(now, xid, Outcome::Failed(reason), None);
+        self.fail(kind, peer, reason);
+    }
+
+    /// Remove a finished exchange, free its slot and indexes, and record it. Returns what it
+    /// was and its peer.
     pub(super) fn finish(
         &mut self,
         now: Instant,
         xid: u64,
         outcome: Outcome,
         response: Option<(Instant, Code)>,
-    ) -> Out<P> {
+    ) -> (RecordKind, P) {
         let mut out = self.outs.remove(&xid).expect("finishing a known exchange");
         self.timers.rearm(TimerKey::Out(xid), out.state.deadline(), None);
-        let notification = self.notification_finished(xid, matches!(outcome, Outcome::Failed(_)));
+        let notification =
+            !self.notifications.is_empty() && self.notification_finished(xid, matches!(outcome, Outcome::Failed(_)));
         if let (RecordKind::SeparateResponse(_), false) = (out.kind, notification) {
             self.release_pending(&out.peer);
         }
@@ -293,29 +299,8 @@ impl<P: Peer> Endpoint<P> {
                 p.slots.release();
             }
             if self.config.record_exchanges {
-                let block2 = match out.kind {
-                    RecordKind::Request(_) => out.msg.block2().ok().flatten(),
-                    RecordKind::SeparateResponse(_) => None,
-                };
-                self.records.push_back(ExchangeRecord {
-                    kind: out.kind,
-                    peer: out.peer.clone(),
-                    message_id: out.msg.message_id,
-                    token: out.msg.token,
-                    confirmable: out.con,
-                    block2,
-                    algorithm: p.cc.name(),
-                    queued_at: out.queued_at,
-                    transmissions: out.tx.to_vec(),
-                    acked_at: out.acked_at,
-                    response_at: response.map(|r| r.0),
-                    rtt: out.rtt,
-                    copy: out.copy,
-                    response_code: response.map(|r| r.1),
-                    outcome,
-                    finished_at: now,
-                    snapshot: p.cc.snapshot(),
-                });
+                let record = exchange_record(&out, &p.cc, now, outcome, response);
+                self.records.push_back(record);
             }
         }
         if self.spare_tx.len() < Self::SPARE_BUFFERS {
@@ -323,6 +308,43 @@ impl<P: Peer> Endpoint<P> {
             tx.clear();
             self.spare_tx.push(tx);
         }
-        out
+        (out.kind, out.peer)
+    }
+}
+
+/// The record of finished exchange `out` (with [`EndpointConfig::record_exchanges`], out of
+/// line: the simulator and most drivers never ask for it).
+///
+/// [`EndpointConfig::record_exchanges`]: super::EndpointConfig::record_exchanges
+#[inline(never)]
+fn exchange_record<P: Clone>(
+    out: &Out<P>,
+    cc: &Controller,
+    now: Instant,
+    outcome: Outcome,
+    response: Option<(Instant, Code)>,
+) -> ExchangeRecord<P> {
+    let block2 = match out.kind {
+        RecordKind::Request(_) => out.msg.block2().ok().flatten(),
+        RecordKind::SeparateResponse(_) => None,
+    };
+    ExchangeRecord {
+        kind: out.kind,
+        peer: out.peer.clone(),
+        message_id: out.msg.message_id,
+        token: out.msg.token,
+        confirmable: out.con,
+        block2,
+        algorithm: cc.name(),
+        queued_at: out.queued_at,
+        transmissions: out.tx.to_vec(),
+        acked_at: out.acked_at,
+        response_at: response.map(|r| r.0),
+        rtt: out.rtt,
+        copy: out.copy,
+        response_code: response.map(|r| r.1),
+        outcome,
+        finished_at: now,
+        snapshot: cc.snapshot(),
     }
 }

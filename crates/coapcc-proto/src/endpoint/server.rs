@@ -42,24 +42,34 @@ impl<P: Peer> Endpoint<P> {
             let mut m = msg;
             m.mtype = MessageType::Ack;
             m.message_id = s.mid;
-            let reply = Reply::of(&m);
+            // Encoded once into a recycled buffer; the cache keeps a copy for duplicates.
             let mut b = self.buffer();
-            b.extend_from_slice(reply.bytes());
+            m.encode(&mut b);
+            let reply = Reply::encoded(b.clone(), super::transmit_kind(&m));
+            self.payload_spare = core::mem::take(&mut m.payload);
             self.send_bytes(s.peer.clone(), b, reply.kind());
             self.dedup.update(&s.peer, s.mid, Cached::Reply(reply));
-        } else if s.con {
-            let mut m = msg;
+        } else {
+            self.respond_apart(now, id, s, msg);
+        }
+        self.pump(now);
+        Ok(())
+    }
+
+    /// [`Endpoint::respond_ref`] for a response not piggybacked: a separate CON after an
+    /// Empty ACK, or the NON answer to a NON request (out of line).
+    #[inline(never)]
+    fn respond_apart(&mut self, now: Instant, id: ServerRequestId, s: Served<P>, msg: Message) {
+        let mut m = msg;
+        if s.con {
             m.mtype = MessageType::Con;
             self.enqueue(now, s.peer, RecordKind::SeparateResponse(id), m, true, false);
         } else {
-            let mut m = msg;
             m.mtype = MessageType::Non;
             m.message_id = self.alloc_mid(&s.peer);
             self.dedup.update(&s.peer, s.mid, Cached::Silent);
             self.send(s.peer, &m);
         }
-        self.pump(now);
-        Ok(())
     }
 
     /// Acknowledge server request `id` with an Empty ACK now, so that its response will be
@@ -119,16 +129,32 @@ impl<P: Peer> Endpoint<P> {
         }
     }
 
+    /// A new request (out of line: the dispatcher's common case is a duplicate or an ACK).
+    #[inline(never)]
     pub(super) fn handle_request(&mut self, now: Instant, peer: P, msg: Message) {
         let con = msg.mtype == MessageType::Con;
         let expires = self.lifetime(now, con);
-        if self.pending_by_peer.get(&peer).copied().unwrap_or(0) as usize >= self.config.max_pending_per_peer {
+        if self.pending_by_peer.get(&peer) as usize >= self.config.max_pending_per_peer {
             self.refuse(peer, msg, expires);
             return;
         }
         let id = ServerRequestId(self.fresh_id());
-        let block2 = msg.block2();
-        let bad = match (&block2, msg.options.first_unknown_critical(known_critical)) {
+        // One walk over the options: which of those the request layer reads are present,
+        // and the first unknown critical one; each is then parsed only when present.
+        let (mut has_block2, mut has_block1, mut has_size2, mut has_observe) = (false, false, false, false);
+        let mut unknown = None;
+        for o in msg.options.iter() {
+            match o.number {
+                option::BLOCK2 => has_block2 = true,
+                option::BLOCK1 => has_block1 = true,
+                option::SIZE2 => has_size2 = true,
+                option::OBSERVE => has_observe = true,
+                n if unknown.is_none() && option::is_critical(n) && !known_critical(n) => unknown = Some(n),
+                _ => {}
+            }
+        }
+        let block2 = if has_block2 { msg.block2() } else { Ok(None) };
+        let bad = match (&block2, unknown) {
             (_, Some(n)) => Some(format!("unknown critical option {n}")),
             (Err(_), None) => Some("malformed Block2 option".to_string()),
             _ => None,
@@ -140,17 +166,19 @@ impl<P: Peer> Endpoint<P> {
             con,
             block2: block2.ok().flatten(),
             block1: None,
-            size2: msg.options.contains(option::SIZE2),
+            size2: has_size2,
             acked: false,
             deadline: if con { Some(now + self.config.piggyback_timeout) } else { None },
             request_len: msg.encoded_len(),
             safe: msg.code == Code::GET || msg.code == Code::FETCH,
         };
         self.check_echo(&peer, &msg);
-        self.deregister(&peer, &msg);
+        if has_observe {
+            self.deregister(&peer, &msg);
+        }
         self.timers.rearm(TimerKey::Served(id), None, s.deadline);
         self.served.insert(id, s);
-        *self.pending_by_peer.entry(peer.clone()).or_insert(0) += 1;
+        self.pending_by_peer.increment(&peer);
         self.dedup.insert(peer.clone(), msg.message_id, Cached::Pending(id), expires);
         if let Some(text) = bad {
             self.stats.requests_rejected += 1;
@@ -158,7 +186,7 @@ impl<P: Peer> Endpoint<P> {
             return;
         }
         let mut msg = msg;
-        match msg.block1() {
+        match if has_block1 { msg.block1() } else { Ok(None) } {
             Err(_) => {
                 self.stats.requests_rejected += 1;
                 let r = Response::new(Code::BAD_OPTION).with_payload(b"malformed Block1 option".to_vec());
@@ -206,12 +234,7 @@ impl<P: Peer> Endpoint<P> {
     /// A server request of `peer` finished (answered in one message, or its separate
     /// response's exchange ended).
     pub(super) fn release_pending(&mut self, peer: &P) {
-        if let Some(n) = self.pending_by_peer.get_mut(peer) {
-            *n -= 1;
-            if *n == 0 {
-                self.pending_by_peer.remove(peer);
-            }
-        }
+        self.pending_by_peer.decrement(peer);
     }
 
     pub(super) fn send_empty_ack(&mut self, id: ServerRequestId) {
@@ -219,9 +242,10 @@ impl<P: Peer> Endpoint<P> {
             s.acked = true;
             self.timers.rearm(TimerKey::Served(id), s.deadline.take(), None);
             let (peer, mid) = (s.peer.clone(), s.mid);
-            let reply = Reply::of(&Message::empty_ack(mid));
+            let ack = Message::empty_ack(mid);
             let mut b = self.buffer();
-            b.extend_from_slice(reply.bytes());
+            ack.encode(&mut b);
+            let reply = Reply::encoded(b.clone(), super::transmit_kind(&ack));
             self.send_bytes(peer.clone(), b, reply.kind());
             self.dedup.update(&peer, mid, Cached::Reply(reply));
         }
@@ -229,7 +253,7 @@ impl<P: Peer> Endpoint<P> {
 
     /// The answer to `s` carrying `r`, sliced into Block2 blocks of at most 2^(`max_szx`+4)
     /// bytes when larger than `max_unblocked` (or when the request asked for a block).
-    pub(super) fn build_response(&self, s: &Served<P>, r: &Response, max_szx: u8, max_unblocked: usize) -> Message {
+    pub(super) fn build_response(&mut self, s: &Served<P>, r: &Response, max_szx: u8, max_unblocked: usize) -> Message {
         let mut m = Message::new(MessageType::Ack, r.code, 0).with_token(s.token);
         m.options = r.options.clone();
         m.options.remove(option::BLOCK2);
@@ -240,7 +264,13 @@ impl<P: Peer> Endpoint<P> {
         let slice =
             if r.code.is_success() { block::slice(len, s.block2, max_szx, max_unblocked) } else { Slice::Whole };
         match slice {
-            Slice::Whole => m.payload = r.payload.clone(),
+            Slice::Whole => {
+                // Into the buffer of the last piggybacked response (no allocation per answer).
+                let mut p = core::mem::take(&mut self.payload_spare);
+                p.clear();
+                p.extend_from_slice(&r.payload);
+                m.payload = p;
+            }
             Slice::Block(b, range) => {
                 let _ = m.set_block2(b);
                 if s.size2 || (b.num == 0 && s.block2.is_none()) {

@@ -41,12 +41,19 @@ impl<P: Clone + Ord> Timers<P> {
         Timers { small: Vec::new(), large: None }
     }
 
-    /// Move `key`'s timer from `old` to `new` (either may be `None`).
+    /// Move `key`'s timer from `old` to `new` (either may be `None`). The nothing-to-do check
+    /// is inline (callers often re-arm a timer that stays off).
+    #[inline]
     pub(super) fn rearm(&mut self, key: TimerKey<P>, old: Option<Instant>, new: Option<Instant>) {
-        if old == new {
-            return;
+        if old != new {
+            self.rearm_changed(key, old, new);
         }
+    }
+
+    #[inline(never)]
+    fn rearm_changed(&mut self, key: TimerKey<P>, old: Option<Instant>, new: Option<Instant>) {
         match (old, new) {
+            (Some(o), Some(n)) if self.large.is_none() => self.moved(o, n, key),
             (Some(o), Some(n)) => {
                 self.insert((n, key.clone()));
                 self.remove(&(o, key));
@@ -54,6 +61,32 @@ impl<P: Clone + Ord> Timers<P> {
             (Some(o), None) => self.remove(&(o, key)),
             (None, Some(n)) => self.insert((n, key)),
             (None, None) => {}
+        }
+    }
+
+    /// Re-arm `key` from `o` to `n` in the sorted vector: the entries between its old and
+    /// new places shift by one (a client's one or two timers: nothing or one entry moves),
+    /// no insertion and removal.
+    fn moved(&mut self, o: Instant, n: Instant, key: TimerKey<P>) {
+        let old = (o, key);
+        let Ok(i) = self.small.binary_search(&old) else {
+            // Not armed (callers always pass the old deadline): arm it.
+            return self.insert((n, old.1));
+        };
+        let new = (n, old.1);
+        // Where the new entry goes with the old one still in place (never on it: the
+        // deadlines differ and an owner has one entry).
+        let j = self.small.binary_search(&new).unwrap_or_else(|j| j);
+        if j <= i {
+            for k in (j..i).rev() {
+                self.small.swap(k, k + 1);
+            }
+            self.small[j] = new;
+        } else {
+            for k in i..j - 1 {
+                self.small.swap(k, k + 1);
+            }
+            self.small[j - 1] = new;
         }
     }
 

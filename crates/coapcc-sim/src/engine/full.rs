@@ -80,7 +80,9 @@ impl Full {
         }
         while let Some(ev) = sim.m.eps[c].poll_event() {
             match ev {
-                Event::Response { copy, .. } => {
+                Event::Response { copy, response, .. } => {
+                    // The payload's buffer carries the client's next datagram.
+                    sim.m.eps[c].recycle(response.payload);
                     let rec = sim.clients[c].recs[sim.clients[c].cur as usize];
                     let answer = match via {
                         // The echoed copy: the one the client's layer read from the token

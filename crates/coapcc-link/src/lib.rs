@@ -627,6 +627,12 @@ impl<P> Link<P> {
         self.fifo.len() + self.heap.len()
     }
 
+    /// The payloads held (in flight to the far end): in delivery order on a FIFO direction,
+    /// in no particular order on one that may reorder.
+    pub fn held(&self) -> impl Iterator<Item = &P> + '_ {
+        self.fifo.iter().map(|f| &f.1).chain(self.heap.iter().map(|h| &h.payload))
+    }
+
     /// The underlying path (counters, rate stage).
     pub fn path(&self) -> &LinkPath {
         &self.path
@@ -868,9 +874,19 @@ mod tests {
             }
             prop_assert_eq!(fast.busy_ns_until(now), general.busy_ns_until(now));
             prop_assert_eq!(link.in_flight(), ref_link.in_flight());
+            // What the link holds is what it delivers from now on (in that order when FIFO).
+            let mut held: Vec<usize> = link.held().copied().collect();
+            prop_assert_eq!(held.len(), link.in_flight());
+            let before = out.len();
             while let Some(p) = link.poll(u64::MAX) {
                 out.push(p);
             }
+            let mut rest = out[before..].to_vec();
+            if !link.path().fifo {
+                held.sort_unstable();
+                rest.sort_unstable();
+            }
+            prop_assert_eq!(held, rest);
             while let Some(p) = ref_link.poll(u64::MAX) {
                 ref_out.push(p);
             }

@@ -18,6 +18,7 @@ use coapcc_mesh::{MediumConfig, MeshConfig, MeshNet};
 
 use super::{Model, Nanos, Packet, Sim};
 use crate::config::{ConfigError, SimConfig};
+use crate::link::Outcome;
 use crate::report::{MeshDrops, MeshLinkReport};
 use crate::trace::Direction;
 
@@ -189,33 +190,43 @@ impl<B> MeshLink<B> {
 
 impl<M: Model> Sim<'_, M> {
     /// Send client `c`'s packet of `size` IP bytes toward the server: over its access link, or
-    /// into the mesh.
+    /// into the mesh. Returns whether a link holds it now (it will be delivered; always
+    /// `true` for the mesh, which decides later).
     #[inline]
-    pub(super) fn send_up(&mut self, c: usize, size: u32, p: Packet<M::Buf>) {
+    pub(super) fn send_up(&mut self, c: usize, size: u32, p: Packet<M::Buf>) -> bool {
         let now = self.now;
         match self.mesh.as_mut() {
-            Some(m) => m.push_up(now, &mut self.seq, size, p),
+            Some(m) => {
+                m.push_up(now, &mut self.seq, size, p);
+                true
+            }
             None => {
                 let tr = self.uplink(c).push(now, size, p);
                 if self.qtrace.is_some() {
                     self.trace_queue(c, Direction::Uplink, &tr, size);
                 }
+                tr.outcome == Outcome::Delivered
             }
         }
     }
 
-    /// Send the server's packet of `size` IP bytes toward client `p.client`.
+    /// Send the server's packet of `size` IP bytes toward client `p.client`. Returns whether
+    /// a link holds it now, as [`Sim::send_up`].
     #[inline]
-    pub(super) fn send_down(&mut self, size: u32, p: Packet<M::Buf>) {
+    pub(super) fn send_down(&mut self, size: u32, p: Packet<M::Buf>) -> bool {
         let now = self.now;
         match self.mesh.as_mut() {
-            Some(m) => m.push_down(now, &mut self.seq, size, p),
+            Some(m) => {
+                m.push_down(now, &mut self.seq, size, p);
+                true
+            }
             None => {
                 let c = p.client as usize;
                 let tr = self.downlink(c).push(now, size, p);
                 if self.qtrace.is_some() {
                     self.trace_queue(c, Direction::Downlink, &tr, size);
                 }
+                tr.outcome == Outcome::Delivered
             }
         }
     }

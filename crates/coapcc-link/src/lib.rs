@@ -593,7 +593,7 @@ impl<P> Link<P> {
     }
 
     /// The next payload due at or before `now`, if any.
-    #[inline]
+    #[inline(always)]
     pub fn poll(&mut self, now: Nanos) -> Option<P> {
         if self.path.fifo {
             if self.fifo.front().is_some_and(|f| f.0 <= now) {

@@ -192,7 +192,7 @@ impl<M: Model> Sim<'_, M> {
     /// Send client `c`'s packet of `size` IP bytes toward the server: over its access link, or
     /// into the mesh. Returns whether a link holds it now (it will be delivered; always
     /// `true` for the mesh, which decides later).
-    #[inline]
+    #[inline(always)]
     pub(super) fn send_up(&mut self, c: usize, size: u32, p: Packet<M::Buf>) -> bool {
         let now = self.now;
         match self.mesh.as_mut() {
@@ -201,18 +201,23 @@ impl<M: Model> Sim<'_, M> {
                 true
             }
             None => {
+                let seq = p.seq;
                 let tr = self.uplink(c).push(now, size, p);
                 if self.qtrace.is_some() {
                     self.trace_queue(c, Direction::Uplink, &tr, size);
                 }
-                tr.outcome == Outcome::Delivered
+                let held = tr.outcome == Outcome::Delivered;
+                if held && self.on_main_link(c) {
+                    self.up_head = self.up_head.min(super::ev_key(tr.at, seq));
+                }
+                held
             }
         }
     }
 
     /// Send the server's packet of `size` IP bytes toward client `p.client`. Returns whether
     /// a link holds it now, as [`Sim::send_up`].
-    #[inline]
+    #[inline(always)]
     pub(super) fn send_down(&mut self, size: u32, p: Packet<M::Buf>) -> bool {
         let now = self.now;
         match self.mesh.as_mut() {
@@ -221,12 +226,16 @@ impl<M: Model> Sim<'_, M> {
                 true
             }
             None => {
-                let c = p.client as usize;
+                let (c, seq) = (p.client as usize, p.seq);
                 let tr = self.downlink(c).push(now, size, p);
                 if self.qtrace.is_some() {
                     self.trace_queue(c, Direction::Downlink, &tr, size);
                 }
-                tr.outcome == Outcome::Delivered
+                let held = tr.outcome == Outcome::Delivered;
+                if held && self.on_main_link(c) {
+                    self.down_head = self.down_head.min(super::ev_key(tr.at, seq));
+                }
+                held
             }
         }
     }

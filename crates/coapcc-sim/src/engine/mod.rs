@@ -274,6 +274,11 @@ pub(crate) struct Sim<'t, M: Model> {
     server_q: VecDeque<(Nanos, Packet<M::Buf>, u64)>,
     up: Link<Packet<M::Buf>>,
     down: Link<Packet<M::Buf>>,
+    /// The key ([`ev_key`]) of the packet `up` and `down` deliver next, [`NO_HEAD`] if
+    /// none: kept as the links change (a push of an earlier packet, a delivery), so that the
+    /// loop compares two keys instead of looking into both queues on every event.
+    up_head: u128,
+    down_head: u128,
     /// Extra access links of the topology: (uplink, downlink) each.
     extra: Vec<AccessPair<M::Buf>>,
     /// Per client: 0 = `up`/`down`, k = `extra[k - 1]` (empty for the dumbbell).
@@ -326,6 +331,21 @@ pub(crate) struct Sim<'t, M: Model> {
     ahead_up: VecDeque<u32>,
     ahead_down: VecDeque<u32>,
     m: M,
+}
+
+/// No event: a key ([`ev_key`]) later than any event's.
+const NO_HEAD: u128 = u128::MAX;
+
+/// An event's `(time, seq)` as one key with the same order.
+#[inline(always)]
+fn ev_key(time: Nanos, seq: u64) -> u128 {
+    (time as u128) << 64 | seq as u128
+}
+
+/// The key of the packet `link` delivers next, [`NO_HEAD`] if none.
+#[inline(always)]
+fn head_of<B>(link: &Link<Packet<B>>) -> u128 {
+    link.peek().map_or(NO_HEAD, |(t, p)| ev_key(t, p.seq))
 }
 
 /// How many packets of a link ahead the engine loads a client's state.
@@ -465,6 +485,8 @@ impl<'t, M: Model> Sim<'t, M> {
             server_q: VecDeque::new(),
             up,
             down,
+            up_head: NO_HEAD,
+            down_head: NO_HEAD,
             extra_busy: vec![(0, 0); extra.len()],
             extra,
             client_link,
@@ -496,6 +518,12 @@ impl<'t, M: Model> Sim<'t, M> {
             mesh: medium::MeshLink::new(cfg)?,
             m,
         })
+    }
+
+    /// Whether client `c` sits behind `up` and `down` (not an access link of its own).
+    #[inline(always)]
+    fn on_main_link(&self, c: usize) -> bool {
+        self.extra.is_empty() || self.client_link.get(c).map_or(true, |&k| k == 0)
     }
 
     /// Client `c`'s uplink (its access link's).
@@ -626,15 +654,12 @@ impl<'t, M: Model> Sim<'t, M> {
                     best = Some((*t, p.seq, Src::Server));
                 }
             }
-            if let Some((t, p)) = self.up.peek() {
-                if best.map_or(true, |b| (t, p.seq) < (b.0, b.1)) {
-                    best = Some((t, p.seq, Src::Up));
-                }
-            }
-            if let Some((t, p)) = self.down.peek() {
-                if best.map_or(true, |b| (t, p.seq) < (b.0, b.1)) {
-                    best = Some((t, p.seq, Src::Down));
-                }
+            debug_assert_eq!(self.up_head, head_of(&self.up));
+            debug_assert_eq!(self.down_head, head_of(&self.down));
+            let (up, down) = (self.up_head, self.down_head);
+            let link = if up < down { (up, Src::Up) } else { (down, Src::Down) };
+            if link.0 != NO_HEAD && best.map_or(true, |b| link.0 < ev_key(b.0, b.1)) {
+                best = Some(((link.0 >> 64) as Nanos, link.0 as u64, link.1));
             }
             for (i, (u, d)) in self.extra.iter().enumerate() {
                 if let Some((t, p)) = u.peek() {
@@ -695,6 +720,7 @@ impl<'t, M: Model> Sim<'t, M> {
                 }
                 Src::Up => {
                     let p = self.up.poll(t).expect("peeked");
+                    self.up_head = head_of(&self.up);
                     let key = p.key();
                     // Counted when held iff counting already (the model may start it).
                     let counted = self.counting;
@@ -715,6 +741,7 @@ impl<'t, M: Model> Sim<'t, M> {
                 }
                 Src::Down => {
                     let p = self.down.poll(t).expect("peeked");
+                    self.down_head = head_of(&self.down);
                     let key = p.key();
                     // Counted when held iff counting already (the model may start it).
                     let counted = self.counting;

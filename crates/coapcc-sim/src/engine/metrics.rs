@@ -57,8 +57,9 @@ pub(super) struct Recs {
 }
 
 impl Recs {
-    pub(super) fn new() -> Self {
-        Recs { old: Vec::new(), len: 0, base: 0, last: ExRec::NEW }
+    /// No record yet; room for `earlier` records before the vector grows.
+    pub(super) fn with_capacity(earlier: usize) -> Self {
+        Recs { old: Vec::with_capacity(earlier), len: 0, base: 0, last: ExRec::NEW }
     }
 
     /// Records kept or folded (exchanges started).

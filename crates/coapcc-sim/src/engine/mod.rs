@@ -856,6 +856,7 @@ impl<'t, M: Model> Sim<'t, M> {
 
     /// Send the next copy (`size` IP bytes) of client `c`'s active exchange and arm its timer
     /// for `deadline`.
+    #[inline(always)]
     fn send_copy(&mut self, c: usize, size: u32, deadline: Nanos, buf: M::Buf) {
         let now = self.now;
         let seq = self.next_seq();
@@ -916,6 +917,7 @@ impl<'t, M: Model> Sim<'t, M> {
         }
     }
 
+    #[inline(always)]
     fn send_response(&mut self, mut p: Packet<M::Buf>, size: u32) {
         p.seq = self.next_seq(); // the downlink event's own insertion order
         if self.prefetch || self.counting {

@@ -98,6 +98,14 @@ impl Recs {
         folded
     }
 
+    /// Free the vector of earlier records if none is left (all folded away): a client that
+    /// has nothing in flight holds no allocation.
+    pub(super) fn release_if_folded(&mut self) {
+        if self.old.is_empty() {
+            self.old = Vec::new();
+        }
+    }
+
     /// The current (last) record.
     #[inline]
     pub(super) fn last_mut(&mut self) -> Option<&mut ExRec> {

@@ -316,9 +316,10 @@ pub(crate) struct Sim<'t, M: Model> {
     /// the caches, where following the queues would only cost instructions).
     prefetch: bool,
     /// Whether each exchange record counts its packets in flight ([`metrics::ExRec::held`]),
-    /// so that the records no packet can change any more are folded away. Off until the
-    /// records kept exceed [`FOLD_AFTER`] (`lookahead` only): a run that keeps few records
-    /// never pays the bookkeeping, a long or large one folds and its memory stays flat.
+    /// so that the records no packet can change any more are folded away (`lookahead`
+    /// only). On from the start from [`PREFETCH_CLIENTS`] clients; for a smaller population,
+    /// off until the records kept exceed [`FOLD_AFTER`]: a run that keeps few records never
+    /// pays the bookkeeping, a long or large one folds and its memory stays flat.
     counting: bool,
     /// Earlier exchanges' records kept while `counting` is off.
     kept_records: u64,
@@ -520,7 +521,7 @@ impl<'t, M: Model> Sim<'t, M> {
             tx_buf: Vec::new(),
             lookahead,
             prefetch: lookahead && n >= PREFETCH_CLIENTS,
-            counting: false,
+            counting: lookahead && n >= PREFETCH_CLIENTS,
             kept_records: 0,
             fold_after: FOLD_AFTER,
             unnecessary_def: cfg.metrics.unnecessary_def,
@@ -593,6 +594,7 @@ impl<'t, M: Model> Sim<'t, M> {
         }
         for (cl, cold) in self.clients.iter_mut().zip(&mut self.cold) {
             cold.unnecessary += cl.recs.fold_front(self.unnecessary_def);
+            cl.recs.release_if_folded();
         }
     }
 

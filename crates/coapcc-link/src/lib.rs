@@ -578,6 +578,7 @@ impl<P> Link<P> {
 
     /// Send `payload` of `size` bytes at `now` (non-decreasing across calls). A delivered
     /// packet is held until [`Transit::at`]; others are dropped here.
+    #[inline]
     pub fn push(&mut self, now: Nanos, size: u32, payload: P) -> Transit {
         let tr = self.path.transmit(now, size);
         if tr.outcome == Outcome::Delivered {

@@ -440,11 +440,12 @@ impl<'t, M: Model> Sim<'t, M> {
         let mut heap = BinaryHeap::with_capacity(n + 16);
         let mut seq = 0u64;
         let jitter = ms_to_ns(cfg.workload.start_jitter_ms);
-        // Room for each client's earlier records up front when the whole run's fit under
-        // FOLD_AFTER (they are all kept then): one allocation per client instead of a vector
-        // that doubles as the exchanges go.
+        // The compact model: room for each client's earlier records up front when the whole
+        // run's fit under FOLD_AFTER (they are all kept then): one allocation per client
+        // instead of a vector that doubles as the exchanges go.
         let exchanges = cfg.workload.exchanges as u64;
-        let earlier_records = if exchanges * n as u64 <= FOLD_AFTER { exchanges.saturating_sub(1) as usize } else { 0 };
+        let earlier_records =
+            if M::LOOKAHEAD && exchanges * n as u64 <= FOLD_AFTER { exchanges.saturating_sub(1) as usize } else { 0 };
         for (g, gc) in cfg.groups.iter().enumerate() {
             // A transport without CoAP algorithms (TCP) has no histogram.
             let (name, rtx) = protos.get(g).map_or(("", 0), |p| (p.name(), p.max_retransmit()));

@@ -231,6 +231,7 @@ impl CongestionControl for DefaultCoap {
         Exchange::new(now, t0, c.ack_timeout)
     }
 
+    #[inline]
     fn on_timeout(&mut self, _now: Instant, ex: &mut Exchange) -> TimeoutAction {
         let cap_s = self.cfg.backoff_cap;
         self.cfg.common.retransmit(ex, |ex| cap(2.0 * ex.timer, cap_s))

@@ -578,6 +578,7 @@ impl<P> Link<P> {
 
     /// Send `payload` of `size` bytes at `now` (non-decreasing across calls). A delivered
     /// packet is held until [`Transit::at`]; others are dropped here.
+    #[inline]
     pub fn push(&mut self, now: Nanos, size: u32, payload: P) -> Transit {
         let tr = self.path.transmit(now, size);
         if tr.outcome == Outcome::Delivered {
@@ -593,7 +594,7 @@ impl<P> Link<P> {
     }
 
     /// The next payload due at or before `now`, if any.
-    #[inline]
+    #[inline(always)]
     pub fn poll(&mut self, now: Nanos) -> Option<P> {
         if self.path.fifo {
             if self.fifo.front().is_some_and(|f| f.0 <= now) {
@@ -625,6 +626,12 @@ impl<P> Link<P> {
     /// Packets held (in flight to the far end).
     pub fn in_flight(&self) -> usize {
         self.fifo.len() + self.heap.len()
+    }
+
+    /// The payloads held (in flight to the far end): in delivery order on a FIFO direction,
+    /// in no particular order on one that may reorder.
+    pub fn held(&self) -> impl Iterator<Item = &P> + '_ {
+        self.fifo.iter().map(|f| &f.1).chain(self.heap.iter().map(|h| &h.payload))
     }
 
     /// The underlying path (counters, rate stage).
@@ -868,9 +875,19 @@ mod tests {
             }
             prop_assert_eq!(fast.busy_ns_until(now), general.busy_ns_until(now));
             prop_assert_eq!(link.in_flight(), ref_link.in_flight());
+            // What the link holds is what it delivers from now on (in that order when FIFO).
+            let mut held: Vec<usize> = link.held().copied().collect();
+            prop_assert_eq!(held.len(), link.in_flight());
+            let before = out.len();
             while let Some(p) = link.poll(u64::MAX) {
                 out.push(p);
             }
+            let mut rest = out[before..].to_vec();
+            if !link.path().fifo {
+                held.sort_unstable();
+                rest.sort_unstable();
+            }
+            prop_assert_eq!(held, rest);
             while let Some(p) = ref_link.poll(u64::MAX) {
                 ref_out.push(p);
             }

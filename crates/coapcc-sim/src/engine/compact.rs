@@ -134,6 +134,7 @@ impl<C: ClientCc> Model for Compact<C> {
     }
 
     /// A response reaches its client.
+    #[inline(always)]
     fn at_client(sim: &mut Sim<'_, Self>, p: Packet<()>) {
         let c = p.client as usize;
         sim.note_response(&p);

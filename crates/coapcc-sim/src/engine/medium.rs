@@ -18,6 +18,7 @@ use coapcc_mesh::{MediumConfig, MeshConfig, MeshNet};
 
 use super::{Model, Nanos, Packet, Sim};
 use crate::config::{ConfigError, SimConfig};
+use crate::link::Outcome;
 use crate::report::{MeshDrops, MeshLinkReport};
 use crate::trace::Direction;
 
@@ -189,33 +190,52 @@ impl<B> MeshLink<B> {
 
 impl<M: Model> Sim<'_, M> {
     /// Send client `c`'s packet of `size` IP bytes toward the server: over its access link, or
-    /// into the mesh.
-    #[inline]
-    pub(super) fn send_up(&mut self, c: usize, size: u32, p: Packet<M::Buf>) {
+    /// into the mesh. Returns whether a link holds it now (it will be delivered; always
+    /// `true` for the mesh, which decides later).
+    #[inline(always)]
+    pub(super) fn send_up(&mut self, c: usize, size: u32, p: Packet<M::Buf>) -> bool {
         let now = self.now;
         match self.mesh.as_mut() {
-            Some(m) => m.push_up(now, &mut self.seq, size, p),
+            Some(m) => {
+                m.push_up(now, &mut self.seq, size, p);
+                true
+            }
             None => {
+                let seq = p.seq;
                 let tr = self.uplink(c).push(now, size, p);
                 if self.qtrace.is_some() {
                     self.trace_queue(c, Direction::Uplink, &tr, size);
                 }
+                let held = tr.outcome == Outcome::Delivered;
+                if held && self.on_main_link(c) {
+                    self.up_head = self.up_head.min(super::ev_key(tr.at, seq));
+                }
+                held
             }
         }
     }
 
-    /// Send the server's packet of `size` IP bytes toward client `p.client`.
-    #[inline]
-    pub(super) fn send_down(&mut self, size: u32, p: Packet<M::Buf>) {
+    /// Send the server's packet of `size` IP bytes toward client `p.client`. Returns whether
+    /// a link holds it now, as [`Sim::send_up`].
+    #[inline(always)]
+    pub(super) fn send_down(&mut self, size: u32, p: Packet<M::Buf>) -> bool {
         let now = self.now;
         match self.mesh.as_mut() {
-            Some(m) => m.push_down(now, &mut self.seq, size, p),
+            Some(m) => {
+                m.push_down(now, &mut self.seq, size, p);
+                true
+            }
             None => {
-                let c = p.client as usize;
+                let (c, seq) = (p.client as usize, p.seq);
                 let tr = self.downlink(c).push(now, size, p);
                 if self.qtrace.is_some() {
                     self.trace_queue(c, Direction::Downlink, &tr, size);
                 }
+                let held = tr.outcome == Outcome::Delivered;
+                if held && self.on_main_link(c) {
+                    self.down_head = self.down_head.min(super::ev_key(tr.at, seq));
+                }
+                held
             }
         }
     }

@@ -16,7 +16,7 @@ pub(super) struct ExRec {
     /// First copy that reached the server.
     pub(super) first_req: u16,
     /// Request copies and responses of the exchange held by the links and the server's
-    /// queue (when the engine follows them, [`Sim::lookahead`]; `u16::MAX` sticks).
+    /// queue (while the engine counts them, [`Sim::counting`]; `u16::MAX` sticks).
     pub(super) held: u16,
 }
 
@@ -46,7 +46,7 @@ impl ExRec {
 /// record that no packet can reach any more is final: the leading run of those is folded
 /// into a sum of unnecessary retransmissions, so the vector holds only the records from the
 /// oldest one with a packet in flight (usually none) and memory does not grow with the
-/// exchanges done. Without counting, every record is kept to the end.
+/// exchanges done. Until the engine counts ([`Sim::counting`]), every record is kept.
 #[derive(Clone, Debug)]
 pub(super) struct Recs {
     old: Vec<ExRec>,
@@ -57,8 +57,9 @@ pub(super) struct Recs {
 }
 
 impl Recs {
-    pub(super) fn new() -> Self {
-        Recs { old: Vec::new(), len: 0, base: 0, last: ExRec::NEW }
+    /// No record yet; room for `earlier` records before the vector grows.
+    pub(super) fn with_capacity(earlier: usize) -> Self {
+        Recs { old: Vec::with_capacity(earlier), len: 0, base: 0, last: ExRec::NEW }
     }
 
     /// Records kept or folded (exchanges started).
@@ -95,6 +96,14 @@ impl Recs {
         self.old.drain(..n);
         self.base += n as u32;
         folded
+    }
+
+    /// Free the vector of earlier records if none is left (all folded away): a client that
+    /// has nothing in flight holds no allocation.
+    pub(super) fn release_if_folded(&mut self) {
+        if self.old.is_empty() {
+            self.old = Vec::new();
+        }
     }
 
     /// The current (last) record.
@@ -203,5 +212,52 @@ impl<'t, M: Model> Sim<'t, M> {
     pub(super) fn record_failed(&mut self, c: usize) {
         self.cold[c].failed += 1;
         self.emit_trace(c, ExchangeOutcome::GiveUp, None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithms::CustomAlgorithms;
+    use coapcc_cc::default::DefaultCoap;
+
+    /// A congested run (late duplicates reach the records of exchanges that ended) with the
+    /// engine starting to count packets in flight after `fold_after` kept records: its
+    /// report, whether it counted, and the records kept at the end.
+    fn run_folding(fold_after: u64) -> (serde_json::Value, bool, usize) {
+        let mut cfg = SimConfig {
+            seed: 3,
+            groups: vec![crate::GroupConfig { cc: "default:preset=helsinki2018".into(), clients: 120 }],
+            ..SimConfig::default()
+        };
+        cfg.workload.exchanges = 12;
+        cfg.server.processing_delay_ms = 5.0; // the server's queue holds packets too
+        cfg.link.set_buffer_bytes(1_410_000);
+        let custom = CustomAlgorithms::new();
+        let resolved = cfg.resolved_with(&custom).unwrap();
+        let algs = resolved.group_algorithms(&custom).unwrap();
+        let mut sim = Sim::<Compact<DefaultCoap>>::new(&resolved, &algs, None).unwrap();
+        sim.fold_after = fold_after;
+        let truncated = sim.run();
+        let kept = sim.clients.iter().map(|c| c.recs.iter().count()).sum();
+        let counting = sim.counting;
+        let def = resolved.metrics.unnecessary_def;
+        (sim.report(resolved, truncated, def).outcome_json(), counting, kept)
+    }
+
+    #[test]
+    fn counting_from_any_point_folds_without_changing_results() {
+        let (never, counted, kept) = run_folding(u64::MAX);
+        assert!(!counted);
+        assert_eq!(kept, 120 * 12, "without counting every record is kept");
+        let g = &never["groups"][0];
+        assert!(g["unnecessary_retransmissions"].as_u64().unwrap() > 0, "{g}");
+        // From the start (the first kept record), and mid-run with packets in every queue.
+        for fold_after in [0, 500] {
+            let (report, counted, kept) = run_folding(fold_after);
+            assert!(counted);
+            assert!(kept < 120 * 12 / 2, "{kept} records kept when counting after {fold_after}");
+            assert_eq!(report, never, "counting after {fold_after} kept records");
+        }
     }
 }

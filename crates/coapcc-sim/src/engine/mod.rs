@@ -274,6 +274,11 @@ pub(crate) struct Sim<'t, M: Model> {
     server_q: VecDeque<(Nanos, Packet<M::Buf>, u64)>,
     up: Link<Packet<M::Buf>>,
     down: Link<Packet<M::Buf>>,
+    /// The key ([`ev_key`]) of the packet `up` and `down` deliver next, [`NO_HEAD`] if
+    /// none: kept as the links change (a push of an earlier packet, a delivery), so that the
+    /// loop compares two keys instead of looking into both queues on every event.
+    up_head: u128,
+    down_head: u128,
     /// Extra access links of the topology: (uplink, downlink) each.
     extra: Vec<AccessPair<M::Buf>>,
     /// Per client: 0 = `up`/`down`, k = `extra[k - 1]` (empty for the dumbbell).
@@ -302,14 +307,24 @@ pub(crate) struct Sim<'t, M: Model> {
     tx_buf: Vec<TxTrace>,
     /// The mesh network (`topology.mesh`), in place of the links.
     mesh: Option<medium::MeshLink<M::Buf>>,
-    /// Whether `ahead_up`/`ahead_down` follow the links and each exchange record's packets
-    /// in flight are counted ([`Model::LOOKAHEAD`], dumbbell): records no packet can change
-    /// any more are then folded away.
+    /// Whether the engine can follow the packets the links hold ([`Model::LOOKAHEAD`],
+    /// dumbbell): to load client state ahead (`prefetch`) and to count each exchange
+    /// record's packets in flight (`counting`).
     lookahead: bool,
     /// Whether the engine also loads the state of the clients whose events come next
     /// (`lookahead` and at least [`PREFETCH_CLIENTS`] clients: smaller populations stay in
     /// the caches, where following the queues would only cost instructions).
     prefetch: bool,
+    /// Whether each exchange record counts its packets in flight ([`metrics::ExRec::held`]),
+    /// so that the records no packet can change any more are folded away (`lookahead`
+    /// only). On from the start from [`PREFETCH_CLIENTS`] clients; for a smaller population,
+    /// off until the records kept exceed [`FOLD_AFTER`]: a run that keeps few records never
+    /// pays the bookkeeping, a long or large one folds and its memory stays flat.
+    counting: bool,
+    /// Earlier exchanges' records kept while `counting` is off.
+    kept_records: u64,
+    /// When counting starts: [`FOLD_AFTER`] (tests lower it).
+    fold_after: u64,
     /// The run's definition of an unnecessary retransmission (for folding records).
     unnecessary_def: UnnecessaryDef,
     /// The clients of the packets held by `up` and `down`, in delivery order (FIFO links):
@@ -319,11 +334,32 @@ pub(crate) struct Sim<'t, M: Model> {
     m: M,
 }
 
+/// No event: a key ([`ev_key`]) later than any event's.
+const NO_HEAD: u128 = u128::MAX;
+
+/// An event's `(time, seq)` as one key with the same order.
+#[inline(always)]
+fn ev_key(time: Nanos, seq: u64) -> u128 {
+    (time as u128) << 64 | seq as u128
+}
+
+/// The key of the packet `link` delivers next, [`NO_HEAD`] if none.
+#[inline(always)]
+fn head_of<B>(link: &Link<Packet<B>>) -> u128 {
+    link.peek().map_or(NO_HEAD, |(t, p)| ev_key(t, p.seq))
+}
+
 /// How many packets of a link ahead the engine loads a client's state.
 const AHEAD: usize = 4;
 
 /// The population from which the engine loads client state ahead ([`Sim::prefetch`]).
 const PREFETCH_CLIENTS: usize = 4096;
+
+/// The earlier exchanges' records (about 10 bytes each) the engine keeps before it starts
+/// counting packets in flight and folding records ([`Sim::counting`]). Folding never changes
+/// a result (a folded record's unnecessary retransmissions are summed as the report would
+/// sum them), so the switch is only about cost: below this, every record is kept to the end.
+const FOLD_AFTER: u64 = 1 << 16;
 
 /// Events between two calls of the progress callback.
 const PROGRESS_EVENTS: u64 = 1 << 20;
@@ -404,6 +440,12 @@ impl<'t, M: Model> Sim<'t, M> {
         let mut heap = BinaryHeap::with_capacity(n + 16);
         let mut seq = 0u64;
         let jitter = ms_to_ns(cfg.workload.start_jitter_ms);
+        // The compact model: room for each client's earlier records up front when the whole
+        // run's fit under FOLD_AFTER (they are all kept then): one allocation per client
+        // instead of a vector that doubles as the exchanges go.
+        let exchanges = cfg.workload.exchanges as u64;
+        let earlier_records =
+            if M::LOOKAHEAD && exchanges * n as u64 <= FOLD_AFTER { exchanges.saturating_sub(1) as usize } else { 0 };
         for (g, gc) in cfg.groups.iter().enumerate() {
             // A transport without CoAP algorithms (TCP) has no histogram.
             let (name, rtx) = protos.get(g).map_or(("", 0), |p| (p.name(), p.max_retransmit()));
@@ -417,7 +459,13 @@ impl<'t, M: Model> Sim<'t, M> {
                 if M::FLOW_STARTS {
                     heap.push(Ev { time: start, seq, kind: EvKind::FlowStart(c as u32) });
                 }
-                clients.push(Client { recs: metrics::Recs::new(), transmissions: 0, cur: 0, active: false, keep_log });
+                clients.push(Client {
+                    recs: metrics::Recs::with_capacity(earlier_records),
+                    transmissions: 0,
+                    cur: 0,
+                    active: false,
+                    keep_log,
+                });
                 cold.push(ClientCold {
                     group: g as u32,
                     plan: FlowPlan::new(&cfg.workload, wl),
@@ -450,6 +498,8 @@ impl<'t, M: Model> Sim<'t, M> {
             server_q: VecDeque::new(),
             up,
             down,
+            up_head: NO_HEAD,
+            down_head: NO_HEAD,
             extra_busy: vec![(0, 0); extra.len()],
             extra,
             client_link,
@@ -472,12 +522,21 @@ impl<'t, M: Model> Sim<'t, M> {
             tx_buf: Vec::new(),
             lookahead,
             prefetch: lookahead && n >= PREFETCH_CLIENTS,
+            counting: lookahead && n >= PREFETCH_CLIENTS,
+            kept_records: 0,
+            fold_after: FOLD_AFTER,
             unnecessary_def: cfg.metrics.unnecessary_def,
             ahead_up: VecDeque::new(),
             ahead_down: VecDeque::new(),
             mesh: medium::MeshLink::new(cfg)?,
             m,
         })
+    }
+
+    /// Whether client `c` sits behind `up` and `down` (not an access link of its own).
+    #[inline(always)]
+    fn on_main_link(&self, c: usize) -> bool {
+        self.extra.is_empty() || self.client_link.get(c).map_or(true, |&k| k == 0)
     }
 
     /// Client `c`'s uplink (its access link's).
@@ -519,14 +578,24 @@ impl<'t, M: Model> Sim<'t, M> {
     /// server's queue and is held: its exchange record counts it.
     #[inline(always)]
     fn held(&mut self, c: u32, x: u32, copy: u16) {
-        if copy == NONE {
-            return; // not a request copy or a response to one: never changes a record
+        count_held(&mut self.clients, (c, x, copy));
+    }
+
+    /// Start counting packets in flight ([`Sim::counting`]): every packet the links and the
+    /// server's queue hold now is counted in its record, then each client's leading records
+    /// that no packet can reach any more are folded away, which leaves the records as they
+    /// would be had the engine counted from the start.
+    #[cold]
+    #[inline(never)]
+    fn start_counting(&mut self) {
+        self.counting = true;
+        let held = self.up.held().chain(self.down.held()).chain(self.server_q.iter().map(|e| &e.1));
+        for p in held {
+            count_held(&mut self.clients, p.key());
         }
-        if let Some(cl) = self.clients.get_mut(c as usize) {
-            if (x as usize) < cl.recs.len() {
-                let r = &mut cl.recs[x as usize];
-                r.held = r.held.saturating_add(1);
-            }
+        for (cl, cold) in self.clients.iter_mut().zip(&mut self.cold) {
+            cold.unnecessary += cl.recs.fold_front(self.unnecessary_def);
+            cl.recs.release_if_folded();
         }
     }
 
@@ -599,15 +668,12 @@ impl<'t, M: Model> Sim<'t, M> {
                     best = Some((*t, p.seq, Src::Server));
                 }
             }
-            if let Some((t, p)) = self.up.peek() {
-                if best.map_or(true, |b| (t, p.seq) < (b.0, b.1)) {
-                    best = Some((t, p.seq, Src::Up));
-                }
-            }
-            if let Some((t, p)) = self.down.peek() {
-                if best.map_or(true, |b| (t, p.seq) < (b.0, b.1)) {
-                    best = Some((t, p.seq, Src::Down));
-                }
+            debug_assert_eq!(self.up_head, head_of(&self.up));
+            debug_assert_eq!(self.down_head, head_of(&self.down));
+            let (up, down) = (self.up_head, self.down_head);
+            let link = if up < down { (up, Src::Up) } else { (down, Src::Down) };
+            if link.0 != NO_HEAD && best.map_or(true, |b| link.0 < ev_key(b.0, b.1)) {
+                best = Some(((link.0 >> 64) as Nanos, link.0 as u64, link.1));
             }
             for (i, (u, d)) in self.extra.iter().enumerate() {
                 if let Some((t, p)) = u.peek() {
@@ -659,14 +725,19 @@ impl<'t, M: Model> Sim<'t, M> {
                 Src::Server => {
                     let (_, p, sid) = self.server_q.pop_front().expect("peeked");
                     let key = p.key();
+                    // Counted when held iff counting already (the model may start it).
+                    let counted = self.counting;
                     M::server_send(self, p, sid);
-                    if self.lookahead {
+                    if counted {
                         self.landed(key);
                     }
                 }
                 Src::Up => {
                     let p = self.up.poll(t).expect("peeked");
+                    self.up_head = head_of(&self.up);
                     let key = p.key();
+                    // Counted when held iff counting already (the model may start it).
+                    let counted = self.counting;
                     if self.prefetch {
                         self.ahead_up.pop_front();
                         // The server's side touches only the client's hot record.
@@ -678,13 +749,16 @@ impl<'t, M: Model> Sim<'t, M> {
                         }
                     }
                     M::at_server(self, p);
-                    if self.lookahead {
+                    if counted {
                         self.landed(key);
                     }
                 }
                 Src::Down => {
                     let p = self.down.poll(t).expect("peeked");
+                    self.down_head = head_of(&self.down);
                     let key = p.key();
+                    // Counted when held iff counting already (the model may start it).
+                    let counted = self.counting;
                     if self.prefetch {
                         self.ahead_down.pop_front();
                         if let Some(&c) = self.ahead_down.get(AHEAD) {
@@ -695,7 +769,7 @@ impl<'t, M: Model> Sim<'t, M> {
                         }
                     }
                     M::at_client(self, p);
-                    if self.lookahead {
+                    if counted {
                         self.landed(key);
                     }
                 }
@@ -764,19 +838,28 @@ impl<'t, M: Model> Sim<'t, M> {
         let now = self.now;
         let cl = &mut self.clients[c];
         cl.cur = cl.recs.len() as u32;
-        let folded = cl.recs.push(ExRec::NEW, self.lookahead, self.unnecessary_def);
+        let folded = cl.recs.push(ExRec::NEW, self.counting, self.unnecessary_def);
         cl.active = true;
+        let keep_log = cl.keep_log;
         let cold = &mut self.cold[c];
         cold.started = now;
         cold.unnecessary += folded;
-        if cl.keep_log {
+        if keep_log {
             cold.log.clear();
         }
         cold.first_sent.get_or_insert(now);
+        if !self.counting && self.clients[c].recs.len() > 1 {
+            // Not counting: the previous record was kept.
+            self.kept_records += 1;
+            if self.kept_records > self.fold_after && self.lookahead {
+                self.start_counting();
+            }
+        }
     }
 
     /// Send the next copy (`size` IP bytes) of client `c`'s active exchange and arm its timer
     /// for `deadline`.
+    #[inline(always)]
     fn send_copy(&mut self, c: usize, size: u32, deadline: Nanos, buf: M::Buf) {
         let now = self.now;
         let seq = self.next_seq();
@@ -803,17 +886,19 @@ impl<'t, M: Model> Sim<'t, M> {
         self.send_up_noted(c, size, Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf });
     }
 
-    /// [`Sim::send_up`], noting the client in `ahead_up` if the packet is held.
+    /// [`Sim::send_up`], noting the client in `ahead_up` and counting the packet in its
+    /// record if the link holds it.
     #[inline(always)]
     fn send_up_noted(&mut self, c: usize, size: u32, p: Packet<M::Buf>) {
-        if self.lookahead {
-            let (held, x, copy) = (self.up.in_flight(), p.exchange, p.copy);
-            self.send_up(c, size, p);
-            if self.up.in_flight() > held {
+        if self.prefetch || self.counting {
+            let (x, copy) = (p.exchange, p.copy);
+            if self.send_up(c, size, p) {
                 if self.prefetch {
                     self.ahead_up.push_back(c as u32);
                 }
-                self.held(c as u32, x, copy);
+                if self.counting {
+                    self.held(c as u32, x, copy);
+                }
             }
         } else {
             self.send_up(c, size, p);
@@ -828,23 +913,25 @@ impl<'t, M: Model> Sim<'t, M> {
         } else {
             // A constant delay keeps the server's output in arrival order: a FIFO suffices.
             let seq = self.next_seq();
-            if self.lookahead {
+            if self.counting {
                 self.held(p.client, p.exchange, p.copy);
             }
             self.server_q.push_back((self.now + self.server_delay, Packet { seq, ..p }, sid));
         }
     }
 
+    #[inline(always)]
     fn send_response(&mut self, mut p: Packet<M::Buf>, size: u32) {
         p.seq = self.next_seq(); // the downlink event's own insertion order
-        if self.lookahead {
-            let (held, c, x, copy) = (self.down.in_flight(), p.client, p.exchange, p.copy);
-            self.send_down(size, p);
-            if self.down.in_flight() > held {
+        if self.prefetch || self.counting {
+            let (c, x, copy) = (p.client, p.exchange, p.copy);
+            if self.send_down(size, p) {
                 if self.prefetch {
                     self.ahead_down.push_back(c);
                 }
-                self.held(c, x, copy);
+                if self.counting {
+                    self.held(c, x, copy);
+                }
             }
         } else {
             self.send_down(size, p);
@@ -884,6 +971,21 @@ impl<'t, M: Model> Sim<'t, M> {
         self.record_failed(c);
         let next = self.cold[c].plan.after(false);
         self.follow(c, next);
+    }
+}
+
+/// Count a packet held by a link or the server's queue (its [`Packet::key`]) in its exchange
+/// record ([`metrics::ExRec::held`]).
+#[inline(always)]
+fn count_held(clients: &mut [Client], (c, x, copy): (u32, u32, u16)) {
+    if copy == NONE {
+        return; // not a request copy or a response to one: never changes a record
+    }
+    if let Some(cl) = clients.get_mut(c as usize) {
+        if (x as usize) < cl.recs.len() {
+            let r = &mut cl.recs[x as usize];
+            r.held = r.held.saturating_add(1);
+        }
     }
 }
 

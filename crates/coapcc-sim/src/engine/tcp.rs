@@ -418,7 +418,7 @@ fn service(sim: &mut Sim<'_, Tcp>, c: usize, side: Side) {
         match side {
             Side::Client => sim.send_up(c, seg.wire_len(), p),
             Side::Server => sim.send_down(seg.wire_len(), p),
-        }
+        };
     }
     let slot = 2 * c as u32 + u32::from(side == Side::Server);
     match sim.m.flows[c].conn(side).poll_timeout() {

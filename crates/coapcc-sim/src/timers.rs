@@ -31,7 +31,7 @@
 //! timers come out exactly as from one binary heap of all of them.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::link::Nanos;
 
@@ -46,15 +46,12 @@ const COMPACT_SLACK: usize = 256;
 /// A level-1 slot with at most this many entries goes straight to `front`.
 const DIRECT: usize = 48;
 
-/// Entries of a coming level-0 slot whose state is loaded ahead ([`TimerQueue::look_ahead`]).
-const SOON: usize = 32;
+/// Entries of the coming level-0 slots whose timer word was loaded but whose state was not
+/// handed to [`TimerQueue::step`]'s caller yet, below which the next slot is queued.
+const PIPE: usize = 8;
 
-/// How many non-empty level-0 slots ahead the timer state of their entries is loaded.
-const AHEAD_SLOTS: usize = 4;
-
-/// Which non-empty level-0 slot ahead (0: the next) has its armed entries handed to
-/// [`TimerQueue::drain_soon`].
-const SOON_SLOT: usize = 1;
+/// Entries whose timer word, and entries whose state, [`TimerQueue::step`] loads per call.
+const STEP: usize = 2;
 
 /// Ask the CPU to start loading the cache lines of `*r` (a hint; no effect on results).
 /// On x86-64 a `prefetcht0`; elsewhere nothing.
@@ -159,12 +156,15 @@ pub(crate) struct TimerQueue {
     spare: Vec<Vec<TimerEntry>>,
     /// Total capacity of `spare`, entries.
     spare_cap: usize,
-    /// Slots (clients) of the armed entries of the next non-empty level-0 slot, found when
-    /// the wheel advanced: due soon, so their state is worth loading ahead
-    /// ([`Self::drain_soon`]).
-    soon: Vec<u32>,
-    /// The last level-0 slot (absolute number) whose entries' timer state was loaded ahead.
-    announced: u64,
+    /// Loading ahead: the entries of the current and the coming level-0 slots of the current
+    /// level-1 slot, in slot order (stale ones included), as [`Self::step`] goes through them.
+    ahead: VecDeque<TimerEntry>,
+    /// Entries at the front of `ahead` whose timer word was loaded.
+    words: usize,
+    /// Entries at the front of `ahead` whose state was handed out (`<= words`).
+    handed: usize,
+    /// The last level-0 slot (absolute number) whose entries were queued in `ahead`.
+    queued: u64,
     /// Whether to load timer state ahead at all ([`Self::set_look_ahead`]).
     look: bool,
 }
@@ -189,14 +189,16 @@ impl TimerQueue {
             cached: None,
             spare: Vec::new(),
             spare_cap: 0,
-            soon: Vec::new(),
-            announced: 0,
+            ahead: VecDeque::new(),
+            words: 0,
+            handed: 0,
+            queued: 0,
             look: false,
         }
     }
 
     /// Load the timer state of coming entries ahead and note the armed ones for
-    /// [`Self::drain_soon`] (worth it for populations whose state outgrows the caches).
+    /// [`Self::step`] (worth it for populations whose state outgrows the caches).
     pub fn set_look_ahead(&mut self, on: bool) {
         self.look = on;
     }
@@ -209,15 +211,64 @@ impl TimerQueue {
         }
     }
 
-    /// Hand the slots (clients) whose entries come up soon to `f` (each once, after the
-    /// wheel advanced), so the caller can load their state ahead.
+    /// One step of loading ahead (call it once per event; nothing unless
+    /// [`Self::set_look_ahead`]): the timer words of the next [`STEP`] entries of the coming
+    /// level-0 slots are loaded, and the slots (clients) of the next [`STEP`] entries whose
+    /// timer word was loaded by an earlier step and that are still armed are handed to `f`,
+    /// so the caller can load their state. Streaming a few entries per event, rather than a
+    /// whole slot when the wheel advances, keeps the loads ahead of the timers however many
+    /// share a slot, without more loads in flight than the CPU can track.
     #[inline(always)]
-    pub fn drain_soon(&mut self, mut f: impl FnMut(u32)) {
-        if !self.soon.is_empty() {
-            for &c in &self.soon {
-                f(c);
+    pub fn step(&mut self, mut f: impl FnMut(u32)) {
+        if !self.look {
+            return;
+        }
+        if self.ahead.len() - self.handed < PIPE {
+            self.queue_next();
+        }
+        // Words loaded by an earlier step: their state is worth loading if still armed.
+        let ready = self.words;
+        for _ in 0..STEP {
+            let Some(e) = self.ahead.get(self.handed).filter(|_| self.handed < ready) else { break };
+            self.handed += 1;
+            if self.armed.get(e.client as usize) == Some(&(e.time, e.seq)) {
+                f(e.client);
             }
-            self.soon.clear();
+        }
+        for _ in 0..STEP {
+            let Some(e) = self.ahead.get(self.words) else { break };
+            self.words += 1;
+            if let Some(a) = self.armed.get(e.client as usize) {
+                prefetch(a);
+            }
+        }
+    }
+
+    /// Queue the entries of the next non-empty level-0 slot of the current level-1 slot
+    /// after the last one queued in `ahead`, if any.
+    #[cold]
+    #[inline(never)]
+    fn queue_next(&mut self) {
+        let from = self.queued.max(self.c0) + 1;
+        if from >> 8 != self.c0 >> 8 {
+            return; // the current level-1 slot's are all queued
+        }
+        match self.l0_bits.next_from((from & 255) as usize) {
+            Some(i) => {
+                self.queued = (self.c0 & !255) | i as u64;
+                self.ahead.extend(self.l0[i].iter().copied());
+            }
+            None => self.queued = self.c0 | 255,
+        }
+    }
+
+    /// The wheel moved to level-0 slot `c0`: the entries of earlier slots leave `ahead`.
+    #[inline]
+    fn moved(&mut self) {
+        while self.ahead.front().is_some_and(|e| e.time >> S0 < self.c0) {
+            self.ahead.pop_front();
+            self.words = self.words.saturating_sub(1);
+            self.handed = self.handed.saturating_sub(1);
         }
     }
 
@@ -363,6 +414,9 @@ impl TimerQueue {
             if !self.advance() {
                 return None;
             }
+            if self.look {
+                self.moved();
+            }
         }
     }
 
@@ -378,7 +432,6 @@ impl TimerQueue {
                 let mut v = std::mem::take(&mut self.l0[i]);
                 self.front.extend(v.drain(..).map(|e| Reverse((e.key(), e.client))));
                 self.recycle(v);
-                self.look_ahead(i + 1);
                 return true;
             }
             let c1 = self.c0 >> 8;
@@ -415,7 +468,6 @@ impl TimerQueue {
                 }
                 self.recycle(v);
                 if !self.front.is_empty() {
-                    self.look_ahead(1);
                     return true;
                 }
                 continue;
@@ -426,40 +478,6 @@ impl TimerQueue {
             // Make the earliest far slot the next level-1 slot.
             self.c0 = ((self.far_min - 1) << 8) | 255;
             self.respread_far();
-        }
-    }
-
-    /// The wheel advanced (the current level-0 slot is the one before `from`): load ahead
-    /// the timer state of the entries (up to [`SOON`] each) of the non-empty level-0 slots
-    /// up to [`AHEAD_SLOTS`] ahead, and note the armed entries of the one [`SOON_SLOT`]
-    /// ahead, whose timer state was loaded then, as due soon ([`Self::drain_soon`]).
-    #[inline]
-    fn look_ahead(&mut self, from: usize) {
-        if !self.look {
-            return;
-        }
-        self.soon.clear();
-        let base = self.c0 & !255;
-        let mut j = from;
-        for k in 0..AHEAD_SLOTS {
-            let Some(i) = (j < 256).then(|| self.l0_bits.next_from(j)).flatten() else { break };
-            let entries = self.l0[i].iter().take(SOON);
-            if k == SOON_SLOT {
-                for e in entries.clone() {
-                    if self.armed.get(e.client as usize) == Some(&(e.time, e.seq)) {
-                        self.soon.push(e.client);
-                    }
-                }
-            }
-            if base | i as u64 > self.announced {
-                self.announced = base | i as u64;
-                for e in entries {
-                    if let Some(a) = self.armed.get(e.client as usize) {
-                        prefetch(a);
-                    }
-                }
-            }
-            j = i + 1;
         }
     }
 
@@ -519,7 +537,7 @@ mod tests {
                     }
                 }
             }
-            h.drain_soon(|c| assert!((c as usize) < n));
+            h.step(|c| assert!(model[c as usize].is_some(), "only armed slots are handed out"));
             let want = model.iter().enumerate().filter_map(|(c, k)| k.map(|k| (k, c as u32))).min();
             assert_eq!(h.peek().map(|e| ((e.time, e.seq), e.client)), want);
             assert_eq!(h.len(), model.iter().filter(|k| k.is_some()).count());

@@ -581,7 +581,7 @@ impl<'t, M: Model> Sim<'t, M> {
             let mut best: Option<(Nanos, u64, Src)> = self.timers.peek().map(|e| (e.time, e.seq, Src::Timer));
             if self.prefetch {
                 let (clients, cold, m) = (&self.clients, &self.cold, &self.m);
-                self.timers.drain_soon(|c| {
+                self.timers.step(|c| {
                     if let (Some(cl), Some(k)) = (clients.get(c as usize), cold.get(c as usize)) {
                         timers::prefetch(cl);
                         timers::prefetch(k);

@@ -46,11 +46,13 @@ const COMPACT_SLACK: usize = 256;
 /// A level-1 slot with at most this many entries goes straight to `front`.
 const DIRECT: usize = 48;
 
-/// Entries of the coming level-0 slots whose timer word was loaded but whose state was not
-/// handed to [`TimerQueue::step`]'s caller yet, below which the next slot is queued.
-const PIPE: usize = 8;
+/// How many entries ahead of the timers done [`TimerQueue::step`] hands entries out.
+const LEAD: usize = 16;
 
-/// Entries whose timer word, and entries whose state, [`TimerQueue::step`] loads per call.
+/// How many entries before handing it out [`TimerQueue::step`] loads an entry's timer word.
+const WORD_GAP: usize = 8;
+
+/// Entries whose timer word, and entries handed out, per [`TimerQueue::step`].
 const STEP: usize = 2;
 
 /// Ask the CPU to start loading the cache lines of `*r` (a hint; no effect on results).
@@ -165,6 +167,8 @@ pub(crate) struct TimerQueue {
     handed: usize,
     /// The last level-0 slot (absolute number) whose entries were queued in `ahead`.
     queued: u64,
+    /// Entries at the front of `ahead` of the current level-0 slot.
+    cur: usize,
     /// Whether to load timer state ahead at all ([`Self::set_look_ahead`]).
     look: bool,
 }
@@ -193,6 +197,7 @@ impl TimerQueue {
             words: 0,
             handed: 0,
             queued: 0,
+            cur: 0,
             look: false,
         }
     }
@@ -212,35 +217,42 @@ impl TimerQueue {
     }
 
     /// One step of loading ahead (call it once per event; nothing unless
-    /// [`Self::set_look_ahead`]): the timer words of the next [`STEP`] entries of the coming
-    /// level-0 slots are loaded, and the slots (clients) of the next [`STEP`] entries whose
-    /// timer word was loaded by an earlier step and that are still armed are handed to `f`,
-    /// so the caller can load their state. Streaming a few entries per event, rather than a
-    /// whole slot when the wheel advances, keeps the loads ahead of the timers however many
-    /// share a slot, without more loads in flight than the CPU can track.
+    /// [`Self::set_look_ahead`]). The entries of the current and coming level-0 slots are
+    /// gone through in slot order, [`LEAD`] entries ahead of the timers of the current slot
+    /// that are done: the timer word of an entry is loaded first, and [`WORD_GAP`] entries
+    /// later, if it is still armed, its slot (client) is handed to `f` so the caller can load
+    /// its state; at most [`STEP`] entries of each per call. Streaming a few entries per event,
+    /// rather than whole slots when the wheel advances, keeps the loads just ahead of the
+    /// timers however many share a slot, without more loads in flight than the CPU tracks.
     #[inline(always)]
     pub fn step(&mut self, mut f: impl FnMut(u32)) {
         if !self.look {
             return;
         }
-        if self.ahead.len() - self.handed < PIPE {
+        // The current slot's entries that left `front` (about the timers done).
+        let done = self.cur.saturating_sub(self.front.len());
+        let hand_to = done + LEAD;
+        if self.ahead.len() < hand_to + WORD_GAP {
             self.queue_next();
         }
-        // Words loaded by an earlier step: their state is worth loading if still armed.
-        let ready = self.words;
-        for _ in 0..STEP {
-            let Some(e) = self.ahead.get(self.handed).filter(|_| self.handed < ready) else { break };
+        let len = self.ahead.len();
+        let ready = if self.words == len { len } else { self.words.saturating_sub(WORD_GAP) };
+        let mut n = 0;
+        while self.handed < ready.min(hand_to) && n < STEP {
+            let e = self.ahead[self.handed];
             self.handed += 1;
+            n += 1;
             if self.armed.get(e.client as usize) == Some(&(e.time, e.seq)) {
                 f(e.client);
             }
         }
-        for _ in 0..STEP {
-            let Some(e) = self.ahead.get(self.words) else { break };
-            self.words += 1;
-            if let Some(a) = self.armed.get(e.client as usize) {
+        let mut n = 0;
+        while self.words < len.min(hand_to + WORD_GAP) && n < STEP {
+            if let Some(a) = self.armed.get(self.ahead[self.words].client as usize) {
                 prefetch(a);
             }
+            self.words += 1;
+            n += 1;
         }
     }
 
@@ -262,7 +274,8 @@ impl TimerQueue {
         }
     }
 
-    /// The wheel moved to level-0 slot `c0`: the entries of earlier slots leave `ahead`.
+    /// The wheel moved to level-0 slot `c0`: the entries of earlier slots leave `ahead`,
+    /// and the current slot's are counted.
     #[inline]
     fn moved(&mut self) {
         while self.ahead.front().is_some_and(|e| e.time >> S0 < self.c0) {
@@ -270,6 +283,7 @@ impl TimerQueue {
             self.words = self.words.saturating_sub(1);
             self.handed = self.handed.saturating_sub(1);
         }
+        self.cur = self.ahead.iter().take_while(|e| e.time >> S0 == self.c0).count();
     }
 
     /// An emptied slot vector: kept as a spare (if small) while the spares hold no more room

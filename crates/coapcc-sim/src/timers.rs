@@ -55,6 +55,12 @@ const WORD_GAP: usize = 8;
 /// Entries whose timer word, and entries handed out, per [`TimerQueue::step`].
 const STEP: usize = 2;
 
+/// Entries of a level-0 slot queued for loading ahead at a time.
+const CHUNK: usize = 32;
+
+/// Entries queued for loading ahead beyond which no more are queued.
+const AHEAD_MAX: usize = 256;
+
 /// Ask the CPU to start loading the cache lines of `*r` (a hint; no effect on results).
 /// On x86-64 a `prefetcht0`; elsewhere nothing.
 #[inline(always)]
@@ -167,6 +173,8 @@ pub(crate) struct TimerQueue {
     handed: usize,
     /// The last level-0 slot (absolute number) whose entries were queued in `ahead`.
     queued: u64,
+    /// Entries of slot `queued` queued so far.
+    queued_off: usize,
     /// Entries at the front of `ahead` of the current level-0 slot.
     cur: usize,
     /// Whether to load timer state ahead at all ([`Self::set_look_ahead`]).
@@ -197,6 +205,7 @@ impl TimerQueue {
             words: 0,
             handed: 0,
             queued: 0,
+            queued_off: 0,
             cur: 0,
             look: false,
         }
@@ -256,19 +265,38 @@ impl TimerQueue {
         }
     }
 
-    /// Queue the entries of the next non-empty level-0 slot of the current level-1 slot
-    /// after the last one queued in `ahead`, if any.
+    /// Queue up to [`CHUNK`] more entries in `ahead` (while it holds fewer than
+    /// [`AHEAD_MAX`]): the rest of the coming level-0 slot being queued, else the first of the
+    /// next non-empty level-0 slot of the current level-1 slot, if any. A burst of timers in
+    /// one slot (a population starting at once) is queued a chunk at a time, so `ahead` stays
+    /// small.
     #[cold]
     #[inline(never)]
     fn queue_next(&mut self) {
+        if self.ahead.len() >= AHEAD_MAX {
+            return;
+        }
+        let same_wheel = |s: u64, c0: u64| s >> 8 == c0 >> 8;
+        if self.queued > self.c0 && same_wheel(self.queued, self.c0) {
+            let v = &self.l0[(self.queued & 255) as usize];
+            if self.queued_off < v.len() {
+                let end = v.len().min(self.queued_off + CHUNK);
+                self.ahead.extend(v[self.queued_off..end].iter().copied());
+                self.queued_off = end;
+                return;
+            }
+        }
         let from = self.queued.max(self.c0) + 1;
-        if from >> 8 != self.c0 >> 8 {
+        if !same_wheel(from, self.c0) {
             return; // the current level-1 slot's are all queued
         }
         match self.l0_bits.next_from((from & 255) as usize) {
             Some(i) => {
                 self.queued = (self.c0 & !255) | i as u64;
-                self.ahead.extend(self.l0[i].iter().copied());
+                let v = &self.l0[i];
+                let end = v.len().min(CHUNK);
+                self.ahead.extend(v[..end].iter().copied());
+                self.queued_off = end;
             }
             None => self.queued = self.c0 | 255,
         }
@@ -512,7 +540,8 @@ mod tests {
     /// Random arms, re-arms, disarms and pops against a plain model, with times that only
     /// go forward like the engine's clock (`now` = the last popped time; deadlines >= now),
     /// including deadlines earlier than every pending one and equal deadlines.
-    fn check(n: usize, span: u64, steps: usize, seed: u64) {
+    /// Returns how many slots the loading ahead handed out.
+    fn check(n: usize, span: u64, steps: usize, seed: u64) -> usize {
         let mut h = TimerQueue::new(n);
         // Loading ahead is a hint: it must not change what comes out, and it names only
         // armed slots.
@@ -521,6 +550,7 @@ mod tests {
         let mut rng = SplitMix64::new(seed);
         let mut seq = 0;
         let mut now = 0u64;
+        let mut handed = 0;
         for _ in 0..steps {
             let c = (rng.next_u64() % n as u64) as u32;
             match rng.next_u64() % 5 {
@@ -551,7 +581,12 @@ mod tests {
                     }
                 }
             }
-            h.step(|c| assert!(model[c as usize].is_some(), "only armed slots are handed out"));
+            h.step(|c| {
+                assert!(model[c as usize].is_some(), "only armed slots are handed out");
+                handed += 1;
+            });
+            assert!(h.ahead.len() < AHEAD_MAX + CHUNK, "the entries queued for loading ahead stay few");
+            assert!(h.handed <= h.words && h.words <= h.ahead.len());
             let want = model.iter().enumerate().filter_map(|(c, k)| k.map(|k| (k, c as u32))).min();
             assert_eq!(h.peek().map(|e| ((e.time, e.seq), e.client)), want);
             assert_eq!(h.len(), model.iter().filter(|k| k.is_some()).count());
@@ -559,6 +594,7 @@ mod tests {
                 assert_eq!(h.time_of(c), model[c as usize].map(|k| k.0));
             }
         }
+        handed
     }
 
     #[test]
@@ -568,7 +604,9 @@ mod tests {
         check(300, 1 << 40, 20_000, 6); // deadlines far beyond the wheel
         check(300, 1 << 31, 20_000, 8); // across level-1 slots
         check(1000, 1 << 22, 20_000, 9); // within a few level-0 slots
-        check(2000, 1 << 31, 20_000, 10); // level-1 slots too full to go straight to the front
+                                         // Level-1 slots too full to go straight to the front: spread over level 0, whose
+                                         // entries are loaded ahead.
+        assert!(check(2000, 1 << 31, 20_000, 10) > 0);
         check(1, 10, 2_000, 7);
     }
 

@@ -37,6 +37,18 @@ impl ExRec {
             (self.tx as u64).saturating_sub(1 + m as u64)
         }
     }
+
+    /// Whether no packet can change the record's unnecessary retransmissions under `def` any
+    /// more, once its exchange is over (no copy is sent after that): copy 0's request (or
+    /// response) has arrived, and a later arrival can only lower the smallest copy, which is
+    /// already 0.
+    #[inline]
+    pub(super) fn settled(&self, def: UnnecessaryDef) -> bool {
+        match def {
+            UnnecessaryDef::ResponseDelivered => self.min_resp == 0,
+            UnnecessaryDef::RequestDelivered => self.min_req == 0,
+        }
+    }
 }
 
 /// A client's exchange records, indexed by exchange: the current (last) one inline in the
@@ -46,7 +58,10 @@ impl ExRec {
 /// record that no packet can reach any more is final: the leading run of those is folded
 /// into a sum of unnecessary retransmissions, so the vector holds only the records from the
 /// oldest one with a packet in flight (usually none) and memory does not grow with the
-/// exchanges done. Until the engine counts ([`Sim::counting`]), every record is kept.
+/// exchanges done. Until the engine counts ([`Sim::counting`]), a record is folded only if
+/// it is [settled](ExRec::settled) when the next exchange starts and no earlier record is
+/// kept (the usual case without loss); the others are kept. A packet that arrives for a
+/// folded record changes nothing, so it is ignored ([`Recs::get_mut`]).
 #[derive(Clone, Debug)]
 pub(super) struct Recs {
     old: Vec<ExRec>,
@@ -57,9 +72,15 @@ pub(super) struct Recs {
 }
 
 impl Recs {
-    /// No record yet; room for `earlier` records before the vector grows.
-    pub(super) fn with_capacity(earlier: usize) -> Self {
-        Recs { old: Vec::with_capacity(earlier), len: 0, base: 0, last: ExRec::NEW }
+    /// No record yet.
+    pub(super) fn new() -> Self {
+        Recs { old: Vec::new(), len: 0, base: 0, last: ExRec::NEW }
+    }
+
+    /// Earlier records kept (neither current nor folded away).
+    #[inline]
+    pub(super) fn kept(&self) -> usize {
+        self.old.len()
     }
 
     /// Records kept or folded (exchanges started).
@@ -69,13 +90,15 @@ impl Recs {
     }
 
     /// Start a new record. With `fold` (the records' packets are counted), the earlier
-    /// records that are final are folded away: returns the sum of their unnecessary
-    /// retransmissions under `def`.
+    /// records that are final are folded away; with `fold_settled`, the previous record is
+    /// also folded when it is [settled](ExRec::settled) (it may still have packets in
+    /// flight). Returns the sum of the folded records' unnecessary retransmissions under
+    /// `def`.
     #[inline]
-    pub(super) fn push(&mut self, r: ExRec, fold: bool, def: UnnecessaryDef) -> u64 {
+    pub(super) fn push(&mut self, r: ExRec, fold: bool, fold_settled: bool, def: UnnecessaryDef) -> u64 {
         let mut folded = 0;
         if self.len > 0 {
-            if fold && self.old.is_empty() && self.last.held == 0 {
+            if self.old.is_empty() && ((fold && self.last.held == 0) || (fold_settled && self.last.settled(def))) {
                 folded = self.last.unnecessary(def);
                 self.base = self.len;
             } else {
@@ -103,6 +126,17 @@ impl Recs {
     pub(super) fn release_if_folded(&mut self) {
         if self.old.is_empty() {
             self.old = Vec::new();
+        }
+    }
+
+    /// Record `i`, unless it was folded away (or does not exist): a folded record is final,
+    /// so whatever arrives for it changes nothing.
+    #[inline]
+    pub(super) fn get_mut(&mut self, i: usize) -> Option<&mut ExRec> {
+        if i + 1 == self.len as usize {
+            Some(&mut self.last)
+        } else {
+            self.old.get_mut(i.checked_sub(self.base as usize)?)
         }
     }
 
@@ -154,7 +188,7 @@ impl<'t, M: Model> Sim<'t, M> {
         if p.copy == NONE {
             return;
         }
-        let rec = &mut self.clients[p.client as usize].recs[p.exchange as usize];
+        let Some(rec) = self.clients[p.client as usize].recs.get_mut(p.exchange as usize) else { return };
         rec.min_req = rec.min_req.min(p.copy);
         if rec.first_req == NONE {
             rec.first_req = p.copy;
@@ -167,7 +201,7 @@ impl<'t, M: Model> Sim<'t, M> {
         if p.copy == NONE {
             return;
         }
-        let rec = &mut self.clients[p.client as usize].recs[p.exchange as usize];
+        let Some(rec) = self.clients[p.client as usize].recs.get_mut(p.exchange as usize) else { return };
         rec.min_resp = rec.min_resp.min(p.copy);
     }
 
@@ -221,10 +255,13 @@ mod tests {
     use crate::algorithms::CustomAlgorithms;
     use coapcc_cc::default::DefaultCoap;
 
-    /// A congested run (late duplicates reach the records of exchanges that ended) with the
-    /// engine starting to count packets in flight after `fold_after` kept records: its
-    /// report, whether it counted, and the records kept at the end.
-    fn run_folding(fold_after: u64) -> (serde_json::Value, bool, usize) {
+    /// A congested run (late duplicates reach the records of exchanges that ended; with
+    /// `loss`, packets are lost and reordered, so some records are not settled when their
+    /// exchange ends and change later) with the engine
+    /// starting to count packets in flight after `fold_after` kept records, and settled
+    /// records folding or not: its report, whether it counted, and the records kept at the
+    /// end.
+    fn run_folding(loss: bool, fold_after: u64, fold_settled: bool) -> (serde_json::Value, bool, usize) {
         let mut cfg = SimConfig {
             seed: 3,
             groups: vec![crate::GroupConfig { cc: "default:preset=helsinki2018".into(), clients: 120 }],
@@ -233,11 +270,23 @@ mod tests {
         cfg.workload.exchanges = 12;
         cfg.server.processing_delay_ms = 5.0; // the server's queue holds packets too
         cfg.link.set_buffer_bytes(1_410_000);
+        if loss {
+            cfg.link.set_loss(&coapcc_link::LossModel::Bernoulli { p: 0.1 });
+            // Packets overtake each other: a lower copy's response can arrive after a higher
+            // one's, and after the exchange ended.
+            cfg.link.set_rest_of_path_ms(0.0, 3000.0);
+            for st in &mut cfg.link.uplink {
+                if let coapcc_link::StageConfig::Jitter(j) = st {
+                    j.allow_reordering = true;
+                }
+            }
+        }
         let custom = CustomAlgorithms::new();
         let resolved = cfg.resolved_with(&custom).unwrap();
         let algs = resolved.group_algorithms(&custom).unwrap();
         let mut sim = Sim::<Compact<DefaultCoap>>::new(&resolved, &algs, None).unwrap();
         sim.fold_after = fold_after;
+        sim.fold_settled = fold_settled;
         let truncated = sim.run();
         let kept = sim.clients.iter().map(|c| c.recs.iter().count()).sum();
         let counting = sim.counting;
@@ -247,17 +296,33 @@ mod tests {
 
     #[test]
     fn counting_from_any_point_folds_without_changing_results() {
-        let (never, counted, kept) = run_folding(u64::MAX);
-        assert!(!counted);
-        assert_eq!(kept, 120 * 12, "without counting every record is kept");
-        let g = &never["groups"][0];
-        assert!(g["unnecessary_retransmissions"].as_u64().unwrap() > 0, "{g}");
-        // From the start (the first kept record), and mid-run with packets in every queue.
-        for fold_after in [0, 500] {
-            let (report, counted, kept) = run_folding(fold_after);
-            assert!(counted);
-            assert!(kept < 120 * 12 / 2, "{kept} records kept when counting after {fold_after}");
-            assert_eq!(report, never, "counting after {fold_after} kept records");
+        for loss in [false, true] {
+            let (all, counted, kept) = run_folding(loss, u64::MAX, false);
+            assert!(!counted);
+            assert_eq!(kept, 120 * 12, "without folding every record is kept");
+            let g = &all["groups"][0];
+            assert!(g["unnecessary_retransmissions"].as_u64().unwrap() > 0, "{g}");
+            // Settled records only; counting from the start (the first kept record), and
+            // mid-run with packets in every queue; with and without settled records folding.
+            for (fold_after, fold_settled) in [(u64::MAX, true), (0, false), (0, true), (500, false), (500, true)] {
+                let (report, counted, kept) = run_folding(loss, fold_after, fold_settled);
+                // (With settled records folding, counting starts only once a record is kept.)
+                if fold_after == u64::MAX || !fold_settled {
+                    assert_eq!(counted, fold_after != u64::MAX, "loss {loss}, after {fold_after}");
+                }
+                // Settled records alone stop folding a client's records at its first kept one.
+                let at_most = if counted { 120 * 12 / 2 } else { 120 * 12 };
+                assert!(kept < at_most, "{kept} records kept: loss {loss}, after {fold_after}, settled {fold_settled}");
+                // (Not assert_eq: the reports are long.)
+                assert!(
+                    report == all,
+                    "report differs: loss {loss}, counting after {fold_after}, settled {fold_settled}"
+                );
+            }
+            // Without loss every record settles: only the current ones are left.
+            if !loss {
+                assert_eq!(run_folding(loss, u64::MAX, true).2, 120);
+            }
         }
     }
 }

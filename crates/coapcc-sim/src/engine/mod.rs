@@ -325,6 +325,10 @@ pub(crate) struct Sim<'t, M: Model> {
     kept_records: u64,
     /// When counting starts: [`FOLD_AFTER`] (tests lower it).
     fold_after: u64,
+    /// Whether a [settled](metrics::ExRec::settled) record folds when the next exchange
+    /// starts, counted or not: in the compact model (only packets reach its earlier records),
+    /// not in the full one (it reads them). Tests turn it off to keep every record.
+    fold_settled: bool,
     /// The run's definition of an unnecessary retransmission (for folding records).
     unnecessary_def: UnnecessaryDef,
     /// The clients of the packets held by `up` and `down`, in delivery order (FIFO links):
@@ -440,12 +444,6 @@ impl<'t, M: Model> Sim<'t, M> {
         let mut heap = BinaryHeap::with_capacity(n + 16);
         let mut seq = 0u64;
         let jitter = ms_to_ns(cfg.workload.start_jitter_ms);
-        // The compact model: room for each client's earlier records up front when the whole
-        // run's fit under FOLD_AFTER (they are all kept then): one allocation per client
-        // instead of a vector that doubles as the exchanges go.
-        let exchanges = cfg.workload.exchanges as u64;
-        let earlier_records =
-            if M::LOOKAHEAD && exchanges * n as u64 <= FOLD_AFTER { exchanges.saturating_sub(1) as usize } else { 0 };
         for (g, gc) in cfg.groups.iter().enumerate() {
             // A transport without CoAP algorithms (TCP) has no histogram.
             let (name, rtx) = protos.get(g).map_or(("", 0), |p| (p.name(), p.max_retransmit()));
@@ -459,13 +457,7 @@ impl<'t, M: Model> Sim<'t, M> {
                 if M::FLOW_STARTS {
                     heap.push(Ev { time: start, seq, kind: EvKind::FlowStart(c as u32) });
                 }
-                clients.push(Client {
-                    recs: metrics::Recs::with_capacity(earlier_records),
-                    transmissions: 0,
-                    cur: 0,
-                    active: false,
-                    keep_log,
-                });
+                clients.push(Client { recs: metrics::Recs::new(), transmissions: 0, cur: 0, active: false, keep_log });
                 cold.push(ClientCold {
                     group: g as u32,
                     plan: FlowPlan::new(&cfg.workload, wl),
@@ -525,6 +517,7 @@ impl<'t, M: Model> Sim<'t, M> {
             counting: lookahead && n >= PREFETCH_CLIENTS,
             kept_records: 0,
             fold_after: FOLD_AFTER,
+            fold_settled: M::LOOKAHEAD,
             unnecessary_def: cfg.metrics.unnecessary_def,
             ahead_up: VecDeque::new(),
             ahead_down: VecDeque::new(),
@@ -610,10 +603,7 @@ impl<'t, M: Model> Sim<'t, M> {
         let c = client as usize;
         let Some(cl) = self.clients.get_mut(c) else { return };
         let x = exchange as usize;
-        if x >= cl.recs.len() {
-            return;
-        }
-        let r = &mut cl.recs[x];
+        let Some(r) = cl.recs.get_mut(x) else { return };
         if r.held == u16::MAX {
             return; // too many to count: kept to the end
         }
@@ -840,7 +830,9 @@ impl<'t, M: Model> Sim<'t, M> {
         let now = self.now;
         let cl = &mut self.clients[c];
         cl.cur = cl.recs.len() as u32;
-        let folded = cl.recs.push(ExRec::NEW, self.counting, self.unnecessary_def);
+        let kept = cl.recs.kept();
+        let folded = cl.recs.push(ExRec::NEW, self.counting, self.fold_settled, self.unnecessary_def);
+        let kept = cl.recs.kept() > kept;
         cl.active = true;
         let keep_log = cl.keep_log;
         let cold = &mut self.cold[c];
@@ -850,8 +842,7 @@ impl<'t, M: Model> Sim<'t, M> {
             cold.log.clear();
         }
         cold.first_sent.get_or_insert(now);
-        if !self.counting && self.clients[c].recs.len() > 1 {
-            // Not counting: the previous record was kept.
+        if !self.counting && kept {
             self.kept_records += 1;
             if self.kept_records > self.fold_after && self.lookahead {
                 self.start_counting();
@@ -984,8 +975,7 @@ fn count_held(clients: &mut [Client], (c, x, copy): (u32, u32, u16)) {
         return; // not a request copy or a response to one: never changes a record
     }
     if let Some(cl) = clients.get_mut(c as usize) {
-        if (x as usize) < cl.recs.len() {
-            let r = &mut cl.recs[x as usize];
+        if let Some(r) = cl.recs.get_mut(x as usize) {
             r.held = r.held.saturating_add(1);
         }
     }

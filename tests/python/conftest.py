@@ -3,6 +3,7 @@
 import os
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -60,3 +61,25 @@ def subprocess_env(**extra):
 
 
 COAPCC = [sys.executable, "-m", "coapcc"]
+
+
+def wait_for_runs(out, n, proc, timeout=120):
+    """Wait until the sweep writing ``out`` (in subprocess ``proc``) has finished ``n`` runs;
+    fails if ``proc`` ends first or nothing comes within ``timeout`` seconds."""
+    from coapcc.dataset import done_hashes
+
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        if (out / "runs").is_dir() and len(done_hashes(out)) >= n:
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("the sweep made no progress")
+
+
+def assert_same_tables(a, b):
+    """Two ``(runs, flows)`` table pairs are equal."""
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(a[0], b[0])
+    pd.testing.assert_frame_equal(a[1], b[1])

@@ -59,11 +59,9 @@ def fake_runner(config_json: str) -> str:
     )
 
 
-def counting_runner(config_json: str) -> str:
-    """The real simulator, counting runs in $COAPCC_COUNT_FILE (one line per run started: its
-    seed); raises once $COAPCC_FAIL_AFTER runs were done; sleeps $COAPCC_SLEEP seconds."""
-    from coapcc.runner import native_runner
-
+def _count_run(config_json: str) -> None:
+    """Count a run in $COAPCC_COUNT_FILE (one line per run started: its seed); raise once
+    $COAPCC_FAIL_AFTER runs were done; sleep $COAPCC_SLEEP seconds."""
     path = os.environ["COAPCC_COUNT_FILE"]
     fail_after = int(os.environ.get("COAPCC_FAIL_AFTER", "-1"))
     with open(path, "a+") as f:
@@ -73,6 +71,13 @@ def counting_runner(config_json: str) -> str:
             raise RuntimeError(f"injected failure after {n} runs")
         f.write(f"{json.loads(config_json)['seed']}\n")
     time.sleep(float(os.environ.get("COAPCC_SLEEP", "0")))
+
+
+def counting_runner(config_json: str) -> str:
+    """The real simulator, counting, failing and sleeping as :func:`_count_run` says."""
+    from coapcc.runner import native_runner
+
+    _count_run(config_json)
     return native_runner(config_json)
 
 
@@ -90,13 +95,5 @@ def mesh_counting_runner(config_json: str) -> str:
     sleeping of :func:`counting_runner` (same environment variables)."""
     from coapcc import _native
 
-    path = os.environ["COAPCC_COUNT_FILE"]
-    fail_after = int(os.environ.get("COAPCC_FAIL_AFTER", "-1"))
-    with open(path, "a+") as f:
-        f.seek(0)
-        n = len(f.read().splitlines())
-        if 0 <= fail_after <= n:
-            raise RuntimeError(f"injected failure after {n} runs")
-        f.write(f"{json.loads(config_json)['seed']}\n")
-    time.sleep(float(os.environ.get("COAPCC_SLEEP", "0")))
+    _count_run(config_json)
     return _native.mesh_json(config_json, None)

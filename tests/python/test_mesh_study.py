@@ -19,7 +19,7 @@ from coapcc.config import ConfigError, canonical_json
 from coapcc.dataset import DatasetFormatError, done_hashes, load_results
 from coapcc.experiment import find_experiment, load_experiment
 from coapcc.sweeper import plan
-from conftest import COAPCC, subprocess_env
+from conftest import COAPCC, assert_same_tables, subprocess_env, wait_for_runs
 from conftest import TINY as SIM_TINY
 
 CCS = '["default:preset=ancillotti-cooja", "cocoa-plus:preset=ancillotti-cooja"]'
@@ -221,11 +221,6 @@ def _tables(path):
     )
 
 
-def _assert_same(a, b):
-    pd.testing.assert_frame_equal(a[0], b[0])
-    pd.testing.assert_frame_equal(a[1], b[1])
-
-
 def test_a_mesh_sweep_writes_a_tidy_dataset(tmp_path, capsys):
     path = _write(tmp_path, TINY, "tinymesh")
     out = tmp_path / "res"
@@ -303,8 +298,8 @@ def test_a_mesh_sweep_writes_a_tidy_dataset(tmp_path, capsys):
     pool, dask = tmp_path / "pool", tmp_path / "dask"
     coapcc.sweep(str(path), pool, workers=2, progress=False)
     assert coapcc.sweep(str(path), dask, workers=2, dask_local=True, progress=False).complete
-    _assert_same(_tables(out), _tables(pool))
-    _assert_same(_tables(out), _tables(dask))
+    assert_same_tables(_tables(out), _tables(pool))
+    assert_same_tables(_tables(out), _tables(dask))
 
 
 def test_an_interrupted_mesh_sweep_resumes_keeping_finished_runs(tmp_path, monkeypatch):
@@ -329,17 +324,7 @@ def test_an_interrupted_mesh_sweep_resumes_keeping_finished_runs(tmp_path, monke
     assert kept <= done_hashes(out)
     ref = tmp_path / "ref"
     coapcc.sweep(str(path), ref, workers=1, progress=False)
-    _assert_same(_tables(out), _tables(ref))
-
-
-def _wait_for_runs(out, n, proc, timeout=120):
-    t0 = time.time()
-    while time.time() - t0 < timeout:
-        if (out / "runs").is_dir() and len(done_hashes(out)) >= n:
-            return
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    raise AssertionError("the sweep made no progress")
+    assert_same_tables(_tables(out), _tables(ref))
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
@@ -356,7 +341,7 @@ def test_a_killed_mesh_sweep_subprocess_resumes(tmp_path, sig):
         cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
     try:
-        _wait_for_runs(out, 3, proc)
+        wait_for_runs(out, 3, proc)
         os.killpg(proc.pid, sig) if sig == signal.SIGKILL else proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
     finally:
@@ -376,7 +361,7 @@ def test_a_killed_mesh_sweep_subprocess_resumes(tmp_path, sig):
     assert not list(out.glob("*/.*.tmp"))
     ref = tmp_path / "ref"
     coapcc.sweep(str(path), ref, workers=1, progress=False)
-    _assert_same(_tables(out), _tables(ref))
+    assert_same_tables(_tables(out), _tables(ref))
 
 
 def test_the_per_run_layout_of_earlier_versions_is_refused_untouched(tmp_path):

@@ -5,9 +5,7 @@ import json
 import os
 import signal
 import subprocess
-import time
 
-import pandas as pd
 import pytest
 
 import coapcc
@@ -16,7 +14,7 @@ from coapcc.config import canonical_json
 from coapcc.dataset import compact, done_hashes
 from coapcc.experiment import Experiment, derive_seed, load_experiment
 from coapcc.sweeper import plan
-from conftest import COAPCC, subprocess_env
+from conftest import COAPCC, assert_same_tables, subprocess_env, wait_for_runs
 
 # -- experiment files ---------------------------------------------------------------------
 
@@ -122,11 +120,6 @@ def _tables(path):
     return res.runs.drop(columns=["wall_s"]), res.flows
 
 
-def _assert_same(a, b):
-    pd.testing.assert_frame_equal(a[0], b[0])
-    pd.testing.assert_frame_equal(a[1], b[1])
-
-
 def test_sweep_writes_a_tidy_dataset(tiny_file, tmp_path, capsys):
     out = tmp_path / "res"
     o = coapcc.sweep(str(tiny_file), out, workers=1, progress=False)
@@ -194,17 +187,7 @@ def test_resume_after_a_failure_runs_only_the_missing(tiny_file, tmp_path, monke
     assert len(count.read_text().split()) == 11  # only the missing runs executed
     ref = tmp_path / "ref"
     coapcc.sweep(str(tiny_file), ref, workers=1, progress=False)
-    _assert_same(_tables(out), _tables(ref))
-
-
-def _wait_for_runs(out, n, proc, timeout=60):
-    t0 = time.time()
-    while time.time() - t0 < timeout:
-        if (out / "runs").is_dir() and len(done_hashes(out)) >= n:
-            return
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    raise AssertionError("sweep made no progress")
+    assert_same_tables(_tables(out), _tables(ref))
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
@@ -228,7 +211,7 @@ def test_interrupted_sweep_subprocess_resumes(tiny_file, tmp_path, sig):
     proc = subprocess.Popen(
         cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
-    _wait_for_runs(out, 3, proc)
+    wait_for_runs(out, 3, proc)
     os.killpg(proc.pid, sig) if sig == signal.SIGKILL else proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     if sig == signal.SIGINT:
@@ -243,7 +226,7 @@ def test_interrupted_sweep_subprocess_resumes(tiny_file, tmp_path, sig):
     assert not list(out.glob("*/.*.tmp"))
     ref = tmp_path / "ref"
     coapcc.sweep(str(tiny_file), ref, workers=1, progress=False)
-    _assert_same(_tables(out), _tables(ref))
+    assert_same_tables(_tables(out), _tables(ref))
 
 
 def test_compact_consolidates_leftover_runs(tiny_file, tmp_path, monkeypatch):
@@ -259,7 +242,7 @@ def test_compact_consolidates_leftover_runs(tiny_file, tmp_path, monkeypatch):
     before = _tables(out)  # runs still in a journal are read too
     assert compact(out) == 17
     assert [p.name[:5] for p in (out / "runs").iterdir()] == ["part-"]
-    _assert_same(before, _tables(out))
+    assert_same_tables(before, _tables(out))
 
 
 def test_executors_give_identical_tables(tiny_file, tmp_path):
@@ -269,5 +252,5 @@ def test_executors_give_identical_tables(tiny_file, tmp_path):
     o = coapcc.sweep(str(tiny_file), dask, workers=2, dask_local=True, progress=False)
     assert o.complete
     ref = _tables(serial)
-    _assert_same(ref, _tables(pool))
-    _assert_same(ref, _tables(dask))
+    assert_same_tables(ref, _tables(pool))
+    assert_same_tables(ref, _tables(dask))

@@ -3,8 +3,8 @@
 //!
 //! # Structure
 //!
-//! A two-level timing wheel with lazy deletion, in front of which a small binary heap keeps
-//! the timers due in the current millisecond in exact order:
+//! A two-level timing wheel with lazy deletion, in front of which a small sorted vector keeps
+//! the timers of the current slot in exact order:
 //! - `armed[slot]` is the authoritative state of a slot: the `(time, seq)` it is armed for,
 //!   `seq == 0` when disarmed. Arming adds an entry; re-arming or disarming only rewrites
 //!   `armed`, leaving the old entry behind as *stale* (its `seq` no longer matches); stale
@@ -12,26 +12,28 @@
 //!   armed timers by more than `COMPACT_SLACK` (so memory follows the armed timers, not
 //!   the arms since the start).
 //! - Time is cut into level-0 slots of 2^20 ns (about 1 ms), grouped by 256 into level-1
-//!   slots (about 268 ms). With `c0` the current level-0 slot: `front` (a binary heap on
-//!   `(time, seq)`) holds every entry whose level-0 slot is `<= c0`; `l0` the entries of the
-//!   rest of the current level-1 slot, one vector per level-0 slot; `l1` the entries of the
-//!   next 255 level-1 slots (about 68 s), one vector each; `far` anything later.
+//!   slots (about 268 ms). With `c0` the current level-0 slot: `front` (a vector sorted on
+//!   `(time, seq)`, taken from its start) holds every entry whose level-0 slot is `<= c0`;
+//!   `l0` the entries of the rest of the current level-1 slot, one vector per level-0 slot;
+//!   `l1` the entries of the next 255 level-1 slots (about 68 s), one vector each; `far`
+//!   anything later.
 //! - When `front` has no armed entry left, the wheel advances to the next non-empty level-0
-//!   slot (a bitmap finds it) and moves it into `front`; when the level-1 slot is exhausted,
-//!   the next non-empty level-1 slot is spread over `l0` (or, if it holds only a few entries,
-//!   as with a small population, moved whole into `front`, the level-1 slot becoming the
-//!   current slot); when `l1` is empty, `far` is
-//!   re-spread. An entry therefore moves at most twice before it reaches `front` (more only
-//!   for deadlines over a minute ahead), arms are vector appends, and `front` holds only the
-//!   entries of about one millisecond: the cost of a timer does not grow with the number of
-//!   pending timers, and nothing is written per client on a pop (an indexed binary heap
-//!   moves log n entries and rewrites their positions).
+//!   slot (a bitmap finds it), whose vector becomes `front`, sorted once (entries are
+//!   appended in arming order, mostly that of their deadlines: an insertion sort moves
+//!   little); an arm within the current slot, rare, is inserted at its place. When the
+//!   level-1 slot is exhausted, the next non-empty level-1 slot is spread over `l0` (or, if
+//!   it holds only a few entries, as with a small population, becomes `front` whole, the
+//!   level-1 slot becoming the current slot); when `l1` is empty, `far` is re-spread. An
+//!   entry therefore moves at most twice before it reaches `front` (more only for deadlines
+//!   over a minute ahead), arms are vector appends, and `front` holds only the entries of
+//!   about one millisecond: the cost of a timer does not grow with the number of pending
+//!   timers, and a pop moves nothing (a binary heap as `front` moved log n entries per pop:
+//!   8 % of the 400-client reference run's instructions).
 //!
 //! Whatever the clock does, `front` holds every entry not later than the wheel's slots, so
 //! timers come out exactly as from one binary heap of all of them.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use crate::link::Nanos;
 
@@ -135,7 +137,10 @@ impl Bits {
 /// The timers of a run (see the module documentation).
 #[derive(Clone, Debug)]
 pub(crate) struct TimerQueue {
-    front: BinaryHeap<Reverse<(u128, u32)>>,
+    /// The entries due up to the end of level-0 slot `c0`, sorted by `(time, seq)`, from
+    /// index `head` on (those before it were taken).
+    front: Vec<TimerEntry>,
+    head: usize,
     /// Current level-0 slot number (`time >> S0`).
     c0: u64,
     l0: Vec<Vec<TimerEntry>>,
@@ -181,7 +186,8 @@ pub(crate) type TimerHeap = TimerQueue;
 impl TimerQueue {
     pub fn new(slots: usize) -> Self {
         TimerQueue {
-            front: BinaryHeap::new(),
+            front: Vec::new(),
+            head: 0,
             c0: 0,
             l0: vec![Vec::new(); 256],
             l0_bits: Bits::default(),
@@ -232,7 +238,7 @@ impl TimerQueue {
             return;
         }
         // The current slot's entries that left `front` (about the timers done).
-        let done = self.cur.saturating_sub(self.front.len());
+        let done = self.cur.saturating_sub(self.front.len() - self.head);
         let hand_to = done + LEAD;
         if self.ahead.len() < hand_to + WORD_GAP {
             self.queue_next();
@@ -296,7 +302,7 @@ impl TimerQueue {
         debug_assert!(v.is_empty());
         // Small populations: only small vectors (a spare goes to whichever slot needs one
         // next, often a level-1 slot holding a few entries for a long time).
-        let (cap, room) = if self.look { (64, self.stored / 2 + 256) } else { (16, 1024) };
+        let (cap, room) = if self.look { (64, self.stored / 2 + 256) } else { (64, 1024) };
         if v.capacity() <= cap && self.spare_cap + v.capacity() <= room {
             self.spare_cap += v.capacity();
             self.spare.push(v);
@@ -358,9 +364,9 @@ impl TimerQueue {
     fn compact(&mut self) {
         let armed = &self.armed;
         let keep = |e: &TimerEntry| armed[e.client as usize] == (e.time, e.seq);
-        let front = std::mem::take(&mut self.front).into_vec();
-        self.front =
-            front.into_iter().filter(|&Reverse((k, c))| armed[c as usize] == ((k >> 64) as u64, k as u64)).collect();
+        self.front.drain(..self.head);
+        self.head = 0;
+        self.front.retain(keep);
         let mut stored = self.front.len();
         for v in self.l0.iter_mut().chain(self.l1.iter_mut()) {
             v.retain(keep);
@@ -385,7 +391,7 @@ impl TimerQueue {
     fn insert(&mut self, e: TimerEntry) {
         let s0 = e.time >> S0;
         if s0 <= self.c0 {
-            self.front.push(Reverse((e.key(), e.client)));
+            self.push_front(e);
         } else if s0 >> 8 == self.c0 >> 8 {
             let i = (s0 & 255) as usize;
             Self::push_to(&mut self.l0[i], &mut self.spare, &mut self.spare_cap, e);
@@ -420,13 +426,15 @@ impl TimerQueue {
 
     fn find_front(&mut self) -> Option<TimerEntry> {
         loop {
-            while let Some(&Reverse((k, c))) = self.front.peek() {
-                if self.armed[c as usize].1 == k as u64 {
-                    return Some(TimerEntry { time: (k >> 64) as u64, seq: k as u64, client: c });
+            while let Some(&e) = self.front.get(self.head) {
+                if self.armed.get(e.client as usize).is_some_and(|a| a.1 == e.seq) {
+                    return Some(e);
                 }
-                self.front.pop();
+                self.head += 1;
                 self.stored -= 1;
             }
+            self.front.clear();
+            self.head = 0;
             if !self.advance() {
                 return None;
             }
@@ -445,9 +453,8 @@ impl TimerQueue {
             if let Some(i) = self.l0_bits.next_from((self.c0 & 255) as usize + 1) {
                 self.l0_bits.clear(i);
                 self.c0 = (self.c0 & !255) | i as u64;
-                let mut v = std::mem::take(&mut self.l0[i]);
-                self.front.extend(v.drain(..).map(|e| Reverse((e.key(), e.client))));
-                self.recycle(v);
+                let v = std::mem::take(&mut self.l0[i]);
+                self.load_front(v);
                 return true;
             }
             let c1 = self.c0 >> 8;
@@ -467,15 +474,14 @@ impl TimerQueue {
                     // Few timers in this level-1 slot (a small population): all of them to
                     // `front` at once, the whole slot becoming the current one.
                     self.c0 = (s1 << 8) | 255;
-                    self.front.extend(v.drain(..).map(|e| Reverse((e.key(), e.client))));
-                    self.recycle(v);
+                    self.load_front(v);
                     return true;
                 }
                 self.c0 = s1 << 8;
                 for e in v.drain(..) {
                     let s0 = e.time >> S0;
                     if s0 == self.c0 {
-                        self.front.push(Reverse((e.key(), e.client)));
+                        self.front.push(e);
                     } else {
                         let j = (s0 & 255) as usize;
                         Self::push_to(&mut self.l0[j], &mut self.spare, &mut self.spare_cap, e);
@@ -484,6 +490,7 @@ impl TimerQueue {
                 }
                 self.recycle(v);
                 if !self.front.is_empty() {
+                    Self::sort(&mut self.front);
                     return true;
                 }
                 continue;
@@ -495,6 +502,32 @@ impl TimerQueue {
             self.c0 = ((self.far_min - 1) << 8) | 255;
             self.respread_far();
         }
+    }
+
+    /// Sort entries by `(time, seq)` (the keys are unique: the order is total). Slot vectors
+    /// are filled in arming order, mostly that of the deadlines: little to move.
+    #[inline]
+    fn sort(v: &mut [TimerEntry]) {
+        v.sort_unstable_by_key(TimerEntry::key);
+    }
+
+    /// `front` is empty: the entries of slot vector `v` become it, sorted; `front`'s vector
+    /// is recycled (no entry is copied).
+    #[inline]
+    fn load_front(&mut self, mut v: Vec<TimerEntry>) {
+        debug_assert!(self.front.is_empty());
+        Self::sort(&mut v);
+        let old = std::mem::replace(&mut self.front, v);
+        self.recycle(old);
+    }
+
+    /// Insert `e` into `front` at its place (rare: a deadline within the current slot).
+    #[cold]
+    #[inline(never)]
+    fn push_front(&mut self, e: TimerEntry) {
+        let k = e.key();
+        let i = self.head + self.front[self.head..].partition_point(|f| f.key() < k);
+        self.front.insert(i, e);
     }
 
     /// Re-insert the `far` entries (those that fit go to the wheel).
@@ -595,7 +628,7 @@ mod tests {
             h.set(c, 60_000_000_000 + (k * 7919) % 50_000_000_000, seq);
             assert!(h.stored <= 2 * h.live + COMPACT_SLACK, "{} entries for {} timers", h.stored, h.live);
             if k % 97 == 0 {
-                let held = h.front.len() + h.l0.iter().chain(&h.l1).map(Vec::len).sum::<usize>() + h.far.len();
+                let held = h.front.len() - h.head + h.l0.iter().chain(&h.l1).map(Vec::len).sum::<usize>() + h.far.len();
                 assert_eq!(h.stored, held, "the count of stored entries is exact");
             }
         }

@@ -511,14 +511,16 @@ impl TimerQueue {
         v.sort_unstable_by_key(TimerEntry::key);
     }
 
-    /// `front` is empty: the entries of slot vector `v` become it, sorted; `front`'s vector
-    /// is recycled (no entry is copied).
+    /// `front` is empty: the entries of slot vector `v` move to it, sorted, and `v` is
+    /// recycled (`front` keeps its buffer: fewer vectors grow and are freed, a lower peak
+    /// of memory).
     #[inline]
     fn load_front(&mut self, mut v: Vec<TimerEntry>) {
         debug_assert!(self.front.is_empty());
-        Self::sort(&mut v);
-        let old = std::mem::replace(&mut self.front, v);
-        self.recycle(old);
+        self.front.extend_from_slice(&v);
+        Self::sort(&mut self.front);
+        v.clear();
+        self.recycle(v);
     }
 
     /// Insert `e` into `front` at its place (rare: a deadline within the current slot).

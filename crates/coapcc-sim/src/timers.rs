@@ -334,7 +334,7 @@ impl TimerQueue {
     }
 
     /// Arm (or re-arm) `client`'s timer for `time`; `seq` (non-zero, unique) breaks ties.
-    #[inline]
+    #[inline(always)]
     pub fn set(&mut self, client: u32, time: Nanos, seq: u64) {
         debug_assert!(seq != 0);
         let a = &mut self.armed[client as usize];

@@ -74,6 +74,12 @@ impl<P: Clone + Ord> Timers<P> {
             return self.insert((n, old.1));
         };
         let new = (n, old.1);
+        // Most often it keeps its place (a client has one or two timers): written over.
+        let after_prev = i == 0 || self.small[i - 1] < new;
+        if after_prev && !matches!(self.small.get(i + 1), Some(next) if *next <= new) {
+            self.small[i] = new;
+            return;
+        }
         // Where the new entry goes with the old one still in place (never on it: the
         // deadlines differ and an owner has one entry).
         let j = self.small.binary_search(&new).unwrap_or_else(|j| j);

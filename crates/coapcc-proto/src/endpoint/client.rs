@@ -184,6 +184,10 @@ impl<P: Peer> Endpoint<P> {
                 let info = ex.acknowledge(&mut p.cc, now, echoed);
                 out.rtt = Some(info.rtt);
                 out.copy = info.copy;
+                if out.holds_slot {
+                    out.holds_slot = false;
+                    p.slots.release();
+                }
             }
         } else if let Some(first) = out.tx.first() {
             out.rtt = Some(now - first.at);

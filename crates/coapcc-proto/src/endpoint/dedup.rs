@@ -65,17 +65,20 @@ impl Entry {
 pub(crate) struct Reply {
     bytes: Vec<u8>,
     kind: TransmitKind,
+    /// Its token, read once from `bytes` ([`Reply::read_token`]): every duplicate asks.
+    token: Option<Token>,
 }
 
 impl Reply {
     /// The reply `msg`, encoded.
     pub(crate) fn of(msg: &Message) -> Reply {
-        Reply { bytes: msg.to_bytes(), kind: super::transmit_kind(msg) }
+        Reply::encoded(msg.to_bytes(), super::transmit_kind(msg))
     }
 
     /// A reply already encoded (`bytes`, of `kind`).
     pub(crate) fn encoded(bytes: Vec<u8>, kind: TransmitKind) -> Reply {
-        Reply { bytes, kind }
+        let token = Reply::read_token(&bytes);
+        Reply { bytes, kind, token }
     }
 
     /// What it is.
@@ -90,10 +93,14 @@ impl Reply {
     /// The reply's token, or `None` for a message without identification (an Empty ACK or
     /// an RST: code 0.00).
     fn token(&self) -> Option<Token> {
-        if self.bytes[1] == 0 {
+        self.token
+    }
+
+    fn read_token(bytes: &[u8]) -> Option<Token> {
+        if bytes[1] == 0 {
             return None;
         }
-        Token::new(&self.bytes[4..4 + self.tkl()]).ok()
+        Token::new(&bytes[4..4 + usize::from(bytes[0] & 0x0F)]).ok()
     }
 
     /// Appends the datagram with token `echo` instead of its own to `out` (the token follows
@@ -101,6 +108,14 @@ impl Reply {
     fn with_token(&self, echo: Option<Token>, out: &mut Vec<u8>) {
         let tkl = self.tkl();
         match echo {
+            Some(t) if Some(t) == self.token => out.extend_from_slice(&self.bytes),
+            // The common case (copy identification: the same length, another last byte):
+            // one copy, then the token written over in place.
+            Some(t) if t.len() == tkl => {
+                let at = out.len() + 4;
+                out.extend_from_slice(&self.bytes);
+                out[at..at + tkl].copy_from_slice(t.as_bytes());
+            }
             Some(t) if t.as_bytes() != &self.bytes[4..4 + tkl] => {
                 out.reserve(self.bytes.len() + t.len() - tkl.min(t.len()));
                 out.push((self.bytes[0] & 0xF0) | t.len() as u8);
@@ -120,7 +135,7 @@ impl<P: Clone + Ord> DuplicateCache for DedupCache<P> {
     type Value = (Cached, Option<Instant>);
 
     fn entry(&mut self, (peer, mid): &(P, u16)) -> Option<&mut Entry> {
-        self.map.get_mut(peer)?.get_mut(mid)
+        self.map.get_mut(peer)?.mids.get_mut(mid)
     }
 
     fn remember(&mut self, (peer, mid): (P, u16), (value, expires): (Cached, Option<Instant>)) {
@@ -130,13 +145,29 @@ impl<P: Clone + Ord> DuplicateCache for DedupCache<P> {
 
 type MidMap = IdMap<u16, Entry>;
 
+/// What the cache keeps per peer: its remembered messages by Message ID, and how many of its
+/// server requests are pending (unanswered, or answered by a separate response still in
+/// flight; the per-peer limit reads it). One record, so that a new request and its answer
+/// each find both with one lookup of the peer. A record goes when both are empty.
+#[derive(Default)]
+struct PeerTable {
+    mids: MidMap,
+    pending: u32,
+}
+
+impl PeerTable {
+    fn is_unused(&self) -> bool {
+        self.pending == 0 && self.mids.is_empty()
+    }
+}
+
 /// A map (peer, MID) → [`Cached`] with a capacity and per-entry expiry: per peer, a hash
 /// table by Message ID (lookups cost O(log peers) + O(1), whatever the number of entries).
 /// Insertion order is kept in a queue, so both expiry (entries are inserted with
 /// non-decreasing `now`) and eviction of the oldest entry are cheap. Keys are never
 /// re-inserted while present, so the queue and the tables always hold the same keys.
 pub(crate) struct DedupCache<P> {
-    map: BTreeMap<P, MidMap>,
+    map: BTreeMap<P, PeerTable>,
     len: usize,
     /// Keys in insertion order, with the lifetime each had when inserted (so that expiry
     /// reads the front's lifetime without a lookup).
@@ -170,20 +201,20 @@ impl<P: Clone + Ord> DedupCache<P> {
     }
 
     fn get_entry(&self, peer: &P, mid: u16) -> Option<&Entry> {
-        self.map.get(peer)?.get(&mid)
+        self.map.get(peer)?.mids.get(&mid)
     }
 
     fn get_entry_mut(&mut self, peer: &P, mid: u16) -> Option<&mut Entry> {
-        self.map.get_mut(peer)?.get_mut(&mid)
+        self.map.get_mut(peer)?.mids.get_mut(&mid)
     }
 
     /// Forget (`peer`, `mid`) (present: it was at the front of the order queue).
     fn remove(&mut self, peer: &P, mid: u16) {
         if let Some(t) = self.map.get_mut(peer) {
-            if t.remove(&mid).is_some() {
+            if t.mids.remove(&mid).is_some() {
                 self.len -= 1;
             }
-            if t.is_empty() {
+            if t.is_unused() {
                 self.map.remove(peer);
             }
         }
@@ -227,11 +258,53 @@ impl<P: Clone + Ord> DedupCache<P> {
 
     /// Remember a new message. Evicts the oldest entry when full.
     pub(crate) fn insert(&mut self, peer: P, mid: u16, value: Cached, expires: Option<Instant>) {
+        self.insert_counted(peer, mid, value, expires, false);
+    }
+
+    /// A new server request of `peer`: remember it as pending (`id`) and count it among the
+    /// peer's pending requests ([`DedupCache::pending`]), with one lookup of the peer.
+    pub(crate) fn insert_pending(&mut self, peer: P, mid: u16, id: ServerRequestId, expires: Option<Instant>) {
+        self.insert_counted(peer, mid, Cached::Pending(id), expires, true);
+    }
+
+    /// How many server requests of `peer` are pending.
+    pub(crate) fn pending(&self, peer: &P) -> u32 {
+        self.map.get(peer).map_or(0, |t| t.pending)
+    }
+
+    /// One of `peer`'s pending server requests finished.
+    pub(crate) fn release(&mut self, peer: &P) {
+        if let Some(t) = self.map.get_mut(peer) {
+            t.pending = t.pending.saturating_sub(1);
+            if t.is_unused() {
+                self.map.remove(peer);
+            }
+        }
+    }
+
+    /// [`DedupCache::update`] and, if `release`, [`DedupCache::release`], with one lookup of
+    /// the peer.
+    pub(crate) fn update_release(&mut self, peer: &P, mid: u16, value: Cached, release: bool) {
+        if let Some(t) = self.map.get_mut(peer) {
+            if let Some(e) = t.mids.get_mut(&mid) {
+                e.value = value;
+            }
+            if release {
+                t.pending = t.pending.saturating_sub(1);
+                if t.is_unused() {
+                    self.map.remove(peer);
+                }
+            }
+        }
+    }
+
+    fn insert_counted(&mut self, peer: P, mid: u16, value: Cached, expires: Option<Instant>, pending: bool) {
         self.timed |= expires.is_some();
         if self.len < self.capacity {
             // Nothing to evict and the peer has a table: one lookup of the peer.
             if let Some(t) = self.map.get_mut(&peer) {
-                match t.entry(mid) {
+                t.pending += u32::from(pending);
+                match t.mids.entry(mid) {
                     std::collections::hash_map::Entry::Occupied(mut o) => {
                         let e = o.get_mut();
                         e.value = value;
@@ -249,13 +322,16 @@ impl<P: Clone + Ord> DedupCache<P> {
                 return;
             }
         }
-        if let Some(e) = self.get_entry_mut(&peer, mid) {
-            e.value = value;
-            if e.expires != expires {
-                e.expires = expires;
-                self.restamped = true;
+        if let Some(t) = self.map.get_mut(&peer) {
+            if let Some(e) = t.mids.get_mut(&mid) {
+                t.pending += u32::from(pending);
+                e.value = value;
+                if e.expires != expires {
+                    e.expires = expires;
+                    self.restamped = true;
+                }
+                return;
             }
-            return;
         }
         while self.len >= self.capacity {
             match self.order.pop_front() {
@@ -270,11 +346,12 @@ impl<P: Clone + Ord> DedupCache<P> {
         let entry = Entry { value, expires, replies: 0 };
         match self.map.get_mut(&peer) {
             Some(t) => {
-                t.insert(mid, entry);
+                t.mids.insert(mid, entry);
+                t.pending += u32::from(pending);
             }
             None => {
-                let mut t = MidMap::default();
-                t.insert(mid, entry);
+                let mut t = PeerTable { mids: MidMap::default(), pending: u32::from(pending) };
+                t.mids.insert(mid, entry);
                 self.map.insert(peer, t);
             }
         }
@@ -304,7 +381,7 @@ mod tests {
         assert!(c.get(&1, 6).is_none());
         assert!(c.get(&1, 7).is_some() && c.get(&1, 9).is_some());
         assert_eq!(c.order.len(), c.len());
-        assert_eq!(c.map.values().map(|t| t.len()).sum::<usize>(), c.len());
+        assert_eq!(c.map.values().map(|t| t.mids.len()).sum::<usize>(), c.len());
     }
 
     #[test]

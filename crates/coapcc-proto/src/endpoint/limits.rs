@@ -8,7 +8,7 @@ impl<P: Peer> Endpoint<P> {
     /// response still in flight); never more than
     /// [`EndpointConfig::max_pending_per_peer`](super::EndpointConfig::max_pending_per_peer).
     pub fn pending_from(&self, peer: &P) -> usize {
-        self.pending_by_peer.get(peer) as usize
+        self.dedup.pending(peer) as usize
     }
 
     /// Everything the endpoint keeps per exchange: outgoing exchanges (queued or in flight)

@@ -237,9 +237,6 @@ pub struct Endpoint<P> {
     /// Peers with a non-empty NSTART queue (so that starting exchanges never scans every
     /// peer).
     queued_peers: peerset::PeerSet<P>,
-    /// Per peer: server requests not finished (unanswered, or answered by a separate
-    /// response still in flight), bounded by [`EndpointConfig::max_pending_per_peer`].
-    pending_by_peer: peerset::PeerCounts<P>,
     outs: IdMap<u64, Out<P>>,
     /// Exchanges waiting for an ACK or RST, by (peer, our Message ID).
     by_mid: IdMap<(P, u16), u64>,
@@ -260,6 +257,7 @@ pub struct Endpoint<P> {
     notifications: BTreeMap<u64, ServerRequestId>,
     /// Requests we observe (client role): (server, token) -> request.
     observing: BTreeMap<(P, Token), RequestId>,
+    /// Received CON/NON by (peer, Message ID), and each peer's pending server requests.
     dedup: DedupCache<P>,
     /// Scratch lists of [`Endpoint::handle_timeout`] (kept for their allocation).
     due_scratch: Vec<u64>,
@@ -318,7 +316,6 @@ impl<P: Peer> Endpoint<P> {
             peers: BTreeMap::new(),
             timers: Timers::new(),
             queued_peers: peerset::PeerSet::new(),
-            pending_by_peer: peerset::PeerCounts::new(),
             outs: IdMap::default(),
             by_mid: IdMap::default(),
             by_token: IdMap::default(),
@@ -530,6 +527,17 @@ impl<P: Peer> Endpoint<P> {
     /// Empty ACKs for slow server requests, paced starts.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.dedup.expire(now);
+        // The common case, one exchange's timer due alone: no lists to fill and sort.
+        match self.timers.single_due_out(now) {
+            Some(xid) => self.on_out_timer(now, xid),
+            None => self.handle_due_timers(now),
+        }
+        self.pump(now);
+    }
+
+    /// [`Endpoint::handle_timeout`]'s general case: every timer due at `now`.
+    #[inline(never)]
+    fn handle_due_timers(&mut self, now: Instant) {
         // Exchanges first, then unanswered requests, each in id order (the lists reuse
         // their allocation from call to call).
         let mut due = core::mem::take(&mut self.due_scratch);
@@ -552,7 +560,6 @@ impl<P: Peer> Endpoint<P> {
         slow.clear();
         self.due_scratch = due;
         self.slow_scratch = slow;
-        self.pump(now);
     }
 
     /// The next event, if any.

@@ -2,6 +2,7 @@
 //! starting, timing out and finishing exchanges through the protocol layer
 //! ([`lifecycle`](super::lifecycle)).
 
+use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 
 use super::client::wire_token;
@@ -285,12 +286,17 @@ impl<P: Peer> Endpoint<P> {
         if let (RecordKind::SeparateResponse(_), false) = (out.kind, notification) {
             self.release_pending(&out.peer);
         }
-        if self.by_mid.get(&(out.peer.clone(), out.msg.message_id)) == Some(&xid) {
-            self.by_mid.remove(&(out.peer.clone(), out.msg.message_id));
+        // One lookup each: the index entries go if they are this exchange's.
+        if let Entry::Occupied(e) = self.by_mid.entry((out.peer.clone(), out.msg.message_id)) {
+            if *e.get() == xid {
+                e.remove();
+            }
         }
         if let Some(key) = out.token_key {
-            if self.by_token.get(&(out.peer.clone(), key)) == Some(&xid) {
-                self.by_token.remove(&(out.peer.clone(), key));
+            if let Entry::Occupied(e) = self.by_token.entry((out.peer.clone(), key)) {
+                if *e.get() == xid {
+                    e.remove();
+                }
             }
         }
         let p = self.peers.get_mut(&out.peer);

@@ -32,11 +32,8 @@ impl<P: Peer> Endpoint<P> {
     ) -> Result<(), UnknownRequest> {
         let s = self.served.remove(&id).ok_or(UnknownRequest(id))?;
         self.timers.rearm(TimerKey::Served(id), s.deadline, None);
-        if !(s.con && s.acked) {
-            // Answered in one message: the request is finished (a separate response keeps
-            // the peer's pending count until its own exchange finishes).
-            self.release_pending(&s.peer);
-        }
+        // Answered in one message (not a separate response, which keeps the peer's pending
+        // count until its own exchange finishes): the request is finished.
         let msg = self.limit_amplification(&s, response);
         if s.con && !s.acked {
             let mut m = msg;
@@ -48,8 +45,11 @@ impl<P: Peer> Endpoint<P> {
             let reply = Reply::encoded(b.clone(), super::transmit_kind(&m));
             self.payload_spare = core::mem::take(&mut m.payload);
             self.send_bytes(s.peer.clone(), b, reply.kind());
-            self.dedup.update(&s.peer, s.mid, Cached::Reply(reply));
+            self.dedup.update_release(&s.peer, s.mid, Cached::Reply(reply), true);
         } else {
+            if !s.con {
+                self.release_pending(&s.peer);
+            }
             self.respond_apart(now, id, s, msg);
         }
         self.pump(now);
@@ -134,7 +134,7 @@ impl<P: Peer> Endpoint<P> {
     pub(super) fn handle_request(&mut self, now: Instant, peer: P, msg: Message) {
         let con = msg.mtype == MessageType::Con;
         let expires = self.lifetime(now, con);
-        if self.pending_by_peer.get(&peer) as usize >= self.config.max_pending_per_peer {
+        if self.dedup.pending(&peer) as usize >= self.config.max_pending_per_peer {
             self.refuse(peer, msg, expires);
             return;
         }
@@ -154,11 +154,7 @@ impl<P: Peer> Endpoint<P> {
             }
         }
         let block2 = if has_block2 { msg.block2() } else { Ok(None) };
-        let bad = match (&block2, unknown) {
-            (_, Some(n)) => Some(format!("unknown critical option {n}")),
-            (Err(_), None) => Some("malformed Block2 option".to_string()),
-            _ => None,
-        };
+        let bad = unknown.is_some() || block2.is_err();
         let s = Served {
             peer: peer.clone(),
             mid: msg.message_id,
@@ -178,36 +174,16 @@ impl<P: Peer> Endpoint<P> {
         }
         self.timers.rearm(TimerKey::Served(id), None, s.deadline);
         self.served.insert(id, s);
-        self.pending_by_peer.increment(&peer);
-        self.dedup.insert(peer.clone(), msg.message_id, Cached::Pending(id), expires);
-        if let Some(text) = bad {
-            self.stats.requests_rejected += 1;
-            let _ = self.respond(now, id, Response::new(Code::BAD_OPTION).with_payload(text));
-            return;
+        self.dedup.insert_pending(peer.clone(), msg.message_id, id, expires);
+        if bad {
+            return self.reject_options(now, id, unknown);
         }
         let mut msg = msg;
-        match if has_block1 { msg.block1() } else { Ok(None) } {
-            Err(_) => {
-                self.stats.requests_rejected += 1;
-                let r = Response::new(Code::BAD_OPTION).with_payload(b"malformed Block1 option".to_vec());
-                let _ = self.respond(now, id, r);
-                return;
+        if has_block1 {
+            match self.request_block1(now, id, &peer, msg) {
+                Some(m) => msg = m,
+                None => return,
             }
-            Ok(Some(b)) => match self.upload_block(now, &peer, &msg, b) {
-                super::block1::Step::Answer(r) => {
-                    let _ = self.respond(now, id, r);
-                    return;
-                }
-                super::block1::Step::Complete(body) => {
-                    msg.payload = body;
-                    msg.options.remove(option::BLOCK1);
-                    msg.options.remove(option::SIZE1);
-                    if let Some(s) = self.served.get_mut(&id) {
-                        s.block1 = Some(b);
-                    }
-                }
-            },
-            Ok(None) => {}
         }
         self.stats.requests_received += 1;
         self.events.push_back(Event::Request { id, peer, message: msg });
@@ -231,10 +207,53 @@ impl<P: Peer> Endpoint<P> {
         self.send(peer, &m);
     }
 
+    /// Answer request `id` 4.02 Bad Option: its first unknown critical option `unknown`, else
+    /// a malformed Block2 option (out of line: rare).
+    #[cold]
+    #[inline(never)]
+    fn reject_options(&mut self, now: Instant, id: ServerRequestId, unknown: Option<u16>) {
+        let text = match unknown {
+            Some(n) => format!("unknown critical option {n}"),
+            None => "malformed Block2 option".to_string(),
+        };
+        self.stats.requests_rejected += 1;
+        let _ = self.respond(now, id, Response::new(Code::BAD_OPTION).with_payload(text));
+    }
+
+    /// A request with a Block1 option: the whole body once the last block is in (`None`:
+    /// request `id` was answered here, a malformed option, or a block to acknowledge).
+    #[inline(never)]
+    fn request_block1(&mut self, now: Instant, id: ServerRequestId, peer: &P, mut msg: Message) -> Option<Message> {
+        match msg.block1() {
+            Err(_) => {
+                self.stats.requests_rejected += 1;
+                let r = Response::new(Code::BAD_OPTION).with_payload(b"malformed Block1 option".to_vec());
+                let _ = self.respond(now, id, r);
+                None
+            }
+            Ok(Some(b)) => match self.upload_block(now, peer, &msg, b) {
+                super::block1::Step::Answer(r) => {
+                    let _ = self.respond(now, id, r);
+                    None
+                }
+                super::block1::Step::Complete(body) => {
+                    msg.payload = body;
+                    msg.options.remove(option::BLOCK1);
+                    msg.options.remove(option::SIZE1);
+                    if let Some(s) = self.served.get_mut(&id) {
+                        s.block1 = Some(b);
+                    }
+                    Some(msg)
+                }
+            },
+            Ok(None) => Some(msg),
+        }
+    }
+
     /// A server request of `peer` finished (answered in one message, or its separate
     /// response's exchange ended).
     pub(super) fn release_pending(&mut self, peer: &P) {
-        self.pending_by_peer.decrement(peer);
+        self.dedup.release(peer);
     }
 
     pub(super) fn send_empty_ack(&mut self, id: ServerRequestId) {

@@ -74,6 +74,12 @@ impl<P: Clone + Ord> Timers<P> {
             return self.insert((n, old.1));
         };
         let new = (n, old.1);
+        // Most often it keeps its place (a client has one or two timers): written over.
+        let after_prev = i == 0 || self.small[i - 1] < new;
+        if after_prev && !matches!(self.small.get(i + 1), Some(next) if *next <= new) {
+            self.small[i] = new;
+            return;
+        }
         // Where the new entry goes with the old one still in place (never on it: the
         // deadlines differ and an owner has one entry).
         let j = self.small.binary_search(&new).unwrap_or_else(|j| j);
@@ -91,21 +97,43 @@ impl<P: Clone + Ord> Timers<P> {
     }
 
     fn insert(&mut self, e: Entry<P>) {
-        if let Some(set) = &mut self.large {
-            set.insert(e);
-            return;
+        if self.large.is_some() {
+            return self.insert_large(e);
         }
         if let Err(i) = self.small.binary_search(&e) {
             self.small.insert(i, e);
             if self.small.len() > SMALL {
-                self.large = Some(self.small.drain(..).collect());
+                self.grow();
             }
         }
     }
 
-    fn remove(&mut self, e: &Entry<P>) {
+    // The ordered set's paths out of line: the hot path (a client's few timers) stays small.
+    #[cold]
+    #[inline(never)]
+    fn insert_large(&mut self, e: Entry<P>) {
+        if let Some(set) = &mut self.large {
+            set.insert(e);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        self.large = Some(self.small.drain(..).collect());
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn remove_large(&mut self, e: &Entry<P>) {
         if let Some(set) = &mut self.large {
             set.remove(e);
+        }
+    }
+
+    fn remove(&mut self, e: &Entry<P>) {
+        if self.large.is_some() {
+            self.remove_large(e);
         } else if let Ok(i) = self.small.binary_search(e) {
             self.small.remove(i);
         }
@@ -128,6 +156,21 @@ impl<P: Clone + Ord> Timers<P> {
     }
 
     /// Timers armed.
+    /// The exchange whose timer is the only one due at `now`, if that is the case (the
+    /// common wake-up: one retransmission), without a walk over the due timers.
+    #[inline]
+    pub(super) fn single_due_out(&self, now: Instant) -> Option<u64> {
+        if self.large.is_some() {
+            return None;
+        }
+        match self.small.as_slice() {
+            [(t, TimerKey::Out(x)), rest @ ..] if *t <= now && !matches!(rest.first(), Some((u, _)) if *u <= now) => {
+                Some(*x)
+            }
+            _ => None,
+        }
+    }
+
     pub(super) fn len(&self) -> usize {
         self.large.as_ref().map_or(self.small.len(), |s| s.len())
     }

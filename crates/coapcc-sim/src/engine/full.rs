@@ -49,14 +49,8 @@ impl Full {
             if t.kind == TransmitKind::Request {
                 if !sim.clients[c].active {
                     sim.start_exchange(c);
-                } else if sim.m.bulk
-                    && t.bytes.len() >= 4
-                    && [t.bytes[2], t.bytes[3]] != sim.m.last_mid[c].to_be_bytes()
-                {
-                    // The next block of a Block2 transfer: the previous block's request
-                    // completed (its retransmissions go to the histogram).
-                    sim.block_done(c, via.map_or(0, |a| a.2));
-                    sim.start_exchange(c);
+                } else if sim.m.bulk {
+                    Full::bulk_request(sim, c, via, &t.bytes);
                 }
                 if sim.m.bulk && t.bytes.len() >= 4 {
                     sim.m.last_mid[c] = u16::from_be_bytes([t.bytes[2], t.bytes[3]]);
@@ -65,7 +59,7 @@ impl Full {
                 sim.send_copy(c, size, deadline, t.bytes);
                 sent_copy = true;
             } else {
-                sim.send_other(c, size, t.bytes);
+                Full::client_other(sim, c, size, t.bytes);
             }
         }
         if !sent_copy {
@@ -83,26 +77,60 @@ impl Full {
                 Event::Response { copy, response, .. } => {
                     // The payload's buffer carries the client's next datagram.
                     sim.m.eps[c].recycle(response.payload);
-                    let rec = sim.clients[c].recs[sim.clients[c].cur as usize];
-                    let answer = match via {
-                        // The echoed copy: the one the client's layer read from the token
-                        // (copy identification), else the server's duplicate rule's.
-                        Some(a) if a.0 != NONE => (a.0, copy.map_or(a.1, |k| k as u16), a.2),
-                        // A separate response (sent on the server's timer or after an Empty
-                        // ACK) answers the request the server received first.
-                        _ => {
-                            let size = via.map_or(0, |a| a.2);
-                            let cl = &mut sim.clients[c];
-                            let r = &mut cl.recs[cl.cur as usize];
-                            r.min_resp = r.min_resp.min(rec.min_req);
-                            (rec.min_req, rec.first_req, size)
-                        }
-                    };
-                    sim.exchange_done(c, answer);
+                    Full::client_done(sim, c, via, copy);
                 }
-                Event::Failed { .. } => sim.exchange_failed(c),
+                Event::Failed { .. } => Full::client_failed(sim, c),
                 Event::Request { .. } | Event::ResponseFailed { .. } => {}
             }
+        }
+    }
+
+    // What follows is out of line: one call in several per `client_sync` at most, so that
+    // the code every datagram and wake-up runs stays together.
+
+    /// Client `c`'s exchange got its response (`copy`: the copy its token identifies).
+    #[inline(never)]
+    fn client_done(sim: &mut Sim<'_, Self>, c: usize, via: Option<Answer>, copy: Option<u32>) {
+        let rec = sim.clients[c].recs[sim.clients[c].cur as usize];
+        let answer = match via {
+            // The echoed copy: the one the client's layer read from the token
+            // (copy identification), else the server's duplicate rule's.
+            Some(a) if a.0 != NONE => (a.0, copy.map_or(a.1, |k| k as u16), a.2),
+            // A separate response (sent on the server's timer or after an Empty
+            // ACK) answers the request the server received first.
+            _ => {
+                let size = via.map_or(0, |a| a.2);
+                let cl = &mut sim.clients[c];
+                let r = &mut cl.recs[cl.cur as usize];
+                r.min_resp = r.min_resp.min(rec.min_req);
+                (rec.min_req, rec.first_req, size)
+            }
+        };
+        sim.exchange_done(c, answer);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn client_failed(sim: &mut Sim<'_, Self>, c: usize) {
+        sim.exchange_failed(c);
+    }
+
+    /// A client datagram other than a request (an ACK of a separate response, an RST).
+    #[cold]
+    #[inline(never)]
+    fn client_other(sim: &mut Sim<'_, Self>, c: usize, size: u32, bytes: Vec<u8>) {
+        sim.send_other(c, size, bytes);
+    }
+
+    /// Bulk only: a request of client `c`'s Block2 transfer (`bytes`) while its exchange is
+    /// active; a new Message ID is the next block's.
+    #[inline(never)]
+    fn bulk_request(sim: &mut Sim<'_, Self>, c: usize, via: Option<Answer>, bytes: &[u8]) {
+        if bytes.len() >= 4 && [bytes[2], bytes[3]] != sim.m.last_mid[c].to_be_bytes() {
+            // The next block of a Block2 transfer: the previous block's request
+            // completed (its retransmissions go to the histogram).
+            sim.block_done(c, via.map_or(0, |a| a.2));
+            sim.start_exchange(c);
         }
     }
 

@@ -18,9 +18,9 @@
 //!   `l1` the entries of the next 255 level-1 slots (about 68 s), one vector each; `far`
 //!   anything later.
 //! - When `front` has no armed entry left, the wheel advances to the next non-empty level-0
-//!   slot (a bitmap finds it), whose vector becomes `front`, sorted once (entries are
-//!   appended in arming order, mostly that of their deadlines: an insertion sort moves
-//!   little); an arm within the current slot, rare, is inserted at its place. When the
+//!   slot (a bitmap finds it), whose entries are copied to `front` and sorted once (a
+//!   slot holds about ten entries at 400 clients, appended in arming order); an arm within
+//!   the current slot, rare, is inserted at its place. When the
 //!   level-1 slot is exhausted, the next non-empty level-1 slot is spread over `l0` (or, if
 //!   it holds only a few entries, as with a small population, becomes `front` whole, the
 //!   level-1 slot becoming the current slot); when `l1` is empty, `far` is re-spread. An

@@ -11,11 +11,13 @@
    * ``simulate+raw``: plus reading ``.raw`` (the parsed report);
    * ``simulate+tables``: plus building the three DataFrames.
 
-2. With ``--sweeps``: the full ``anrw18`` and ``fasor18`` sweeps with ``--workers``
+2. With ``--sweeps``: the full ``anrw18`` and ``fasor18`` sweeps (or the catalogue
+   experiments named by ``--experiments``, of either kind) with ``--workers``
    (default 2) into a temporary directory (or ``--out``), each in a fresh ``coapcc sweep``
    process: wall time; CPU time of the sweep (its process and its workers) against the CPU
    time spent in the simulator itself (thread CPU time measured around each call of the
-   simulator, ``simulate_columns`` or ``simulate_json``, in the same run), whose difference
+   simulator, ``simulate_columns`` or ``simulate_json``, or ``mesh_json`` for a mesh
+   experiment such as ``ancillotti``, in the same run), whose difference
    is the overhead of the Python layer (planning, encoding, Arrow, Parquet, process pool);
    the sweep process's peak memory (``VmHWM``); and the time to load the dataset back.
    ``--quick`` sweeps the ``[quick]`` variants instead. ``--baseline DIR`` also runs every
@@ -122,6 +124,15 @@ def columnar_runner(config_json, packed=False):
 
 
 columnar_runner.columnar = True
+
+
+def mesh_runner(config_json):
+    from coapcc import _native
+
+    t = time.thread_time()
+    report = _native.mesh_json(config_json, None)
+    _record(time.thread_time() - t)
+    return report
 """
 
 #: One sweep in a fresh process; prints its wall time and resource usage as JSON. Inline code
@@ -130,8 +141,14 @@ _SWEEP_CODE = """
 import json, resource, time
 import coapcc, coapcc.runner
 
+import coapcc.experiment
+
 columnar = hasattr(coapcc.runner, "run_columns")
-runner = "coapcc_bench_runners:" + ("columnar_runner" if columnar else "json_runner")
+exp = coapcc.experiment.find_experiment({name!r})
+if getattr(exp, "kind", "sim") == "mesh":
+    runner = "coapcc_bench_runners:mesh_runner"
+else:
+    runner = "coapcc_bench_runners:" + ("columnar_runner" if columnar else "json_runner")
 t = time.perf_counter()
 o = coapcc.sweep({name!r}, {out!r}, workers={workers}, quick={quick}, runner=runner, progress=False)
 wall = time.perf_counter() - t
@@ -173,6 +190,7 @@ def sweeps(
     repeat: int = 1,
 ) -> list[dict]:
     """Full sweeps (fresh datasets), each in its own process; see the module docstring.
+    ``names``: catalogue names or experiment files, of either kind (simulator or mesh).
 
     With ``baseline`` (the ``python`` folder of another checkout of coapcc, with the same
     ``_native`` extension in it), every sweep is also run with that code (``PYTHONPATH``), the
@@ -183,10 +201,11 @@ def sweeps(
         with open(f"{tmp}/coapcc_bench_runners.py", "w") as f:
             f.write(_RUNNERS_SOURCE)
         for name in names:
+            label = os.path.splitext(os.path.basename(name))[0]  # a catalogue name, or a file's
             for rep in range(repeat):
                 for code_name, path in codes:
-                    dest = f"{out or tmp}/{name}-{code_name}-{rep}"
-                    cpu_file = f"{tmp}/{name}-{code_name}-{rep}.cpu"
+                    dest = f"{out or tmp}/{label}-{code_name}-{rep}"
+                    cpu_file = f"{tmp}/{label}-{code_name}-{rep}.cpu"
                     env = {**os.environ, "COAPCC_BENCH_CPU_FILE": cpu_file}
                     env["PYTHONPATH"] = os.pathsep.join(filter(None, [path, tmp, env.get("PYTHONPATH")]))
                     row = _child(_SWEEP_CODE.format(name=name, out=dest, workers=workers, quick=quick), env)
@@ -197,7 +216,7 @@ def sweeps(
                     row.update(_child(_LOAD_CODE.format(out=dest), env))
                     rows.append(
                         {
-                            "experiment": name + ("-quick" if quick else ""),
+                            "experiment": label + ("-quick" if quick else ""),
                             "code": code_name,
                             "rep": rep,
                             "workers": workers,

@@ -16,6 +16,7 @@ Percentiles use linear interpolation between closest ranks (numpy's default).
 from __future__ import annotations
 
 import io
+import math
 from typing import Any
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "queue_figure",
     "save",
     "t95",
+    "ci95_half",
 ]
 
 #: Two-sided 95 % Student t quantiles by degrees of freedom (1-30); 1.96 beyond.
@@ -43,6 +45,12 @@ def t95(dof: int) -> float:
     if dof < 1:
         return float("nan")
     return _T95[dof - 1] if dof <= len(_T95) else 1.96
+
+
+def ci95_half(sd: float, n: int, single: float = float("nan")) -> float:
+    """Half-width of the 95 % confidence interval (Student t) of the mean of ``n`` values whose
+    sample standard deviation is ``sd``; ``single`` when there are fewer than two values."""
+    return t95(int(n) - 1) * sd / math.sqrt(n) if n > 1 else single
 
 
 def save(fig, stem, formats=("png", "svg", "pdf")) -> dict[str, bytes]:
@@ -413,10 +421,7 @@ def ci_figure(per_run, value: str, ylabel: str, dims: list[str], series_col: str
             if not len(pts):
                 continue
             x = [pos[k[0]] + (si - (len(series) - 1) / 2) * 0.06 for k in pts.index]
-            half = [
-                t95(int(n) - 1) * sd / n**0.5 if n > 1 else 0.0
-                for sd, n in zip(pts["std"].fillna(0), pts["count"])
-            ]
+            half = [ci95_half(sd, n, 0.0) for sd, n in zip(pts["std"].fillna(0), pts["count"])]
             ax.errorbar(x, pts["mean"], yerr=half, color=colors[s], marker="o", ms=4, capsize=3, lw=1)
         ax.set_xticks(range(len(xs)))
         ax.set_xticklabels([str(x) for x in xs])

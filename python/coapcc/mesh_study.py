@@ -110,7 +110,7 @@ def _ci(values) -> tuple[float, float, int]:
     """Mean, 95 % confidence half-width (Student t) and count of the finite values."""
     import numpy as np
 
-    from .figures import t95
+    from .figures import ci95_half
 
     v = np.asarray([x for x in values if x is not None and np.isfinite(x)], dtype=float)
     n = len(v)
@@ -118,7 +118,7 @@ def _ci(values) -> tuple[float, float, int]:
         return math.nan, math.nan, 0
     if n == 1:
         return float(v[0]), math.nan, 1
-    return float(v.mean()), float(t95(n - 1) * v.std(ddof=1) / math.sqrt(n)), n
+    return float(v.mean()), float(ci95_half(v.std(ddof=1), n)), n
 
 
 def _in_block(df, name: str):

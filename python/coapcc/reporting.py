@@ -191,7 +191,7 @@ def summary_table(flows, runs, dims: list[str], series_order: list[str] | None =
     m = pr["fct_run_median"]
     n = m.count()
     df["fct_run_median_mean"] = m.mean()
-    half = [F.t95(int(k) - 1) * sd / k**0.5 if k > 1 else float("nan") for sd, k in zip(m.std(), n)]
+    half = [F.ci95_half(sd, k) for sd, k in zip(m.std(), n)]
     df["ci95"] = pd.Series(half, index=n.index)
     df["jain"] = pr["jain"].mean()
     df["retx_median"] = g["retransmissions"].median().astype(float)

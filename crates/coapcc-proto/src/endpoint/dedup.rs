@@ -166,20 +166,23 @@ impl PeerTable {
 /// Insertion order is kept in a queue, so both expiry (entries are inserted with
 /// non-decreasing `now`) and eviction of the oldest entry are cheap. Keys are never
 /// re-inserted while present, so the queue and the tables always hold the same keys.
+// `repr(C)`: `timed`, which every datagram and wake-up reads (also at a client, whose cache
+// is empty), comes first, next to the endpoint's other hot fields.
+#[repr(C)]
 pub(crate) struct DedupCache<P> {
-    map: BTreeMap<P, PeerTable>,
-    len: usize,
-    /// Keys in insertion order, with the lifetime each had when inserted (so that expiry
-    /// reads the front's lifetime without a lookup).
-    order: VecDeque<(P, u16, Option<Instant>)>,
+    /// Whether any entry was inserted with a lifetime (otherwise nothing ever expires).
+    timed: bool,
     /// Some entry's lifetime changed after insertion: the lifetimes in `order` are then not
     /// trusted and expiry looks every front entry up.
     restamped: bool,
+    len: usize,
     capacity: usize,
+    map: BTreeMap<P, PeerTable>,
+    /// Keys in insertion order, with the lifetime each had when inserted (so that expiry
+    /// reads the front's lifetime without a lookup).
+    order: VecDeque<(P, u16, Option<Instant>)>,
     pub(crate) evicted: u64,
     pub(crate) expired: u64,
-    /// Whether any entry was inserted with a lifetime (otherwise nothing ever expires).
-    timed: bool,
 }
 
 impl<P: Clone + Ord> DedupCache<P> {

@@ -2,7 +2,6 @@
 //! starting, timing out and finishing exchanges through the protocol layer
 //! ([`lifecycle`](super::lifecycle)).
 
-use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 
 use super::client::wire_token;
@@ -10,7 +9,7 @@ use super::lifecycle::{Admission, ConExchange, Expiry, Nstart};
 use super::timers::TimerKey;
 use super::{
     Controller, Endpoint, ExchangeRecord, FailReason, Out, OutState, Outcome, Peer, PeerState, RecordKind,
-    TransmissionRecord,
+    TransmissionRecord, TransmitKind,
 };
 use crate::{Code, Message, MessageType, Token};
 use coapcc_cc::{CongestionControl, Entropy, Instant};
@@ -75,6 +74,7 @@ impl<P: Peer> Endpoint<P> {
                 wire: crate::small::SmallBytes::new(),
                 con,
                 copy_id: false,
+                tkind: TransmitKind::Request,
                 state: OutState::Queued,
                 con_ex: None,
                 holds_slot: false,
@@ -219,6 +219,7 @@ impl<P: Peer> Endpoint<P> {
         out.msg.encode(&mut bytes);
         out.wire = crate::small::SmallBytes::from_slice(&bytes);
         let kind = super::transmit_kind(&out.msg);
+        out.tkind = kind;
         self.send_bytes(peer, bytes, kind);
     }
 
@@ -244,12 +245,14 @@ impl<P: Peer> Endpoint<P> {
                         self.stats.retransmissions += 1;
                         // A recycled buffer (`buffer`), without a second lookup of the exchange.
                         let mut b = self.spare.pop().unwrap_or_default();
-                        let tkl = out.msg.token.len();
-                        b.extend_from_slice(out.wire.as_slice());
+                        let wire = out.wire.as_slice();
+                        b.extend_from_slice(wire);
+                        // The token (TKL: the first byte's low nibble) follows the 4-byte header.
+                        let tkl = usize::from(wire[0] & 0x0F);
                         if let (Some(l), true) = (last, tkl > 0) {
-                            b[4 + tkl - 1] = l; // the token follows the 4-byte header
+                            b[4 + tkl - 1] = l;
                         }
-                        let kind = super::transmit_kind(&out.msg);
+                        let kind = out.tkind;
                         let peer = out.peer.clone();
                         self.send_bytes(peer, b, kind);
                     }
@@ -287,17 +290,9 @@ impl<P: Peer> Endpoint<P> {
             self.release_pending(&out.peer);
         }
         // One lookup each: the index entries go if they are this exchange's.
-        if let Entry::Occupied(e) = self.by_mid.entry((out.peer.clone(), out.msg.message_id)) {
-            if *e.get() == xid {
-                e.remove();
-            }
-        }
+        self.by_mid.remove_if(&(out.peer.clone(), out.msg.message_id), |x| *x == xid);
         if let Some(key) = out.token_key {
-            if let Entry::Occupied(e) = self.by_token.entry((out.peer.clone(), key)) {
-                if *e.get() == xid {
-                    e.remove();
-                }
-            }
+            self.by_token.remove_if(&(out.peer.clone(), key), |x| *x == xid);
         }
         let p = self.peers.get_mut(&out.peer);
         if let Some(p) = p {

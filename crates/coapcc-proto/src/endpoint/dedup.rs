@@ -135,7 +135,7 @@ impl<P: Clone + Ord> DuplicateCache for DedupCache<P> {
     type Value = (Cached, Option<Instant>);
 
     fn entry(&mut self, (peer, mid): &(P, u16)) -> Option<&mut Entry> {
-        self.map.get_mut(peer)?.mids.get_mut(mid)
+        self.map.get_mut(peer)?.get_mut(*mid)
     }
 
     fn remember(&mut self, (peer, mid): (P, u16), (value, expires): (Cached, Option<Instant>)) {
@@ -149,15 +149,60 @@ type MidMap = IdMap<u16, Entry>;
 /// server requests are pending (unanswered, or answered by a separate response still in
 /// flight; the per-peer limit reads it). One record, so that a new request and its answer
 /// each find both with one lookup of the peer. A record goes when both are empty.
+///
+/// The peer's latest message is kept in the record itself (`last`), the others in a hash
+/// table: the answer to a new request and the duplicates of the request in progress (a
+/// client obeying NSTART = 1 has one) find it next to the record, without loading the
+/// table's control bytes and bucket (cold in a server with many clients).
 #[derive(Default)]
 struct PeerTable {
-    mids: MidMap,
+    last: Option<(u16, Entry)>,
     pending: u32,
+    mids: MidMap,
 }
 
 impl PeerTable {
     fn is_unused(&self) -> bool {
-        self.pending == 0 && self.mids.is_empty()
+        self.pending == 0 && self.last.is_none() && self.mids.is_empty()
+    }
+
+    #[inline]
+    fn get(&self, mid: u16) -> Option<&Entry> {
+        match &self.last {
+            Some((m, e)) if *m == mid => Some(e),
+            _ => self.mids.get(&mid),
+        }
+    }
+
+    #[inline]
+    fn get_mut(&mut self, mid: u16) -> Option<&mut Entry> {
+        match &mut self.last {
+            Some((m, e)) if *m == mid => Some(e),
+            _ => self.mids.get_mut(&mid),
+        }
+    }
+
+    /// Forget `mid`; whether it was there.
+    fn remove(&mut self, mid: u16) -> bool {
+        match &self.last {
+            Some((m, _)) if *m == mid => {
+                self.last = None;
+                true
+            }
+            _ => self.mids.remove(&mid).is_some(),
+        }
+    }
+
+    /// Remember `mid` (absent) as the latest; the previous latest moves to the table.
+    fn insert_new(&mut self, mid: u16, entry: Entry) {
+        if let Some((m, e)) = self.last.replace((mid, entry)) {
+            self.mids.insert(m, e);
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.mids.len() + usize::from(self.last.is_some())
     }
 }
 
@@ -204,17 +249,17 @@ impl<P: Clone + Ord> DedupCache<P> {
     }
 
     fn get_entry(&self, peer: &P, mid: u16) -> Option<&Entry> {
-        self.map.get(peer)?.mids.get(&mid)
+        self.map.get(peer)?.get(mid)
     }
 
     fn get_entry_mut(&mut self, peer: &P, mid: u16) -> Option<&mut Entry> {
-        self.map.get_mut(peer)?.mids.get_mut(&mid)
+        self.map.get_mut(peer)?.get_mut(mid)
     }
 
     /// Forget (`peer`, `mid`) (present: it was at the front of the order queue).
     fn remove(&mut self, peer: &P, mid: u16) {
         if let Some(t) = self.map.get_mut(peer) {
-            if t.mids.remove(&mid).is_some() {
+            if t.remove(mid) {
                 self.len -= 1;
             }
             if t.is_unused() {
@@ -289,7 +334,7 @@ impl<P: Clone + Ord> DedupCache<P> {
     /// the peer.
     pub(crate) fn update_release(&mut self, peer: &P, mid: u16, value: Cached, release: bool) {
         if let Some(t) = self.map.get_mut(peer) {
-            if let Some(e) = t.mids.get_mut(&mid) {
+            if let Some(e) = t.get_mut(mid) {
                 e.value = value;
             }
             if release {
@@ -307,17 +352,16 @@ impl<P: Clone + Ord> DedupCache<P> {
             // Nothing to evict and the peer has a table: one lookup of the peer.
             if let Some(t) = self.map.get_mut(&peer) {
                 t.pending += u32::from(pending);
-                match t.mids.entry(mid) {
-                    std::collections::hash_map::Entry::Occupied(mut o) => {
-                        let e = o.get_mut();
+                match t.get_mut(mid) {
+                    Some(e) => {
                         e.value = value;
                         if e.expires != expires {
                             e.expires = expires;
                             self.restamped = true;
                         }
                     }
-                    std::collections::hash_map::Entry::Vacant(v) => {
-                        v.insert(Entry { value, expires, replies: 0 });
+                    None => {
+                        t.insert_new(mid, Entry { value, expires, replies: 0 });
                         self.order.push_back((peer, mid, expires));
                         self.len += 1;
                     }
@@ -326,13 +370,14 @@ impl<P: Clone + Ord> DedupCache<P> {
             }
         }
         if let Some(t) = self.map.get_mut(&peer) {
-            if let Some(e) = t.mids.get_mut(&mid) {
-                t.pending += u32::from(pending);
+            let pending_before = t.pending;
+            if let Some(e) = t.get_mut(mid) {
                 e.value = value;
                 if e.expires != expires {
                     e.expires = expires;
                     self.restamped = true;
                 }
+                t.pending = pending_before + u32::from(pending);
                 return;
             }
         }
@@ -349,12 +394,11 @@ impl<P: Clone + Ord> DedupCache<P> {
         let entry = Entry { value, expires, replies: 0 };
         match self.map.get_mut(&peer) {
             Some(t) => {
-                t.mids.insert(mid, entry);
+                t.insert_new(mid, entry);
                 t.pending += u32::from(pending);
             }
             None => {
-                let mut t = PeerTable { mids: MidMap::default(), pending: u32::from(pending) };
-                t.mids.insert(mid, entry);
+                let t = PeerTable { last: Some((mid, entry)), pending: u32::from(pending), mids: MidMap::default() };
                 self.map.insert(peer, t);
             }
         }
@@ -384,7 +428,7 @@ mod tests {
         assert!(c.get(&1, 6).is_none());
         assert!(c.get(&1, 7).is_some() && c.get(&1, 9).is_some());
         assert_eq!(c.order.len(), c.len());
-        assert_eq!(c.map.values().map(|t| t.mids.len()).sum::<usize>(), c.len());
+        assert_eq!(c.map.values().map(|t| t.len()).sum::<usize>(), c.len());
     }
 
     #[test]

@@ -162,7 +162,14 @@ struct Out<P> {
     state: OutState,
     /// The reliability state of a CON (`None` for NON).
     con_ex: Option<ConExchange>,
+    /// Copies sent so far.
+    sent: u32,
+    /// When copy 0 was sent.
+    started: Instant,
+    /// Every transmission, kept only when something reads it (`keep_tx`: copy
+    /// identification, which needs each copy's time, or exchange records).
     tx: Vec<TransmissionRecord>,
+    keep_tx: bool,
     /// Its encoding, kept at start: a retransmission copies it (and patches the token's
     /// ordinal byte) instead of encoding again.
     wire: crate::small::SmallBytes,
@@ -231,13 +238,13 @@ pub struct Endpoint<P> {
     /// Every armed timer (exchanges, unanswered requests, paced peers), ordered.
     timers: Timers<P>,
     outs: IdTable<u64, Out<P>>,
+    peers: peerset::PeerMap<P, PeerState>,
     /// Exchanges waiting for an ACK or RST, by (peer, our Message ID).
     by_mid: IdTable<(P, u16), u64>,
     transmits: VecDeque<Transmit<P>>,
     events: VecDeque<Event<P>>,
     /// Datagram buffers given back ([`Endpoint::recycle`]), encoded into before allocating.
     spare: Vec<Vec<u8>>,
-    peers: BTreeMap<P, PeerState>,
     /// Peers with a non-empty NSTART queue (so that starting exchanges never scans every
     /// peer).
     queued_peers: peerset::PeerSet<P>,
@@ -325,7 +332,7 @@ impl<P: Peer> Endpoint<P> {
             next_mid,
             next_id: 1,
             use_tick: 0,
-            peers: BTreeMap::new(),
+            peers: peerset::PeerMap::new(),
             timers: Timers::new(),
             queued_peers: peerset::PeerSet::new(),
             outs: IdTable::default(),

@@ -77,6 +77,9 @@ impl<P: Peer> Endpoint<P> {
                 tkind: TransmitKind::Request,
                 state: OutState::Queued,
                 con_ex: None,
+                sent: 0,
+                started: now,
+                keep_tx: false,
                 holds_slot: false,
                 token_key: None,
                 tx: Vec::new(),
@@ -192,13 +195,17 @@ impl<P: Peer> Endpoint<P> {
         };
         let response_timeout = self.response_timeout;
         let mut bytes = self.buffer();
-        let tx = self.spare_tx.pop().unwrap_or_default();
+        let keep_tx = copy_id || self.config.record_exchanges;
+        let tx = if keep_tx { self.spare_tx.pop().unwrap_or_default() } else { Vec::new() };
         let out = self.outs.get_mut(&xid).expect("present");
         if out.tx.capacity() == 0 {
             out.tx = tx;
-        } else {
+        } else if tx.capacity() > 0 {
             self.spare_tx.push(tx);
         }
+        out.keep_tx = keep_tx;
+        out.sent = 1;
+        out.started = now;
         out.msg.message_id = mid;
         out.msg.mtype = if con { MessageType::Con } else { MessageType::Non };
         out.copy_id = copy_id;
@@ -215,7 +222,9 @@ impl<P: Peer> Endpoint<P> {
             None => OutState::WaitResponse { deadline: now + response_timeout },
         };
         self.timers.rearm(TimerKey::Out(xid), old, out.state.deadline());
-        out.tx.push(TransmissionRecord { ordinal: 0, at: now, timeout });
+        if keep_tx {
+            out.tx.push(TransmissionRecord { ordinal: 0, at: now, timeout });
+        }
         out.msg.encode(&mut bytes);
         out.wire = crate::small::SmallBytes::from_slice(&bytes);
         let kind = super::transmit_kind(&out.msg);
@@ -238,7 +247,10 @@ impl<P: Peer> Endpoint<P> {
                         // Copy k: the same message; with copy identification the last
                         // token byte is the ordinal (`wire_token`).
                         let last = out.copy_id.then(|| k.min(255) as u8);
-                        out.tx.push(TransmissionRecord { ordinal: k, at: now, timeout: Some(timer) });
+                        out.sent += 1;
+                        if out.keep_tx {
+                            out.tx.push(TransmissionRecord { ordinal: k, at: now, timeout: Some(timer) });
+                        }
                         let old = out.state.deadline();
                         out.state = OutState::WaitAck { deadline };
                         self.timers.rearm(TimerKey::Out(xid), old, Some(deadline));
@@ -304,7 +316,7 @@ impl<P: Peer> Endpoint<P> {
                 self.records.push_back(record);
             }
         }
-        if self.spare_tx.len() < Self::SPARE_BUFFERS {
+        if out.tx.capacity() > 0 && self.spare_tx.len() < Self::SPARE_BUFFERS {
             let mut tx = core::mem::take(&mut out.tx);
             tx.clear();
             self.spare_tx.push(tx);

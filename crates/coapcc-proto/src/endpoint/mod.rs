@@ -121,17 +121,17 @@ fn known_critical(number: u16) -> bool {
 }
 
 /// Per-peer congestion-control and NSTART state.
-// `repr(C)`: the NSTART state first, then the algorithm (whose hot fields come first in
-// its own layout).
+// `repr(C)`: the algorithm first, next to the peer's key (a retransmission reads only the
+// algorithm), then the NSTART state.
 #[repr(C)]
 struct PeerState {
+    cc: Controller,
     /// Exchanges holding an NSTART slot, and those waiting for one, in order.
     slots: lifecycle::Nstart<VecDeque<u64>>,
     /// `cc.earliest_start` of the queue head, when it lies in the future.
     wake: Option<Instant>,
     /// For least-recently-used eviction.
     last_used: u64,
-    cc: Controller,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -232,8 +232,9 @@ struct Served<P> {
 // `repr(C)`: the fields keep this order, so that what every datagram and wake-up of a
 // client touches (timers, its exchange, the output queues, the counters) shares a few
 // cache lines (a simulator interleaves hundreds of endpoints, whose state is cold each
-// time one comes back); the rarely used state follows.
-#[repr(C)]
+// time one comes back); the rarely used state follows. Aligned to a cache line, so that
+// where the lines fall does not depend on where the allocator put it.
+#[repr(C, align(64))]
 pub struct Endpoint<P> {
     /// Every armed timer (exchanges, unanswered requests, paced peers), ordered.
     timers: Timers<P>,

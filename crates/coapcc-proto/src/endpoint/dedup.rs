@@ -7,6 +7,7 @@ use coapcc_cc::Instant;
 use super::hash::IdMap;
 use super::lifecycle::{DuplicateCache, DuplicateEntry, Remembered};
 use super::{ServerRequestId, TransmitKind};
+use crate::small::SmallBytes;
 use crate::{Message, Token};
 
 /// What a duplicate of a remembered message gets.
@@ -60,10 +61,15 @@ impl Entry {
     }
 }
 
+/// Replies up to this many bytes are kept inside the cache entry (a piggybacked answer of a
+/// few dozen bytes: no allocation to remember it, none to free, and a duplicate reads it
+/// next to the entry); longer ones on the heap.
+const REPLY_INLINE: usize = 80;
+
 /// A remembered reply, encoded once: duplicates get a copy of the datagram.
 #[derive(Clone, Debug)]
 pub(crate) struct Reply {
-    bytes: Vec<u8>,
+    bytes: SmallBytes<REPLY_INLINE>,
     kind: TransmitKind,
     /// Its token, read once from `bytes` ([`Reply::read_token`]): every duplicate asks.
     token: Option<Token>,
@@ -72,22 +78,18 @@ pub(crate) struct Reply {
 impl Reply {
     /// The reply `msg`, encoded.
     pub(crate) fn of(msg: &Message) -> Reply {
-        Reply::encoded(msg.to_bytes(), super::transmit_kind(msg))
+        Reply::encoded(&msg.to_bytes(), super::transmit_kind(msg))
     }
 
-    /// A reply already encoded (`bytes`, of `kind`).
-    pub(crate) fn encoded(bytes: Vec<u8>, kind: TransmitKind) -> Reply {
-        let token = Reply::read_token(&bytes);
-        Reply { bytes, kind, token }
+    /// A copy of a reply already encoded (`bytes`, of `kind`).
+    pub(crate) fn encoded(bytes: &[u8], kind: TransmitKind) -> Reply {
+        let token = Reply::read_token(bytes);
+        Reply { bytes: SmallBytes::from_slice(bytes), kind, token }
     }
 
     /// What it is.
     pub(crate) fn kind(&self) -> TransmitKind {
         self.kind
-    }
-
-    fn tkl(&self) -> usize {
-        usize::from(self.bytes[0] & 0x0F)
     }
 
     /// The reply's token, or `None` for a message without identification (an Empty ACK or
@@ -106,24 +108,25 @@ impl Reply {
     /// Appends the datagram with token `echo` instead of its own to `out` (the token follows
     /// the 4-byte header, RFC 7252 §3; the TKL nibble is in the first byte).
     fn with_token(&self, echo: Option<Token>, out: &mut Vec<u8>) {
-        let tkl = self.tkl();
+        let bytes = self.bytes.as_slice();
+        let tkl = usize::from(bytes[0] & 0x0F);
         match echo {
-            Some(t) if Some(t) == self.token => out.extend_from_slice(&self.bytes),
+            Some(t) if Some(t) == self.token => out.extend_from_slice(bytes),
             // The common case (copy identification: the same length, another last byte):
             // one copy, then the token written over in place.
             Some(t) if t.len() == tkl => {
                 let at = out.len() + 4;
-                out.extend_from_slice(&self.bytes);
+                out.extend_from_slice(bytes);
                 out[at..at + tkl].copy_from_slice(t.as_bytes());
             }
-            Some(t) if t.as_bytes() != &self.bytes[4..4 + tkl] => {
-                out.reserve(self.bytes.len() + t.len() - tkl.min(t.len()));
-                out.push((self.bytes[0] & 0xF0) | t.len() as u8);
-                out.extend_from_slice(&self.bytes[1..4]);
+            Some(t) if t.as_bytes() != &bytes[4..4 + tkl] => {
+                out.reserve(bytes.len() + t.len() - tkl.min(t.len()));
+                out.push((bytes[0] & 0xF0) | t.len() as u8);
+                out.extend_from_slice(&bytes[1..4]);
                 out.extend_from_slice(t.as_bytes());
-                out.extend_from_slice(&self.bytes[4 + tkl..]);
+                out.extend_from_slice(&bytes[4 + tkl..]);
             }
-            _ => out.extend_from_slice(&self.bytes),
+            _ => out.extend_from_slice(bytes),
         }
     }
 }

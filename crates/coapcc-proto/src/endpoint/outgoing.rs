@@ -29,31 +29,37 @@ impl<P: Peer> Endpoint<P> {
         self.use_tick += 1;
         let tick = self.use_tick;
         if !self.peers.contains_key(peer) {
-            if self.peers.len() >= self.config.max_peers.max(1) {
-                let idle = self
-                    .peers
-                    .iter()
-                    .filter(|(_, p)| p.slots.is_idle())
-                    .min_by_key(|(_, p)| p.last_used)
-                    .map(|(k, _)| k.clone());
-                if let Some(k) = idle {
-                    if let Some(p) = self.peers.remove(&k) {
-                        self.timers.rearm(TimerKey::Wake(k), p.wake, None);
-                    }
-                }
-            }
-            let cc = match &self.factory {
-                Some(f) => Controller::from_factory(&**f),
-                None => Controller::Registry(self.config.cc.build()),
-            };
-            self.peers.insert(
-                peer.clone(),
-                PeerState { cc, slots: Nstart::new(VecDeque::new()), wake: None, last_used: tick },
-            );
+            self.add_peer(peer, tick);
         }
         let p = self.peers.get_mut(peer).expect("just inserted");
         p.last_used = tick;
         p
+    }
+
+    /// A new peer's state (the least recently used idle one goes beyond `max_peers`); out
+    /// of line: once per peer.
+    #[cold]
+    #[inline(never)]
+    fn add_peer(&mut self, peer: &P, tick: u64) {
+        if self.peers.len() >= self.config.max_peers.max(1) {
+            let idle = self
+                .peers
+                .iter()
+                .filter(|(_, p)| p.slots.is_idle())
+                .min_by_key(|(_, p)| p.last_used)
+                .map(|(k, _)| k.clone());
+            if let Some(k) = idle {
+                if let Some(p) = self.peers.remove(&k) {
+                    self.timers.rearm(TimerKey::Wake(k), p.wake, None);
+                }
+            }
+        }
+        let cc = match &self.factory {
+            Some(f) => Controller::from_factory(&**f),
+            None => Controller::Registry(self.config.cc.build()),
+        };
+        self.peers
+            .insert(peer.clone(), PeerState { cc, slots: Nstart::new(VecDeque::new()), wake: None, last_used: tick });
     }
 
     pub(super) fn enqueue(&mut self, now: Instant, peer: P, kind: RecordKind, msg: Message, con: bool, front: bool) {
@@ -296,10 +302,8 @@ impl<P: Peer> Endpoint<P> {
     ) -> (RecordKind, P) {
         let mut out = self.outs.remove(&xid).expect("finishing a known exchange");
         self.timers.rearm(TimerKey::Out(xid), out.state.deadline(), None);
-        let notification =
-            !self.notifications.is_empty() && self.notification_finished(xid, matches!(outcome, Outcome::Failed(_)));
-        if let (RecordKind::SeparateResponse(_), false) = (out.kind, notification) {
-            self.release_pending(&out.peer);
+        if !self.notifications.is_empty() || matches!(out.kind, RecordKind::SeparateResponse(_)) {
+            self.finish_response(xid, &out, &outcome);
         }
         // One lookup each: the index entries go if they are this exchange's.
         self.by_mid.remove_if(&(out.peer.clone(), out.msg.message_id), |x| *x == xid);
@@ -322,6 +326,19 @@ impl<P: Peer> Endpoint<P> {
             self.spare_tx.push(tx);
         }
         (out.kind, out.peer)
+    }
+
+    /// [`Endpoint::finish`] for a server's separate response or while notifications are
+    /// out (out of line: a client's exchanges are neither): the observation's bookkeeping,
+    /// and the peer's pending count for a separate response.
+    #[cold]
+    #[inline(never)]
+    fn finish_response(&mut self, xid: u64, out: &Out<P>, outcome: &Outcome) {
+        let notification =
+            !self.notifications.is_empty() && self.notification_finished(xid, matches!(outcome, Outcome::Failed(_)));
+        if let (RecordKind::SeparateResponse(_), false) = (out.kind, notification) {
+            self.release_pending(&out.peer);
+        }
     }
 }
 

@@ -61,7 +61,7 @@ impl<P: Ord> PeerSet<P> {
         P: Clone,
     {
         match &self.large {
-            Some(set) => out.extend(set.iter().filter(|p| keep(p)).cloned()),
+            Some(set) => Self::select_large(set, out, &mut keep),
             None => {
                 for p in &self.small {
                     if keep(p) {
@@ -70,6 +70,15 @@ impl<P: Ord> PeerSet<P> {
                 }
             }
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn select_large(set: &BTreeSet<P>, out: &mut Vec<P>, keep: &mut dyn FnMut(&P) -> bool)
+    where
+        P: Clone,
+    {
+        out.extend(set.iter().filter(|p| keep(p)).cloned());
     }
 }
 

@@ -132,7 +132,7 @@ impl Reply {
 }
 
 /// The protocol layer's view: (peer, Message ID) → what was done, with its lifetime.
-impl<P: Clone + Ord> DuplicateCache for DedupCache<P> {
+impl<P: Clone + Ord + core::hash::Hash> DuplicateCache for DedupCache<P> {
     type Key = (P, u16);
     type Entry = Entry;
     type Value = (Cached, Option<Instant>);
@@ -209,6 +209,110 @@ impl PeerTable {
     }
 }
 
+/// The per-peer records, by peer: an ordered map from peer to a slot of a slab of records,
+/// with a direct-mapped cache of recently used peers in front (by a fixed hash of the peer).
+/// A server with hundreds of clients finds a peer's record in the cache with one probe
+/// instead of walking the tree; a peer missing from the cache (never seen, or its slot taken
+/// by another peer) costs the ordered map's O(log n) lookup, whatever the peers' addresses.
+/// Never iterated in a run (the records are found by peer only).
+struct PeerTables<P> {
+    map: BTreeMap<P, u32>,
+    slots: Vec<PeerTable>,
+    /// Slots of removed records, reused first.
+    free: Vec<u32>,
+    /// Direct-mapped: (peer, slot) by hash; empty until the first record, then at least
+    /// four times as many entries as records (up to [`MAX_RECENT`]).
+    recent: Vec<Option<(P, u32)>>,
+}
+
+/// Most entries of the recent-peer cache.
+const MAX_RECENT: usize = 1 << 16;
+
+impl<P: Clone + Ord + core::hash::Hash> PeerTables<P> {
+    fn new() -> Self {
+        PeerTables { map: BTreeMap::new(), slots: Vec::new(), free: Vec::new(), recent: Vec::new() }
+    }
+
+    #[inline]
+    fn hash(&self, peer: &P) -> usize {
+        use core::hash::{BuildHasher, BuildHasherDefault};
+        let h = BuildHasherDefault::<super::hash::IdHasher>::default().hash_one(peer);
+        (h >> 32) as usize & (self.recent.len() - 1)
+    }
+
+    /// The slot of `peer`'s record, if any (from the cache when it holds `peer`).
+    #[inline]
+    fn slot(&self, peer: &P) -> Option<usize> {
+        if self.recent.is_empty() {
+            return None;
+        }
+        match &self.recent[self.hash(peer)] {
+            Some((p, i)) if p == peer => Some(*i as usize),
+            _ => self.map.get(peer).map(|i| *i as usize),
+        }
+    }
+
+    fn get(&self, peer: &P) -> Option<&PeerTable> {
+        self.slot(peer).map(|i| &self.slots[i])
+    }
+
+    /// `peer`'s record; a lookup that missed the cache puts `peer` there.
+    #[inline]
+    fn get_mut(&mut self, peer: &P) -> Option<&mut PeerTable> {
+        if self.recent.is_empty() {
+            return None;
+        }
+        let h = self.hash(peer);
+        let i = match &self.recent[h] {
+            Some((p, i)) if p == peer => *i,
+            _ => {
+                let i = *self.map.get(peer)?;
+                self.recent[h] = Some((peer.clone(), i));
+                i
+            }
+        };
+        Some(&mut self.slots[i as usize])
+    }
+
+    /// Adds `peer`'s record (absent).
+    fn insert(&mut self, peer: P, table: PeerTable) {
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = table;
+                i
+            }
+            None => {
+                self.slots.push(table);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.map.insert(peer.clone(), i);
+        if self.recent.len() < MAX_RECENT && self.recent.len() < 4 * self.map.len() {
+            // Grown (emptied: the entries are found again through the map).
+            let n = (4 * self.map.len()).next_power_of_two().clamp(64, MAX_RECENT);
+            self.recent = vec![None; n];
+        }
+        let h = self.hash(&peer);
+        self.recent[h] = Some((peer, i));
+    }
+
+    fn remove(&mut self, peer: &P) {
+        if let Some(i) = self.map.remove(peer) {
+            self.slots[i as usize] = PeerTable::default();
+            self.free.push(i);
+            let h = self.hash(peer);
+            if matches!(&self.recent[h], Some((p, _)) if p == peer) {
+                self.recent[h] = None;
+            }
+        }
+    }
+
+    #[cfg(test)]
+    fn values(&self) -> impl Iterator<Item = &PeerTable> {
+        self.map.values().map(|i| &self.slots[*i as usize])
+    }
+}
+
 /// A map (peer, MID) → [`Cached`] with a capacity and per-entry expiry: per peer, a hash
 /// table by Message ID (lookups cost O(log peers) + O(1), whatever the number of entries).
 /// Insertion order is kept in a queue, so both expiry (entries are inserted with
@@ -225,7 +329,7 @@ pub(crate) struct DedupCache<P> {
     restamped: bool,
     len: usize,
     capacity: usize,
-    map: BTreeMap<P, PeerTable>,
+    map: PeerTables<P>,
     /// Keys in insertion order, with the lifetime each had when inserted (so that expiry
     /// reads the front's lifetime without a lookup).
     order: VecDeque<(P, u16, Option<Instant>)>,
@@ -233,10 +337,10 @@ pub(crate) struct DedupCache<P> {
     pub(crate) expired: u64,
 }
 
-impl<P: Clone + Ord> DedupCache<P> {
+impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
     pub(crate) fn new(capacity: usize) -> Self {
         DedupCache {
-            map: BTreeMap::new(),
+            map: PeerTables::new(),
             len: 0,
             order: VecDeque::new(),
             restamped: false,
@@ -419,6 +523,42 @@ impl<P: Clone + Ord> DedupCache<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The records found through the recent-peer cache are those of an ordered map, under
+    /// insertions and removals of many peers (the cache's entries collide and are replaced).
+    #[test]
+    fn peer_tables_behave_like_an_ordered_map() {
+        let mut t = PeerTables::<u32>::new();
+        let mut model = BTreeMap::new();
+        let mut x = 0x9E37_79B9_7F4A_7C15_u64;
+        for step in 0..20_000u32 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let p = ((x >> 33) % 700) as u32;
+            match (x >> 20) % 4 {
+                0 => {
+                    t.remove(&p);
+                    model.remove(&p);
+                }
+                1 if !model.contains_key(&p) => {
+                    t.insert(p, PeerTable { pending: step, ..PeerTable::default() });
+                    model.insert(p, step);
+                }
+                _ => {
+                    if let Some(r) = t.get_mut(&p) {
+                        r.pending += 1;
+                    }
+                    if let Some(v) = model.get_mut(&p) {
+                        *v += 1;
+                    }
+                }
+            }
+            let q = ((x >> 40) % 700) as u32;
+            assert_eq!(t.get(&q).map(|r| r.pending), model.get(&q).copied());
+            assert_eq!(t.get(&p).map(|r| r.pending), model.get(&p).copied());
+        }
+        assert!(t.values().map(|r| r.pending).eq(model.values().copied()));
+        assert!(t.slots.len() < 700, "slots are reused");
+    }
 
     #[test]
     fn bounded_and_oldest_first() {

@@ -1,7 +1,9 @@
 //! A fast deterministic hasher for the endpoint's own keys (exchange and request ids, and
-//! (peer, Message ID) and (peer, token) pairs of its own exchanges). Tables keyed by them are
-//! never iterated, so their order cannot leak into a run; unlike ordered maps they keep their
-//! allocation when emptied, so an exchange that comes and goes costs no allocation.
+//! (peer, Message ID) and (peer, token) pairs of its own exchanges), and [`IdTable`], the
+//! table keyed by them: a small vector while it holds a few entries, a hash table beyond.
+//! These tables are never iterated, so their order cannot leak into a run; unlike ordered
+//! maps they keep their allocation when emptied, so an exchange that comes and goes costs no
+//! allocation.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

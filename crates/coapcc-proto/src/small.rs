@@ -6,24 +6,24 @@ use core::hash::{Hash, Hasher};
 /// value, a Content-Format) fit, so building, decoding and copying them never allocates.
 pub(crate) const INLINE: usize = 30;
 
-/// A byte string: inline up to [`INLINE`] bytes, else a `Vec`. Equality and hashing depend
-/// only on the bytes, not on where they are stored.
+/// A byte string: inline up to `N` bytes (at most 255; by default [`INLINE`]), else a
+/// `Vec`. Equality and hashing depend only on the bytes, not on where they are stored.
 #[derive(Clone)]
-pub(crate) enum SmallBytes {
-    Inline { len: u8, bytes: [u8; INLINE] },
+pub(crate) enum SmallBytes<const N: usize = INLINE> {
+    Inline { len: u8, bytes: [u8; N] },
     Heap(Vec<u8>),
 }
 
-impl SmallBytes {
-    pub(crate) const fn new() -> SmallBytes {
-        SmallBytes::Inline { len: 0, bytes: [0; INLINE] }
+impl<const N: usize> SmallBytes<N> {
+    pub(crate) const fn new() -> SmallBytes<N> {
+        SmallBytes::Inline { len: 0, bytes: [0; N] }
     }
 
     /// The concatenation of `parts`, inline if it fits.
-    pub(crate) fn concat(parts: &[&[u8]]) -> SmallBytes {
+    pub(crate) fn concat(parts: &[&[u8]]) -> SmallBytes<N> {
         let total: usize = parts.iter().map(|p| p.len()).sum();
-        if total <= INLINE {
-            let mut bytes = [0; INLINE];
+        if total <= N && N <= u8::MAX as usize {
+            let mut bytes = [0; N];
             let mut at = 0;
             for p in parts {
                 bytes[at..at + p.len()].copy_from_slice(p);
@@ -39,7 +39,7 @@ impl SmallBytes {
         }
     }
 
-    pub(crate) fn from_slice(s: &[u8]) -> SmallBytes {
+    pub(crate) fn from_slice(s: &[u8]) -> SmallBytes<N> {
         SmallBytes::concat(&[s])
     }
 
@@ -55,27 +55,27 @@ impl SmallBytes {
     }
 }
 
-impl Default for SmallBytes {
+impl<const N: usize> Default for SmallBytes<N> {
     fn default() -> Self {
         SmallBytes::new()
     }
 }
 
-impl core::fmt::Debug for SmallBytes {
+impl<const N: usize> core::fmt::Debug for SmallBytes<N> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         self.as_slice().fmt(f)
     }
 }
 
-impl PartialEq for SmallBytes {
+impl<const N: usize> PartialEq for SmallBytes<N> {
     fn eq(&self, other: &Self) -> bool {
         self.as_slice() == other.as_slice()
     }
 }
 
-impl Eq for SmallBytes {}
+impl<const N: usize> Eq for SmallBytes<N> {}
 
-impl Hash for SmallBytes {
+impl<const N: usize> Hash for SmallBytes<N> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.as_slice().hash(state);
     }
@@ -89,14 +89,16 @@ mod tests {
     fn inline_and_heap_are_the_same_bytes() {
         let long: Vec<u8> = (0..100).collect();
         for n in [0, 1, INLINE - 1, INLINE, INLINE + 1, 100] {
-            let s = SmallBytes::from_slice(&long[..n]);
+            let s = SmallBytes::<INLINE>::from_slice(&long[..n]);
             assert_eq!(s.as_slice(), &long[..n]);
             assert_eq!(matches!(s, SmallBytes::Inline { .. }), n <= INLINE);
             let (a, b) = long[..n].split_at(n / 2);
             assert_eq!(SmallBytes::concat(&[a, &[], b]), s);
         }
-        assert_eq!(SmallBytes::Heap(vec![1, 2]), SmallBytes::from_slice(&[1, 2]));
-        let mut s = SmallBytes::from_slice(&long);
+        assert_eq!(SmallBytes::Heap(vec![1, 2]), SmallBytes::<INLINE>::from_slice(&[1, 2]));
+        let wide = SmallBytes::<96>::from_slice(&long[..96]);
+        assert!(matches!(wide, SmallBytes::Inline { .. }) && wide.as_slice() == &long[..96]);
+        let mut s = SmallBytes::<INLINE>::from_slice(&long);
         s.clear();
         assert_eq!(s.as_slice(), &[] as &[u8]);
     }

@@ -189,8 +189,8 @@ impl<P: Peer> Endpoint<P> {
                     p.slots.release();
                 }
             }
-        } else if let Some(first) = out.tx.first() {
-            out.rtt = Some(now - first.at);
+        } else if out.sent > 0 {
+            out.rtt = Some(now - out.started);
         }
         if out.holds_slot {
             out.holds_slot = false;
@@ -388,5 +388,5 @@ pub(super) fn token_ordinal<P>(out: &Out<P>, token: &Token) -> Option<Option<u32
         return None;
     }
     let k = u32::from(got[got.len() - 1]);
-    ((k as usize) < out.tx.len()).then_some(Some(k))
+    (k < out.sent).then_some(Some(k))
 }

@@ -7,6 +7,7 @@ use coapcc_cc::Instant;
 use super::hash::IdMap;
 use super::lifecycle::{DuplicateCache, DuplicateEntry, Remembered};
 use super::{ServerRequestId, TransmitKind};
+use crate::small::SmallBytes;
 use crate::{Message, Token};
 
 /// What a duplicate of a remembered message gets.
@@ -60,10 +61,15 @@ impl Entry {
     }
 }
 
+/// Replies up to this many bytes are kept inside the cache entry (a piggybacked answer of a
+/// few dozen bytes: no allocation to remember it, none to free, and a duplicate reads it
+/// next to the entry); longer ones on the heap.
+const REPLY_INLINE: usize = 80;
+
 /// A remembered reply, encoded once: duplicates get a copy of the datagram.
 #[derive(Clone, Debug)]
 pub(crate) struct Reply {
-    bytes: Vec<u8>,
+    bytes: SmallBytes<REPLY_INLINE>,
     kind: TransmitKind,
     /// Its token, read once from `bytes` ([`Reply::read_token`]): every duplicate asks.
     token: Option<Token>,
@@ -72,22 +78,18 @@ pub(crate) struct Reply {
 impl Reply {
     /// The reply `msg`, encoded.
     pub(crate) fn of(msg: &Message) -> Reply {
-        Reply::encoded(msg.to_bytes(), super::transmit_kind(msg))
+        Reply::encoded(&msg.to_bytes(), super::transmit_kind(msg))
     }
 
-    /// A reply already encoded (`bytes`, of `kind`).
-    pub(crate) fn encoded(bytes: Vec<u8>, kind: TransmitKind) -> Reply {
-        let token = Reply::read_token(&bytes);
-        Reply { bytes, kind, token }
+    /// A copy of a reply already encoded (`bytes`, of `kind`).
+    pub(crate) fn encoded(bytes: &[u8], kind: TransmitKind) -> Reply {
+        let token = Reply::read_token(bytes);
+        Reply { bytes: SmallBytes::from_slice(bytes), kind, token }
     }
 
     /// What it is.
     pub(crate) fn kind(&self) -> TransmitKind {
         self.kind
-    }
-
-    fn tkl(&self) -> usize {
-        usize::from(self.bytes[0] & 0x0F)
     }
 
     /// The reply's token, or `None` for a message without identification (an Empty ACK or
@@ -106,36 +108,37 @@ impl Reply {
     /// Appends the datagram with token `echo` instead of its own to `out` (the token follows
     /// the 4-byte header, RFC 7252 §3; the TKL nibble is in the first byte).
     fn with_token(&self, echo: Option<Token>, out: &mut Vec<u8>) {
-        let tkl = self.tkl();
+        let bytes = self.bytes.as_slice();
+        let tkl = usize::from(bytes[0] & 0x0F);
         match echo {
-            Some(t) if Some(t) == self.token => out.extend_from_slice(&self.bytes),
+            Some(t) if Some(t) == self.token => out.extend_from_slice(bytes),
             // The common case (copy identification: the same length, another last byte):
             // one copy, then the token written over in place.
             Some(t) if t.len() == tkl => {
                 let at = out.len() + 4;
-                out.extend_from_slice(&self.bytes);
+                out.extend_from_slice(bytes);
                 out[at..at + tkl].copy_from_slice(t.as_bytes());
             }
-            Some(t) if t.as_bytes() != &self.bytes[4..4 + tkl] => {
-                out.reserve(self.bytes.len() + t.len() - tkl.min(t.len()));
-                out.push((self.bytes[0] & 0xF0) | t.len() as u8);
-                out.extend_from_slice(&self.bytes[1..4]);
+            Some(t) if t.as_bytes() != &bytes[4..4 + tkl] => {
+                out.reserve(bytes.len() + t.len() - tkl.min(t.len()));
+                out.push((bytes[0] & 0xF0) | t.len() as u8);
+                out.extend_from_slice(&bytes[1..4]);
                 out.extend_from_slice(t.as_bytes());
-                out.extend_from_slice(&self.bytes[4 + tkl..]);
+                out.extend_from_slice(&bytes[4 + tkl..]);
             }
-            _ => out.extend_from_slice(&self.bytes),
+            _ => out.extend_from_slice(bytes),
         }
     }
 }
 
 /// The protocol layer's view: (peer, Message ID) → what was done, with its lifetime.
-impl<P: Clone + Ord> DuplicateCache for DedupCache<P> {
+impl<P: Clone + Ord + core::hash::Hash> DuplicateCache for DedupCache<P> {
     type Key = (P, u16);
     type Entry = Entry;
     type Value = (Cached, Option<Instant>);
 
     fn entry(&mut self, (peer, mid): &(P, u16)) -> Option<&mut Entry> {
-        self.map.get_mut(peer)?.mids.get_mut(mid)
+        self.map.get_mut(peer)?.get_mut(*mid)
     }
 
     fn remember(&mut self, (peer, mid): (P, u16), (value, expires): (Cached, Option<Instant>)) {
@@ -149,15 +152,164 @@ type MidMap = IdMap<u16, Entry>;
 /// server requests are pending (unanswered, or answered by a separate response still in
 /// flight; the per-peer limit reads it). One record, so that a new request and its answer
 /// each find both with one lookup of the peer. A record goes when both are empty.
+///
+/// The peer's latest message is kept in the record itself (`last`), the others in a hash
+/// table: the answer to a new request and the duplicates of the request in progress (a
+/// client obeying NSTART = 1 has one) find it next to the record, without loading the
+/// table's control bytes and bucket (cold in a server with many clients).
 #[derive(Default)]
 struct PeerTable {
-    mids: MidMap,
+    last: Option<(u16, Entry)>,
     pending: u32,
+    mids: MidMap,
 }
 
 impl PeerTable {
     fn is_unused(&self) -> bool {
-        self.pending == 0 && self.mids.is_empty()
+        self.pending == 0 && self.last.is_none() && self.mids.is_empty()
+    }
+
+    #[inline]
+    fn get(&self, mid: u16) -> Option<&Entry> {
+        match &self.last {
+            Some((m, e)) if *m == mid => Some(e),
+            _ => self.mids.get(&mid),
+        }
+    }
+
+    #[inline]
+    fn get_mut(&mut self, mid: u16) -> Option<&mut Entry> {
+        match &mut self.last {
+            Some((m, e)) if *m == mid => Some(e),
+            _ => self.mids.get_mut(&mid),
+        }
+    }
+
+    /// Forget `mid`; whether it was there.
+    fn remove(&mut self, mid: u16) -> bool {
+        match &self.last {
+            Some((m, _)) if *m == mid => {
+                self.last = None;
+                true
+            }
+            _ => self.mids.remove(&mid).is_some(),
+        }
+    }
+
+    /// Remember `mid` (absent) as the latest; the previous latest moves to the table.
+    fn insert_new(&mut self, mid: u16, entry: Entry) {
+        if let Some((m, e)) = self.last.replace((mid, entry)) {
+            self.mids.insert(m, e);
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.mids.len() + usize::from(self.last.is_some())
+    }
+}
+
+/// The per-peer records, by peer: an ordered map from peer to a slot of a slab of records,
+/// with a direct-mapped cache of recently used peers in front (by a fixed hash of the peer).
+/// A server with hundreds of clients finds a peer's record in the cache with one probe
+/// instead of walking the tree; a peer missing from the cache (never seen, or its slot taken
+/// by another peer) costs the ordered map's O(log n) lookup, whatever the peers' addresses.
+/// Never iterated in a run (the records are found by peer only).
+struct PeerTables<P> {
+    map: BTreeMap<P, u32>,
+    slots: Vec<PeerTable>,
+    /// Slots of removed records, reused first.
+    free: Vec<u32>,
+    /// Direct-mapped: (peer, slot) by hash; empty until the first record, then at least
+    /// four times as many entries as records (up to [`MAX_RECENT`]).
+    recent: Vec<Option<(P, u32)>>,
+}
+
+/// Most entries of the recent-peer cache.
+const MAX_RECENT: usize = 1 << 16;
+
+impl<P: Clone + Ord + core::hash::Hash> PeerTables<P> {
+    fn new() -> Self {
+        PeerTables { map: BTreeMap::new(), slots: Vec::new(), free: Vec::new(), recent: Vec::new() }
+    }
+
+    #[inline]
+    fn hash(&self, peer: &P) -> usize {
+        use core::hash::{BuildHasher, BuildHasherDefault};
+        let h = BuildHasherDefault::<super::hash::IdHasher>::default().hash_one(peer);
+        (h >> 32) as usize & (self.recent.len() - 1)
+    }
+
+    /// The slot of `peer`'s record, if any (from the cache when it holds `peer`).
+    #[inline]
+    fn slot(&self, peer: &P) -> Option<usize> {
+        if self.recent.is_empty() {
+            return None;
+        }
+        match &self.recent[self.hash(peer)] {
+            Some((p, i)) if p == peer => Some(*i as usize),
+            _ => self.map.get(peer).map(|i| *i as usize),
+        }
+    }
+
+    fn get(&self, peer: &P) -> Option<&PeerTable> {
+        self.slot(peer).map(|i| &self.slots[i])
+    }
+
+    /// `peer`'s record; a lookup that missed the cache puts `peer` there.
+    #[inline]
+    fn get_mut(&mut self, peer: &P) -> Option<&mut PeerTable> {
+        if self.recent.is_empty() {
+            return None;
+        }
+        let h = self.hash(peer);
+        let i = match &self.recent[h] {
+            Some((p, i)) if p == peer => *i,
+            _ => {
+                let i = *self.map.get(peer)?;
+                self.recent[h] = Some((peer.clone(), i));
+                i
+            }
+        };
+        Some(&mut self.slots[i as usize])
+    }
+
+    /// Adds `peer`'s record (absent).
+    fn insert(&mut self, peer: P, table: PeerTable) {
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = table;
+                i
+            }
+            None => {
+                self.slots.push(table);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.map.insert(peer.clone(), i);
+        if self.recent.len() < MAX_RECENT && self.recent.len() < 4 * self.map.len() {
+            // Grown (emptied: the entries are found again through the map).
+            let n = (4 * self.map.len()).next_power_of_two().clamp(64, MAX_RECENT);
+            self.recent = vec![None; n];
+        }
+        let h = self.hash(&peer);
+        self.recent[h] = Some((peer, i));
+    }
+
+    fn remove(&mut self, peer: &P) {
+        if let Some(i) = self.map.remove(peer) {
+            self.slots[i as usize] = PeerTable::default();
+            self.free.push(i);
+            let h = self.hash(peer);
+            if matches!(&self.recent[h], Some((p, _)) if p == peer) {
+                self.recent[h] = None;
+            }
+        }
+    }
+
+    #[cfg(test)]
+    fn values(&self) -> impl Iterator<Item = &PeerTable> {
+        self.map.values().map(|i| &self.slots[*i as usize])
     }
 }
 
@@ -166,26 +318,29 @@ impl PeerTable {
 /// Insertion order is kept in a queue, so both expiry (entries are inserted with
 /// non-decreasing `now`) and eviction of the oldest entry are cheap. Keys are never
 /// re-inserted while present, so the queue and the tables always hold the same keys.
+// `repr(C)`: `timed`, which every datagram and wake-up reads (also at a client, whose cache
+// is empty), comes first, next to the endpoint's other hot fields.
+#[repr(C)]
 pub(crate) struct DedupCache<P> {
-    map: BTreeMap<P, PeerTable>,
-    len: usize,
-    /// Keys in insertion order, with the lifetime each had when inserted (so that expiry
-    /// reads the front's lifetime without a lookup).
-    order: VecDeque<(P, u16, Option<Instant>)>,
+    /// Whether any entry was inserted with a lifetime (otherwise nothing ever expires).
+    timed: bool,
     /// Some entry's lifetime changed after insertion: the lifetimes in `order` are then not
     /// trusted and expiry looks every front entry up.
     restamped: bool,
+    len: usize,
     capacity: usize,
+    map: PeerTables<P>,
+    /// Keys in insertion order, with the lifetime each had when inserted (so that expiry
+    /// reads the front's lifetime without a lookup).
+    order: VecDeque<(P, u16, Option<Instant>)>,
     pub(crate) evicted: u64,
     pub(crate) expired: u64,
-    /// Whether any entry was inserted with a lifetime (otherwise nothing ever expires).
-    timed: bool,
 }
 
-impl<P: Clone + Ord> DedupCache<P> {
+impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
     pub(crate) fn new(capacity: usize) -> Self {
         DedupCache {
-            map: BTreeMap::new(),
+            map: PeerTables::new(),
             len: 0,
             order: VecDeque::new(),
             restamped: false,
@@ -201,17 +356,17 @@ impl<P: Clone + Ord> DedupCache<P> {
     }
 
     fn get_entry(&self, peer: &P, mid: u16) -> Option<&Entry> {
-        self.map.get(peer)?.mids.get(&mid)
+        self.map.get(peer)?.get(mid)
     }
 
     fn get_entry_mut(&mut self, peer: &P, mid: u16) -> Option<&mut Entry> {
-        self.map.get_mut(peer)?.mids.get_mut(&mid)
+        self.map.get_mut(peer)?.get_mut(mid)
     }
 
     /// Forget (`peer`, `mid`) (present: it was at the front of the order queue).
     fn remove(&mut self, peer: &P, mid: u16) {
         if let Some(t) = self.map.get_mut(peer) {
-            if t.mids.remove(&mid).is_some() {
+            if t.remove(mid) {
                 self.len -= 1;
             }
             if t.is_unused() {
@@ -286,7 +441,7 @@ impl<P: Clone + Ord> DedupCache<P> {
     /// the peer.
     pub(crate) fn update_release(&mut self, peer: &P, mid: u16, value: Cached, release: bool) {
         if let Some(t) = self.map.get_mut(peer) {
-            if let Some(e) = t.mids.get_mut(&mid) {
+            if let Some(e) = t.get_mut(mid) {
                 e.value = value;
             }
             if release {
@@ -304,17 +459,16 @@ impl<P: Clone + Ord> DedupCache<P> {
             // Nothing to evict and the peer has a table: one lookup of the peer.
             if let Some(t) = self.map.get_mut(&peer) {
                 t.pending += u32::from(pending);
-                match t.mids.entry(mid) {
-                    std::collections::hash_map::Entry::Occupied(mut o) => {
-                        let e = o.get_mut();
+                match t.get_mut(mid) {
+                    Some(e) => {
                         e.value = value;
                         if e.expires != expires {
                             e.expires = expires;
                             self.restamped = true;
                         }
                     }
-                    std::collections::hash_map::Entry::Vacant(v) => {
-                        v.insert(Entry { value, expires, replies: 0 });
+                    None => {
+                        t.insert_new(mid, Entry { value, expires, replies: 0 });
                         self.order.push_back((peer, mid, expires));
                         self.len += 1;
                     }
@@ -323,13 +477,14 @@ impl<P: Clone + Ord> DedupCache<P> {
             }
         }
         if let Some(t) = self.map.get_mut(&peer) {
-            if let Some(e) = t.mids.get_mut(&mid) {
-                t.pending += u32::from(pending);
+            let pending_before = t.pending;
+            if let Some(e) = t.get_mut(mid) {
                 e.value = value;
                 if e.expires != expires {
                     e.expires = expires;
                     self.restamped = true;
                 }
+                t.pending = pending_before + u32::from(pending);
                 return;
             }
         }
@@ -346,12 +501,11 @@ impl<P: Clone + Ord> DedupCache<P> {
         let entry = Entry { value, expires, replies: 0 };
         match self.map.get_mut(&peer) {
             Some(t) => {
-                t.mids.insert(mid, entry);
+                t.insert_new(mid, entry);
                 t.pending += u32::from(pending);
             }
             None => {
-                let mut t = PeerTable { mids: MidMap::default(), pending: u32::from(pending) };
-                t.mids.insert(mid, entry);
+                let t = PeerTable { last: Some((mid, entry)), pending: u32::from(pending), mids: MidMap::default() };
                 self.map.insert(peer, t);
             }
         }
@@ -370,6 +524,42 @@ impl<P: Clone + Ord> DedupCache<P> {
 mod tests {
     use super::*;
 
+    /// The records found through the recent-peer cache are those of an ordered map, under
+    /// insertions and removals of many peers (the cache's entries collide and are replaced).
+    #[test]
+    fn peer_tables_behave_like_an_ordered_map() {
+        let mut t = PeerTables::<u32>::new();
+        let mut model = BTreeMap::new();
+        let mut x = 0x9E37_79B9_7F4A_7C15_u64;
+        for step in 0..20_000u32 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let p = ((x >> 33) % 700) as u32;
+            match (x >> 20) % 4 {
+                0 => {
+                    t.remove(&p);
+                    model.remove(&p);
+                }
+                1 if !model.contains_key(&p) => {
+                    t.insert(p, PeerTable { pending: step, ..PeerTable::default() });
+                    model.insert(p, step);
+                }
+                _ => {
+                    if let Some(r) = t.get_mut(&p) {
+                        r.pending += 1;
+                    }
+                    if let Some(v) = model.get_mut(&p) {
+                        *v += 1;
+                    }
+                }
+            }
+            let q = ((x >> 40) % 700) as u32;
+            assert_eq!(t.get(&q).map(|r| r.pending), model.get(&q).copied());
+            assert_eq!(t.get(&p).map(|r| r.pending), model.get(&p).copied());
+        }
+        assert!(t.values().map(|r| r.pending).eq(model.values().copied()));
+        assert!(t.slots.len() < 700, "slots are reused");
+    }
+
     #[test]
     fn bounded_and_oldest_first() {
         let mut c = DedupCache::<u32>::new(3);
@@ -381,7 +571,7 @@ mod tests {
         assert!(c.get(&1, 6).is_none());
         assert!(c.get(&1, 7).is_some() && c.get(&1, 9).is_some());
         assert_eq!(c.order.len(), c.len());
-        assert_eq!(c.map.values().map(|t| t.mids.len()).sum::<usize>(), c.len());
+        assert_eq!(c.map.values().map(|t| t.len()).sum::<usize>(), c.len());
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! A fast deterministic hasher for the endpoint's own keys (exchange and request ids, and
-//! (peer, Message ID) and (peer, token) pairs of its own exchanges). Tables keyed by them are
-//! never iterated, so their order cannot leak into a run; unlike ordered maps they keep their
-//! allocation when emptied, so an exchange that comes and goes costs no allocation.
+//! (peer, Message ID) and (peer, token) pairs of its own exchanges), and [`IdTable`], the
+//! table keyed by them: a small vector while it holds a few entries, a hash table beyond.
+//! These tables are never iterated, so their order cannot leak into a run; unlike ordered
+//! maps they keep their allocation when emptied, so an exchange that comes and goes costs no
+//! allocation.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -51,3 +53,150 @@ impl Hasher for IdHasher {
 
 /// A hash map keyed by the endpoint's integer ids.
 pub(crate) type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+
+/// Most entries an [`IdTable`] keeps in its vector; one more moves them to a hash table.
+const SMALL: usize = 8;
+
+/// A table keyed by the endpoint's own ids, never iterated (so its order cannot leak into a
+/// run). While it holds at most [`SMALL`] entries (a client has one exchange, one request
+/// and their index entries at a time) they sit in an unsorted vector, key next to value:
+/// a lookup compares a few keys in one place, with no hashing and no control bytes to load.
+/// Past [`SMALL`] entries it becomes an [`IdMap`] for good, so large tables keep O(1)
+/// lookups.
+pub(crate) struct IdTable<K, V> {
+    small: Vec<(K, V)>,
+    large: Option<Box<IdMap<K, V>>>,
+}
+
+impl<K, V> Default for IdTable<K, V> {
+    fn default() -> Self {
+        IdTable { small: Vec::new(), large: None }
+    }
+}
+
+impl<K: Eq + core::hash::Hash, V> core::ops::Index<&K> for IdTable<K, V> {
+    type Output = V;
+    #[inline]
+    fn index(&self, key: &K) -> &V {
+        self.get(key).expect("key present in the table")
+    }
+}
+
+impl<K: Eq + core::hash::Hash, V> IdTable<K, V> {
+    #[inline]
+    pub(crate) fn get(&self, key: &K) -> Option<&V> {
+        match &self.large {
+            None => self.small.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            Some(m) => m.get(key),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn get_mut(&mut self, key: &K) -> Option<&mut V> {
+        match &mut self.large {
+            None => self.small.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v),
+            Some(m) => m.get_mut(key),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn contains_key(&self, key: &K) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Inserts `value` under `key`; returns the value it replaces, if any.
+    pub(crate) fn insert(&mut self, key: K, value: V) -> Option<V> {
+        if let Some(m) = &mut self.large {
+            return m.insert(key, value);
+        }
+        if let Some(v) = self.get_mut(&key) {
+            return Some(core::mem::replace(v, value));
+        }
+        if self.small.len() < SMALL {
+            self.small.push((key, value));
+        } else {
+            self.grow(key, value);
+        }
+        None
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, key: K, value: V) {
+        let mut m: IdMap<K, V> = self.small.drain(..).collect();
+        m.insert(key, value);
+        self.large = Some(Box::new(m));
+    }
+
+    #[inline]
+    pub(crate) fn remove(&mut self, key: &K) -> Option<V> {
+        self.remove_if(key, |_| true)
+    }
+
+    /// Removes `key`'s entry if `remove` holds for its value; returns the value removed.
+    #[inline]
+    pub(crate) fn remove_if(&mut self, key: &K, remove: impl FnOnce(&V) -> bool) -> Option<V> {
+        match &mut self.large {
+            None => {
+                let i = self.small.iter().position(|(k, _)| k == key)?;
+                remove(&self.small[i].1).then(|| self.small.swap_remove(i).1)
+            }
+            Some(m) => {
+                if m.get(key).is_some_and(remove) {
+                    m.remove(key)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.large.as_ref().map_or(self.small.len(), |m| m.len())
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The same operations on the table and on a `HashMap` give the same lookups, below and
+    /// above the switch to the hash table.
+    #[test]
+    fn behaves_like_a_hash_map() {
+        let mut t = IdTable::<u32, u64>::default();
+        let mut model = std::collections::HashMap::new();
+        let mut x = 0x2545_F491_4F6C_DD1D_u64;
+        for step in 0..4000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let k = ((x >> 33) % if step < 2000 { 10 } else { 40 }) as u32;
+            match (x >> 20) % 4 {
+                0 => assert_eq!(t.remove(&k), model.remove(&k)),
+                1 => {
+                    let odd = |v: &u64| v % 2 == 1;
+                    let expected = model.get(&k).copied().filter(odd);
+                    if expected.is_some() {
+                        model.remove(&k);
+                    }
+                    assert_eq!(t.remove_if(&k, odd), expected);
+                }
+                _ => assert_eq!(t.insert(k, step), model.insert(k, step)),
+            }
+            assert_eq!(t.len(), model.len());
+            assert_eq!(t.is_empty(), model.is_empty());
+            for q in 0..40 {
+                assert_eq!(t.get(&q), model.get(&q));
+                assert_eq!(t.contains_key(&q), model.contains_key(&q));
+            }
+            if let Some(v) = t.get_mut(&k) {
+                *v += 2;
+                *model.get_mut(&k).unwrap() += 2;
+            }
+        }
+        assert!(t.large.is_some(), "the test reached the hash table");
+    }
+}

@@ -77,7 +77,7 @@ pub use types::{
 
 use dedup::DedupCache;
 pub use factory::{Controller, ControllerFactory, FnFactory};
-use hash::IdMap;
+use hash::IdTable;
 pub use lifecycle::{ConExchange, Expiry};
 use timers::{TimerKey, Timers};
 
@@ -121,6 +121,9 @@ fn known_critical(number: u16) -> bool {
 }
 
 /// Per-peer congestion-control and NSTART state.
+// `repr(C)`: the algorithm first, next to the peer's key (a retransmission reads only the
+// algorithm), then the NSTART state.
+#[repr(C)]
 struct PeerState {
     cc: Controller,
     /// Exchanges holding an NSTART slot, and those waiting for one, in order.
@@ -153,24 +156,35 @@ impl OutState {
 
 /// One outgoing message-layer exchange: a CON or NON request, or a server's CON separate
 /// response.
+// `repr(C)`: what a retransmission reads and writes first, together.
+#[repr(C)]
 struct Out<P> {
-    peer: P,
-    kind: RecordKind,
-    /// The message as sent for copy 0 (Message ID and token set at start).
-    msg: Message,
-    /// Its encoding, kept at start: a retransmission copies it (and patches the token's
-    /// ordinal byte) instead of encoding again.
-    wire: crate::small::SmallBytes,
-    con: bool,
-    /// Copy identification: the last token byte is the transmission ordinal.
-    copy_id: bool,
     state: OutState,
     /// The reliability state of a CON (`None` for NON).
     con_ex: Option<ConExchange>,
+    /// Copies sent so far.
+    sent: u32,
+    /// When copy 0 was sent.
+    started: Instant,
+    /// Every transmission, kept only when something reads it (`keep_tx`: copy
+    /// identification, which needs each copy's time, or exchange records).
+    tx: Vec<TransmissionRecord>,
+    keep_tx: bool,
+    /// Its encoding, kept at start: a retransmission copies it (and patches the token's
+    /// ordinal byte) instead of encoding again.
+    wire: crate::small::SmallBytes,
+    peer: P,
+    con: bool,
+    /// Copy identification: the last token byte is the transmission ordinal.
+    copy_id: bool,
     holds_slot: bool,
+    /// What `msg` is, as a datagram (set at start).
+    tkind: TransmitKind,
+    kind: RecordKind,
     /// Key in `by_token` (requests only).
     token_key: Option<Token>,
-    tx: Vec<TransmissionRecord>,
+    /// The message as sent for copy 0 (Message ID and token set at start).
+    msg: Message,
     queued_at: Instant,
     acked_at: Option<Instant>,
     rtt: Option<Duration>,
@@ -215,35 +229,57 @@ struct Served<P> {
 
 /// A sans-IO CoAP-over-UDP endpoint, client and server at once. See the [module
 /// documentation](self).
+// `repr(C)`: the fields keep this order, so that what every datagram and wake-up of a
+// client touches (timers, its exchange, the output queues, the counters) shares a few
+// cache lines (a simulator interleaves hundreds of endpoints, whose state is cold each
+// time one comes back); the rarely used state follows. Aligned to a cache line, so that
+// where the lines fall does not depend on where the allocator put it.
+#[repr(C, align(64))]
 pub struct Endpoint<P> {
-    config: EndpointConfig,
-    params: TransmissionParams,
-    con_lifetime: Option<Duration>,
-    non_lifetime: Option<Duration>,
-    response_timeout: Duration,
+    /// Every armed timer (exchanges, unanswered requests, paced peers), ordered.
+    timers: Timers<P>,
+    outs: IdTable<u64, Out<P>>,
+    peers: peerset::PeerMap<P, PeerState>,
+    /// Exchanges waiting for an ACK or RST, by (peer, our Message ID).
+    by_mid: IdTable<(P, u16), u64>,
+    transmits: VecDeque<Transmit<P>>,
+    events: VecDeque<Event<P>>,
+    /// Datagram buffers given back ([`Endpoint::recycle`]), encoded into before allocating.
+    spare: Vec<Vec<u8>>,
+    /// Peers with a non-empty NSTART queue (so that starting exchanges never scans every
+    /// peer).
+    queued_peers: peerset::PeerSet<P>,
+    /// Received CON/NON by (peer, Message ID), and each peer's pending server requests.
+    dedup: DedupCache<P>,
+    stats: Stats,
+    next_mid: u16,
+    next_id: u64,
+    use_tick: u64,
+    /// Request exchanges by (peer, token key).
+    by_token: IdTable<(P, Token), u64>,
+    requests: IdTable<RequestId, ClientReq>,
+    served: IdTable<ServerRequestId, Served<P>>,
     rng: Box<dyn Entropy + Send>,
     /// Separate source for the algorithms' dithering ([`Endpoint::with_cc_entropy`]);
     /// `None`: `rng`.
     cc_rng: Option<Box<dyn Entropy + Send>>,
+    /// Transmission lists of finished exchanges, kept for their allocation.
+    spare_tx: Vec<Vec<TransmissionRecord>>,
+    /// The payload buffer of the last piggybacked response, kept for its allocation.
+    payload_spare: Vec<u8>,
+    /// Scratch list of `pump` (peers that may start an exchange).
+    ready_scratch: Vec<P>,
+    response_timeout: Duration,
+    con_lifetime: Option<Duration>,
+    non_lifetime: Option<Duration>,
+    config: EndpointConfig,
+    params: TransmissionParams,
     /// Where per-peer algorithm instances come from ([`Endpoint::with_controller`]);
     /// `None`: [`EndpointConfig::cc`].
     factory: Option<Arc<dyn ControllerFactory>>,
-    next_mid: u16,
-    next_id: u64,
-    use_tick: u64,
-    peers: BTreeMap<P, PeerState>,
-    /// Every armed timer (exchanges, unanswered requests, paced peers), ordered.
-    timers: Timers<P>,
-    /// Peers with a non-empty NSTART queue (so that starting exchanges never scans every
-    /// peer).
-    queued_peers: peerset::PeerSet<P>,
-    outs: IdMap<u64, Out<P>>,
-    /// Exchanges waiting for an ACK or RST, by (peer, our Message ID).
-    by_mid: IdMap<(P, u16), u64>,
-    /// Request exchanges by (peer, token key).
-    by_token: IdMap<(P, Token), u64>,
-    requests: IdMap<RequestId, ClientReq>,
-    served: IdMap<ServerRequestId, Served<P>>,
+    /// Scratch lists of [`Endpoint::handle_timeout`] (kept for their allocation).
+    due_scratch: Vec<u64>,
+    slow_scratch: Vec<ServerRequestId>,
     /// Secret of the Echo values (drawn only when the amplification limit is on).
     echo_key: u64,
     /// Peers that echoed our Echo value, and their order for eviction.
@@ -257,23 +293,7 @@ pub struct Endpoint<P> {
     notifications: BTreeMap<u64, ServerRequestId>,
     /// Requests we observe (client role): (server, token) -> request.
     observing: BTreeMap<(P, Token), RequestId>,
-    /// Received CON/NON by (peer, Message ID), and each peer's pending server requests.
-    dedup: DedupCache<P>,
-    /// Scratch lists of [`Endpoint::handle_timeout`] (kept for their allocation).
-    due_scratch: Vec<u64>,
-    slow_scratch: Vec<ServerRequestId>,
-    /// Scratch list of `pump` (peers that may start an exchange).
-    ready_scratch: Vec<P>,
-    transmits: VecDeque<Transmit<P>>,
-    /// Datagram buffers given back ([`Endpoint::recycle`]), encoded into before allocating.
-    spare: Vec<Vec<u8>>,
-    /// Transmission lists of finished exchanges, kept for their allocation.
-    spare_tx: Vec<Vec<TransmissionRecord>>,
-    /// The payload buffer of the last piggybacked response, kept for its allocation.
-    payload_spare: Vec<u8>,
-    events: VecDeque<Event<P>>,
     records: VecDeque<ExchangeRecord<P>>,
-    stats: Stats,
 }
 
 impl<P: Peer> Endpoint<P> {
@@ -313,14 +333,14 @@ impl<P: Peer> Endpoint<P> {
             next_mid,
             next_id: 1,
             use_tick: 0,
-            peers: BTreeMap::new(),
+            peers: peerset::PeerMap::new(),
             timers: Timers::new(),
             queued_peers: peerset::PeerSet::new(),
-            outs: IdMap::default(),
-            by_mid: IdMap::default(),
-            by_token: IdMap::default(),
-            requests: IdMap::default(),
-            served: IdMap::default(),
+            outs: IdTable::default(),
+            by_mid: IdTable::default(),
+            by_token: IdTable::default(),
+            requests: IdTable::default(),
+            served: IdTable::default(),
             transmits: VecDeque::new(),
             spare: Vec::new(),
             spare_tx: Vec::new(),

@@ -78,7 +78,7 @@ impl<P: Peer> Endpoint<P> {
         }
         if let Some(xid) = o.queued {
             if let Some(out) = self.outs.get_mut(&xid) {
-                if out.tx.is_empty() {
+                if out.sent == 0 {
                     // Still waiting for its turn: the newer state replaces it.
                     out.msg = m;
                     return Ok(());

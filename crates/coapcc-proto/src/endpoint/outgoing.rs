@@ -2,7 +2,6 @@
 //! starting, timing out and finishing exchanges through the protocol layer
 //! ([`lifecycle`](super::lifecycle)).
 
-use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 
 use super::client::wire_token;
@@ -10,7 +9,7 @@ use super::lifecycle::{Admission, ConExchange, Expiry, Nstart};
 use super::timers::TimerKey;
 use super::{
     Controller, Endpoint, ExchangeRecord, FailReason, Out, OutState, Outcome, Peer, PeerState, RecordKind,
-    TransmissionRecord,
+    TransmissionRecord, TransmitKind,
 };
 use crate::{Code, Message, MessageType, Token};
 use coapcc_cc::{CongestionControl, Entropy, Instant};
@@ -30,31 +29,37 @@ impl<P: Peer> Endpoint<P> {
         self.use_tick += 1;
         let tick = self.use_tick;
         if !self.peers.contains_key(peer) {
-            if self.peers.len() >= self.config.max_peers.max(1) {
-                let idle = self
-                    .peers
-                    .iter()
-                    .filter(|(_, p)| p.slots.is_idle())
-                    .min_by_key(|(_, p)| p.last_used)
-                    .map(|(k, _)| k.clone());
-                if let Some(k) = idle {
-                    if let Some(p) = self.peers.remove(&k) {
-                        self.timers.rearm(TimerKey::Wake(k), p.wake, None);
-                    }
-                }
-            }
-            let cc = match &self.factory {
-                Some(f) => Controller::from_factory(&**f),
-                None => Controller::Registry(self.config.cc.build()),
-            };
-            self.peers.insert(
-                peer.clone(),
-                PeerState { cc, slots: Nstart::new(VecDeque::new()), wake: None, last_used: tick },
-            );
+            self.add_peer(peer, tick);
         }
         let p = self.peers.get_mut(peer).expect("just inserted");
         p.last_used = tick;
         p
+    }
+
+    /// A new peer's state (the least recently used idle one goes beyond `max_peers`); out
+    /// of line: once per peer.
+    #[cold]
+    #[inline(never)]
+    fn add_peer(&mut self, peer: &P, tick: u64) {
+        if self.peers.len() >= self.config.max_peers.max(1) {
+            let idle = self
+                .peers
+                .iter()
+                .filter(|(_, p)| p.slots.is_idle())
+                .min_by_key(|(_, p)| p.last_used)
+                .map(|(k, _)| k.clone());
+            if let Some(k) = idle {
+                if let Some(p) = self.peers.remove(&k) {
+                    self.timers.rearm(TimerKey::Wake(k), p.wake, None);
+                }
+            }
+        }
+        let cc = match &self.factory {
+            Some(f) => Controller::from_factory(&**f),
+            None => Controller::Registry(self.config.cc.build()),
+        };
+        self.peers
+            .insert(peer.clone(), PeerState { cc, slots: Nstart::new(VecDeque::new()), wake: None, last_used: tick });
     }
 
     pub(super) fn enqueue(&mut self, now: Instant, peer: P, kind: RecordKind, msg: Message, con: bool, front: bool) {
@@ -75,8 +80,12 @@ impl<P: Peer> Endpoint<P> {
                 wire: crate::small::SmallBytes::new(),
                 con,
                 copy_id: false,
+                tkind: TransmitKind::Request,
                 state: OutState::Queued,
                 con_ex: None,
+                sent: 0,
+                started: now,
+                keep_tx: false,
                 holds_slot: false,
                 token_key: None,
                 tx: Vec::new(),
@@ -192,13 +201,17 @@ impl<P: Peer> Endpoint<P> {
         };
         let response_timeout = self.response_timeout;
         let mut bytes = self.buffer();
-        let tx = self.spare_tx.pop().unwrap_or_default();
+        let keep_tx = copy_id || self.config.record_exchanges;
+        let tx = if keep_tx { self.spare_tx.pop().unwrap_or_default() } else { Vec::new() };
         let out = self.outs.get_mut(&xid).expect("present");
         if out.tx.capacity() == 0 {
             out.tx = tx;
-        } else {
+        } else if tx.capacity() > 0 {
             self.spare_tx.push(tx);
         }
+        out.keep_tx = keep_tx;
+        out.sent = 1;
+        out.started = now;
         out.msg.message_id = mid;
         out.msg.mtype = if con { MessageType::Con } else { MessageType::Non };
         out.copy_id = copy_id;
@@ -215,10 +228,13 @@ impl<P: Peer> Endpoint<P> {
             None => OutState::WaitResponse { deadline: now + response_timeout },
         };
         self.timers.rearm(TimerKey::Out(xid), old, out.state.deadline());
-        out.tx.push(TransmissionRecord { ordinal: 0, at: now, timeout });
+        if keep_tx {
+            out.tx.push(TransmissionRecord { ordinal: 0, at: now, timeout });
+        }
         out.msg.encode(&mut bytes);
         out.wire = crate::small::SmallBytes::from_slice(&bytes);
         let kind = super::transmit_kind(&out.msg);
+        out.tkind = kind;
         self.send_bytes(peer, bytes, kind);
     }
 
@@ -237,19 +253,24 @@ impl<P: Peer> Endpoint<P> {
                         // Copy k: the same message; with copy identification the last
                         // token byte is the ordinal (`wire_token`).
                         let last = out.copy_id.then(|| k.min(255) as u8);
-                        out.tx.push(TransmissionRecord { ordinal: k, at: now, timeout: Some(timer) });
+                        out.sent += 1;
+                        if out.keep_tx {
+                            out.tx.push(TransmissionRecord { ordinal: k, at: now, timeout: Some(timer) });
+                        }
                         let old = out.state.deadline();
                         out.state = OutState::WaitAck { deadline };
                         self.timers.rearm(TimerKey::Out(xid), old, Some(deadline));
                         self.stats.retransmissions += 1;
                         // A recycled buffer (`buffer`), without a second lookup of the exchange.
                         let mut b = self.spare.pop().unwrap_or_default();
-                        let tkl = out.msg.token.len();
-                        b.extend_from_slice(out.wire.as_slice());
+                        let wire = out.wire.as_slice();
+                        b.extend_from_slice(wire);
+                        // The token (TKL: the first byte's low nibble) follows the 4-byte header.
+                        let tkl = usize::from(wire[0] & 0x0F);
                         if let (Some(l), true) = (last, tkl > 0) {
-                            b[4 + tkl - 1] = l; // the token follows the 4-byte header
+                            b[4 + tkl - 1] = l;
                         }
-                        let kind = super::transmit_kind(&out.msg);
+                        let kind = out.tkind;
                         let peer = out.peer.clone();
                         self.send_bytes(peer, b, kind);
                     }
@@ -281,23 +302,13 @@ impl<P: Peer> Endpoint<P> {
     ) -> (RecordKind, P) {
         let mut out = self.outs.remove(&xid).expect("finishing a known exchange");
         self.timers.rearm(TimerKey::Out(xid), out.state.deadline(), None);
-        let notification =
-            !self.notifications.is_empty() && self.notification_finished(xid, matches!(outcome, Outcome::Failed(_)));
-        if let (RecordKind::SeparateResponse(_), false) = (out.kind, notification) {
-            self.release_pending(&out.peer);
+        if !self.notifications.is_empty() || matches!(out.kind, RecordKind::SeparateResponse(_)) {
+            self.finish_response(xid, &out, &outcome);
         }
         // One lookup each: the index entries go if they are this exchange's.
-        if let Entry::Occupied(e) = self.by_mid.entry((out.peer.clone(), out.msg.message_id)) {
-            if *e.get() == xid {
-                e.remove();
-            }
-        }
+        self.by_mid.remove_if(&(out.peer.clone(), out.msg.message_id), |x| *x == xid);
         if let Some(key) = out.token_key {
-            if let Entry::Occupied(e) = self.by_token.entry((out.peer.clone(), key)) {
-                if *e.get() == xid {
-                    e.remove();
-                }
-            }
+            self.by_token.remove_if(&(out.peer.clone(), key), |x| *x == xid);
         }
         let p = self.peers.get_mut(&out.peer);
         if let Some(p) = p {
@@ -309,12 +320,25 @@ impl<P: Peer> Endpoint<P> {
                 self.records.push_back(record);
             }
         }
-        if self.spare_tx.len() < Self::SPARE_BUFFERS {
+        if out.tx.capacity() > 0 && self.spare_tx.len() < Self::SPARE_BUFFERS {
             let mut tx = core::mem::take(&mut out.tx);
             tx.clear();
             self.spare_tx.push(tx);
         }
         (out.kind, out.peer)
+    }
+
+    /// [`Endpoint::finish`] for a server's separate response or while notifications are
+    /// out (out of line: a client's exchanges are neither): the observation's bookkeeping,
+    /// and the peer's pending count for a separate response.
+    #[cold]
+    #[inline(never)]
+    fn finish_response(&mut self, xid: u64, out: &Out<P>, outcome: &Outcome) {
+        let notification =
+            !self.notifications.is_empty() && self.notification_finished(xid, matches!(outcome, Outcome::Failed(_)));
+        if let (RecordKind::SeparateResponse(_), false) = (out.kind, notification) {
+            self.release_pending(&out.peer);
+        }
     }
 }
 

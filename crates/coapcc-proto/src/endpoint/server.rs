@@ -42,7 +42,7 @@ impl<P: Peer> Endpoint<P> {
             // Encoded once into a recycled buffer; the cache keeps a copy for duplicates.
             let mut b = self.buffer();
             m.encode(&mut b);
-            let reply = Reply::encoded(b.clone(), super::transmit_kind(&m));
+            let reply = Reply::encoded(&b, super::transmit_kind(&m));
             self.payload_spare = core::mem::take(&mut m.payload);
             self.send_bytes(s.peer.clone(), b, reply.kind());
             self.dedup.update_release(&s.peer, s.mid, Cached::Reply(reply), true);
@@ -264,7 +264,7 @@ impl<P: Peer> Endpoint<P> {
             let ack = Message::empty_ack(mid);
             let mut b = self.buffer();
             ack.encode(&mut b);
-            let reply = Reply::encoded(b.clone(), super::transmit_kind(&ack));
+            let reply = Reply::encoded(&b, super::transmit_kind(&ack));
             self.send_bytes(peer.clone(), b, reply.kind());
             self.dedup.update(&peer, mid, Cached::Reply(reply));
         }

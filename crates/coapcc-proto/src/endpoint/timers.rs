@@ -33,7 +33,10 @@ type Entry<P> = (Instant, TimerKey<P>);
 pub(super) struct Timers<P> {
     /// Sorted ascending, no duplicates; used while `large` is `None`.
     small: Vec<Entry<P>>,
-    large: Option<BTreeSet<Entry<P>>>,
+    // Boxed: 8 bytes next to the hot vector instead of 24 (the endpoint's hot fields share
+    // a few cache lines); the extra indirection is paid only past the small size.
+    #[allow(clippy::box_collection)]
+    large: Option<Box<BTreeSet<Entry<P>>>>,
 }
 
 impl<P: Clone + Ord> Timers<P> {
@@ -120,7 +123,7 @@ impl<P: Clone + Ord> Timers<P> {
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
-        self.large = Some(self.small.drain(..).collect());
+        self.large = Some(Box::new(self.small.drain(..).collect()));
     }
 
     #[cold]

@@ -363,12 +363,18 @@ impl<P> ExchangeRecord<P> {
 }
 
 /// Counters, for monitoring and for the bounded-state tests.
+// `repr(C)`: the counters of the common datagrams first (one cache line).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct Stats {
     /// Datagrams handed to `handle_datagram`.
     pub datagrams_in: u64,
     /// Datagrams queued for sending.
     pub datagrams_out: u64,
+    /// ACKs, RSTs and responses that matched nothing (late duplicates, strays).
+    pub unmatched: u64,
+    /// Retransmissions sent.
+    pub retransmissions: u64,
     /// Datagrams that failed to decode (dropped, or answered with RST).
     pub malformed: u64,
     /// RSTs sent (malformed CONs, pings, unexpected CON responses).
@@ -385,10 +391,6 @@ pub struct Stats {
     /// [`EndpointConfig::max_pending_per_peer`](super::EndpointConfig::max_pending_per_peer)
     /// requests pending.
     pub requests_refused: u64,
-    /// ACKs, RSTs and responses that matched nothing (late duplicates, strays).
-    pub unmatched: u64,
-    /// Retransmissions sent.
-    pub retransmissions: u64,
     /// Deduplication entries evicted because the cache was full.
     pub dedup_evicted: u64,
     /// Deduplication entries dropped at the end of their lifetime.

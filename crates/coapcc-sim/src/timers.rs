@@ -33,7 +33,7 @@
 //! Whatever the clock does, `front` holds every entry not later than the wheel's slots, so
 //! timers come out exactly as from one binary heap of all of them.
 
-use std::collections::VecDeque;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::link::Nanos;
 
@@ -47,6 +47,10 @@ const COMPACT_SLACK: usize = 256;
 
 /// A level-1 slot with at most this many entries goes straight to `front`.
 const DIRECT: usize = 48;
+
+/// `front` entries beyond which an arm into the current slot goes to the `late` heap
+/// ([`TimerQueue::push_front`]).
+const SPREAD: usize = 64;
 
 /// How many entries ahead of the timers done [`TimerQueue::step`] hands entries out.
 const LEAD: usize = 16;
@@ -100,6 +104,21 @@ impl TimerEntry {
     }
 }
 
+/// An entry of [`TimerQueue::late`], ordered so that the heap's top is the earliest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Late(TimerEntry);
+
+impl Ord for Late {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        o.0.key().cmp(&self.0.key())
+    }
+}
+impl PartialOrd for Late {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
 /// 256 bits: which slots of a level may hold entries.
 #[derive(Clone, Copy, Debug, Default)]
 struct Bits([u64; 4]);
@@ -141,6 +160,10 @@ pub(crate) struct TimerQueue {
     /// index `head` on (those before it were taken).
     front: Vec<TimerEntry>,
     head: usize,
+    /// Entries of the current slot armed while `front` held more than [`SPREAD`] (a large
+    /// population arming into a slot taken whole): a heap, so that such arms cost O(log n)
+    /// instead of a sorted insert's move of the whole vector. Empty almost always.
+    late: BinaryHeap<Late>,
     /// Current level-0 slot number (`time >> S0`).
     c0: u64,
     l0: Vec<Vec<TimerEntry>>,
@@ -188,6 +211,7 @@ impl TimerQueue {
         TimerQueue {
             front: Vec::new(),
             head: 0,
+            late: BinaryHeap::new(),
             c0: 0,
             l0: vec![Vec::new(); 256],
             l0_bits: Bits::default(),
@@ -367,7 +391,8 @@ impl TimerQueue {
         self.front.drain(..self.head);
         self.head = 0;
         self.front.retain(keep);
-        let mut stored = self.front.len();
+        self.late.retain(|l| keep(&l.0));
+        let mut stored = self.front.len() + self.late.len();
         for v in self.l0.iter_mut().chain(self.l1.iter_mut()) {
             v.retain(keep);
             stored += v.len();
@@ -426,12 +451,29 @@ impl TimerQueue {
 
     fn find_front(&mut self) -> Option<TimerEntry> {
         loop {
+            let mut first = None;
             while let Some(&e) = self.front.get(self.head) {
                 if self.armed.get(e.client as usize).is_some_and(|a| a.1 == e.seq) {
-                    return Some(e);
+                    first = Some(e);
+                    break;
                 }
                 self.head += 1;
                 self.stored -= 1;
+            }
+            if !self.late.is_empty() {
+                while let Some(&Late(e)) = self.late.peek() {
+                    if self.armed.get(e.client as usize).is_some_and(|a| a.1 == e.seq) {
+                        if first.map_or(true, |f| e.key() < f.key()) {
+                            first = Some(e);
+                        }
+                        break;
+                    }
+                    self.late.pop();
+                    self.stored -= 1;
+                }
+            }
+            if first.is_some() {
+                return first;
             }
             self.front.clear();
             self.head = 0;
@@ -523,10 +565,15 @@ impl TimerQueue {
         self.recycle(v);
     }
 
-    /// Insert `e` into `front` at its place (rare: a deadline within the current slot).
+    /// Insert `e` into `front` at its place (rare: a deadline within the current slot), or,
+    /// once `front` holds more than [`SPREAD`] entries, into `late`.
     #[cold]
     #[inline(never)]
     fn push_front(&mut self, e: TimerEntry) {
+        if self.front.len() - self.head > SPREAD {
+            self.late.push(Late(e));
+            return;
+        }
         let k = e.key();
         let i = self.head + self.front[self.head..].partition_point(|f| f.key() < k);
         self.front.insert(i, e);
@@ -619,6 +666,41 @@ mod tests {
     }
 
     #[test]
+    fn many_arms_into_the_current_slot() {
+        // One timer makes its level-1 slot the current one whole (a small slot goes straight
+        // to the front); then thousands are armed into that slot and the one before it, as
+        // when every client of a large population arms its first timer: beyond a few, they
+        // wait in the `late` heap, and the timers still come out in exact order, whether
+        // loading ahead or not.
+        for look in [false, true] {
+            let n = 5000;
+            let mut h = TimerQueue::new(n);
+            h.set_look_ahead(look);
+            let base = 40u64 << S1;
+            let mut rng = SplitMix64::new(11);
+            let mut seq = 1;
+            h.set(0, base + 5, seq);
+            assert_eq!(h.peek().map(|e| e.client), Some(0));
+            let mut want = vec![(base + 5, seq, 0u32)];
+            for c in 1..n as u32 {
+                seq += 1;
+                let t = base - (1 << S1) + rng.next_u64() % (2 << S1);
+                h.set(c, t, seq);
+                want.push((t, seq, c));
+                assert!(h.front.len() - h.head <= SPREAD + 1, "the sorted front stays small");
+            }
+            want.sort_unstable();
+            let mut got = Vec::new();
+            while let Some(e) = h.peek() {
+                h.step(|_| {});
+                got.push((e.time, e.seq, e.client));
+                h.remove(e.client);
+            }
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
     fn stale_entries_are_bounded() {
         // Re-arming leaves stale entries behind; compaction keeps them bounded and the
         // order exact.
@@ -630,7 +712,10 @@ mod tests {
             h.set(c, 60_000_000_000 + (k * 7919) % 50_000_000_000, seq);
             assert!(h.stored <= 2 * h.live + COMPACT_SLACK, "{} entries for {} timers", h.stored, h.live);
             if k % 97 == 0 {
-                let held = h.front.len() - h.head + h.l0.iter().chain(&h.l1).map(Vec::len).sum::<usize>() + h.far.len();
+                let held = h.front.len() - h.head
+                    + h.late.len()
+                    + h.l0.iter().chain(&h.l1).map(Vec::len).sum::<usize>()
+                    + h.far.len();
                 assert_eq!(h.stored, held, "the count of stored entries is exact");
             }
         }

@@ -65,9 +65,15 @@ const STEP: usize = 2;
 /// On x86-64 a `prefetcht0`; elsewhere nothing.
 #[inline(always)]
 pub(crate) fn prefetch<T>(r: &T) {
+    prefetch_bytes(r, std::mem::size_of::<T>());
+}
+
+/// As [`prefetch`], for the first `n` bytes of `*r` only (at least one line).
+#[inline(always)]
+pub(crate) fn prefetch_bytes<T>(r: &T, n: usize) {
     let p = r as *const T as *const u8;
-    let n = std::mem::size_of::<T>().max(1);
-    // Every line the value overlaps.
+    let n = n.max(1);
+    // Every line the bytes overlap.
     let first = p as usize & !63;
     let mut line = first;
     while line < p as usize + n {

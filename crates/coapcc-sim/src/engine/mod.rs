@@ -245,6 +245,12 @@ pub(crate) trait Model: Sized {
     /// comes soon).
     #[inline(always)]
     fn prefetch(&self, _c: usize) {}
+    /// As [`Model::prefetch`], for a timer of client `c` expiring soon: only what a timer
+    /// needs (all of it by default).
+    #[inline(always)]
+    fn prefetch_timer(&self, c: usize) {
+        self.prefetch(c);
+    }
     /// Start loading the server's state for client `c` (a request of `c` arrives soon).
     #[inline(always)]
     fn prefetch_server(&self, _c: usize) {}
@@ -647,7 +653,7 @@ impl<'t, M: Model> Sim<'t, M> {
                     if let Some(cl) = clients.get(c as usize) {
                         timers::prefetch(cl);
                     }
-                    m.prefetch(c as usize);
+                    m.prefetch_timer(c as usize);
                 });
             }
             if let Some(e) = self.heap.peek() {

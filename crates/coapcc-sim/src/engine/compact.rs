@@ -49,6 +49,7 @@ impl<C: ClientCc> Model for Compact<C> {
     fn try_new(cfg: &SimConfig, algs: &[GroupAlg]) -> Result<Self, ConfigError> {
         let n = cfg.total_clients() as usize;
         let mut cl = Vec::with_capacity(n);
+        crate::timers::advise_huge_pages(&cl);
         for (gc, alg) in cfg.groups.iter().zip(algs) {
             for _ in 0..gc.clients {
                 let c = cl.len() as u64;

@@ -446,6 +446,8 @@ impl<'t, M: Model> Sim<'t, M> {
         let max_rtx = protos.iter().map(|a| a.max_retransmit()).max().unwrap_or(0);
         let mut clients = Vec::with_capacity(n);
         let mut cold = Vec::with_capacity(n);
+        timers::advise_huge_pages(&clients);
+        timers::advise_huge_pages(&cold);
         let mut groups = Vec::with_capacity(algs.len());
         let mut heap = BinaryHeap::with_capacity(n + 16);
         let mut seq = 0u64;

@@ -345,6 +345,11 @@ impl TimerQueue {
         match self.l0_bits.next_from((from & 255) as usize) {
             Some(i) => {
                 self.queued = (self.c0 & !255) | i as u64;
+                // In the order the timers will come out (arming order is far from it when
+                // the slot holds timers of many backoff stages), so that what is loaded
+                // ahead is what comes next; the slot stays sorted for `load_front`, whose
+                // sort then only checks it (and places entries armed since).
+                Self::sort(&mut self.l0[i]);
                 self.ahead.extend(self.l0[i].iter().copied());
             }
             None => self.queued = self.c0 | 255,
@@ -494,6 +499,10 @@ impl TimerQueue {
         self.cached
     }
 
+    /// Inlined: returned through memory, the entry made the caller's next loads wait for
+    /// every store before it (a failed store-to-load forward behind a store missing the
+    /// cache; 8 % of a 100 000-client run).
+    #[inline(always)]
     fn find_front(&mut self) -> Option<TimerEntry> {
         loop {
             let mut first = None;

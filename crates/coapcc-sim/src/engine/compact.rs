@@ -159,7 +159,7 @@ impl<C: ClientCc> Model for Compact<C> {
         let now = Instant::from_nanos(sim.now);
         let k = &mut sim.m.cl[c];
         let echoed = k.copy_id.then(|| {
-            (p.echo as u32, sim.cold[c].log.get(p.echo as usize).map_or(k.ex.started(), |l| Instant::from_nanos(l.0)))
+            (p.echo as u32, sim.logs[c].get(p.echo as usize).map_or(k.ex.started(), |l| Instant::from_nanos(l.0)))
         });
         k.ex.acknowledge(&mut k.cc, now, echoed);
         k.slots.release();

@@ -178,17 +178,17 @@ struct Client {
 }
 
 const _: () = assert!(std::mem::size_of::<Client>() == 64);
+const _: () = assert!(std::mem::size_of::<ClientCold>() == 128);
 
 /// A client's workload position and its per-run measurements: touched once per exchange or
-/// at report time only.
+/// at report time only. Two cache lines (aligned; the transmission logs are apart, in
+/// [`Sim::logs`]): the engine loads them ahead of a response.
+#[repr(align(64))]
 struct ClientCold {
     group: u32,
     plan: FlowPlan,
     /// First transmission of the current exchange.
     started: Nanos,
-    /// Transmissions of the active exchange (send time, armed timer): kept only when tracing
-    /// or when the model needs them (compact copy identification).
-    log: Vec<(Nanos, Nanos)>,
     first_sent: Option<Nanos>,
     done_at: Option<Nanos>,
     completed: u64,
@@ -291,6 +291,10 @@ pub(crate) struct Sim<'t, M: Model> {
     client_link: Vec<u16>,
     clients: Vec<Client>,
     cold: Vec<ClientCold>,
+    /// Per client, the transmissions of its active exchange (send time, armed timer), kept
+    /// only when tracing or when the model needs them (compact copy identification): empty
+    /// (no vector at all) if no client keeps one.
+    logs: Vec<Vec<(Nanos, Nanos)>>,
     groups: Vec<Group>,
     server_delay: Nanos,
     hist: Vec<u64>,
@@ -446,6 +450,7 @@ impl<'t, M: Model> Sim<'t, M> {
         let max_rtx = protos.iter().map(|a| a.max_retransmit()).max().unwrap_or(0);
         let mut clients = Vec::with_capacity(n);
         let mut cold = Vec::with_capacity(n);
+        let mut logs = Vec::new();
         timers::advise_huge_pages(&clients);
         timers::advise_huge_pages(&cold);
         let mut groups = Vec::with_capacity(algs.len());
@@ -466,11 +471,15 @@ impl<'t, M: Model> Sim<'t, M> {
                     heap.push(Ev { time: start, seq, kind: EvKind::FlowStart(c as u32) });
                 }
                 clients.push(Client { recs: metrics::Recs::new(), transmissions: 0, cur: 0, active: false, keep_log });
+                if keep_log {
+                    // Every client before this one gets its (empty) slot first.
+                    logs.resize_with(c as usize, Vec::new);
+                    logs.push(Vec::with_capacity(max_rtx as usize + 1));
+                }
                 cold.push(ClientCold {
                     group: g as u32,
                     plan: FlowPlan::new(&cfg.workload, wl),
                     started: 0,
-                    log: if keep_log { Vec::with_capacity(max_rtx as usize + 1) } else { Vec::new() },
                     first_sent: None,
                     done_at: None,
                     completed: 0,
@@ -505,6 +514,7 @@ impl<'t, M: Model> Sim<'t, M> {
             client_link,
             clients,
             cold,
+            logs,
             groups,
             server_delay: ms_to_ns(cfg.server.processing_delay_ms),
             hist: vec![0; max_rtx as usize + 1],
@@ -847,7 +857,7 @@ impl<'t, M: Model> Sim<'t, M> {
         cold.started = now;
         cold.unnecessary += folded;
         if keep_log {
-            cold.log.clear();
+            self.logs[c].clear();
         }
         cold.first_sent.get_or_insert(now);
         if !self.counting && kept {
@@ -871,7 +881,7 @@ impl<'t, M: Model> Sim<'t, M> {
         rec.tx = rec.tx.saturating_add(1);
         cl.transmissions += 1;
         if cl.keep_log {
-            self.cold[c].log.push((now, deadline - now));
+            self.logs[c].push((now, deadline - now));
         }
         let pkt = Packet { seq, client: c as u32, exchange: cl.cur, copy, echo: copy, buf };
         self.first_packet.get_or_insert(now);

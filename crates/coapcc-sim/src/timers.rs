@@ -20,7 +20,12 @@
 //! - When `front` has no armed entry left, the wheel advances to the next non-empty level-0
 //!   slot (a bitmap finds it), whose entries are copied to `front` and sorted once (a
 //!   slot holds about ten entries at 400 clients, appended in arming order); an arm within
-//!   the current slot, rare, is inserted at its place. When the
+//!   the current slot, rare, is inserted at its place, or, once `front` holds more than
+//!   `SPREAD` (64) entries, pushed on `late`, a binary heap the front is the smaller of (at
+//!   a large population's start, every client arms its first timer while the wheel's
+//!   current slot is a whole level-1 slot that its first timer made current: sorted
+//!   inserts into one vector of them all were quadratic, about a second per 100 000
+//!   clients). When the
 //!   level-1 slot is exhausted, the next non-empty level-1 slot is spread over `l0` (or, if
 //!   it holds only a few entries, as with a small population, becomes `front` whole, the
 //!   level-1 slot becoming the current slot); when `l1` is empty, `far` is re-spread. An
@@ -30,8 +35,19 @@
 //!   timers, and a pop moves nothing (a binary heap as `front` moved log n entries per pop:
 //!   8 % of the 400-client reference run's instructions).
 //!
-//! Whatever the clock does, `front` holds every entry not later than the wheel's slots, so
-//! timers come out exactly as from one binary heap of all of them.
+//! Whatever the clock does, `front` and `late` hold every entry not later than the wheel's
+//! slots, so timers come out exactly as from one binary heap of all of them.
+//!
+//! # Loading ahead and memory
+//!
+//! For a large population ([`TimerQueue::set_look_ahead`]), [`TimerQueue::step`] streams the
+//! entries of the current and coming level-0 slots so the caller can load each client's state
+//! before its timer fires; a slot is sorted when it is queued for this, so the entries come in
+//! the order the timers will fire (arming order is far from it when a slot holds timers of
+//! many backoff stages), and its sort when it becomes `front` is then a check. The per-slot
+//! timer words (`armed`), like the engine's per-client arrays, ask for transparent huge pages
+//! when they reach 4 MiB ([`advise_huge_pages`]): a large population's records are reached at
+//! random, and with 4 KiB pages nearly every access also missed the TLB.
 
 use std::collections::{BinaryHeap, VecDeque};
 

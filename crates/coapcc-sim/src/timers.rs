@@ -411,6 +411,16 @@ impl TimerQueue {
         v.push(e);
     }
 
+    /// Start loading the cache line the next entry appended to `v` ends in (a hint): with a
+    /// large population, arms go to some hundred slot vectors at random, and an append that
+    /// starts a line no longer waits for it (stores missing the cache filled the store
+    /// buffer: 7 % of a 100 000-client run stalled on such an append).
+    #[inline(always)]
+    fn prefetch_tail(v: &[TimerEntry]) {
+        let end = std::mem::size_of_val(v) + std::mem::size_of::<TimerEntry>() - 1;
+        prefetch_line((v.as_ptr() as *const u8).wrapping_add(end));
+    }
+
     #[cfg(test)]
     pub fn len(&self) -> usize {
         self.live
@@ -487,12 +497,18 @@ impl TimerQueue {
             let i = (s0 & 255) as usize;
             Self::push_to(&mut self.l0[i], &mut self.spare, &mut self.spare_cap, e);
             self.l0_bits.set(i);
+            if self.look {
+                Self::prefetch_tail(&self.l0[i]);
+            }
         } else {
             let s1 = e.time >> S1;
             if s1 - (self.c0 >> 8) < 256 {
                 let i = (s1 & 255) as usize;
                 Self::push_to(&mut self.l1[i], &mut self.spare, &mut self.spare_cap, e);
                 self.l1_bits.set(i);
+                if self.look {
+                    Self::prefetch_tail(&self.l1[i]);
+                }
             } else {
                 self.far.push(e);
                 self.far_min = self.far_min.min(s1);

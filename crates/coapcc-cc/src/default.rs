@@ -163,12 +163,42 @@ impl Params for DefaultConfig {
     }
 }
 
+/// An optional retained timer, seconds, in 8 bytes (an `Option<f64>` takes 16, which made
+/// [`DefaultCoap`] 72 bytes, more than the one cache line a simulator client's algorithm
+/// state fits in otherwise): "none" is one NaN bit pattern no arithmetic produces from
+/// anything but itself, and this type never computes with it. Any other value, NaNs
+/// included, is kept as given.
+#[derive(Clone, Copy, PartialEq)]
+struct Retained(u64);
+
+impl Retained {
+    /// The bits of "none": a quiet NaN with a payload of its own.
+    const NONE_BITS: u64 = 0x7ff8_c0a9_cc00_0000;
+    const NONE: Retained = Retained(Self::NONE_BITS);
+
+    #[inline(always)]
+    fn some(v: f64) -> Retained {
+        Retained(v.to_bits())
+    }
+
+    #[inline(always)]
+    fn get(self) -> Option<f64> {
+        (self.0 != Self::NONE_BITS).then(|| f64::from_bits(self.0))
+    }
+}
+
+impl core::fmt::Debug for Retained {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
 /// Default CoAP, FullBackoff1 or FullBackoff2.
 #[derive(Clone, Debug)]
 pub struct DefaultCoap {
     cfg: DefaultConfig,
     /// Retained timer B, seconds.
-    retained: Option<f64>,
+    retained: Retained,
     /// FullBackoff2 with `fb2_floor = initial-dithered`: the dithered T_0 of the last fresh draw.
     floor: f64,
 }
@@ -176,7 +206,7 @@ pub struct DefaultCoap {
 impl DefaultCoap {
     /// A fresh instance.
     pub fn new(cfg: DefaultConfig) -> Self {
-        DefaultCoap { cfg, retained: None, floor: cfg.common.ack_timeout }
+        DefaultCoap { cfg, retained: Retained::NONE, floor: cfg.common.ack_timeout }
     }
 
     /// The configuration.
@@ -213,13 +243,13 @@ impl CongestionControl for DefaultCoap {
     }
 
     fn reset(&mut self, _now: Instant) {
-        self.retained = None;
+        self.retained = Retained::NONE;
         self.floor = self.cfg.common.ack_timeout;
     }
 
     fn start_exchange(&mut self, now: Instant, _in_flight: u32, rng: &mut dyn Entropy) -> Exchange {
         let c = &self.cfg.common;
-        let t0 = match self.retained {
+        let t0 = match self.retained.get() {
             Some(b) if self.cfg.fb_redither => c.dither(b, rng),
             Some(b) => b,
             None => {
@@ -240,17 +270,18 @@ impl CongestionControl for DefaultCoap {
     fn on_ack(&mut self, _now: Instant, ex: &Exchange, ack: &AckInfo) {
         match self.cfg.variant {
             DefaultVariant::Plain => {}
-            _ if ack.retransmissions >= 1 => self.retained = Some(self.retain_from(ex)),
-            DefaultVariant::FullBackoff1 => self.retained = None,
+            _ if ack.retransmissions >= 1 => self.retained = Retained::some(self.retain_from(ex)),
+            DefaultVariant::FullBackoff1 => self.retained = Retained::NONE,
             DefaultVariant::FullBackoff2 => {
-                if let Some(b) = self.retained {
+                if let Some(b) = self.retained.get() {
                     let floor = self.fb2_floor();
                     if b <= floor {
-                        self.retained = None; // the floor value was used once
+                        self.retained = Retained::NONE; // the floor value was used once
                     } else if b / 2.0 <= floor {
-                        self.retained = if self.cfg.fb2_use_floor_once { Some(floor) } else { None };
+                        self.retained =
+                            if self.cfg.fb2_use_floor_once { Retained::some(floor) } else { Retained::NONE };
                     } else {
-                        self.retained = Some(b / 2.0);
+                        self.retained = Retained::some(b / 2.0);
                     }
                 }
             }
@@ -260,15 +291,36 @@ impl CongestionControl for DefaultCoap {
     fn on_give_up(&mut self, _now: Instant, ex: &Exchange, _reason: GiveUpReason) {
         // AMBIG-20: FullBackoff keeps the last armed timer.
         if self.cfg.variant != DefaultVariant::Plain {
-            self.retained = Some(ex.timer);
+            self.retained = Retained::some(ex.timer);
         }
     }
 
     fn snapshot(&self) -> Snapshot {
         Snapshot {
             rto: time::secs(self.cfg.common.ack_timeout),
-            retained: self.retained.map(time::secs),
+            retained: self.retained.get().map(time::secs),
             ..Snapshot::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+    use std::format;
+
+    #[test]
+    fn fits_a_cache_line() {
+        assert_eq!(core::mem::size_of::<DefaultCoap>(), 64);
+    }
+
+    #[test]
+    fn retained_keeps_every_value() {
+        for v in [0.0, -0.0, 2.5, 60.0, f64::INFINITY, f64::NAN, f64::MIN_POSITIVE] {
+            assert_eq!(Retained::some(v).get().map(f64::to_bits), Some(v.to_bits()));
+        }
+        assert_eq!(Retained::NONE.get(), None);
+        assert_eq!(format!("{:?}", Retained::NONE), "None");
+        assert_eq!(format!("{:?}", Retained::some(2.0)), "Some(2.0)");
     }
 }

@@ -18,7 +18,9 @@ impl<'t, M: Model> Sim<'t, M> {
         let cl = &self.clients[c];
         let cold = &self.cold[c];
         self.tx_buf.clear();
-        self.tx_buf.extend(cold.log.iter().map(|&(s, t)| TxTrace { sent_s: secs(s), timer_s: secs(t) }));
+        self.tx_buf.extend(
+            self.logs.get(c).into_iter().flatten().map(|&(s, t)| TxTrace { sent_s: secs(s), timer_s: secs(t) }),
+        );
         let rec = ExchangeTrace {
             time_s: secs(self.now),
             client: c as u32,

@@ -24,7 +24,15 @@
 //!
 //! Per client, the engine keeps a 64-byte hot record (the current exchange's record, counters
 //! and flags read on every packet and timer event) apart from a cold one (workload position,
-//! transmission log, per-run counters) touched once per exchange or at report time.
+//! per-run counters; 128 bytes, two aligned cache lines) touched once per exchange or at
+//! report time, and the transmission log, kept only when tracing or when the model needs it,
+//! in a third array. The compact model's client ([`Compact`]) is line-aligned too, with the
+//! algorithm's state and the exchange's in its first two lines (Default CoAP: 64 bytes each),
+//! which is all a timer that does not give up touches. A large population's per-client
+//! arrays ask for transparent huge pages (`timers::advise_huge_pages`). So, at 100 000
+//! clients, loading ahead a firing timer's state costs four lines (timer word, hot record,
+//! algorithm, exchange) and a response's seven (plus the model's third line and the cold
+//! record), on few TLB entries.
 //!
 //! # Transports
 //!
@@ -178,17 +186,17 @@ struct Client {
 }
 
 const _: () = assert!(std::mem::size_of::<Client>() == 64);
+const _: () = assert!(std::mem::size_of::<ClientCold>() == 128);
 
 /// A client's workload position and its per-run measurements: touched once per exchange or
-/// at report time only.
+/// at report time only. Two cache lines (aligned; the transmission logs are apart, in
+/// [`Sim::logs`]): the engine loads them ahead of a response.
+#[repr(align(64))]
 struct ClientCold {
     group: u32,
     plan: FlowPlan,
     /// First transmission of the current exchange.
     started: Nanos,
-    /// Transmissions of the active exchange (send time, armed timer): kept only when tracing
-    /// or when the model needs them (compact copy identification).
-    log: Vec<(Nanos, Nanos)>,
     first_sent: Option<Nanos>,
     done_at: Option<Nanos>,
     completed: u64,
@@ -245,6 +253,12 @@ pub(crate) trait Model: Sized {
     /// comes soon).
     #[inline(always)]
     fn prefetch(&self, _c: usize) {}
+    /// As [`Model::prefetch`], for a timer of client `c` expiring soon: only what a timer
+    /// needs (all of it by default).
+    #[inline(always)]
+    fn prefetch_timer(&self, c: usize) {
+        self.prefetch(c);
+    }
     /// Start loading the server's state for client `c` (a request of `c` arrives soon).
     #[inline(always)]
     fn prefetch_server(&self, _c: usize) {}
@@ -285,6 +299,10 @@ pub(crate) struct Sim<'t, M: Model> {
     client_link: Vec<u16>,
     clients: Vec<Client>,
     cold: Vec<ClientCold>,
+    /// Per client, the transmissions of its active exchange (send time, armed timer), kept
+    /// only when tracing or when the model needs them (compact copy identification): empty
+    /// (no vector at all) if no client keeps one.
+    logs: Vec<Vec<(Nanos, Nanos)>>,
     groups: Vec<Group>,
     server_delay: Nanos,
     hist: Vec<u64>,
@@ -440,6 +458,9 @@ impl<'t, M: Model> Sim<'t, M> {
         let max_rtx = protos.iter().map(|a| a.max_retransmit()).max().unwrap_or(0);
         let mut clients = Vec::with_capacity(n);
         let mut cold = Vec::with_capacity(n);
+        let mut logs = Vec::new();
+        timers::advise_huge_pages(&clients);
+        timers::advise_huge_pages(&cold);
         let mut groups = Vec::with_capacity(algs.len());
         let mut heap = BinaryHeap::with_capacity(n + 16);
         let mut seq = 0u64;
@@ -458,11 +479,15 @@ impl<'t, M: Model> Sim<'t, M> {
                     heap.push(Ev { time: start, seq, kind: EvKind::FlowStart(c as u32) });
                 }
                 clients.push(Client { recs: metrics::Recs::new(), transmissions: 0, cur: 0, active: false, keep_log });
+                if keep_log {
+                    // Every client before this one gets its (empty) slot first.
+                    logs.resize_with(c as usize, Vec::new);
+                    logs.push(Vec::with_capacity(max_rtx as usize + 1));
+                }
                 cold.push(ClientCold {
                     group: g as u32,
                     plan: FlowPlan::new(&cfg.workload, wl),
                     started: 0,
-                    log: if keep_log { Vec::with_capacity(max_rtx as usize + 1) } else { Vec::new() },
                     first_sent: None,
                     done_at: None,
                     completed: 0,
@@ -497,6 +522,7 @@ impl<'t, M: Model> Sim<'t, M> {
             client_link,
             clients,
             cold,
+            logs,
             groups,
             server_delay: ms_to_ns(cfg.server.processing_delay_ms),
             hist: vec![0; max_rtx as usize + 1],
@@ -647,7 +673,7 @@ impl<'t, M: Model> Sim<'t, M> {
                     if let Some(cl) = clients.get(c as usize) {
                         timers::prefetch(cl);
                     }
-                    m.prefetch(c as usize);
+                    m.prefetch_timer(c as usize);
                 });
             }
             if let Some(e) = self.heap.peek() {
@@ -839,7 +865,7 @@ impl<'t, M: Model> Sim<'t, M> {
         cold.started = now;
         cold.unnecessary += folded;
         if keep_log {
-            cold.log.clear();
+            self.logs[c].clear();
         }
         cold.first_sent.get_or_insert(now);
         if !self.counting && kept {
@@ -863,7 +889,7 @@ impl<'t, M: Model> Sim<'t, M> {
         rec.tx = rec.tx.saturating_add(1);
         cl.transmissions += 1;
         if cl.keep_log {
-            self.cold[c].log.push((now, deadline - now));
+            self.logs[c].push((now, deadline - now));
         }
         let pkt = Packet { seq, client: c as u32, exchange: cl.cur, copy, echo: copy, buf };
         self.first_packet.get_or_insert(now);

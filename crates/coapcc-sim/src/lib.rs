@@ -29,7 +29,8 @@
 //! The model, its exactness arguments and the mapping to the papers are in
 //! `docs/simulator.md`.
 #![deny(missing_docs)]
-// Denied everywhere; the one exception is the cache prefetch hint in `timers::prefetch_line`.
+// Denied everywhere; the two exceptions are hints that never change a result: the cache
+// prefetch in `timers::prefetch_line` and the huge-page advice in `timers::madvise_huge`.
 #![deny(unsafe_code)]
 
 pub mod algorithms;

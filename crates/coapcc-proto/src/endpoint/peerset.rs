@@ -7,52 +7,33 @@
 //! (a binary search and a short move) and moves to an ordered set for good past [`SMALL`]
 //! peers, so lookups never degrade whatever the peers.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// Most peers kept in the sorted vector; one more moves them all to the ordered set.
 const SMALL: usize = 32;
 
-/// An ordered set of peers (iteration in ascending order, like a `BTreeSet`).
+/// An ordered set of peers (iteration in ascending order, like a `BTreeSet`): a [`PeerMap`]
+/// with no values, so it shares the map's small sorted vector and its switch to an ordered
+/// map past [`SMALL`] peers.
 pub(super) struct PeerSet<P> {
-    /// Sorted ascending, no duplicates; used while `large` is `None`.
-    small: Vec<P>,
-    // Boxed: 8 bytes next to the hot vector instead of 24 (the endpoint's hot fields share
-    // a few cache lines); the extra indirection is paid only past the small size.
-    #[allow(clippy::box_collection)]
-    large: Option<Box<BTreeSet<P>>>,
+    map: PeerMap<P, ()>,
 }
 
 impl<P: Ord> PeerSet<P> {
     pub(super) fn new() -> Self {
-        PeerSet { small: Vec::new(), large: None }
+        PeerSet { map: PeerMap::new() }
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        match &self.large {
-            Some(set) => set.is_empty(),
-            None => self.small.is_empty(),
-        }
+        self.map.len() == 0
     }
 
     pub(super) fn insert(&mut self, p: P) {
-        if let Some(set) = &mut self.large {
-            set.insert(p);
-            return;
-        }
-        if let Err(i) = self.small.binary_search(&p) {
-            self.small.insert(i, p);
-            if self.small.len() > SMALL {
-                self.large = Some(Box::new(self.small.drain(..).collect()));
-            }
-        }
+        self.map.insert(p, ());
     }
 
     pub(super) fn remove(&mut self, p: &P) {
-        if let Some(set) = &mut self.large {
-            set.remove(p);
-        } else if let Ok(i) = self.small.binary_search(p) {
-            self.small.remove(i);
-        }
+        self.map.remove(p);
     }
 
     /// Appends to `out`, in ascending order, the peers for which `keep` holds.
@@ -60,10 +41,10 @@ impl<P: Ord> PeerSet<P> {
     where
         P: Clone,
     {
-        match &self.large {
-            Some(set) => Self::select_large(set, out, &mut keep),
+        match &self.map.large {
+            Some(m) => Self::select_large(m, out, &mut keep),
             None => {
-                for p in &self.small {
+                for (p, ()) in &self.map.small {
                     if keep(p) {
                         out.push(p.clone());
                     }
@@ -74,11 +55,11 @@ impl<P: Ord> PeerSet<P> {
 
     #[cold]
     #[inline(never)]
-    fn select_large(set: &BTreeSet<P>, out: &mut Vec<P>, keep: &mut dyn FnMut(&P) -> bool)
+    fn select_large(m: &BTreeMap<P, ()>, out: &mut Vec<P>, keep: &mut dyn FnMut(&P) -> bool)
     where
         P: Clone,
     {
-        out.extend(set.iter().filter(|p| keep(p)).cloned());
+        out.extend(m.keys().filter(|p| keep(p)).cloned());
     }
 }
 
@@ -173,6 +154,7 @@ impl<P: Ord, V> core::ops::Index<&P> for PeerMap<P, V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     /// The same operations on the set and on a `BTreeSet` give the same members in the same
     /// order, below and above the switch to the ordered set.
@@ -199,19 +181,19 @@ mod tests {
             s.select(&mut even, |p| p % 2 == 0);
             assert!(even.iter().eq(model.iter().filter(|p| *p % 2 == 0)));
         }
-        assert!(s.large.is_some(), "the test reached the ordered set");
+        assert!(s.map.large.is_some(), "the test reached the ordered set");
     }
 
     #[test]
     fn keeps_its_allocation() {
         let mut s = PeerSet::<u32>::new();
         s.insert(7);
-        let cap = s.small.capacity();
+        let cap = s.map.small.capacity();
         s.remove(&7);
         let mut all = Vec::new();
         s.select(&mut all, |_| true);
         assert!(s.is_empty() && all.is_empty());
-        assert_eq!(s.small.capacity(), cap);
+        assert_eq!(s.map.small.capacity(), cap);
     }
 
     /// The same operations on the map and on a `BTreeMap` give the same values and the same

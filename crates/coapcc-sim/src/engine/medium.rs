@@ -15,6 +15,7 @@
 //! delivered twice).
 
 use coapcc_mesh::{MediumConfig, MeshConfig, MeshNet};
+use slab::Slab;
 
 use super::{Model, Nanos, Packet, Sim};
 use crate::config::{ConfigError, SimConfig};
@@ -30,8 +31,7 @@ pub(crate) struct MeshLink<B> {
     net: MeshNet<u32>,
     cfg: MediumConfig,
     /// Packets in the network, by handle.
-    slab: Vec<Option<Packet<B>>>,
-    free: Vec<u32>,
+    slab: Slab<Packet<B>>,
     /// The node of each client.
     client_node: Vec<u16>,
     sink: u16,
@@ -78,8 +78,7 @@ impl<B> MeshLink<B> {
         Ok(MeshLink {
             net,
             cfg,
-            slab: Vec::new(),
-            free: Vec::new(),
+            slab: Slab::new(),
             client_node: (0..clients.unwrap_or(hosts.len())).map(|c| hosts[c % hosts.len()]).collect(),
             sink: sink as u16,
             ip_udp,
@@ -117,17 +116,9 @@ impl<B> MeshLink<B> {
         self.cfg.psdu_of_coap(size.saturating_sub(self.ip_udp))
     }
 
+    /// A handle for `p` (a freed handle is reused first, the last freed first).
     fn store(&mut self, p: Packet<B>) -> u32 {
-        match self.free.pop() {
-            Some(h) => {
-                self.slab[h as usize] = Some(p);
-                h
-            }
-            None => {
-                self.slab.push(Some(p));
-                (self.slab.len() - 1) as u32
-            }
-        }
+        self.slab.insert(p) as u32
     }
 
     /// Client `p.client`'s packet of `size` IP bytes enters the network for the server.
@@ -156,12 +147,8 @@ impl<B> MeshLink<B> {
         let d = self.net.poll(seq)?;
         let p = match self.copy {
             // The packet may come again: it stays.
-            Some(copy) => copy(self.slab[d.payload as usize].as_ref()?),
-            None => {
-                let p = self.slab[d.payload as usize].take()?;
-                self.free.push(d.payload);
-                p
-            }
+            Some(copy) => copy(self.slab.get(d.payload as usize)?),
+            None => self.slab.try_remove(d.payload as usize)?,
         };
         Some((d.node == self.sink, p))
     }

@@ -26,6 +26,7 @@ use coapcc_mesh::radio::Medium;
 use coapcc_mesh::reliability::{ReliableSender, TimerStep};
 use coapcc_mesh::report::{ClientReport, Conservation, LossCauses, MeshReport, Summary, TopologyReport};
 use coapcc_mesh::MacRecord;
+use slab::Slab;
 
 use super::medium::MeshLink;
 use super::*;
@@ -92,8 +93,7 @@ pub(crate) struct Study {
     cl: Vec<StudyClient>,
     exrecs: Vec<ExRec>,
     /// Scheduled events by id (a slab; freed ids are reused).
-    evs: Vec<StudyEv>,
-    free_evs: Vec<u32>,
+    evs: Slab<StudyEv>,
     /// Scratch for the messages of an arrival.
     arrivals: Vec<(u32, u32, bool)>,
     response_psdu: u32,
@@ -165,8 +165,7 @@ impl Model for Study {
     }
 
     fn event(sim: &mut Sim<'_, Self>, id: u32) {
-        let ev = sim.m.evs[id as usize];
-        sim.m.free_evs.push(id);
+        let ev = sim.m.evs.remove(id as usize);
         match ev {
             StudyEv::Arrival(a) => arrival(sim, a),
             StudyEv::Coap { client, token } => coap_timer(sim, client, token),
@@ -185,17 +184,7 @@ impl<M: Model> Sim<'_, M> {
 
 /// Schedule `ev` at `t`.
 fn schedule(sim: &mut Sim<'_, Study>, t: Nanos, ev: StudyEv) {
-    let m = &mut sim.m;
-    let id = match m.free_evs.pop() {
-        Some(id) => {
-            m.evs[id as usize] = ev;
-            id
-        }
-        None => {
-            m.evs.push(ev);
-            (m.evs.len() - 1) as u32
-        }
-    };
+    let id = sim.m.evs.insert(ev) as u32;
     sim.schedule_model(t, id);
 }
 
@@ -381,8 +370,7 @@ impl StudyRun {
             wl,
             cl,
             exrecs: Vec::new(),
-            evs: Vec::new(),
-            free_evs: Vec::new(),
+            evs: Slab::new(),
             arrivals: Vec::new(),
             response_psdu: cfg.response_psdu(0),
             no_caching: 0,

@@ -34,8 +34,7 @@ impl<P: Peer> Endpoint<P> {
                 upload,
             },
         );
-        self.enqueue(now, peer, RecordKind::Request(id), msg, con, false);
-        self.pump(now);
+        self.enqueue_and_pump(now, peer, RecordKind::Request(id), msg, con);
         id
     }
 

@@ -71,30 +71,70 @@ impl<P: Peer> Endpoint<P> {
             p.slots.push_back(xid);
         }
         self.queued_peers.insert(peer.clone());
-        self.outs.insert(
-            xid,
-            Out {
-                peer,
-                kind,
-                msg,
-                wire: crate::small::SmallBytes::new(),
-                con,
-                copy_id: false,
-                tkind: TransmitKind::Request,
-                state: OutState::Queued,
-                con_ex: None,
-                sent: 0,
-                started: now,
-                keep_tx: false,
-                holds_slot: false,
-                token_key: None,
-                tx: Vec::new(),
-                queued_at: now,
-                acked_at: None,
-                rtt: None,
-                copy: None,
-            },
-        );
+        self.outs.insert(xid, queued_out(now, peer, kind, msg, con));
+    }
+
+    /// [`Endpoint::enqueue`] at the back of `peer`'s queue, then [`Endpoint::pump`], in one
+    /// step when no peer has a queued exchange (a client whose previous request has finished,
+    /// the common case): the new exchange is the only one `pump` would look at, so it is
+    /// admitted here with one lookup of the peer, started at once when NSTART and the
+    /// algorithm's pacing allow, and otherwise queued and timed exactly as `pump` would.
+    pub(super) fn enqueue_and_pump(&mut self, now: Instant, peer: P, kind: RecordKind, msg: Message, con: bool) {
+        if !self.queued_peers.is_empty() {
+            return self.enqueue_then_pump(now, peer, kind, msg, con);
+        }
+        let xid = self.fresh_id();
+        let nstart = self.config.nstart;
+        let p = self.peer_state(&peer);
+        let alone = p.slots.waiting() == 0;
+        p.slots.push_back(xid);
+        if !alone {
+            // Never (a peer with a queued exchange is among the queued peers); kept exact
+            // all the same.
+            return self.queued_then_pump(now, xid, peer, kind, msg, con);
+        }
+        let admission = p.slots.poll_start(nstart, &p.cc, now);
+        let old = p.wake;
+        let start = match admission {
+            // `item` is `xid`, the only one queued.
+            Admission::Start { in_flight, .. } => {
+                p.wake = None;
+                self.timers.rearm(TimerKey::Wake(peer.clone()), old, None);
+                Some(in_flight)
+            }
+            Admission::WaitUntil(t) => {
+                p.wake = Some(t);
+                self.timers.rearm(TimerKey::Wake(peer.clone()), old, Some(t));
+                self.queued_peers.insert(peer.clone());
+                None
+            }
+            Admission::Idle => {
+                self.queued_peers.insert(peer.clone());
+                None
+            }
+        };
+        self.outs.insert(xid, queued_out(now, peer, kind, msg, con));
+        if let Some(in_flight) = start {
+            self.start(now, xid, in_flight);
+        }
+    }
+
+    /// [`Endpoint::enqueue`] at the back of the queue, then [`Endpoint::pump`] (out of line:
+    /// [`Endpoint::enqueue_and_pump`] when another exchange is queued).
+    #[inline(never)]
+    fn enqueue_then_pump(&mut self, now: Instant, peer: P, kind: RecordKind, msg: Message, con: bool) {
+        self.enqueue(now, peer, kind, msg, con, false);
+        self.pump(now);
+    }
+
+    /// The rest of [`Endpoint::enqueue`] for exchange `xid`, already in `peer`'s queue, then
+    /// [`Endpoint::pump`].
+    #[cold]
+    #[inline(never)]
+    fn queued_then_pump(&mut self, now: Instant, xid: u64, peer: P, kind: RecordKind, msg: Message, con: bool) {
+        self.queued_peers.insert(peer.clone());
+        self.outs.insert(xid, queued_out(now, peer, kind, msg, con));
+        self.pump(now);
     }
 
     /// Start queued exchanges wherever NSTART and `earliest_start` allow (the protocol
@@ -339,6 +379,31 @@ impl<P: Peer> Endpoint<P> {
         if let (RecordKind::SeparateResponse(_), false) = (out.kind, notification) {
             self.release_pending(&out.peer);
         }
+    }
+}
+
+/// A new exchange's state, waiting in its peer's NSTART queue.
+fn queued_out<P>(now: Instant, peer: P, kind: RecordKind, msg: Message, con: bool) -> Out<P> {
+    Out {
+        peer,
+        kind,
+        msg,
+        wire: crate::small::SmallBytes::new(),
+        con,
+        copy_id: false,
+        tkind: TransmitKind::Request,
+        state: OutState::Queued,
+        con_ex: None,
+        sent: 0,
+        started: now,
+        keep_tx: false,
+        holds_slot: false,
+        token_key: None,
+        tx: Vec::new(),
+        queued_at: now,
+        acked_at: None,
+        rtt: None,
+        copy: None,
     }
 }
 

@@ -144,21 +144,55 @@ fn madvise_huge(start: usize, len: usize) {
     let _ = unsafe { libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE) };
 }
 
-/// A timer: the slot (client) armed for `time`, armed when the event counter was `seq`.
+/// Bits of a [`TimerEntry`]'s tag that hold the slot: a queue has at most [`MAX_SLOTS`].
+const SLOT_BITS: u32 = 24;
+
+/// The most timer slots a queue can have (2^24 = 16 777 216: the engine refuses a run that
+/// needs more, [`crate::engine`]).
+pub(crate) const MAX_SLOTS: usize = 1 << SLOT_BITS;
+
+/// Sequence numbers a timer can be armed with are below this (2^40, about 10^12: at ten
+/// million a second, more than a day of computing; the engine stops a run that gets there
+/// with an error).
+pub(crate) const SEQ_LIMIT: u64 = 1 << (64 - SLOT_BITS);
+
+/// A timer: the slot (client) armed for `time`, armed when the event counter was `seq`. 16
+/// bytes (the timing wheel copies each entry a few times): `seq` and the slot share one
+/// word, `seq` in the high bits, so the tag orders as `seq` does (a `seq` is unique).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TimerEntry {
     pub time: Nanos,
-    pub seq: u64,
-    pub client: u32,
+    /// `seq << SLOT_BITS | slot`.
+    tag: u64,
 }
 
 impl TimerEntry {
+    #[inline(always)]
+    fn new(time: Nanos, seq: u64, client: u32) -> Self {
+        debug_assert!(seq < SEQ_LIMIT && (client as usize) < MAX_SLOTS);
+        TimerEntry { time, tag: seq << SLOT_BITS | client as u64 }
+    }
+
+    /// The sequence number the timer was armed with.
+    #[inline(always)]
+    pub fn seq(&self) -> u64 {
+        self.tag >> SLOT_BITS
+    }
+
+    /// The slot (client).
+    #[inline(always)]
+    pub fn client(&self) -> u32 {
+        (self.tag & (MAX_SLOTS as u64 - 1)) as u32
+    }
+
     /// `(time, seq)` packed into one integer: one branch-free comparison.
     #[inline(always)]
     fn key(&self) -> u128 {
-        ((self.time as u128) << 64) | self.seq as u128
+        ((self.time as u128) << 64) | self.tag as u128
     }
 }
+
+const _: () = assert!(std::mem::size_of::<TimerEntry>() == 16);
 
 /// An entry of [`TimerQueue::late`], ordered so that the heap's top is the earliest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,7 +263,8 @@ pub(crate) struct TimerQueue {
     far: Vec<TimerEntry>,
     /// Smallest level-1 slot number in `far` (`u64::MAX` if empty).
     far_min: u64,
-    /// Per slot: `(time, seq)` it is armed for; `seq == 0`: disarmed.
+    /// Per slot: `(time, tag)` it is armed for ([`TimerEntry`]'s tag: its `seq` and the
+    /// slot); `tag == 0`: disarmed (a `seq` is never 0).
     armed: Vec<(Nanos, u64)>,
     live: usize,
     /// Entries held in `front`, `l0`, `l1` and `far`, stale ones included.
@@ -335,13 +370,13 @@ impl TimerQueue {
             let e = self.ahead[self.handed];
             self.handed += 1;
             n += 1;
-            if self.armed.get(e.client as usize) == Some(&(e.time, e.seq)) {
-                f(e.client);
+            if self.armed.get(e.client() as usize) == Some(&(e.time, e.tag)) {
+                f(e.client());
             }
         }
         let mut n = 0;
         while self.words < len.min(hand_to + WORD_GAP) && n < STEP {
-            if let Some(a) = self.armed.get(self.ahead[self.words].client as usize) {
+            if let Some(a) = self.armed.get(self.ahead[self.words].client() as usize) {
                 prefetch(a);
             }
             self.words += 1;
@@ -384,15 +419,19 @@ impl TimerQueue {
         self.cur = self.ahead.iter().take_while(|e| e.time >> S0 == self.c0).count();
     }
 
-    /// An emptied slot vector: kept as a spare (if small) while the spares hold no more room
-    /// than half the entries stored plus 256 (1 024 entries when not loading ahead), else
-    /// freed; the slot is left with none.
+    /// An emptied slot vector: kept as a spare (if small, or whatever its size when loading
+    /// ahead) while the spares hold no more room than half the entries stored plus 256
+    /// (1 024 entries when not loading ahead), else freed; the slot is left with none.
     #[inline]
     fn recycle(&mut self, v: Vec<TimerEntry>) {
         debug_assert!(v.is_empty());
         // Small populations: only small vectors (a spare goes to whichever slot needs one
-        // next, often a level-1 slot holding a few entries for a long time).
-        let (cap, room) = if self.look { (64, self.stored / 2 + 256) } else { (64, 1024) };
+        // next, often a level-1 slot holding a few entries for a long time). Large ones: a
+        // level-1 slot holds thousands of entries, and a vector grown to that size and freed
+        // after each spread cost about 3 % of the instructions in reallocations alone at
+        // 100 000 clients; the spare taken last (a spread level-1 slot's) goes to the next
+        // slot that needs one, most often a level-1 slot.
+        let (cap, room) = if self.look { (usize::MAX, self.stored / 2 + 256) } else { (64, 1024) };
         if v.capacity() <= cap && self.spare_cap + v.capacity() <= room {
             self.spare_cap += v.capacity();
             self.spare.push(v);
@@ -437,12 +476,12 @@ impl TimerQueue {
     #[inline(always)]
     pub fn set(&mut self, client: u32, time: Nanos, seq: u64) {
         debug_assert!(seq != 0);
+        let e = TimerEntry::new(time, seq, client);
         let a = &mut self.armed[client as usize];
         self.live += usize::from(a.1 == 0);
-        *a = (time, seq);
-        let e = TimerEntry { time, seq, client };
+        *a = (time, e.tag);
         if let Some(f) = self.cached {
-            if f.client == client {
+            if f.client() == client {
                 self.cached = None;
             } else if e.key() < f.key() {
                 self.cached = Some(e);
@@ -463,7 +502,7 @@ impl TimerQueue {
     #[inline(never)]
     fn compact(&mut self) {
         let armed = &self.armed;
-        let keep = |e: &TimerEntry| armed[e.client as usize] == (e.time, e.seq);
+        let keep = |e: &TimerEntry| armed[e.client() as usize] == (e.time, e.tag);
         self.front.drain(..self.head);
         self.head = 0;
         self.front.retain(keep);
@@ -483,7 +522,7 @@ impl TimerQueue {
         let a = &mut self.armed[client as usize];
         self.live -= usize::from(a.1 != 0);
         a.1 = 0;
-        if self.cached.is_some_and(|f| f.client == client) {
+        if self.cached.is_some_and(|f| f.client() == client) {
             self.cached = None;
         }
     }
@@ -539,7 +578,7 @@ impl TimerQueue {
         loop {
             let mut first = None;
             while let Some(&e) = self.front.get(self.head) {
-                if self.armed.get(e.client as usize).is_some_and(|a| a.1 == e.seq) {
+                if self.armed.get(e.client() as usize).is_some_and(|a| a.1 == e.tag) {
                     first = Some(e);
                     break;
                 }
@@ -548,7 +587,7 @@ impl TimerQueue {
             }
             if !self.late.is_empty() {
                 while let Some(&Late(e)) = self.late.peek() {
-                    if self.armed.get(e.client as usize).is_some_and(|a| a.1 == e.seq) {
+                    if self.armed.get(e.client() as usize).is_some_and(|a| a.1 == e.tag) {
                         if first.map_or(true, |f| e.key() < f.key()) {
                             first = Some(e);
                         }
@@ -714,11 +753,11 @@ mod tests {
                         if rng.next_u64() % 2 == 0 {
                             seq += 1;
                             let t = now + rng.next_u64() % span;
-                            h.set(e.client, t, seq);
-                            model[e.client as usize] = Some((t, seq));
+                            h.set(e.client(), t, seq);
+                            model[e.client() as usize] = Some((t, seq));
                         } else {
-                            h.remove(e.client);
-                            model[e.client as usize] = None;
+                            h.remove(e.client());
+                            model[e.client() as usize] = None;
                         }
                     }
                 }
@@ -729,7 +768,7 @@ mod tests {
             });
             assert!(h.handed <= h.words && h.words <= h.ahead.len());
             let want = model.iter().enumerate().filter_map(|(c, k)| k.map(|k| (k, c as u32))).min();
-            assert_eq!(h.peek().map(|e| ((e.time, e.seq), e.client)), want);
+            assert_eq!(h.peek().map(|e| ((e.time, e.seq()), e.client())), want);
             assert_eq!(h.len(), model.iter().filter(|k| k.is_some()).count());
             for c in 0..n as u32 {
                 assert_eq!(h.time_of(c), model[c as usize].map(|k| k.0));
@@ -766,7 +805,7 @@ mod tests {
             let mut rng = SplitMix64::new(11);
             let mut seq = 1;
             h.set(0, base + 5, seq);
-            assert_eq!(h.peek().map(|e| e.client), Some(0));
+            assert_eq!(h.peek().map(|e| e.client()), Some(0));
             let mut want = vec![(base + 5, seq, 0u32)];
             for c in 1..n as u32 {
                 seq += 1;
@@ -779,8 +818,8 @@ mod tests {
             let mut got = Vec::new();
             while let Some(e) = h.peek() {
                 h.step(|_| {});
-                got.push((e.time, e.seq, e.client));
-                h.remove(e.client);
+                got.push((e.time, e.seq(), e.client()));
+                h.remove(e.client());
             }
             assert_eq!(got, want);
         }
@@ -808,10 +847,10 @@ mod tests {
         let mut last = (0, 0);
         let mut popped = 0;
         while let Some(e) = h.peek() {
-            assert!((e.time, e.seq) > last);
-            assert_eq!(h.time_of(e.client), Some(e.time));
-            last = (e.time, e.seq);
-            h.remove(e.client);
+            assert!((e.time, e.seq()) > last);
+            assert_eq!(h.time_of(e.client()), Some(e.time));
+            last = (e.time, e.seq());
+            h.remove(e.client());
             popped += 1;
         }
         assert_eq!(popped, 8);

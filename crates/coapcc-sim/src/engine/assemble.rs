@@ -46,8 +46,6 @@ impl<'t, M: Model> Sim<'t, M> {
         // The run is over: what only the run needed goes before the report's per-flow part
         // is built (the run's peak memory would otherwise be the two together).
         self.timers = TimerHeap::new(0);
-        self.ahead_up = VecDeque::new();
-        self.ahead_down = VecDeque::new();
         self.m.release_run_state();
         let FlowPart { flows, groups, hist, useful_bytes } = M::flow_reports(&mut self, &cfg, def);
         let link = |l: &Link<Packet<M::Buf>>, busy: u64| {

@@ -317,6 +317,9 @@ pub(crate) struct Sim<'t, M: Model> {
     events: u64,
     /// The event budget ([`SimConfig::event_budget`]); the run stops after it.
     max_events: u64,
+    /// The run stopped because its sequence numbers neared what a timer can hold
+    /// ([`timers::SEQ_LIMIT`]).
+    seq_exhausted: bool,
     /// Called every [`PROGRESS_EVENTS`] events, if set.
     progress: Option<&'t mut dyn FnMut(&crate::Progress)>,
     trace: Option<&'t mut dyn TraceSink>,
@@ -349,10 +352,6 @@ pub(crate) struct Sim<'t, M: Model> {
     fold_settled: bool,
     /// The run's definition of an unnecessary retransmission (for folding records).
     unnecessary_def: UnnecessaryDef,
-    /// The clients of the packets held by `up` and `down`, in delivery order (FIFO links):
-    /// the engine loads the state of the client [`AHEAD`] packets ahead when one is delivered.
-    ahead_up: VecDeque<u32>,
-    ahead_down: VecDeque<u32>,
     m: M,
 }
 
@@ -371,8 +370,14 @@ fn head_of<B>(link: &Link<Packet<B>>) -> u128 {
     link.peek().map_or(NO_HEAD, |(t, p)| ev_key(t, p.seq))
 }
 
-/// How many packets of a link ahead the engine loads a client's state.
+/// How many packets of a link ahead the engine loads a client's state (the client of the
+/// packet that many places behind the one delivered, read from the link's FIFO).
 const AHEAD: usize = 4;
+
+/// How many packets of a link ahead the engine loads the FIFO's own entry: with a long queue
+/// (a 1 410 000-byte buffer holds some ten thousand packets) an entry was written long before
+/// it is delivered and has left the caches.
+const FIFO_AHEAD: usize = 24;
 
 /// The population from which the engine loads client state ahead ([`Sim::prefetch`]).
 const PREFETCH_CLIENTS: usize = 4096;
@@ -383,8 +388,14 @@ const PREFETCH_CLIENTS: usize = 4096;
 /// sum them), so the switch is only about cost: below this, every record is kept to the end.
 const FOLD_AFTER: u64 = 1 << 16;
 
-/// Events between two calls of the progress callback.
+/// Events between two calls of the progress callback (and two checks of the sequence
+/// numbers against [`timers::SEQ_LIMIT`]).
 const PROGRESS_EVENTS: u64 = 1 << 20;
+
+/// Sequence numbers kept in reserve below [`timers::SEQ_LIMIT`]: the run stops with an error
+/// once it has used more than the rest, checked every [`PROGRESS_EVENTS`] events (an event
+/// uses a few sequence numbers; 2^32 between two checks is far beyond any burst).
+const SEQ_MARGIN: u64 = 1 << 32;
 
 /// Run `cfg` (resolved and validated) with transport `M`.
 pub(crate) fn run<'t, M: Model>(
@@ -398,6 +409,16 @@ pub(crate) fn run<'t, M: Model>(
     sim.progress = progress;
     let truncated = sim.run();
     sim.finish_queue_trace(truncated);
+    if sim.seq_exhausted {
+        return Err(ConfigError::Invalid {
+            field: "max_events".into(),
+            problem: format!(
+                "the run used {} sequence numbers by simulated time {:.3} s, the most the timer queue can tell apart (2^40); a run this long is not supported: split it into shorter runs",
+                sim.seq,
+                sim.now as f64 / 1e9
+            ),
+        });
+    }
     if sim.events > sim.max_events {
         return Err(ConfigError::Invalid {
             field: "max_events".into(),
@@ -504,7 +525,17 @@ impl<'t, M: Model> Sim<'t, M> {
             })))
         });
         let lookahead = M::LOOKAHEAD && cfg.topology.access_links.is_empty() && cfg.topology.mesh.is_none();
-        let mut timers = TimerHeap::new(m.timer_slots(n));
+        let slots = m.timer_slots(n);
+        if slots > timers::MAX_SLOTS {
+            return Err(ConfigError::Invalid {
+                field: "groups".into(),
+                problem: format!(
+                    "the run needs {slots} timer slots ({n} clients), more than the {} the simulator's timer queue can hold",
+                    timers::MAX_SLOTS
+                ),
+            });
+        }
+        let mut timers = TimerHeap::new(slots);
         timers.set_look_ahead(lookahead && n >= PREFETCH_CLIENTS);
         Ok(Sim {
             now: 0,
@@ -534,6 +565,7 @@ impl<'t, M: Model> Sim<'t, M> {
             last_event: 0,
             events: 0,
             max_events: cfg.event_budget(),
+            seq_exhausted: false,
             progress: None,
             trace,
             qtrace,
@@ -545,8 +577,6 @@ impl<'t, M: Model> Sim<'t, M> {
             fold_after: FOLD_AFTER,
             fold_settled: M::LOOKAHEAD,
             unnecessary_def: cfg.metrics.unnecessary_def,
-            ahead_up: VecDeque::new(),
-            ahead_down: VecDeque::new(),
             mesh: medium::MeshLink::new(cfg)?,
             m,
         })
@@ -663,7 +693,7 @@ impl<'t, M: Model> Sim<'t, M> {
             Mesh,
         }
         loop {
-            let mut best: Option<(Nanos, u64, Src)> = self.timers.peek().map(|e| (e.time, e.seq, Src::Timer));
+            let mut best: Option<(Nanos, u64, Src)> = self.timers.peek().map(|e| (e.time, e.seq(), Src::Timer));
             if self.prefetch {
                 // The hot and model records of the clients whose timers come next (their cold
                 // record is needed only when the exchange gives up: loading it too slowed the
@@ -722,6 +752,10 @@ impl<'t, M: Model> Sim<'t, M> {
                 return false;
             }
             if self.events % PROGRESS_EVENTS == 0 {
+                if self.seq >= timers::SEQ_LIMIT - SEQ_MARGIN {
+                    self.seq_exhausted = true;
+                    return false;
+                }
                 if let Some(p) = self.progress.as_mut() {
                     let (flows, finished) = (self.clients.len(), self.done);
                     p(&crate::Progress { events: self.events, sim_time_s: t as f64 / 1e9, finished, flows });
@@ -737,7 +771,7 @@ impl<'t, M: Model> Sim<'t, M> {
                     }
                 }
                 Src::Timer => {
-                    let slot = self.timers.peek().expect("peeked").client;
+                    let slot = self.timers.peek().expect("peeked").client();
                     M::timer(self, slot as usize);
                 }
                 Src::Server => {
@@ -757,13 +791,16 @@ impl<'t, M: Model> Sim<'t, M> {
                     // Counted when held iff counting already (the model may start it).
                     let counted = self.counting;
                     if self.prefetch {
-                        self.ahead_up.pop_front();
                         // The server's side touches only the client's hot record.
-                        if let Some(&c) = self.ahead_up.get(AHEAD) {
-                            if let Some(cl) = self.clients.get(c as usize) {
+                        if let Some(q) = self.up.held_nth(AHEAD) {
+                            let c = q.client as usize;
+                            if let Some(cl) = self.clients.get(c) {
                                 timers::prefetch(cl);
                             }
-                            self.m.prefetch_server(c as usize);
+                            self.m.prefetch_server(c);
+                        }
+                        if let Some(q) = self.up.held_nth(FIFO_AHEAD) {
+                            timers::prefetch(q);
                         }
                     }
                     M::at_server(self, p);
@@ -778,12 +815,15 @@ impl<'t, M: Model> Sim<'t, M> {
                     // Counted when held iff counting already (the model may start it).
                     let counted = self.counting;
                     if self.prefetch {
-                        self.ahead_down.pop_front();
-                        if let Some(&c) = self.ahead_down.get(AHEAD) {
-                            self.prefetch_client(c as usize);
-                            if let Some(k) = self.cold.get(c as usize) {
+                        if let Some(q) = self.down.held_nth(AHEAD) {
+                            let c = q.client as usize;
+                            self.prefetch_client(c);
+                            if let Some(k) = self.cold.get(c) {
                                 timers::prefetch(k);
                             }
+                        }
+                        if let Some(q) = self.down.held_nth(FIFO_AHEAD) {
+                            timers::prefetch(q);
                         }
                     }
                     M::at_client(self, p);
@@ -856,9 +896,7 @@ impl<'t, M: Model> Sim<'t, M> {
         let now = self.now;
         let cl = &mut self.clients[c];
         cl.cur = cl.recs.len() as u32;
-        let kept = cl.recs.kept();
-        let folded = cl.recs.push(ExRec::NEW, self.counting, self.fold_settled, self.unnecessary_def);
-        let kept = cl.recs.kept() > kept;
+        let (folded, kept) = cl.recs.push(ExRec::NEW, self.counting, self.fold_settled, self.unnecessary_def);
         cl.active = true;
         let keep_log = cl.keep_log;
         let cold = &mut self.cold[c];
@@ -905,19 +943,13 @@ impl<'t, M: Model> Sim<'t, M> {
         self.send_up_noted(c, size, Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf });
     }
 
-    /// [`Sim::send_up`], noting the client in `ahead_up` and counting the packet in its
-    /// record if the link holds it.
+    /// [`Sim::send_up`], counting the packet in its record if the link holds it.
     #[inline(always)]
     fn send_up_noted(&mut self, c: usize, size: u32, p: Packet<M::Buf>) {
-        if self.prefetch || self.counting {
+        if self.counting {
             let (x, copy) = (p.exchange, p.copy);
             if self.send_up(c, size, p) {
-                if self.prefetch {
-                    self.ahead_up.push_back(c as u32);
-                }
-                if self.counting {
-                    self.held(c as u32, x, copy);
-                }
+                self.held(c as u32, x, copy);
             }
         } else {
             self.send_up(c, size, p);
@@ -942,15 +974,10 @@ impl<'t, M: Model> Sim<'t, M> {
     #[inline(always)]
     fn send_response(&mut self, mut p: Packet<M::Buf>, size: u32) {
         p.seq = self.next_seq(); // the downlink event's own insertion order
-        if self.prefetch || self.counting {
+        if self.counting {
             let (c, x, copy) = (p.client, p.exchange, p.copy);
             if self.send_down(size, p) {
-                if self.prefetch {
-                    self.ahead_down.push_back(c);
-                }
-                if self.counting {
-                    self.held(c, x, copy);
-                }
+                self.held(c, x, copy);
             }
         } else {
             self.send_down(size, p);

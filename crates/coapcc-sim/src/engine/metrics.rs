@@ -207,7 +207,7 @@ impl<'t, M: Model> Sim<'t, M> {
         let cl = &self.clients[c];
         let n = cl.recs[cl.cur as usize].tx.saturating_sub(1) as usize;
         let cold = &mut self.cold[c];
-        cold.completed += 1;
+        cold.count_completed();
         let g = cold.group as usize;
         if let Some(h) = self.hist.get_mut(n) {
             *h += 1;
@@ -240,7 +240,7 @@ impl<'t, M: Model> Sim<'t, M> {
     /// Client `c`'s exchange gave up.
     #[inline]
     pub(super) fn record_failed(&mut self, c: usize) {
-        self.cold[c].failed += 1;
+        self.cold[c].count_failed();
         self.emit_trace(c, ExchangeOutcome::GiveUp, None);
     }
 }

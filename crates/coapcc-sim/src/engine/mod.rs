@@ -190,19 +190,75 @@ const _: () = assert!(std::mem::size_of::<ClientCold>() == 128);
 
 /// A client's workload position and its per-run measurements: touched once per exchange or
 /// at report time only. Two cache lines (aligned; the transmission logs are apart, in
-/// [`Sim::logs`]): the engine loads them ahead of a response.
-#[repr(align(64))]
+/// [`Sim::logs`]), of which an exchange's end and the next one's start touch only the first
+/// (`repr(C)`: in this order): the workload, the group and the low halves of the counters
+/// (their high halves are in the second line, touched once per 2^32 counted). The engine
+/// loads that line ahead of a response; an exchange that gives up reads it unloaded.
+#[repr(C, align(64))]
 struct ClientCold {
-    group: u32,
     plan: FlowPlan,
-    /// First transmission of the current exchange.
+    group: u32,
+    /// Low halves of [`ClientCold::completed`], [`ClientCold::failed`],
+    /// [`ClientCold::unnecessary`].
+    completed_lo: u32,
+    failed_lo: u32,
+    unnecessary_lo: u32,
+    /// First transmission of the current exchange (kept only when tracing: only a trace
+    /// record reads it).
     started: Nanos,
     first_sent: Option<Nanos>,
     done_at: Option<Nanos>,
-    completed: u64,
-    failed: u64,
+    completed_hi: u32,
+    failed_hi: u32,
+    unnecessary_hi: u32,
+}
+
+/// What an exchange's end and the next one's start touch is the first line.
+const _: () = assert!(std::mem::offset_of!(ClientCold, started) == 64);
+
+/// `hi:lo` plus `v` (a count kept as two halves, `lo` in a line touched often).
+#[inline(always)]
+fn add_split(lo: &mut u32, hi: &mut u32, v: u64) {
+    let s = u64::from(*lo) + v;
+    *lo = s as u32;
+    if s >> 32 != 0 {
+        *hi = hi.wrapping_add((s >> 32) as u32);
+    }
+}
+
+impl ClientCold {
+    /// Exchanges completed.
+    fn completed(&self) -> u64 {
+        u64::from(self.completed_hi) << 32 | u64::from(self.completed_lo)
+    }
+
+    /// Exchanges that gave up.
+    fn failed(&self) -> u64 {
+        u64::from(self.failed_hi) << 32 | u64::from(self.failed_lo)
+    }
+
     /// Unnecessary retransmissions of the exchange records folded away.
-    unnecessary: u64,
+    fn unnecessary(&self) -> u64 {
+        u64::from(self.unnecessary_hi) << 32 | u64::from(self.unnecessary_lo)
+    }
+
+    /// An exchange completed.
+    #[inline(always)]
+    fn count_completed(&mut self) {
+        add_split(&mut self.completed_lo, &mut self.completed_hi, 1);
+    }
+
+    /// An exchange gave up.
+    #[inline(always)]
+    fn count_failed(&mut self) {
+        add_split(&mut self.failed_lo, &mut self.failed_hi, 1);
+    }
+
+    /// `n` more unnecessary retransmissions in records folded away.
+    #[inline(always)]
+    fn add_unnecessary(&mut self, n: u64) {
+        add_split(&mut self.unnecessary_lo, &mut self.unnecessary_hi, n);
+    }
 }
 
 /// What a response that completed an exchange carried: (answered copy, echoed copy, IP size).
@@ -511,9 +567,12 @@ impl<'t, M: Model> Sim<'t, M> {
                     started: 0,
                     first_sent: None,
                     done_at: None,
-                    completed: 0,
-                    failed: 0,
-                    unnecessary: 0,
+                    completed_lo: 0,
+                    completed_hi: 0,
+                    failed_lo: 0,
+                    failed_hi: 0,
+                    unnecessary_lo: 0,
+                    unnecessary_hi: 0,
                 });
             }
         }
@@ -643,7 +702,7 @@ impl<'t, M: Model> Sim<'t, M> {
             count_held(&mut self.clients, p.key());
         }
         for (cl, cold) in self.clients.iter_mut().zip(&mut self.cold) {
-            cold.unnecessary += cl.recs.fold_front(self.unnecessary_def);
+            cold.add_unnecessary(cl.recs.fold_front(self.unnecessary_def));
             cl.recs.release_if_folded();
         }
     }
@@ -667,7 +726,7 @@ impl<'t, M: Model> Sim<'t, M> {
         if r.held == 0 && x + 1 < cl.recs.len() {
             let folded = cl.recs.fold_front(self.unnecessary_def);
             if folded > 0 {
-                self.cold[c].unnecessary += folded;
+                self.cold[c].add_unnecessary(folded);
             }
         }
     }
@@ -818,8 +877,10 @@ impl<'t, M: Model> Sim<'t, M> {
                         if let Some(q) = self.down.held_nth(AHEAD) {
                             let c = q.client as usize;
                             self.prefetch_client(c);
+                            // The first line of the cold record: all that an exchange's end
+                            // and the next one's start touch.
                             if let Some(k) = self.cold.get(c) {
-                                timers::prefetch(k);
+                                timers::prefetch_bytes(k, 64);
                             }
                         }
                         if let Some(q) = self.down.held_nth(FIFO_AHEAD) {
@@ -895,17 +956,24 @@ impl<'t, M: Model> Sim<'t, M> {
     fn start_exchange(&mut self, c: usize) {
         let now = self.now;
         let cl = &mut self.clients[c];
+        let first = cl.recs.len() == 0;
         cl.cur = cl.recs.len() as u32;
         let (folded, kept) = cl.recs.push(ExRec::NEW, self.counting, self.fold_settled, self.unnecessary_def);
         cl.active = true;
         let keep_log = cl.keep_log;
+        // Only the cold record's first line unless tracing or starting (a large population's
+        // exchange that gave up starts the next one with that line unloaded).
         let cold = &mut self.cold[c];
-        cold.started = now;
-        cold.unnecessary += folded;
+        if self.trace.is_some() {
+            cold.started = now;
+        }
+        cold.add_unnecessary(folded);
         if keep_log {
             self.logs[c].clear();
         }
-        cold.first_sent.get_or_insert(now);
+        if first {
+            cold.first_sent = Some(now);
+        }
         if !self.counting && kept {
             self.kept_records += 1;
             if self.kept_records > self.fold_after && self.lookahead {

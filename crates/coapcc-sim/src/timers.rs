@@ -49,7 +49,7 @@
 //! when they reach 4 MiB ([`advise_huge_pages`]): a large population's records are reached at
 //! random, and with 4 KiB pages nearly every access also missed the TLB.
 
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 use crate::link::Nanos;
 
@@ -280,8 +280,11 @@ pub(crate) struct TimerQueue {
     /// Loading ahead: the entries of the current and the coming level-0 slots of the current
     /// level-1 slot, in slot order (stale ones included), as [`Self::step`] goes through them
     /// (whole slots: queuing at most 256 entries of a slot was slower at 100 000 clients,
-    /// where slots of hundreds of timers are common).
-    ahead: VecDeque<TimerEntry>,
+    /// where slots of hundreds of timers are common), from index `ahead_at` on (those
+    /// before it are gone: a vector and a start rather than a ring, whose every index
+    /// wrapped).
+    ahead: Vec<TimerEntry>,
+    ahead_at: usize,
     /// Entries at the front of `ahead` whose timer word was loaded.
     words: usize,
     /// Entries at the front of `ahead` whose state was handed out (`<= words`).
@@ -321,7 +324,8 @@ impl TimerQueue {
             cached: None,
             spare: Vec::new(),
             spare_cap: 0,
-            ahead: VecDeque::new(),
+            ahead: Vec::new(),
+            ahead_at: 0,
             words: 0,
             handed: 0,
             queued: 0,
@@ -360,14 +364,15 @@ impl TimerQueue {
         // The current slot's entries that left `front` (about the timers done).
         let done = self.cur.saturating_sub(self.front.len() - self.head);
         let hand_to = done + LEAD;
-        if self.ahead.len() < hand_to + WORD_GAP {
+        if self.ahead_len() < hand_to + WORD_GAP {
             self.queue_next();
         }
-        let len = self.ahead.len();
+        let ahead = &self.ahead[self.ahead_at..];
+        let len = ahead.len();
         let ready = if self.words == len { len } else { self.words.saturating_sub(WORD_GAP) };
         let mut n = 0;
         while self.handed < ready.min(hand_to) && n < STEP {
-            let e = self.ahead[self.handed];
+            let e = ahead[self.handed];
             self.handed += 1;
             n += 1;
             if self.armed.get(e.client() as usize) == Some(&(e.time, e.tag)) {
@@ -376,7 +381,7 @@ impl TimerQueue {
         }
         let mut n = 0;
         while self.words < len.min(hand_to + WORD_GAP) && n < STEP {
-            if let Some(a) = self.armed.get(self.ahead[self.words].client() as usize) {
+            if let Some(a) = self.armed.get(ahead[self.words].client() as usize) {
                 prefetch(a);
             }
             self.words += 1;
@@ -401,7 +406,12 @@ impl TimerQueue {
                 // ahead is what comes next; the slot stays sorted for `load_front`, whose
                 // sort then only checks it (and places entries armed since).
                 Self::sort(&mut self.l0[i]);
-                self.ahead.extend(self.l0[i].iter().copied());
+                if self.ahead_at >= self.ahead_len() {
+                    // As many gone as left: drop them (amortised O(1) per entry).
+                    self.ahead.drain(..self.ahead_at);
+                    self.ahead_at = 0;
+                }
+                self.ahead.extend_from_slice(&self.l0[i]);
             }
             None => self.queued = self.c0 | 255,
         }
@@ -411,12 +421,18 @@ impl TimerQueue {
     /// and the current slot's are counted.
     #[inline]
     fn moved(&mut self) {
-        while self.ahead.front().is_some_and(|e| e.time >> S0 < self.c0) {
-            self.ahead.pop_front();
+        while self.ahead.get(self.ahead_at).is_some_and(|e| e.time >> S0 < self.c0) {
+            self.ahead_at += 1;
             self.words = self.words.saturating_sub(1);
             self.handed = self.handed.saturating_sub(1);
         }
-        self.cur = self.ahead.iter().take_while(|e| e.time >> S0 == self.c0).count();
+        self.cur = self.ahead[self.ahead_at..].iter().take_while(|e| e.time >> S0 == self.c0).count();
+    }
+
+    /// Entries in `ahead` (not gone).
+    #[inline(always)]
+    fn ahead_len(&self) -> usize {
+        self.ahead.len() - self.ahead_at
     }
 
     /// An emptied slot vector: kept as a spare (if small, or whatever its size when loading
@@ -766,7 +782,7 @@ mod tests {
                 assert!(model[c as usize].is_some(), "only armed slots are handed out");
                 handed += 1;
             });
-            assert!(h.handed <= h.words && h.words <= h.ahead.len());
+            assert!(h.handed <= h.words && h.words <= h.ahead_len());
             let want = model.iter().enumerate().filter_map(|(c, k)| k.map(|k| (k, c as u32))).min();
             assert_eq!(h.peek().map(|e| ((e.time, e.seq()), e.client())), want);
             assert_eq!(h.len(), model.iter().filter(|k| k.is_some()).count());

@@ -310,10 +310,13 @@ pub(crate) trait Model: Sized {
     #[inline(always)]
     fn prefetch(&self, _c: usize) {}
     /// As [`Model::prefetch`], for a timer of client `c` expiring soon: only what a timer
-    /// needs (all of it by default).
+    /// needs (all of it by default). Returns whether the timer is expected to end the
+    /// exchange (it gives up), so that the engine loads what an exchange's end touches too
+    /// (a hint either way; `false` by default).
     #[inline(always)]
-    fn prefetch_timer(&self, c: usize) {
+    fn prefetch_timer(&self, c: usize) -> bool {
         self.prefetch(c);
+        false
     }
     /// Start loading the server's state for client `c` (a request of `c` arrives soon).
     #[inline(always)]
@@ -757,12 +760,18 @@ impl<'t, M: Model> Sim<'t, M> {
                 // The hot and model records of the clients whose timers come next (their cold
                 // record is needed only when the exchange gives up: loading it too slowed the
                 // 100 000-client runs).
-                let (clients, m) = (&self.clients, &self.m);
+                let (clients, cold, m) = (&self.clients, &self.cold, &self.m);
                 self.timers.step(|c| {
                     if let Some(cl) = clients.get(c as usize) {
                         timers::prefetch(cl);
                     }
-                    m.prefetch_timer(c as usize);
+                    // A timer expected to give up also ends the exchange and starts the next:
+                    // the first line of the cold record.
+                    if m.prefetch_timer(c as usize) {
+                        if let Some(k) = cold.get(c as usize) {
+                            timers::prefetch_bytes(k, 64);
+                        }
+                    }
                 });
             }
             if let Some(e) = self.heap.peek() {

@@ -38,6 +38,12 @@
 //! Whatever the clock does, `front` and `late` hold every entry not later than the wheel's
 //! slots, so timers come out exactly as from one binary heap of all of them.
 //!
+//! An entry is 16 bytes (the wheel copies each a few times): its time, and its sequence
+//! number and slot packed in one word, the sequence number in the high 40 bits, so the word
+//! orders as the sequence number does. Hence at most [`MAX_SLOTS`] (2^24) slots and sequence
+//! numbers below [`SEQ_LIMIT`] (2^40); the engine refuses a population that needs more slots
+//! and stops a run that nears the limit, each with an error that says so.
+//!
 //! # Loading ahead and memory
 //!
 //! For a large population ([`TimerQueue::set_look_ahead`]), [`TimerQueue::step`] streams the

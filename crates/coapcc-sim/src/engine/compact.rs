@@ -118,9 +118,11 @@ impl<C: ClientCc> Model for Compact<C> {
             lifecycle::Admission::Idle => return,
         };
         k.ex = ConExchange::start(&mut k.cc, now, in_flight, &mut k.dither);
-        let last = k.cc.max_retransmit() == 0;
+        let last = sim.prefetch && k.cc.max_retransmit() == 0;
         let deadline = k.ex.deadline().as_nanos();
-        sim.m.note_last_copy(c, last);
+        if sim.prefetch {
+            sim.m.note_last_copy(c, last);
+        }
         sim.start_exchange(c);
         sim.send_copy(c, sim.m.req_size, deadline, ());
     }
@@ -136,8 +138,11 @@ impl<C: ClientCc> Model for Compact<C> {
         let k = &mut sim.m.cl[c];
         match k.ex.expire(&mut k.cc, now) {
             Expiry::Retransmit { deadline, ordinal, .. } => {
-                let last = ordinal >= k.cc.max_retransmit();
-                sim.m.note_last_copy(c, last);
+                // Only a population large enough to load its state ahead uses the hint.
+                if sim.prefetch {
+                    let last = ordinal >= k.cc.max_retransmit();
+                    sim.m.note_last_copy(c, last);
+                }
                 sim.send_copy(c, sim.m.req_size, deadline.as_nanos(), ())
             }
             Expiry::GiveUp => {

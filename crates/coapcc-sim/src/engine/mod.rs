@@ -24,15 +24,19 @@
 //!
 //! Per client, the engine keeps a 64-byte hot record (the current exchange's record, counters
 //! and flags read on every packet and timer event) apart from a cold one (workload position,
-//! per-run counters; 128 bytes, two aligned cache lines) touched once per exchange or at
-//! report time, and the transmission log, kept only when tracing or when the model needs it,
-//! in a third array. The compact model's client ([`Compact`]) is line-aligned too, with the
-//! algorithm's state and the exchange's in its first two lines (Default CoAP: 64 bytes each),
-//! which is all a timer that does not give up touches. A large population's per-client
-//! arrays ask for transparent huge pages (`timers::advise_huge_pages`). So, at 100 000
-//! clients, loading ahead a firing timer's state costs four lines (timer word, hot record,
-//! algorithm, exchange) and a response's seven (plus the model's third line and the cold
-//! record), on few TLB entries.
+//! per-run counters; 128 bytes, two aligned cache lines, of which an exchange's end and the
+//! next one's start touch only the first) touched once per exchange or at report time, and
+//! the transmission log, kept only when tracing or when the model needs it, in a third
+//! array. The compact model's client ([`Compact`]) is line-aligned too, with the algorithm's
+//! state and the exchange's in its first two lines (Default CoAP: 64 bytes each), which is
+//! all a timer that does not give up touches. A large population's per-client arrays ask
+//! for transparent huge pages (`timers::advise_huge_pages`). So, at 100 000 clients, loading
+//! ahead a firing timer's state costs four lines (timer word, hot record, algorithm,
+//! exchange), and a response's or a timer's that carries the exchange's last copy (it will
+//! give up) six (plus the model's third line and the cold record's first), on few TLB
+//! entries. The client of the packet a link delivers a few packets from now is read from
+//! the link's own FIFO ([`Link::held_nth`]), whose entries are loaded further ahead still
+//! (with a long queue they were written long before).
 //!
 //! # Transports
 //!

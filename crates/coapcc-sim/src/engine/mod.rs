@@ -455,6 +455,11 @@ const FOLD_AFTER: u64 = 1 << 16;
 /// numbers against [`timers::SEQ_LIMIT`]).
 const PROGRESS_EVENTS: u64 = 1 << 20;
 
+/// Every valid configuration's timer slots fit the timer queue (at most two per client, over
+/// TCP, plus the full model's server slot): the check in [`Sim::with_model`] guards only
+/// configurations that skipped validation.
+const _: () = assert!(2 * crate::config::MAX_CLIENTS + 1 <= timers::MAX_SLOTS as u64);
+
 /// Sequence numbers kept in reserve below [`timers::SEQ_LIMIT`]: the run stops with an error
 /// once it has used more than the rest, checked every [`PROGRESS_EVENTS`] events (an event
 /// uses a few sequence numbers; 2^32 between two checks is far beyond any burst).

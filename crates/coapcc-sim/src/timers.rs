@@ -264,6 +264,10 @@ pub(crate) struct TimerQueue {
     c0: u64,
     l0: Vec<Vec<TimerEntry>>,
     l0_bits: Bits,
+    /// Per level-0 slot: its length when [`Self::queue_next`] sorted it (0 if not since): a
+    /// slot still that long when it becomes `front` was only appended to if some entry left
+    /// it, which only [`Self::compact`] does (and it resets these), so it is still sorted.
+    l0_sorted: [u32; 256],
     l1: Vec<Vec<TimerEntry>>,
     l1_bits: Bits,
     far: Vec<TimerEntry>,
@@ -315,6 +319,7 @@ impl TimerQueue {
             c0: 0,
             l0: vec![Vec::new(); 256],
             l0_bits: Bits::default(),
+            l0_sorted: [0; 256],
             l1: vec![Vec::new(); 256],
             l1_bits: Bits::default(),
             far: Vec::new(),
@@ -412,6 +417,7 @@ impl TimerQueue {
                 // ahead is what comes next; the slot stays sorted for `load_front`, whose
                 // sort then only checks it (and places entries armed since).
                 Self::sort(&mut self.l0[i]);
+                self.l0_sorted[i] = self.l0[i].len() as u32;
                 if self.ahead_at >= self.ahead_len() {
                     // As many gone as left: drop them (amortised O(1) per entry).
                     self.ahead.drain(..self.ahead_at);
@@ -525,6 +531,7 @@ impl TimerQueue {
     fn compact(&mut self) {
         let armed = &self.armed;
         let keep = |e: &TimerEntry| armed[e.client() as usize] == (e.time, e.tag);
+        self.l0_sorted = [0; 256];
         self.front.drain(..self.head);
         self.head = 0;
         self.front.retain(keep);
@@ -643,7 +650,8 @@ impl TimerQueue {
                 self.l0_bits.clear(i);
                 self.c0 = (self.c0 & !255) | i as u64;
                 let v = std::mem::take(&mut self.l0[i]);
-                self.load_front(v);
+                let sorted = std::mem::take(&mut self.l0_sorted[i]) as usize == v.len();
+                self.load_front(v, sorted);
                 return true;
             }
             let c1 = self.c0 >> 8;
@@ -663,7 +671,7 @@ impl TimerQueue {
                     // Few timers in this level-1 slot (a small population): all of them to
                     // `front` at once, the whole slot becoming the current one.
                     self.c0 = (s1 << 8) | 255;
-                    self.load_front(v);
+                    self.load_front(v, false);
                     return true;
                 }
                 self.c0 = s1 << 8;
@@ -700,14 +708,17 @@ impl TimerQueue {
         v.sort_unstable_by_key(TimerEntry::key);
     }
 
-    /// `front` is empty: the entries of slot vector `v` move to it, sorted, and `v` is
-    /// recycled (`front` keeps its buffer: fewer vectors grow and are freed, a lower peak
-    /// of memory).
+    /// `front` is empty: the entries of slot vector `v` move to it, sorted (unless `sorted`:
+    /// they are already), and `v` is recycled (`front` keeps its buffer: fewer vectors grow
+    /// and are freed, a lower peak of memory).
     #[inline]
-    fn load_front(&mut self, mut v: Vec<TimerEntry>) {
+    fn load_front(&mut self, mut v: Vec<TimerEntry>, sorted: bool) {
         debug_assert!(self.front.is_empty());
         self.front.extend_from_slice(&v);
-        Self::sort(&mut self.front);
+        if !sorted {
+            Self::sort(&mut self.front);
+        }
+        debug_assert!(self.front.is_sorted_by_key(TimerEntry::key));
         v.clear();
         self.recycle(v);
     }

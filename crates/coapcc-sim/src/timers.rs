@@ -718,7 +718,7 @@ impl TimerQueue {
         if !sorted {
             Self::sort(&mut self.front);
         }
-        debug_assert!(self.front.is_sorted_by_key(TimerEntry::key));
+        debug_assert!(self.front.windows(2).all(|w| w[0].key() < w[1].key()));
         v.clear();
         self.recycle(v);
     }

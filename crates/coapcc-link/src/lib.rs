@@ -623,6 +623,18 @@ impl<P> Link<P> {
         }
     }
 
+    /// On a FIFO direction, the payload `k` places behind the next delivery (`k = 0`: the
+    /// next one), if that many are held; `None` on a direction that may reorder. Finding it
+    /// reads no payload (a caller may only want its address, to load it ahead).
+    #[inline(always)]
+    pub fn held_nth(&self, k: usize) -> Option<&P> {
+        if self.path.fifo {
+            self.fifo.get(k).map(|f| &f.1)
+        } else {
+            None
+        }
+    }
+
     /// Packets held (in flight to the far end).
     pub fn in_flight(&self) -> usize {
         self.fifo.len() + self.heap.len()
@@ -694,12 +706,35 @@ mod tests {
         for i in 0..100u64 {
             l.push(i * 1_000_000, 50, i);
         }
+        assert_eq!(l.held_nth(0), None, "no place in line on a direction that may reorder");
         let mut out = vec![];
         while let Some(p) = l.poll(u64::MAX) {
             out.push(p);
         }
         assert_eq!(out.len(), 100);
         assert!(out.windows(2).any(|w| w[0] > w[1]), "expected some reordering");
+    }
+
+    #[test]
+    fn held_nth_follows_delivery_order() {
+        let mut l: Link<u64> = Link::new(&testbed_uplink(28_200, LossModel::None), TESTBED_MTU, 1, 0).unwrap();
+        let mut held = Vec::new();
+        for i in 0..50u64 {
+            if l.push(i * 100_000, 39 + (i % 7) as u32, i).outcome == Outcome::Delivered {
+                held.push(i);
+            }
+        }
+        assert!(held.len() > 10);
+        let mut k = 0;
+        while let Some(&next) = l.held_nth(0) {
+            for (j, &want) in held[k..].iter().enumerate() {
+                assert_eq!(l.held_nth(j), Some(&want));
+            }
+            assert_eq!(l.held_nth(held.len() - k), None);
+            assert_eq!(l.poll(u64::MAX), Some(next));
+            k += 1;
+        }
+        assert_eq!(k, held.len());
     }
 
     #[test]

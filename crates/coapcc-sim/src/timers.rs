@@ -38,6 +38,12 @@
 //! Whatever the clock does, `front` and `late` hold every entry not later than the wheel's
 //! slots, so timers come out exactly as from one binary heap of all of them.
 //!
+//! An entry is 16 bytes (the wheel copies each a few times): its time, and its sequence
+//! number and slot packed in one word, the sequence number in the high 40 bits, so the word
+//! orders as the sequence number does. Hence at most [`MAX_SLOTS`] (2^24) slots and sequence
+//! numbers below [`SEQ_LIMIT`] (2^40); the engine refuses a population that needs more slots
+//! and stops a run that nears the limit, each with an error that says so.
+//!
 //! # Loading ahead and memory
 //!
 //! For a large population ([`TimerQueue::set_look_ahead`]), [`TimerQueue::step`] streams the
@@ -49,7 +55,7 @@
 //! when they reach 4 MiB ([`advise_huge_pages`]): a large population's records are reached at
 //! random, and with 4 KiB pages nearly every access also missed the TLB.
 
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 use crate::link::Nanos;
 
@@ -144,21 +150,55 @@ fn madvise_huge(start: usize, len: usize) {
     let _ = unsafe { libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE) };
 }
 
-/// A timer: the slot (client) armed for `time`, armed when the event counter was `seq`.
+/// Bits of a [`TimerEntry`]'s tag that hold the slot: a queue has at most [`MAX_SLOTS`].
+const SLOT_BITS: u32 = 24;
+
+/// The most timer slots a queue can have (2^24 = 16 777 216: the engine refuses a run that
+/// needs more, [`crate::engine`]).
+pub(crate) const MAX_SLOTS: usize = 1 << SLOT_BITS;
+
+/// Sequence numbers a timer can be armed with are below this (2^40, about 10^12: at ten
+/// million a second, more than a day of computing; the engine stops a run that gets there
+/// with an error).
+pub(crate) const SEQ_LIMIT: u64 = 1 << (64 - SLOT_BITS);
+
+/// A timer: the slot (client) armed for `time`, armed when the event counter was `seq`. 16
+/// bytes (the timing wheel copies each entry a few times): `seq` and the slot share one
+/// word, `seq` in the high bits, so the tag orders as `seq` does (a `seq` is unique).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TimerEntry {
     pub time: Nanos,
-    pub seq: u64,
-    pub client: u32,
+    /// `seq << SLOT_BITS | slot`.
+    tag: u64,
 }
 
 impl TimerEntry {
+    #[inline(always)]
+    fn new(time: Nanos, seq: u64, client: u32) -> Self {
+        debug_assert!(seq < SEQ_LIMIT && (client as usize) < MAX_SLOTS);
+        TimerEntry { time, tag: seq << SLOT_BITS | client as u64 }
+    }
+
+    /// The sequence number the timer was armed with.
+    #[inline(always)]
+    pub fn seq(&self) -> u64 {
+        self.tag >> SLOT_BITS
+    }
+
+    /// The slot (client).
+    #[inline(always)]
+    pub fn client(&self) -> u32 {
+        (self.tag & (MAX_SLOTS as u64 - 1)) as u32
+    }
+
     /// `(time, seq)` packed into one integer: one branch-free comparison.
     #[inline(always)]
     fn key(&self) -> u128 {
-        ((self.time as u128) << 64) | self.seq as u128
+        ((self.time as u128) << 64) | self.tag as u128
     }
 }
+
+const _: () = assert!(std::mem::size_of::<TimerEntry>() == 16);
 
 /// An entry of [`TimerQueue::late`], ordered so that the heap's top is the earliest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -224,12 +264,17 @@ pub(crate) struct TimerQueue {
     c0: u64,
     l0: Vec<Vec<TimerEntry>>,
     l0_bits: Bits,
+    /// Per level-0 slot: its length when [`Self::queue_next`] sorted it (0 if not since): a
+    /// slot still that long when it becomes `front` was only appended to if some entry left
+    /// it, which only [`Self::compact`] does (and it resets these), so it is still sorted.
+    l0_sorted: [u32; 256],
     l1: Vec<Vec<TimerEntry>>,
     l1_bits: Bits,
     far: Vec<TimerEntry>,
     /// Smallest level-1 slot number in `far` (`u64::MAX` if empty).
     far_min: u64,
-    /// Per slot: `(time, seq)` it is armed for; `seq == 0`: disarmed.
+    /// Per slot: `(time, tag)` it is armed for ([`TimerEntry`]'s tag: its `seq` and the
+    /// slot); `tag == 0`: disarmed (a `seq` is never 0).
     armed: Vec<(Nanos, u64)>,
     live: usize,
     /// Entries held in `front`, `l0`, `l1` and `far`, stale ones included.
@@ -245,8 +290,11 @@ pub(crate) struct TimerQueue {
     /// Loading ahead: the entries of the current and the coming level-0 slots of the current
     /// level-1 slot, in slot order (stale ones included), as [`Self::step`] goes through them
     /// (whole slots: queuing at most 256 entries of a slot was slower at 100 000 clients,
-    /// where slots of hundreds of timers are common).
-    ahead: VecDeque<TimerEntry>,
+    /// where slots of hundreds of timers are common), from index `ahead_at` on (those
+    /// before it are gone: a vector and a start rather than a ring, whose every index
+    /// wrapped).
+    ahead: Vec<TimerEntry>,
+    ahead_at: usize,
     /// Entries at the front of `ahead` whose timer word was loaded.
     words: usize,
     /// Entries at the front of `ahead` whose state was handed out (`<= words`).
@@ -271,6 +319,7 @@ impl TimerQueue {
             c0: 0,
             l0: vec![Vec::new(); 256],
             l0_bits: Bits::default(),
+            l0_sorted: [0; 256],
             l1: vec![Vec::new(); 256],
             l1_bits: Bits::default(),
             far: Vec::new(),
@@ -286,7 +335,8 @@ impl TimerQueue {
             cached: None,
             spare: Vec::new(),
             spare_cap: 0,
-            ahead: VecDeque::new(),
+            ahead: Vec::new(),
+            ahead_at: 0,
             words: 0,
             handed: 0,
             queued: 0,
@@ -325,23 +375,24 @@ impl TimerQueue {
         // The current slot's entries that left `front` (about the timers done).
         let done = self.cur.saturating_sub(self.front.len() - self.head);
         let hand_to = done + LEAD;
-        if self.ahead.len() < hand_to + WORD_GAP {
+        if self.ahead_len() < hand_to + WORD_GAP {
             self.queue_next();
         }
-        let len = self.ahead.len();
+        let ahead = &self.ahead[self.ahead_at..];
+        let len = ahead.len();
         let ready = if self.words == len { len } else { self.words.saturating_sub(WORD_GAP) };
         let mut n = 0;
         while self.handed < ready.min(hand_to) && n < STEP {
-            let e = self.ahead[self.handed];
+            let e = ahead[self.handed];
             self.handed += 1;
             n += 1;
-            if self.armed.get(e.client as usize) == Some(&(e.time, e.seq)) {
-                f(e.client);
+            if self.armed.get(e.client() as usize) == Some(&(e.time, e.tag)) {
+                f(e.client());
             }
         }
         let mut n = 0;
         while self.words < len.min(hand_to + WORD_GAP) && n < STEP {
-            if let Some(a) = self.armed.get(self.ahead[self.words].client as usize) {
+            if let Some(a) = self.armed.get(ahead[self.words].client() as usize) {
                 prefetch(a);
             }
             self.words += 1;
@@ -366,7 +417,13 @@ impl TimerQueue {
                 // ahead is what comes next; the slot stays sorted for `load_front`, whose
                 // sort then only checks it (and places entries armed since).
                 Self::sort(&mut self.l0[i]);
-                self.ahead.extend(self.l0[i].iter().copied());
+                self.l0_sorted[i] = self.l0[i].len() as u32;
+                if self.ahead_at >= self.ahead_len() {
+                    // As many gone as left: drop them (amortised O(1) per entry).
+                    self.ahead.drain(..self.ahead_at);
+                    self.ahead_at = 0;
+                }
+                self.ahead.extend_from_slice(&self.l0[i]);
             }
             None => self.queued = self.c0 | 255,
         }
@@ -376,23 +433,33 @@ impl TimerQueue {
     /// and the current slot's are counted.
     #[inline]
     fn moved(&mut self) {
-        while self.ahead.front().is_some_and(|e| e.time >> S0 < self.c0) {
-            self.ahead.pop_front();
+        while self.ahead.get(self.ahead_at).is_some_and(|e| e.time >> S0 < self.c0) {
+            self.ahead_at += 1;
             self.words = self.words.saturating_sub(1);
             self.handed = self.handed.saturating_sub(1);
         }
-        self.cur = self.ahead.iter().take_while(|e| e.time >> S0 == self.c0).count();
+        self.cur = self.ahead[self.ahead_at..].iter().take_while(|e| e.time >> S0 == self.c0).count();
     }
 
-    /// An emptied slot vector: kept as a spare (if small) while the spares hold no more room
-    /// than half the entries stored plus 256 (1 024 entries when not loading ahead), else
-    /// freed; the slot is left with none.
+    /// Entries in `ahead` (not gone).
+    #[inline(always)]
+    fn ahead_len(&self) -> usize {
+        self.ahead.len() - self.ahead_at
+    }
+
+    /// An emptied slot vector: kept as a spare (if small, or whatever its size when loading
+    /// ahead) while the spares hold no more room than half the entries stored plus 256
+    /// (1 024 entries when not loading ahead), else freed; the slot is left with none.
     #[inline]
     fn recycle(&mut self, v: Vec<TimerEntry>) {
         debug_assert!(v.is_empty());
         // Small populations: only small vectors (a spare goes to whichever slot needs one
-        // next, often a level-1 slot holding a few entries for a long time).
-        let (cap, room) = if self.look { (64, self.stored / 2 + 256) } else { (64, 1024) };
+        // next, often a level-1 slot holding a few entries for a long time). Large ones: a
+        // level-1 slot holds thousands of entries, and a vector grown to that size and freed
+        // after each spread cost about 3 % of the instructions in reallocations alone at
+        // 100 000 clients; the spare taken last (a spread level-1 slot's) goes to the next
+        // slot that needs one, most often a level-1 slot.
+        let (cap, room) = if self.look { (usize::MAX, self.stored / 2 + 256) } else { (64, 1024) };
         if v.capacity() <= cap && self.spare_cap + v.capacity() <= room {
             self.spare_cap += v.capacity();
             self.spare.push(v);
@@ -437,12 +504,12 @@ impl TimerQueue {
     #[inline(always)]
     pub fn set(&mut self, client: u32, time: Nanos, seq: u64) {
         debug_assert!(seq != 0);
+        let e = TimerEntry::new(time, seq, client);
         let a = &mut self.armed[client as usize];
         self.live += usize::from(a.1 == 0);
-        *a = (time, seq);
-        let e = TimerEntry { time, seq, client };
+        *a = (time, e.tag);
         if let Some(f) = self.cached {
-            if f.client == client {
+            if f.client() == client {
                 self.cached = None;
             } else if e.key() < f.key() {
                 self.cached = Some(e);
@@ -463,7 +530,8 @@ impl TimerQueue {
     #[inline(never)]
     fn compact(&mut self) {
         let armed = &self.armed;
-        let keep = |e: &TimerEntry| armed[e.client as usize] == (e.time, e.seq);
+        let keep = |e: &TimerEntry| armed[e.client() as usize] == (e.time, e.tag);
+        self.l0_sorted = [0; 256];
         self.front.drain(..self.head);
         self.head = 0;
         self.front.retain(keep);
@@ -483,7 +551,7 @@ impl TimerQueue {
         let a = &mut self.armed[client as usize];
         self.live -= usize::from(a.1 != 0);
         a.1 = 0;
-        if self.cached.is_some_and(|f| f.client == client) {
+        if self.cached.is_some_and(|f| f.client() == client) {
             self.cached = None;
         }
     }
@@ -539,7 +607,7 @@ impl TimerQueue {
         loop {
             let mut first = None;
             while let Some(&e) = self.front.get(self.head) {
-                if self.armed.get(e.client as usize).is_some_and(|a| a.1 == e.seq) {
+                if self.armed.get(e.client() as usize).is_some_and(|a| a.1 == e.tag) {
                     first = Some(e);
                     break;
                 }
@@ -548,7 +616,7 @@ impl TimerQueue {
             }
             if !self.late.is_empty() {
                 while let Some(&Late(e)) = self.late.peek() {
-                    if self.armed.get(e.client as usize).is_some_and(|a| a.1 == e.seq) {
+                    if self.armed.get(e.client() as usize).is_some_and(|a| a.1 == e.tag) {
                         if first.map_or(true, |f| e.key() < f.key()) {
                             first = Some(e);
                         }
@@ -582,7 +650,8 @@ impl TimerQueue {
                 self.l0_bits.clear(i);
                 self.c0 = (self.c0 & !255) | i as u64;
                 let v = std::mem::take(&mut self.l0[i]);
-                self.load_front(v);
+                let sorted = std::mem::take(&mut self.l0_sorted[i]) as usize == v.len();
+                self.load_front(v, sorted);
                 return true;
             }
             let c1 = self.c0 >> 8;
@@ -602,7 +671,7 @@ impl TimerQueue {
                     // Few timers in this level-1 slot (a small population): all of them to
                     // `front` at once, the whole slot becoming the current one.
                     self.c0 = (s1 << 8) | 255;
-                    self.load_front(v);
+                    self.load_front(v, false);
                     return true;
                 }
                 self.c0 = s1 << 8;
@@ -639,14 +708,17 @@ impl TimerQueue {
         v.sort_unstable_by_key(TimerEntry::key);
     }
 
-    /// `front` is empty: the entries of slot vector `v` move to it, sorted, and `v` is
-    /// recycled (`front` keeps its buffer: fewer vectors grow and are freed, a lower peak
-    /// of memory).
+    /// `front` is empty: the entries of slot vector `v` move to it, sorted (unless `sorted`:
+    /// they are already), and `v` is recycled (`front` keeps its buffer: fewer vectors grow
+    /// and are freed, a lower peak of memory).
     #[inline]
-    fn load_front(&mut self, mut v: Vec<TimerEntry>) {
+    fn load_front(&mut self, mut v: Vec<TimerEntry>, sorted: bool) {
         debug_assert!(self.front.is_empty());
         self.front.extend_from_slice(&v);
-        Self::sort(&mut self.front);
+        if !sorted {
+            Self::sort(&mut self.front);
+        }
+        debug_assert!(self.front.windows(2).all(|w| w[0].key() < w[1].key()));
         v.clear();
         self.recycle(v);
     }
@@ -714,11 +786,11 @@ mod tests {
                         if rng.next_u64() % 2 == 0 {
                             seq += 1;
                             let t = now + rng.next_u64() % span;
-                            h.set(e.client, t, seq);
-                            model[e.client as usize] = Some((t, seq));
+                            h.set(e.client(), t, seq);
+                            model[e.client() as usize] = Some((t, seq));
                         } else {
-                            h.remove(e.client);
-                            model[e.client as usize] = None;
+                            h.remove(e.client());
+                            model[e.client() as usize] = None;
                         }
                     }
                 }
@@ -727,9 +799,9 @@ mod tests {
                 assert!(model[c as usize].is_some(), "only armed slots are handed out");
                 handed += 1;
             });
-            assert!(h.handed <= h.words && h.words <= h.ahead.len());
+            assert!(h.handed <= h.words && h.words <= h.ahead_len());
             let want = model.iter().enumerate().filter_map(|(c, k)| k.map(|k| (k, c as u32))).min();
-            assert_eq!(h.peek().map(|e| ((e.time, e.seq), e.client)), want);
+            assert_eq!(h.peek().map(|e| ((e.time, e.seq()), e.client())), want);
             assert_eq!(h.len(), model.iter().filter(|k| k.is_some()).count());
             for c in 0..n as u32 {
                 assert_eq!(h.time_of(c), model[c as usize].map(|k| k.0));
@@ -766,7 +838,7 @@ mod tests {
             let mut rng = SplitMix64::new(11);
             let mut seq = 1;
             h.set(0, base + 5, seq);
-            assert_eq!(h.peek().map(|e| e.client), Some(0));
+            assert_eq!(h.peek().map(|e| e.client()), Some(0));
             let mut want = vec![(base + 5, seq, 0u32)];
             for c in 1..n as u32 {
                 seq += 1;
@@ -779,8 +851,8 @@ mod tests {
             let mut got = Vec::new();
             while let Some(e) = h.peek() {
                 h.step(|_| {});
-                got.push((e.time, e.seq, e.client));
-                h.remove(e.client);
+                got.push((e.time, e.seq(), e.client()));
+                h.remove(e.client());
             }
             assert_eq!(got, want);
         }
@@ -808,10 +880,10 @@ mod tests {
         let mut last = (0, 0);
         let mut popped = 0;
         while let Some(e) = h.peek() {
-            assert!((e.time, e.seq) > last);
-            assert_eq!(h.time_of(e.client), Some(e.time));
-            last = (e.time, e.seq);
-            h.remove(e.client);
+            assert!((e.time, e.seq()) > last);
+            assert_eq!(h.time_of(e.client()), Some(e.time));
+            last = (e.time, e.seq());
+            h.remove(e.client());
             popped += 1;
         }
         assert_eq!(popped, 8);

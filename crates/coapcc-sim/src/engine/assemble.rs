@@ -46,8 +46,6 @@ impl<'t, M: Model> Sim<'t, M> {
         // The run is over: what only the run needed goes before the report's per-flow part
         // is built (the run's peak memory would otherwise be the two together).
         self.timers = TimerHeap::new(0);
-        self.ahead_up = VecDeque::new();
-        self.ahead_down = VecDeque::new();
         self.m.release_run_state();
         let FlowPart { flows, groups, hist, useful_bytes } = M::flow_reports(&mut self, &cfg, def);
         let link = |l: &Link<Packet<M::Buf>>, busy: u64| {
@@ -98,7 +96,7 @@ impl<'t, M: Model> Sim<'t, M> {
         for (i, (cl, cold)) in self.clients.iter().zip(&self.cold).enumerate() {
             // A finished run delivered or dropped every packet: no record counts one.
             debug_assert!(self.now >= self.bound || cl.recs.iter().all(|r| r.held == 0 || r.held == u16::MAX));
-            let unnecessary: u64 = cold.unnecessary + cl.recs.iter().map(|r| r.unnecessary(def)).sum::<u64>();
+            let unnecessary: u64 = cold.unnecessary() + cl.recs.iter().map(|r| r.unnecessary(def)).sum::<u64>();
             let fct = match (cold.first_sent, cold.done_at) {
                 (Some(s), Some(d)) => Some(secs(d - s)),
                 _ => None,
@@ -106,8 +104,8 @@ impl<'t, M: Model> Sim<'t, M> {
             let g = cold.group as usize;
             let rtx = cl.transmissions - cl.recs.len() as u64;
             let gr = &mut groups[g];
-            gr.completed_exchanges += cold.completed;
-            gr.failed_exchanges += cold.failed;
+            gr.completed_exchanges += cold.completed();
+            gr.failed_exchanges += cold.failed();
             gr.transmissions += cl.transmissions;
             gr.retransmissions += rtx;
             gr.unnecessary_retransmissions += unnecessary;
@@ -123,8 +121,8 @@ impl<'t, M: Model> Sim<'t, M> {
                 transmissions: cl.transmissions,
                 retransmissions: rtx,
                 unnecessary_retransmissions: unnecessary,
-                failed_exchanges: cold.failed,
-                completed_exchanges: cold.completed,
+                failed_exchanges: cold.failed(),
+                completed_exchanges: cold.completed(),
                 ..FlowReport::udp()
             });
         }

@@ -77,12 +77,6 @@ impl Recs {
         Recs { old: Vec::new(), len: 0, base: 0, last: ExRec::NEW }
     }
 
-    /// Earlier records kept (neither current nor folded away).
-    #[inline]
-    pub(super) fn kept(&self) -> usize {
-        self.old.len()
-    }
-
     /// Records kept or folded (exchanges started).
     #[inline]
     pub(super) fn len(&self) -> usize {
@@ -93,21 +87,23 @@ impl Recs {
     /// records that are final are folded away; with `fold_settled`, the previous record is
     /// also folded when it is [settled](ExRec::settled) (it may still have packets in
     /// flight). Returns the sum of the folded records' unnecessary retransmissions under
-    /// `def`.
+    /// `def`, and whether the previous record was kept (among the earlier records).
     #[inline]
-    pub(super) fn push(&mut self, r: ExRec, fold: bool, fold_settled: bool, def: UnnecessaryDef) -> u64 {
+    pub(super) fn push(&mut self, r: ExRec, fold: bool, fold_settled: bool, def: UnnecessaryDef) -> (u64, bool) {
         let mut folded = 0;
+        let mut kept = false;
         if self.len > 0 {
             if self.old.is_empty() && ((fold && self.last.held == 0) || (fold_settled && self.last.settled(def))) {
                 folded = self.last.unnecessary(def);
                 self.base = self.len;
             } else {
                 self.old.push(self.last);
+                kept = true;
             }
         }
         self.last = r;
         self.len += 1;
-        folded
+        (folded, kept)
     }
 
     /// Fold away the leading records that no packet can reach any more: returns the sum of
@@ -211,7 +207,7 @@ impl<'t, M: Model> Sim<'t, M> {
         let cl = &self.clients[c];
         let n = cl.recs[cl.cur as usize].tx.saturating_sub(1) as usize;
         let cold = &mut self.cold[c];
-        cold.completed += 1;
+        cold.count_completed();
         let g = cold.group as usize;
         if let Some(h) = self.hist.get_mut(n) {
             *h += 1;
@@ -244,7 +240,7 @@ impl<'t, M: Model> Sim<'t, M> {
     /// Client `c`'s exchange gave up.
     #[inline]
     pub(super) fn record_failed(&mut self, c: usize) {
-        self.cold[c].failed += 1;
+        self.cold[c].count_failed();
         self.emit_trace(c, ExchangeOutcome::GiveUp, None);
     }
 }

@@ -24,15 +24,19 @@
 //!
 //! Per client, the engine keeps a 64-byte hot record (the current exchange's record, counters
 //! and flags read on every packet and timer event) apart from a cold one (workload position,
-//! per-run counters; 128 bytes, two aligned cache lines) touched once per exchange or at
-//! report time, and the transmission log, kept only when tracing or when the model needs it,
-//! in a third array. The compact model's client ([`Compact`]) is line-aligned too, with the
-//! algorithm's state and the exchange's in its first two lines (Default CoAP: 64 bytes each),
-//! which is all a timer that does not give up touches. A large population's per-client
-//! arrays ask for transparent huge pages (`timers::advise_huge_pages`). So, at 100 000
-//! clients, loading ahead a firing timer's state costs four lines (timer word, hot record,
-//! algorithm, exchange) and a response's seven (plus the model's third line and the cold
-//! record), on few TLB entries.
+//! per-run counters; 128 bytes, two aligned cache lines, of which an exchange's end and the
+//! next one's start touch only the first) touched once per exchange or at report time, and
+//! the transmission log, kept only when tracing or when the model needs it, in a third
+//! array. The compact model's client ([`Compact`]) is line-aligned too, with the algorithm's
+//! state and the exchange's in its first two lines (Default CoAP: 64 bytes each), which is
+//! all a timer that does not give up touches. A large population's per-client arrays ask
+//! for transparent huge pages (`timers::advise_huge_pages`). So, at 100 000 clients, loading
+//! ahead a firing timer's state costs four lines (timer word, hot record, algorithm,
+//! exchange), and a response's or a timer's that carries the exchange's last copy (it will
+//! give up) six (plus the model's third line and the cold record's first), on few TLB
+//! entries. The client of the packet a link delivers a few packets from now is read from
+//! the link's own FIFO ([`Link::held_nth`]), whose entries are loaded further ahead still
+//! (with a long queue they were written long before).
 //!
 //! # Transports
 //!
@@ -190,19 +194,75 @@ const _: () = assert!(std::mem::size_of::<ClientCold>() == 128);
 
 /// A client's workload position and its per-run measurements: touched once per exchange or
 /// at report time only. Two cache lines (aligned; the transmission logs are apart, in
-/// [`Sim::logs`]): the engine loads them ahead of a response.
-#[repr(align(64))]
+/// [`Sim::logs`]), of which an exchange's end and the next one's start touch only the first
+/// (`repr(C)`: in this order): the workload, the group and the low halves of the counters
+/// (their high halves are in the second line, touched once per 2^32 counted). The engine
+/// loads that line ahead of a response; an exchange that gives up reads it unloaded.
+#[repr(C, align(64))]
 struct ClientCold {
-    group: u32,
     plan: FlowPlan,
-    /// First transmission of the current exchange.
+    group: u32,
+    /// Low halves of [`ClientCold::completed`], [`ClientCold::failed`],
+    /// [`ClientCold::unnecessary`].
+    completed_lo: u32,
+    failed_lo: u32,
+    unnecessary_lo: u32,
+    /// First transmission of the current exchange (kept only when tracing: only a trace
+    /// record reads it).
     started: Nanos,
     first_sent: Option<Nanos>,
     done_at: Option<Nanos>,
-    completed: u64,
-    failed: u64,
+    completed_hi: u32,
+    failed_hi: u32,
+    unnecessary_hi: u32,
+}
+
+/// What an exchange's end and the next one's start touch is the first line.
+const _: () = assert!(std::mem::offset_of!(ClientCold, started) == 64);
+
+/// `hi:lo` plus `v` (a count kept as two halves, `lo` in a line touched often).
+#[inline(always)]
+fn add_split(lo: &mut u32, hi: &mut u32, v: u64) {
+    let s = u64::from(*lo) + v;
+    *lo = s as u32;
+    if s >> 32 != 0 {
+        *hi = hi.wrapping_add((s >> 32) as u32);
+    }
+}
+
+impl ClientCold {
+    /// Exchanges completed.
+    fn completed(&self) -> u64 {
+        u64::from(self.completed_hi) << 32 | u64::from(self.completed_lo)
+    }
+
+    /// Exchanges that gave up.
+    fn failed(&self) -> u64 {
+        u64::from(self.failed_hi) << 32 | u64::from(self.failed_lo)
+    }
+
     /// Unnecessary retransmissions of the exchange records folded away.
-    unnecessary: u64,
+    fn unnecessary(&self) -> u64 {
+        u64::from(self.unnecessary_hi) << 32 | u64::from(self.unnecessary_lo)
+    }
+
+    /// An exchange completed.
+    #[inline(always)]
+    fn count_completed(&mut self) {
+        add_split(&mut self.completed_lo, &mut self.completed_hi, 1);
+    }
+
+    /// An exchange gave up.
+    #[inline(always)]
+    fn count_failed(&mut self) {
+        add_split(&mut self.failed_lo, &mut self.failed_hi, 1);
+    }
+
+    /// `n` more unnecessary retransmissions in records folded away.
+    #[inline(always)]
+    fn add_unnecessary(&mut self, n: u64) {
+        add_split(&mut self.unnecessary_lo, &mut self.unnecessary_hi, n);
+    }
 }
 
 /// What a response that completed an exchange carried: (answered copy, echoed copy, IP size).
@@ -254,10 +314,13 @@ pub(crate) trait Model: Sized {
     #[inline(always)]
     fn prefetch(&self, _c: usize) {}
     /// As [`Model::prefetch`], for a timer of client `c` expiring soon: only what a timer
-    /// needs (all of it by default).
+    /// needs (all of it by default). Returns whether the timer is expected to end the
+    /// exchange (it gives up), so that the engine loads what an exchange's end touches too
+    /// (a hint either way; `false` by default).
     #[inline(always)]
-    fn prefetch_timer(&self, c: usize) {
+    fn prefetch_timer(&self, c: usize) -> bool {
         self.prefetch(c);
+        false
     }
     /// Start loading the server's state for client `c` (a request of `c` arrives soon).
     #[inline(always)]
@@ -317,6 +380,9 @@ pub(crate) struct Sim<'t, M: Model> {
     events: u64,
     /// The event budget ([`SimConfig::event_budget`]); the run stops after it.
     max_events: u64,
+    /// The run stopped because its sequence numbers neared what a timer can hold
+    /// ([`timers::SEQ_LIMIT`]).
+    seq_exhausted: bool,
     /// Called every [`PROGRESS_EVENTS`] events, if set.
     progress: Option<&'t mut dyn FnMut(&crate::Progress)>,
     trace: Option<&'t mut dyn TraceSink>,
@@ -349,10 +415,6 @@ pub(crate) struct Sim<'t, M: Model> {
     fold_settled: bool,
     /// The run's definition of an unnecessary retransmission (for folding records).
     unnecessary_def: UnnecessaryDef,
-    /// The clients of the packets held by `up` and `down`, in delivery order (FIFO links):
-    /// the engine loads the state of the client [`AHEAD`] packets ahead when one is delivered.
-    ahead_up: VecDeque<u32>,
-    ahead_down: VecDeque<u32>,
     m: M,
 }
 
@@ -371,8 +433,14 @@ fn head_of<B>(link: &Link<Packet<B>>) -> u128 {
     link.peek().map_or(NO_HEAD, |(t, p)| ev_key(t, p.seq))
 }
 
-/// How many packets of a link ahead the engine loads a client's state.
+/// How many packets of a link ahead the engine loads a client's state (the client of the
+/// packet that many places behind the one delivered, read from the link's FIFO).
 const AHEAD: usize = 4;
+
+/// How many packets of a link ahead the engine loads the FIFO's own entry: with a long queue
+/// (a 1 410 000-byte buffer holds some ten thousand packets) an entry was written long before
+/// it is delivered and has left the caches.
+const FIFO_AHEAD: usize = 24;
 
 /// The population from which the engine loads client state ahead ([`Sim::prefetch`]).
 const PREFETCH_CLIENTS: usize = 4096;
@@ -383,8 +451,19 @@ const PREFETCH_CLIENTS: usize = 4096;
 /// sum them), so the switch is only about cost: below this, every record is kept to the end.
 const FOLD_AFTER: u64 = 1 << 16;
 
-/// Events between two calls of the progress callback.
+/// Events between two calls of the progress callback (and two checks of the sequence
+/// numbers against [`timers::SEQ_LIMIT`]).
 const PROGRESS_EVENTS: u64 = 1 << 20;
+
+/// Every valid configuration's timer slots fit the timer queue (at most two per client, over
+/// TCP, plus the full model's server slot): the check in [`Sim::with_model`] guards only
+/// configurations that skipped validation.
+const _: () = assert!(2 * crate::config::MAX_CLIENTS < timers::MAX_SLOTS as u64);
+
+/// Sequence numbers kept in reserve below [`timers::SEQ_LIMIT`]: the run stops with an error
+/// once it has used more than the rest, checked every [`PROGRESS_EVENTS`] events (an event
+/// uses a few sequence numbers; 2^32 between two checks is far beyond any burst).
+const SEQ_MARGIN: u64 = 1 << 32;
 
 /// Run `cfg` (resolved and validated) with transport `M`.
 pub(crate) fn run<'t, M: Model>(
@@ -398,6 +477,16 @@ pub(crate) fn run<'t, M: Model>(
     sim.progress = progress;
     let truncated = sim.run();
     sim.finish_queue_trace(truncated);
+    if sim.seq_exhausted {
+        return Err(ConfigError::Invalid {
+            field: "max_events".into(),
+            problem: format!(
+                "the run used {} sequence numbers by simulated time {:.3} s, the most the timer queue can tell apart (2^40); a run this long is not supported: split it into shorter runs",
+                sim.seq,
+                sim.now as f64 / 1e9
+            ),
+        });
+    }
     if sim.events > sim.max_events {
         return Err(ConfigError::Invalid {
             field: "max_events".into(),
@@ -490,9 +579,12 @@ impl<'t, M: Model> Sim<'t, M> {
                     started: 0,
                     first_sent: None,
                     done_at: None,
-                    completed: 0,
-                    failed: 0,
-                    unnecessary: 0,
+                    completed_lo: 0,
+                    completed_hi: 0,
+                    failed_lo: 0,
+                    failed_hi: 0,
+                    unnecessary_lo: 0,
+                    unnecessary_hi: 0,
                 });
             }
         }
@@ -504,7 +596,17 @@ impl<'t, M: Model> Sim<'t, M> {
             })))
         });
         let lookahead = M::LOOKAHEAD && cfg.topology.access_links.is_empty() && cfg.topology.mesh.is_none();
-        let mut timers = TimerHeap::new(m.timer_slots(n));
+        let slots = m.timer_slots(n);
+        if slots > timers::MAX_SLOTS {
+            return Err(ConfigError::Invalid {
+                field: "groups".into(),
+                problem: format!(
+                    "the run needs {slots} timer slots ({n} clients), more than the {} the simulator's timer queue can hold",
+                    timers::MAX_SLOTS
+                ),
+            });
+        }
+        let mut timers = TimerHeap::new(slots);
         timers.set_look_ahead(lookahead && n >= PREFETCH_CLIENTS);
         Ok(Sim {
             now: 0,
@@ -534,6 +636,7 @@ impl<'t, M: Model> Sim<'t, M> {
             last_event: 0,
             events: 0,
             max_events: cfg.event_budget(),
+            seq_exhausted: false,
             progress: None,
             trace,
             qtrace,
@@ -545,8 +648,6 @@ impl<'t, M: Model> Sim<'t, M> {
             fold_after: FOLD_AFTER,
             fold_settled: M::LOOKAHEAD,
             unnecessary_def: cfg.metrics.unnecessary_def,
-            ahead_up: VecDeque::new(),
-            ahead_down: VecDeque::new(),
             mesh: medium::MeshLink::new(cfg)?,
             m,
         })
@@ -613,7 +714,7 @@ impl<'t, M: Model> Sim<'t, M> {
             count_held(&mut self.clients, p.key());
         }
         for (cl, cold) in self.clients.iter_mut().zip(&mut self.cold) {
-            cold.unnecessary += cl.recs.fold_front(self.unnecessary_def);
+            cold.add_unnecessary(cl.recs.fold_front(self.unnecessary_def));
             cl.recs.release_if_folded();
         }
     }
@@ -637,7 +738,7 @@ impl<'t, M: Model> Sim<'t, M> {
         if r.held == 0 && x + 1 < cl.recs.len() {
             let folded = cl.recs.fold_front(self.unnecessary_def);
             if folded > 0 {
-                self.cold[c].unnecessary += folded;
+                self.cold[c].add_unnecessary(folded);
             }
         }
     }
@@ -663,17 +764,23 @@ impl<'t, M: Model> Sim<'t, M> {
             Mesh,
         }
         loop {
-            let mut best: Option<(Nanos, u64, Src)> = self.timers.peek().map(|e| (e.time, e.seq, Src::Timer));
+            let mut best: Option<(Nanos, u64, Src)> = self.timers.peek().map(|e| (e.time, e.seq(), Src::Timer));
             if self.prefetch {
                 // The hot and model records of the clients whose timers come next (their cold
                 // record is needed only when the exchange gives up: loading it too slowed the
                 // 100 000-client runs).
-                let (clients, m) = (&self.clients, &self.m);
+                let (clients, cold, m) = (&self.clients, &self.cold, &self.m);
                 self.timers.step(|c| {
                     if let Some(cl) = clients.get(c as usize) {
                         timers::prefetch(cl);
                     }
-                    m.prefetch_timer(c as usize);
+                    // A timer expected to give up also ends the exchange and starts the next:
+                    // the first line of the cold record.
+                    if m.prefetch_timer(c as usize) {
+                        if let Some(k) = cold.get(c as usize) {
+                            timers::prefetch_bytes(k, 64);
+                        }
+                    }
                 });
             }
             if let Some(e) = self.heap.peek() {
@@ -722,6 +829,10 @@ impl<'t, M: Model> Sim<'t, M> {
                 return false;
             }
             if self.events % PROGRESS_EVENTS == 0 {
+                if self.seq >= timers::SEQ_LIMIT - SEQ_MARGIN {
+                    self.seq_exhausted = true;
+                    return false;
+                }
                 if let Some(p) = self.progress.as_mut() {
                     let (flows, finished) = (self.clients.len(), self.done);
                     p(&crate::Progress { events: self.events, sim_time_s: t as f64 / 1e9, finished, flows });
@@ -737,7 +848,7 @@ impl<'t, M: Model> Sim<'t, M> {
                     }
                 }
                 Src::Timer => {
-                    let slot = self.timers.peek().expect("peeked").client;
+                    let slot = self.timers.peek().expect("peeked").client();
                     M::timer(self, slot as usize);
                 }
                 Src::Server => {
@@ -757,13 +868,16 @@ impl<'t, M: Model> Sim<'t, M> {
                     // Counted when held iff counting already (the model may start it).
                     let counted = self.counting;
                     if self.prefetch {
-                        self.ahead_up.pop_front();
                         // The server's side touches only the client's hot record.
-                        if let Some(&c) = self.ahead_up.get(AHEAD) {
-                            if let Some(cl) = self.clients.get(c as usize) {
+                        if let Some(q) = self.up.held_nth(AHEAD) {
+                            let c = q.client as usize;
+                            if let Some(cl) = self.clients.get(c) {
                                 timers::prefetch(cl);
                             }
-                            self.m.prefetch_server(c as usize);
+                            self.m.prefetch_server(c);
+                        }
+                        if let Some(q) = self.up.held_nth(FIFO_AHEAD) {
+                            timers::prefetch(q);
                         }
                     }
                     M::at_server(self, p);
@@ -778,12 +892,17 @@ impl<'t, M: Model> Sim<'t, M> {
                     // Counted when held iff counting already (the model may start it).
                     let counted = self.counting;
                     if self.prefetch {
-                        self.ahead_down.pop_front();
-                        if let Some(&c) = self.ahead_down.get(AHEAD) {
-                            self.prefetch_client(c as usize);
-                            if let Some(k) = self.cold.get(c as usize) {
-                                timers::prefetch(k);
+                        if let Some(q) = self.down.held_nth(AHEAD) {
+                            let c = q.client as usize;
+                            self.prefetch_client(c);
+                            // The first line of the cold record: all that an exchange's end
+                            // and the next one's start touch.
+                            if let Some(k) = self.cold.get(c) {
+                                timers::prefetch_bytes(k, 64);
                             }
+                        }
+                        if let Some(q) = self.down.held_nth(FIFO_AHEAD) {
+                            timers::prefetch(q);
                         }
                     }
                     M::at_client(self, p);
@@ -855,19 +974,24 @@ impl<'t, M: Model> Sim<'t, M> {
     fn start_exchange(&mut self, c: usize) {
         let now = self.now;
         let cl = &mut self.clients[c];
+        let first = cl.recs.len() == 0;
         cl.cur = cl.recs.len() as u32;
-        let kept = cl.recs.kept();
-        let folded = cl.recs.push(ExRec::NEW, self.counting, self.fold_settled, self.unnecessary_def);
-        let kept = cl.recs.kept() > kept;
+        let (folded, kept) = cl.recs.push(ExRec::NEW, self.counting, self.fold_settled, self.unnecessary_def);
         cl.active = true;
         let keep_log = cl.keep_log;
+        // Only the cold record's first line unless tracing or starting (a large population's
+        // exchange that gave up starts the next one with that line unloaded).
         let cold = &mut self.cold[c];
-        cold.started = now;
-        cold.unnecessary += folded;
+        if self.trace.is_some() {
+            cold.started = now;
+        }
+        cold.add_unnecessary(folded);
         if keep_log {
             self.logs[c].clear();
         }
-        cold.first_sent.get_or_insert(now);
+        if first {
+            cold.first_sent = Some(now);
+        }
         if !self.counting && kept {
             self.kept_records += 1;
             if self.kept_records > self.fold_after && self.lookahead {
@@ -905,19 +1029,13 @@ impl<'t, M: Model> Sim<'t, M> {
         self.send_up_noted(c, size, Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf });
     }
 
-    /// [`Sim::send_up`], noting the client in `ahead_up` and counting the packet in its
-    /// record if the link holds it.
+    /// [`Sim::send_up`], counting the packet in its record if the link holds it.
     #[inline(always)]
     fn send_up_noted(&mut self, c: usize, size: u32, p: Packet<M::Buf>) {
-        if self.prefetch || self.counting {
+        if self.counting {
             let (x, copy) = (p.exchange, p.copy);
             if self.send_up(c, size, p) {
-                if self.prefetch {
-                    self.ahead_up.push_back(c as u32);
-                }
-                if self.counting {
-                    self.held(c as u32, x, copy);
-                }
+                self.held(c as u32, x, copy);
             }
         } else {
             self.send_up(c, size, p);
@@ -942,15 +1060,10 @@ impl<'t, M: Model> Sim<'t, M> {
     #[inline(always)]
     fn send_response(&mut self, mut p: Packet<M::Buf>, size: u32) {
         p.seq = self.next_seq(); // the downlink event's own insertion order
-        if self.prefetch || self.counting {
+        if self.counting {
             let (c, x, copy) = (p.client, p.exchange, p.copy);
             if self.send_down(size, p) {
-                if self.prefetch {
-                    self.ahead_down.push_back(c);
-                }
-                if self.counting {
-                    self.held(c, x, copy);
-                }
+                self.held(c, x, copy);
             }
         } else {
             self.send_down(size, p);

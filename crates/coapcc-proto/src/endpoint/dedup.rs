@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use coapcc_cc::Instant;
+use slab::Slab;
 
 use super::hash::IdMap;
 use super::lifecycle::{DuplicateCache, DuplicateEntry, Remembered};
@@ -217,9 +218,8 @@ impl PeerTable {
 /// Never iterated in a run (the records are found by peer only).
 struct PeerTables<P> {
     map: BTreeMap<P, u32>,
-    slots: Vec<PeerTable>,
-    /// Slots of removed records, reused first.
-    free: Vec<u32>,
+    /// The records (a removed record's slot is reused first).
+    slots: Slab<PeerTable>,
     /// Direct-mapped: (peer, slot) by hash; empty until the first record, then at least
     /// four times as many entries as records (up to [`MAX_RECENT`]).
     recent: Vec<Option<(P, u32)>>,
@@ -230,7 +230,7 @@ const MAX_RECENT: usize = 1 << 16;
 
 impl<P: Clone + Ord + core::hash::Hash> PeerTables<P> {
     fn new() -> Self {
-        PeerTables { map: BTreeMap::new(), slots: Vec::new(), free: Vec::new(), recent: Vec::new() }
+        PeerTables { map: BTreeMap::new(), slots: Slab::new(), recent: Vec::new() }
     }
 
     #[inline]
@@ -276,16 +276,7 @@ impl<P: Clone + Ord + core::hash::Hash> PeerTables<P> {
 
     /// Adds `peer`'s record (absent).
     fn insert(&mut self, peer: P, table: PeerTable) {
-        let i = match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = table;
-                i
-            }
-            None => {
-                self.slots.push(table);
-                (self.slots.len() - 1) as u32
-            }
-        };
+        let i = self.slots.insert(table) as u32;
         self.map.insert(peer.clone(), i);
         if self.recent.len() < MAX_RECENT && self.recent.len() < 4 * self.map.len() {
             // Grown (emptied: the entries are found again through the map).
@@ -298,8 +289,7 @@ impl<P: Clone + Ord + core::hash::Hash> PeerTables<P> {
 
     fn remove(&mut self, peer: &P) {
         if let Some(i) = self.map.remove(peer) {
-            self.slots[i as usize] = PeerTable::default();
-            self.free.push(i);
+            self.slots.remove(i as usize);
             let h = self.hash(peer);
             if matches!(&self.recent[h], Some((p, _)) if p == peer) {
                 self.recent[h] = None;
@@ -557,7 +547,7 @@ mod tests {
             assert_eq!(t.get(&p).map(|r| r.pending), model.get(&p).copied());
         }
         assert!(t.values().map(|r| r.pending).eq(model.values().copied()));
-        assert!(t.slots.len() < 700, "slots are reused");
+        assert!(t.map.values().all(|&i| i < 700), "slots are reused");
     }
 
     #[test]

@@ -19,6 +19,27 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::UdpSocket;
 use tokio::process::{Child, Command};
 
+/// Ports handed out by [`Link::server_addr`], counted from a start that differs from process
+/// to process (so two test processes at once rarely probe the same ports).
+static NEXT_PORT: AtomicU64 = AtomicU64::new(0);
+
+/// The ports [`Link::server_addr`] picks from: `[low, high)`, just below the kernel's
+/// ephemeral range (`/proc/sys/net/ipv4/ip_local_port_range`; 32 768 if unreadable), where
+/// no `bind(0)` lands.
+fn below_ephemeral() -> (u16, u16) {
+    static RANGE: std::sync::OnceLock<(u16, u16)> = std::sync::OnceLock::new();
+    *RANGE.get_or_init(|| {
+        let first = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+            .ok()
+            .and_then(|t| t.split_whitespace().next()?.parse::<u16>().ok())
+            .unwrap_or(32_768);
+        let high = first.max(2_048);
+        let low = high.saturating_sub(8_192).max(1_024);
+        NEXT_PORT.store(u64::from(std::process::id()) * 97, Ordering::Relaxed);
+        (low, high)
+    })
+}
+
 /// Longest any single external command may run over loopback.
 pub const CMD_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -348,14 +369,30 @@ impl Link {
         }
     }
 
-    /// A server address (server IP, a UDP port that was free a moment ago on the server side).
+    /// A server address: the server IP and a port that was free a moment ago on the server
+    /// side, for UDP and TCP. The port is below the kernel's ephemeral range
+    /// ([`below_ephemeral`]): a port the kernel had handed out for a `bind(0)` and taken
+    /// back could be handed out again, to a client of a test running alongside, between
+    /// this probe and the server's own bind (a server that then fails to start). Below that
+    /// range only explicit binds take ports, and this process hands out each port once.
     pub fn server_addr(&self) -> SocketAddr {
         let ip = self.server_ip();
-        let port = self
-            .on_server_side(move || StdUdpSocket::bind(SocketAddr::new(ip, 0))?.local_addr())
-            .expect("a free port")
-            .port();
-        SocketAddr::new(ip, port)
+        let (low, high) = below_ephemeral();
+        let span = u64::from(high - low);
+        for _ in 0..span {
+            let port = low + (NEXT_PORT.fetch_add(1, Ordering::Relaxed) % span) as u16;
+            let addr = SocketAddr::new(ip, port);
+            let free = self.on_server_side(move || {
+                let udp = StdUdpSocket::bind(addr)?;
+                let tcp = std::net::TcpListener::bind(addr)?;
+                drop((udp, tcp));
+                Ok(())
+            });
+            if free.is_ok() {
+                return addr;
+            }
+        }
+        panic!("no free port in {low}..{high} on the server side")
     }
 
     /// Wait until a CoAP server answers a ping (Empty CON → RST) at `addr`, pinging from the

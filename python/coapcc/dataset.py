@@ -46,6 +46,7 @@ earlier versions, which hold them on every row, are read as they are).
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import math
@@ -56,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import SimConfig, canonical_json, to_native
+from .result import FLOW_COLUMNS
 
 __all__ = [
     "Results",
@@ -91,17 +93,7 @@ CASE_COLUMNS = (
 )
 
 #: Per-flow columns of the simulator's report.
-FLOW_FIELDS = (
-    "client",
-    "group",
-    "cc",
-    "fct_s",
-    "transmissions",
-    "retransmissions",
-    "unnecessary_retransmissions",
-    "failed_exchanges",
-    "completed_exchanges",
-)
+FLOW_FIELDS = (*FLOW_COLUMNS, "completed_exchanges")
 
 #: Per-flow counts of a TCP run (``transport = "tcp"``) that a run's row sums (empty for UDP).
 TCP_RUN_FIELDS = (
@@ -652,13 +644,15 @@ def _tmp_name(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.tmp")
 
 
-def _atomic_write_bytes(data: bytes, path: Path) -> None:
-    """Write ``data`` to ``path`` durably: a temporary file in the same folder, fsync, rename,
-    fsync of the folder. On an error (a full disk) nothing is left behind."""
+@contextlib.contextmanager
+def _atomic_file(path: Path):
+    """A binary file to write that appears at ``path`` only once complete and durable: a
+    temporary file in the same folder, fsync, rename, fsync of the folder. On an error (a full
+    disk, an exception in the ``with`` block) nothing is left behind."""
     tmp = _tmp_name(path)
     try:
         with open(tmp, "wb") as f:
-            f.write(data)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -666,6 +660,12 @@ def _atomic_write_bytes(data: bytes, path: Path) -> None:
         tmp.unlink(missing_ok=True)
         raise
     _fsync_dir(path.parent)
+
+
+def _atomic_write_bytes(data: bytes, path: Path) -> None:
+    """Write ``data`` to ``path`` durably (see :func:`_atomic_file`)."""
+    with _atomic_file(path) as f:
+        f.write(data)
 
 
 def _atomic_write_tables(tables, path: Path) -> None:
@@ -673,23 +673,16 @@ def _atomic_write_tables(tables, path: Path) -> None:
     group each, durably; the tables are consumed one at a time."""
     import pyarrow.parquet as pq
 
-    tmp = _tmp_name(path)
-    try:
-        with open(tmp, "wb") as f:
-            w = None
+    with _atomic_file(path) as f:
+        w = None
+        try:
             for t in tables:
                 if w is None:
                     w = pq.ParquetWriter(f, t.schema, **_PARQUET_OPTIONS)
                 w.write_table(t)
+        finally:  # also on an error: a writer left open would write into the closed file later
             if w is not None:
                 w.close()
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
 
 
 def _atomic_write_table(table, path: Path) -> None:

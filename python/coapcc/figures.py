@@ -166,7 +166,6 @@ def box_figure(
     """Box plots of ``value`` per flow: one panel per value of ``dims``, x = clients, one box per
     ``series_col``. Boxes at quartiles, whiskers at p10/p90, no fliers."""
     from matplotlib.figure import Figure
-    from matplotlib.patches import Patch
 
     flows = flows[flows[value].notna()]
     panels = _panels(flows, dims)
@@ -205,18 +204,13 @@ def box_figure(
             boxes = [(xi, st) for xi, st in boxes if st is not None]
             if not boxes:
                 continue
-            art = ax.bxp(
+            _boxes(
+                ax,
                 [st for _, st in boxes],
-                positions=[xi - 0.4 + width * (si + 0.5) for xi, _ in boxes],
-                widths=width * 0.85,
-                showfliers=False,
-                patch_artist=True,
-                manage_ticks=False,
-                medianprops={"color": "black", "linewidth": 1.2},
+                [xi - 0.4 + width * (si + 0.5) for xi, _ in boxes],
+                width,
+                colors[s],
             )
-            for b in art["boxes"]:
-                b.set_facecolor(colors[s])
-                b.set_alpha(0.85)
         ax.set_xticks(range(len(xs)))
         ax.set_xticklabels([str(x) for x in xs])
         ax.set_xlim(-0.6, len(xs) - 0.4)
@@ -240,13 +234,7 @@ def box_figure(
         ax.grid(axis="y", alpha=0.3, which="both")
     for j in range(len(panels), rows * cols):
         axes[j // cols][j % cols].set_visible(False)
-    fig.legend(
-        handles=[Patch(facecolor=colors[s], label=s) for s in series],
-        loc="upper center",
-        ncol=min(len(series), 6),
-        frameon=False,
-        bbox_to_anchor=(0.5, 1.0),
-    )
+    _legend(fig, series, colors)
     if title:
         fig.suptitle(title, y=1.04)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
@@ -298,15 +286,7 @@ def histogram_figure(hist, dims: list[str]):
         ax.grid(axis="y", alpha=0.3, which="both")
     for j in range(len(panels), rows * cols):
         axes[j // cols][j % cols].set_visible(False)
-    from matplotlib.patches import Patch
-
-    fig.legend(
-        handles=[Patch(facecolor=colors[s], label=s) for s in series],
-        loc="upper center",
-        ncol=min(len(series), 6),
-        frameon=False,
-        bbox_to_anchor=(0.5, 1.0),
-    )
+    _legend(fig, series, colors)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     return fig
 
@@ -371,7 +351,9 @@ def trace_figure(traces: list[tuple[str, str, Any]]):
     return fig
 
 
-def _legend(fig, series: list[str], colors: dict, kind: str = "patch") -> None:
+def _legend(fig, series: list[str], colors: dict, kind: str = "patch", ncol: int | None = None) -> None:
+    """One legend above the panels: a coloured patch (``kind="patch"``) or a line with a marker
+    (``"line"``) per series, in ``ncol`` columns (at most six by default)."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -382,10 +364,27 @@ def _legend(fig, series: list[str], colors: dict, kind: str = "patch") -> None:
     fig.legend(
         handles=handles,
         loc="upper center",
-        ncol=min(len(series), 6),
+        ncol=min(len(series), 6) if ncol is None else ncol,
         frameon=False,
         bbox_to_anchor=(0.5, 1.0),
     )
+
+
+def _boxes(ax, stats: list[dict], positions: list[float], width: float, color) -> None:
+    """Draw one series' boxes from precomputed statistics (``Axes.bxp`` dictionaries, whiskers
+    at the 10th and 90th percentiles, no fliers) at ``positions``, filled with ``color``."""
+    art = ax.bxp(
+        stats,
+        positions=positions,
+        widths=width * 0.85,
+        showfliers=False,
+        patch_artist=True,
+        manage_ticks=False,
+        medianprops={"color": "black", "linewidth": 1.2},
+    )
+    for b in art["boxes"]:
+        b.set_facecolor(color)
+        b.set_alpha(0.85)
 
 
 def _auto_log(values) -> bool:

@@ -134,7 +134,7 @@ def _ci_figure(df, x: str, ys: list[tuple[str, str]], panel: str, panel_fmt, xla
     replications of the column against ``x``, one line per algorithm, 95 % CI bars."""
     from matplotlib.figure import Figure
 
-    from .figures import _colors
+    from .figures import _colors, _legend
 
     panels = sorted(df[panel].dropna().unique())
     series = list(dict.fromkeys(df["algorithm"]))
@@ -168,10 +168,7 @@ def _ci_figure(df, x: str, ys: list[tuple[str, str]], panel: str, panel_fmt, xla
                 ax.set_xlabel(xlabel)
             if pi == 0:
                 ax.set_ylabel(ylabel)
-    handles = [axes[0][0].plot([], [], color=colors[s], marker="o", label=s)[0] for s in series]
-    fig.legend(
-        handles=handles, loc="upper center", ncol=len(series), frameon=False, bbox_to_anchor=(0.5, 1.0)
-    )
+    _legend(fig, series, colors, "line", ncol=len(series))
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     return fig
 
@@ -181,9 +178,8 @@ def _box_figure(long, panel: str, panel_fmt, x: str, xlabel: str, series: str, y
     the median over replications of each run's p10 / p25 / median / p75 / p90 (whiskers at
     p10 and p90, no fliers). ``long`` has columns panel, x, series and those quantiles."""
     from matplotlib.figure import Figure
-    from matplotlib.patches import Patch
 
-    from .figures import _colors
+    from .figures import _boxes, _colors, _legend
 
     panels = sorted(long[panel].dropna().unique())
     names = list(dict.fromkeys(long[series]))
@@ -208,18 +204,7 @@ def _box_figure(long, panel: str, panel_fmt, x: str, xlabel: str, series: str, y
                     "q3": q["p75"],
                     "whishi": q["p90"],
                 }
-                art = ax.bxp(
-                    [{**st, "fliers": []}],
-                    positions=[xi - 0.4 + width * (si + 0.5)],
-                    widths=width * 0.85,
-                    showfliers=False,
-                    patch_artist=True,
-                    manage_ticks=False,
-                    medianprops={"color": "black", "linewidth": 1.2},
-                )
-                for b in art["boxes"]:
-                    b.set_facecolor(colors[s])
-                    b.set_alpha(0.85)
+                _boxes(ax, [{**st, "fliers": []}], [xi - 0.4 + width * (si + 0.5)], width, colors[s])
         ax.set_xticks(range(len(xs)))
         ax.set_xticklabels([_fmt_x(v) for v in xs])
         ax.set_xlim(-0.6, len(xs) - 0.4)
@@ -228,13 +213,7 @@ def _box_figure(long, panel: str, panel_fmt, x: str, xlabel: str, series: str, y
         ax.grid(axis="y", alpha=0.3)
         if pi == 0:
             ax.set_ylabel(ylabel)
-    fig.legend(
-        handles=[Patch(facecolor=colors[s], label=s) for s in names],
-        loc="upper center",
-        ncol=len(names),
-        frameon=False,
-        bbox_to_anchor=(0.5, 1.0),
-    )
+    _legend(fig, names, colors, ncol=len(names))
     fig.tight_layout(rect=(0, 0, 1, 0.9))
     return fig
 

@@ -332,6 +332,25 @@ def test_files_are_fsynced_before_they_count(tiny_file, tmp_path, monkeypatch):
     assert any(n.startswith(".experiment.json") for n in names)
 
 
+def test_a_write_that_fails_midway_leaves_nothing(tmp_path):
+    """An exception while a dataset file is written (here a table whose schema changes halfway)
+    leaves neither the file nor its temporary; a file written before stays as it was."""
+    import pyarrow as pa
+
+    from coapcc import dataset
+
+    path = tmp_path / "part.parquet"
+    dataset._atomic_write_bytes(b"old", path)
+    good = pa.table({"a": [1, 2]})
+    bad = pa.table({"b": ["x"]})
+    with pytest.raises(ValueError):
+        dataset._atomic_write_tables([good, bad], path)
+    assert path.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["part.parquet"]
+    dataset._atomic_write_tables([good, good], path)
+    assert pa.parquet.read_table(path).num_rows == 4
+
+
 # -- full disk --------------------------------------------------------------------------------
 
 

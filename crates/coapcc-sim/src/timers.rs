@@ -224,6 +224,10 @@ impl Bits {
         self.0[i >> 6] |= 1 << (i & 63);
     }
     #[inline(always)]
+    fn has(&self, i: usize) -> bool {
+        self.0[i >> 6] >> (i & 63) & 1 != 0
+    }
+    #[inline(always)]
     fn clear(&mut self, i: usize) {
         self.0[i >> 6] &= !(1 << (i & 63));
     }
@@ -285,6 +289,9 @@ pub(crate) struct TimerQueue {
     words: usize,
     /// Entries of `front` before this index were handed out (`<= words`).
     handed: usize,
+    /// The `c0` for which [`Self::extend_front`] last found nothing to append (it is not
+    /// tried again until the wheel moves).
+    extend_tried: u64,
     /// Whether to load timer state ahead at all ([`Self::set_look_ahead`]).
     look: bool,
 }
@@ -317,6 +324,7 @@ impl TimerQueue {
             spare_cap: 0,
             words: 0,
             handed: 0,
+            extend_tried: u64::MAX,
             look: false,
         }
     }
@@ -348,6 +356,9 @@ impl TimerQueue {
     pub fn step(&mut self, mut f: impl FnMut(u32)) {
         if !self.look {
             return;
+        }
+        if self.head + LEAD + WORD_GAP > self.front.len() && self.extend_tried != self.c0 {
+            self.extend_front();
         }
         let len = self.front.len();
         let hand_to = (self.head + LEAD).min(len);
@@ -603,24 +614,61 @@ impl TimerQueue {
         v.sort_unstable_by_key(TimerEntry::key);
     }
 
-    /// `front` is spent: the entries of level-1 slot vector `v` replace it, sorted, and `v`
-    /// is recycled (`front` keeps its buffer: fewer vectors grow and are freed, a lower peak
-    /// of memory). A slot of more than [`DIRECT`] entries is sorted in two passes: placed by
-    /// level-0 slot (a counting sort into `front`: every write lands in one small buffer),
-    /// then each level-0 slot's few entries sorted in place. Each entry is copied once, from
-    /// the slot it was armed into to `front`, where it stays until it fires.
+    /// `front` is spent: the entries of level-1 slot vector `v` replace it, sorted
+    /// ([`Self::append_sorted`]), and `v` is recycled (`front` keeps its buffer: fewer vectors
+    /// grow and are freed, a lower peak of memory).
     fn load_front(&mut self, mut v: Vec<TimerEntry>) {
         self.front.clear();
         self.head = 0;
         self.words = 0;
         self.handed = 0;
+        Self::append_sorted(&mut self.front, &v);
+        v.clear();
+        self.recycle(v);
+    }
+
+    /// Loading ahead is near the end of `front`: if the next level-1 slot holds entries, it
+    /// is appended to `front`, sorted, and becomes part of the current slot (`c0` moves to
+    /// its end), so the loading ahead goes on across the slots' boundary (else the first
+    /// timers of every level-1 slot fired unloaded). Only the adjacent slot, and only while
+    /// no `far` entry would come into the wheel's reach: otherwise [`Self::advance`] moves
+    /// the wheel when `front` is spent.
+    #[cold]
+    #[inline(never)]
+    fn extend_front(&mut self) {
+        let c1 = self.c0 >> 8;
+        let i = ((c1 + 1) & 255) as usize;
+        if self.far_min - c1 <= 256 || !self.l1_bits.has(i) {
+            self.extend_tried = self.c0;
+            return;
+        }
+        self.l1_bits.clear(i);
+        self.c0 = ((c1 + 1) << 8) | 255;
+        let mut v = std::mem::take(&mut self.l1[i]);
+        // The entries taken go (at most those of the last few events, plus the rest).
+        self.front.drain(..self.head);
+        self.words -= self.head.min(self.words);
+        self.handed -= self.head.min(self.handed);
+        self.head = 0;
+        Self::append_sorted(&mut self.front, &v);
+        v.clear();
+        self.recycle(v);
+    }
+
+    /// Append the entries of one level-1 slot (later than every entry of `front`) to `front`,
+    /// sorted. A slot of more than [`DIRECT`] entries is sorted in two passes: placed by
+    /// level-0 slot (a counting sort: every write lands in one buffer the size of the slot),
+    /// then each level-0 slot's few entries sorted in place. Each entry is copied once, from
+    /// the slot it was armed into to `front`, where it stays until it fires.
+    fn append_sorted(front: &mut Vec<TimerEntry>, v: &[TimerEntry]) {
+        let base = front.len();
         if v.len() <= DIRECT {
-            self.front.extend_from_slice(&v);
-            Self::sort(&mut self.front);
+            front.extend_from_slice(v);
+            Self::sort(&mut front[base..]);
         } else {
             let sub = |e: &TimerEntry| ((e.time >> S0) & 255) as usize;
             let mut count = [0u32; 256];
-            for e in &v {
+            for e in v {
                 count[sub(e)] += 1;
             }
             let mut at = [0u32; 256];
@@ -629,22 +677,21 @@ impl TimerQueue {
                 *a = sum;
                 sum += c;
             }
-            self.front.resize(v.len(), TimerEntry { time: 0, tag: 0 });
+            front.resize(base + v.len(), TimerEntry { time: 0, tag: 0 });
+            let out = &mut front[base..];
             let mut next = at;
-            for e in &v {
+            for e in v {
                 let k = &mut next[sub(e)];
-                self.front[*k as usize] = *e;
+                out[*k as usize] = *e;
                 *k += 1;
             }
             for (&a, &c) in at.iter().zip(&count) {
                 if c > 1 {
-                    Self::sort(&mut self.front[a as usize..(a + c) as usize]);
+                    Self::sort(&mut out[a as usize..(a + c) as usize]);
                 }
             }
         }
-        debug_assert!(self.front.windows(2).all(|w| w[0].key() < w[1].key()));
-        v.clear();
-        self.recycle(v);
+        debug_assert!(front.windows(2).all(|w| w[0].key() < w[1].key()));
     }
 
     /// Insert `e` into `front` at its place (rare: a deadline within the current level-1

@@ -353,10 +353,16 @@ impl TimerQueue {
     /// without more loads in flight than the CPU tracks. (The entries in `late`, rare, are
     /// not loaded ahead.)
     #[inline(always)]
-    pub fn step(&mut self, mut f: impl FnMut(u32)) {
-        if !self.look {
-            return;
+    pub fn step(&mut self, f: impl FnMut(u32)) {
+        if self.look {
+            self.step_ahead(f);
         }
+    }
+
+    /// [`Self::step`] when loading ahead: out of line, so that the event loop of a small
+    /// population, which never loads ahead, carries none of it.
+    #[inline(never)]
+    fn step_ahead(&mut self, mut f: impl FnMut(u32)) {
         if self.head + LEAD + WORD_GAP > self.front.len() && self.extend_tried != self.c0 {
             self.extend_front();
         }

@@ -3,56 +3,54 @@
 //!
 //! # Structure
 //!
-//! A two-level timing wheel with lazy deletion, in front of which a small sorted vector keeps
-//! the timers of the current slot in exact order:
+//! A timing wheel of level-1 slots with lazy deletion, in front of which a sorted vector
+//! keeps the timers of the current slot in exact order:
 //! - `armed[slot]` is the authoritative state of a slot: the `(time, seq)` it is armed for,
 //!   `seq == 0` when disarmed. Arming adds an entry; re-arming or disarming only rewrites
 //!   `armed`, leaving the old entry behind as *stale* (its `seq` no longer matches); stale
 //!   entries are dropped when they reach the front, or all at once when they outnumber the
 //!   armed timers by more than `COMPACT_SLACK` (so memory follows the armed timers, not
 //!   the arms since the start).
-//! - Time is cut into level-0 slots of 2^20 ns (about 1 ms), grouped by 256 into level-1
-//!   slots (about 268 ms). With `c0` the current level-0 slot: `front` (a vector sorted on
-//!   `(time, seq)`, taken from its start) holds every entry whose level-0 slot is `<= c0`;
-//!   `l0` the entries of the rest of the current level-1 slot, one vector per level-0 slot;
-//!   `l1` the entries of the next 255 level-1 slots (about 68 s), one vector each; `far`
-//!   anything later.
-//! - When `front` has no armed entry left, the wheel advances to the next non-empty level-0
-//!   slot (a bitmap finds it), whose entries are copied to `front` and sorted once (a
-//!   slot holds about ten entries at 400 clients, appended in arming order); an arm within
-//!   the current slot, rare, is inserted at its place, or, once `front` holds more than
-//!   `SPREAD` (64) entries, pushed on `late`, a binary heap the front is the smaller of (at
-//!   a large population's start, every client arms its first timer while the wheel's
-//!   current slot is a whole level-1 slot that its first timer made current: sorted
-//!   inserts into one vector of them all were quadratic, about a second per 100 000
-//!   clients). When the
-//!   level-1 slot is exhausted, the next non-empty level-1 slot is spread over `l0` (or, if
-//!   it holds only a few entries, as with a small population, becomes `front` whole, the
-//!   level-1 slot becoming the current slot); when `l1` is empty, `far` is re-spread. An
-//!   entry therefore moves at most twice before it reaches `front` (more only for deadlines
-//!   over a minute ahead), arms are vector appends, and `front` holds only the entries of
-//!   about one millisecond: the cost of a timer does not grow with the number of pending
-//!   timers, and a pop moves nothing (a binary heap as `front` moved log n entries per pop:
-//!   8 % of the 400-client reference run's instructions).
+//! - Time is cut into level-1 slots of 2^28 ns (about 268 ms), each made of 256 level-0
+//!   slots of 2^20 ns (about 1 ms). `front` (a vector sorted on `(time, seq)`, taken from
+//!   its start) holds the entries of the current level-1 slot and anything earlier; `l1`
+//!   the entries of the next 255 level-1 slots (about 68 s), one vector each, appended in
+//!   arming order; `far` anything later.
+//! - When `front` has no armed entry left, the next non-empty level-1 slot (a bitmap finds
+//!   it) becomes `front`, sorted once: a small slot (at most `DIRECT`, 48 entries, as with
+//!   a few hundred clients) by a plain sort; a larger one in two passes, a counting sort by
+//!   level-0 slot into `front` (every write lands in one buffer the size of the slot), then
+//!   each level-0 slot's few entries sorted in place. When `l1` is empty, `far` is
+//!   re-spread. An entry therefore moves once before it fires (more only for deadlines over
+//!   a minute ahead), arms are vector appends and a pop moves nothing (a binary heap as
+//!   `front` moved log n entries per pop: 8 % of the 400-client reference run's
+//!   instructions), so the cost of a timer does not grow with the number of pending timers.
+//!   (An earlier design spread each large level-1 slot over 256 level-0 vectors and copied
+//!   each level-0 slot to `front` in turn: four copies of every entry, and per millisecond
+//!   the fixed cost of a slot, which at 100 000 clients held one or two timers.)
+//! - An arm within the current level-1 slot (rare: retransmission timers are seconds away)
+//!   is inserted into `front` at its place, or, once `front` holds more than `SPREAD` (64)
+//!   entries, pushed on `late`, a binary heap the front is the smaller of (at a large
+//!   population's start, every client arms its first timer while the wheel's current slot
+//!   is the one its first timer made current: sorted inserts into one vector of them all
+//!   were quadratic, about a second per 100 000 clients).
 //!
 //! Whatever the clock does, `front` and `late` hold every entry not later than the wheel's
 //! slots, so timers come out exactly as from one binary heap of all of them.
 //!
-//! An entry is 16 bytes (the wheel copies each a few times): its time, and its sequence
-//! number and slot packed in one word, the sequence number in the high 40 bits, so the word
-//! orders as the sequence number does. Hence at most [`MAX_SLOTS`] (2^24) slots and sequence
-//! numbers below [`SEQ_LIMIT`] (2^40); the engine refuses a population that needs more slots
-//! and stops a run that nears the limit, each with an error that says so.
+//! An entry is 16 bytes: its time, and its sequence number and slot packed in one word, the
+//! sequence number in the high 40 bits, so the word orders as the sequence number does.
+//! Hence at most [`MAX_SLOTS`] (2^24) slots and sequence numbers below [`SEQ_LIMIT`] (2^40);
+//! the engine refuses a population that needs more slots and stops a run that nears the
+//! limit, each with an error that says so.
 //!
 //! # Loading ahead and memory
 //!
-//! For a large population ([`TimerQueue::set_look_ahead`]), [`TimerQueue::step`] streams the
-//! entries of the current and coming level-0 slots so the caller can load each client's state
-//! before its timer fires; a slot is sorted when it is queued for this, so the entries come in
-//! the order the timers will fire (arming order is far from it when a slot holds timers of
-//! many backoff stages), and its sort when it becomes `front` is then a check. The per-slot
-//! timer words (`armed`), like the engine's per-client arrays, ask for transparent huge pages
-//! when they reach 4 MiB ([`advise_huge_pages`]): a large population's records are reached at
+//! For a large population ([`TimerQueue::set_look_ahead`]), [`TimerQueue::step`] walks
+//! `front`, sorted, so in the order the timers will fire, a few entries ahead of its head,
+//! so the caller can load each client's state before its timer fires. The per-slot timer
+//! words (`armed`), like the engine's per-client arrays, ask for transparent huge pages when
+//! they reach 4 MiB ([`advise_huge_pages`]): a large population's records are reached at
 //! random, and with 4 KiB pages nearly every access also missed the TLB.
 
 use std::collections::BinaryHeap;
@@ -67,10 +65,11 @@ const S1: u32 = S0 + 8;
 /// Stale entries allowed beyond the armed timers' count before [`TimerQueue::compact`].
 const COMPACT_SLACK: usize = 256;
 
-/// A level-1 slot with at most this many entries goes straight to `front`.
+/// A level-1 slot with at most this many entries becomes `front` by a plain sort (more: a
+/// counting sort by level-0 slot first).
 const DIRECT: usize = 48;
 
-/// `front` entries beyond which an arm into the current slot goes to the `late` heap
+/// `front` entries beyond which an arm into the current level-1 slot goes to the `late` heap
 /// ([`TimerQueue::push_front`]).
 const SPREAD: usize = 64;
 
@@ -225,6 +224,10 @@ impl Bits {
         self.0[i >> 6] |= 1 << (i & 63);
     }
     #[inline(always)]
+    fn has(&self, i: usize) -> bool {
+        self.0[i >> 6] >> (i & 63) & 1 != 0
+    }
+    #[inline(always)]
     fn clear(&mut self, i: usize) {
         self.0[i >> 6] &= !(1 << (i & 63));
     }
@@ -260,14 +263,9 @@ pub(crate) struct TimerQueue {
     /// population arming into a slot taken whole): a heap, so that such arms cost O(log n)
     /// instead of a sorted insert's move of the whole vector. Empty almost always.
     late: BinaryHeap<Late>,
-    /// Current level-0 slot number (`time >> S0`).
+    /// The last level-0 slot number (`time >> S0`) `front` covers: always the last of a
+    /// level-1 slot (`c0 & 255 == 255`), the current level-1 slot being `c0 >> 8`.
     c0: u64,
-    l0: Vec<Vec<TimerEntry>>,
-    l0_bits: Bits,
-    /// Per level-0 slot: its length when [`Self::queue_next`] sorted it (0 if not since): a
-    /// slot still that long when it becomes `front` was only appended to if some entry left
-    /// it, which only [`Self::compact`] does (and it resets these), so it is still sorted.
-    l0_sorted: [u32; 256],
     l1: Vec<Vec<TimerEntry>>,
     l1_bits: Bits,
     far: Vec<TimerEntry>,
@@ -277,32 +275,23 @@ pub(crate) struct TimerQueue {
     /// slot); `tag == 0`: disarmed (a `seq` is never 0).
     armed: Vec<(Nanos, u64)>,
     live: usize,
-    /// Entries held in `front`, `l0`, `l1` and `far`, stale ones included.
+    /// Entries held in `front`, `late`, `l1` and `far`, stale ones included.
     stored: usize,
     /// The front as last found by [`TimerQueue::peek`], kept up to date by `set` and
     /// `remove` (the engine peeks once per event).
     cached: Option<TimerEntry>,
     /// Emptied slot vectors, for the next slot that needs one: memory follows the entries
-    /// stored, not the largest burst each of the 512 slots ever held.
+    /// stored, not the largest burst each of the 256 slots ever held.
     spare: Vec<Vec<TimerEntry>>,
     /// Total capacity of `spare`, entries.
     spare_cap: usize,
-    /// Loading ahead: the entries of the current and the coming level-0 slots of the current
-    /// level-1 slot, in slot order (stale ones included), as [`Self::step`] goes through them
-    /// (whole slots: queuing at most 256 entries of a slot was slower at 100 000 clients,
-    /// where slots of hundreds of timers are common), from index `ahead_at` on (those
-    /// before it are gone: a vector and a start rather than a ring, whose every index
-    /// wrapped).
-    ahead: Vec<TimerEntry>,
-    ahead_at: usize,
-    /// Entries at the front of `ahead` whose timer word was loaded.
+    /// Loading ahead: entries of `front` before this index had their timer word loaded.
     words: usize,
-    /// Entries at the front of `ahead` whose state was handed out (`<= words`).
+    /// Entries of `front` before this index were handed out (`<= words`).
     handed: usize,
-    /// The last level-0 slot (absolute number) whose entries were queued in `ahead`.
-    queued: u64,
-    /// Entries at the front of `ahead` of the current level-0 slot.
-    cur: usize,
+    /// The `c0` for which [`Self::extend_front`] last found nothing to append (it is not
+    /// tried again until the wheel moves).
+    extend_tried: u64,
     /// Whether to load timer state ahead at all ([`Self::set_look_ahead`]).
     look: bool,
 }
@@ -316,10 +305,8 @@ impl TimerQueue {
             front: Vec::new(),
             head: 0,
             late: BinaryHeap::new(),
-            c0: 0,
-            l0: vec![Vec::new(); 256],
-            l0_bits: Bits::default(),
-            l0_sorted: [0; 256],
+            // `front` covers the first level-1 slot (empty).
+            c0: 255,
             l1: vec![Vec::new(); 256],
             l1_bits: Bits::default(),
             far: Vec::new(),
@@ -335,12 +322,9 @@ impl TimerQueue {
             cached: None,
             spare: Vec::new(),
             spare_cap: 0,
-            ahead: Vec::new(),
-            ahead_at: 0,
             words: 0,
             handed: 0,
-            queued: 0,
-            cur: 0,
+            extend_tried: u64::MAX,
             look: false,
         }
     }
@@ -360,39 +344,46 @@ impl TimerQueue {
     }
 
     /// One step of loading ahead (call it once per event; nothing unless
-    /// [`Self::set_look_ahead`]). The entries of the current and coming level-0 slots are
-    /// gone through in slot order, [`LEAD`] entries ahead of the timers of the current slot
-    /// that are done: the timer word of an entry is loaded first, and [`WORD_GAP`] entries
-    /// later, if it is still armed, its slot (client) is handed to `f` so the caller can load
-    /// its state; at most [`STEP`] entries of each per call. Streaming a few entries per event,
-    /// rather than whole slots when the wheel advances, keeps the loads just ahead of the
-    /// timers however many share a slot, without more loads in flight than the CPU tracks.
+    /// [`Self::set_look_ahead`]). The entries of `front` (sorted: in the order the timers
+    /// fire) are gone through [`LEAD`] entries ahead of its head: the timer word of an entry
+    /// is loaded first, and [`WORD_GAP`] entries later, if it is still armed, its slot
+    /// (client) is handed to `f` so the caller can load its state; at most [`STEP`] entries of
+    /// each per call. Streaming a few entries per event, rather than whole slots when the
+    /// wheel advances, keeps the loads just ahead of the timers however many share a slot,
+    /// without more loads in flight than the CPU tracks. (The entries in `late`, rare, are
+    /// not loaded ahead.)
     #[inline(always)]
-    pub fn step(&mut self, mut f: impl FnMut(u32)) {
-        if !self.look {
-            return;
+    pub fn step(&mut self, f: impl FnMut(u32)) {
+        if self.look {
+            self.step_ahead(f);
         }
-        // The current slot's entries that left `front` (about the timers done).
-        let done = self.cur.saturating_sub(self.front.len() - self.head);
-        let hand_to = done + LEAD;
-        if self.ahead_len() < hand_to + WORD_GAP {
-            self.queue_next();
+    }
+
+    /// [`Self::step`] when loading ahead: out of line, so that the event loop of a small
+    /// population, which never loads ahead, carries none of it.
+    #[inline(never)]
+    fn step_ahead(&mut self, mut f: impl FnMut(u32)) {
+        if self.head + LEAD + WORD_GAP > self.front.len() && self.extend_tried != self.c0 {
+            self.extend_front();
         }
-        let ahead = &self.ahead[self.ahead_at..];
-        let len = ahead.len();
+        let len = self.front.len();
+        let hand_to = (self.head + LEAD).min(len);
+        self.handed = self.handed.max(self.head);
+        self.words = self.words.max(self.handed);
         let ready = if self.words == len { len } else { self.words.saturating_sub(WORD_GAP) };
         let mut n = 0;
         while self.handed < ready.min(hand_to) && n < STEP {
-            let e = ahead[self.handed];
+            let e = self.front[self.handed];
             self.handed += 1;
             n += 1;
             if self.armed.get(e.client() as usize) == Some(&(e.time, e.tag)) {
                 f(e.client());
             }
         }
+        let word_to = (hand_to + WORD_GAP).min(len);
         let mut n = 0;
-        while self.words < len.min(hand_to + WORD_GAP) && n < STEP {
-            if let Some(a) = self.armed.get(ahead[self.words].client() as usize) {
+        while self.words < word_to && n < STEP {
+            if let Some(a) = self.armed.get(self.front[self.words].client() as usize) {
                 prefetch(a);
             }
             self.words += 1;
@@ -400,66 +391,21 @@ impl TimerQueue {
         }
     }
 
-    /// Queue the entries of the next non-empty level-0 slot of the current level-1 slot
-    /// after the last one queued in `ahead`, if any.
-    #[cold]
-    #[inline(never)]
-    fn queue_next(&mut self) {
-        let from = self.queued.max(self.c0) + 1;
-        if from >> 8 != self.c0 >> 8 {
-            return; // the current level-1 slot's are all queued
-        }
-        match self.l0_bits.next_from((from & 255) as usize) {
-            Some(i) => {
-                self.queued = (self.c0 & !255) | i as u64;
-                // In the order the timers will come out (arming order is far from it when
-                // the slot holds timers of many backoff stages), so that what is loaded
-                // ahead is what comes next; the slot stays sorted for `load_front`, whose
-                // sort then only checks it (and places entries armed since).
-                Self::sort(&mut self.l0[i]);
-                self.l0_sorted[i] = self.l0[i].len() as u32;
-                if self.ahead_at >= self.ahead_len() {
-                    // As many gone as left: drop them (amortised O(1) per entry).
-                    self.ahead.drain(..self.ahead_at);
-                    self.ahead_at = 0;
-                }
-                self.ahead.extend_from_slice(&self.l0[i]);
-            }
-            None => self.queued = self.c0 | 255,
-        }
-    }
-
-    /// The wheel moved to level-0 slot `c0`: the entries of earlier slots leave `ahead`,
-    /// and the current slot's are counted.
-    #[inline]
-    fn moved(&mut self) {
-        while self.ahead.get(self.ahead_at).is_some_and(|e| e.time >> S0 < self.c0) {
-            self.ahead_at += 1;
-            self.words = self.words.saturating_sub(1);
-            self.handed = self.handed.saturating_sub(1);
-        }
-        self.cur = self.ahead[self.ahead_at..].iter().take_while(|e| e.time >> S0 == self.c0).count();
-    }
-
-    /// Entries in `ahead` (not gone).
-    #[inline(always)]
-    fn ahead_len(&self) -> usize {
-        self.ahead.len() - self.ahead_at
-    }
-
-    /// An emptied slot vector: kept as a spare (if small, or whatever its size when loading
-    /// ahead) while the spares hold no more room than half the entries stored plus 256
-    /// (1 024 entries when not loading ahead), else freed; the slot is left with none.
+    /// An emptied slot vector: kept as a spare (if small: at most 64 entries, or when loading
+    /// ahead at most a 64th of the entries stored, four times a level-1 slot's share) while
+    /// the spares hold no more room than half the entries stored plus 256 (1 024 entries
+    /// when not loading ahead), else freed; the slot is left with none.
     #[inline]
     fn recycle(&mut self, v: Vec<TimerEntry>) {
         debug_assert!(v.is_empty());
         // Small populations: only small vectors (a spare goes to whichever slot needs one
         // next, often a level-1 slot holding a few entries for a long time). Large ones: a
-        // level-1 slot holds thousands of entries, and a vector grown to that size and freed
-        // after each spread cost about 3 % of the instructions in reallocations alone at
-        // 100 000 clients; the spare taken last (a spread level-1 slot's) goes to the next
-        // slot that needs one, most often a level-1 slot.
-        let (cap, room) = if self.look { (usize::MAX, self.stored / 2 + 256) } else { (64, 1024) };
+        // level-1 slot holds hundreds of entries, and a vector grown to that size and freed
+        // each time cost about 3 % of the instructions in reallocations alone at 100 000
+        // clients. But a vector grown by a burst (every client's first timer within a few
+        // level-1 slots) is freed: passed on from slot to slot, such vectors held five times
+        // the entries stored (8 MB at 100 000 clients).
+        let (cap, room) = if self.look { ((self.stored >> 6).max(64), self.stored / 2 + 256) } else { (64, 1024) };
         if v.capacity() <= cap && self.spare_cap + v.capacity() <= room {
             self.spare_cap += v.capacity();
             self.spare.push(v);
@@ -531,13 +477,15 @@ impl TimerQueue {
     fn compact(&mut self) {
         let armed = &self.armed;
         let keep = |e: &TimerEntry| armed[e.client() as usize] == (e.time, e.tag);
-        self.l0_sorted = [0; 256];
         self.front.drain(..self.head);
         self.head = 0;
         self.front.retain(keep);
         self.late.retain(|l| keep(&l.0));
+        // Indices into `front` moved: loading ahead starts again from its head.
+        self.words = 0;
+        self.handed = 0;
         let mut stored = self.front.len() + self.late.len();
-        for v in self.l0.iter_mut().chain(self.l1.iter_mut()) {
+        for v in self.l1.iter_mut() {
             v.retain(keep);
             stored += v.len();
         }
@@ -558,29 +506,22 @@ impl TimerQueue {
 
     #[inline(always)]
     fn insert(&mut self, e: TimerEntry) {
-        let s0 = e.time >> S0;
-        if s0 <= self.c0 {
+        if e.time >> S0 <= self.c0 {
             self.push_front(e);
-        } else if s0 >> 8 == self.c0 >> 8 {
-            let i = (s0 & 255) as usize;
-            Self::push_to(&mut self.l0[i], &mut self.spare, &mut self.spare_cap, e);
-            self.l0_bits.set(i);
+            return;
+        }
+        // A later level-1 slot (`c0` is the last level-0 slot of the current one).
+        let s1 = e.time >> S1;
+        if s1 - (self.c0 >> 8) < 256 {
+            let i = (s1 & 255) as usize;
+            Self::push_to(&mut self.l1[i], &mut self.spare, &mut self.spare_cap, e);
+            self.l1_bits.set(i);
             if self.look {
-                Self::prefetch_tail(&self.l0[i]);
+                Self::prefetch_tail(&self.l1[i]);
             }
         } else {
-            let s1 = e.time >> S1;
-            if s1 - (self.c0 >> 8) < 256 {
-                let i = (s1 & 255) as usize;
-                Self::push_to(&mut self.l1[i], &mut self.spare, &mut self.spare_cap, e);
-                self.l1_bits.set(i);
-                if self.look {
-                    Self::prefetch_tail(&self.l1[i]);
-                }
-            } else {
-                self.far.push(e);
-                self.far_min = self.far_min.min(s1);
-            }
+            self.far.push(e);
+            self.far_min = self.far_min.min(s1);
         }
     }
 
@@ -629,31 +570,19 @@ impl TimerQueue {
             if first.is_some() {
                 return first;
             }
-            self.front.clear();
-            self.head = 0;
             if !self.advance() {
                 return None;
-            }
-            if self.look {
-                self.moved();
             }
         }
     }
 
-    /// `front` is empty: move the next non-empty level-0 slot into it (spreading level-1 or
-    /// `far` entries first when needed). False if no entry is left anywhere.
+    /// `front` and `late` hold no armed entry: the next non-empty level-1 slot becomes
+    /// `front`, sorted (re-spreading `far` first when needed). False if no entry is left
+    /// anywhere.
     #[cold]
     #[inline(never)]
     fn advance(&mut self) -> bool {
         loop {
-            if let Some(i) = self.l0_bits.next_from((self.c0 & 255) as usize + 1) {
-                self.l0_bits.clear(i);
-                self.c0 = (self.c0 & !255) | i as u64;
-                let v = std::mem::take(&mut self.l0[i]);
-                let sorted = std::mem::take(&mut self.l0_sorted[i]) as usize == v.len();
-                self.load_front(v, sorted);
-                return true;
-            }
             let c1 = self.c0 >> 8;
             if self.far_min - c1 < 256 {
                 // The wheel has moved on: some far entries now fit in level 1.
@@ -666,32 +595,15 @@ impl TimerQueue {
                 self.l1_bits.clear(i);
                 // The level-1 slot number: the first after c1 with this index.
                 let s1 = c1 + 1 + ((i as u64).wrapping_sub(c1 + 1) & 255);
-                let mut v = std::mem::take(&mut self.l1[i]);
-                if v.len() <= DIRECT {
-                    // Few timers in this level-1 slot (a small population): all of them to
-                    // `front` at once, the whole slot becoming the current one.
-                    self.c0 = (s1 << 8) | 255;
-                    self.load_front(v, false);
-                    return true;
-                }
-                self.c0 = s1 << 8;
-                for e in v.drain(..) {
-                    let s0 = e.time >> S0;
-                    if s0 == self.c0 {
-                        self.front.push(e);
-                    } else {
-                        let j = (s0 & 255) as usize;
-                        Self::push_to(&mut self.l0[j], &mut self.spare, &mut self.spare_cap, e);
-                        self.l0_bits.set(j);
-                    }
-                }
-                self.recycle(v);
-                if !self.front.is_empty() {
-                    Self::sort(&mut self.front);
-                    return true;
-                }
-                continue;
+                self.c0 = (s1 << 8) | 255;
+                let v = std::mem::take(&mut self.l1[i]);
+                self.load_front(v);
+                return true;
             }
+            self.front.clear();
+            self.head = 0;
+            self.words = 0;
+            self.handed = 0;
             if self.far.is_empty() {
                 return false;
             }
@@ -708,23 +620,88 @@ impl TimerQueue {
         v.sort_unstable_by_key(TimerEntry::key);
     }
 
-    /// `front` is empty: the entries of slot vector `v` move to it, sorted (unless `sorted`:
-    /// they are already), and `v` is recycled (`front` keeps its buffer: fewer vectors grow
-    /// and are freed, a lower peak of memory).
-    #[inline]
-    fn load_front(&mut self, mut v: Vec<TimerEntry>, sorted: bool) {
-        debug_assert!(self.front.is_empty());
-        self.front.extend_from_slice(&v);
-        if !sorted {
-            Self::sort(&mut self.front);
-        }
-        debug_assert!(self.front.windows(2).all(|w| w[0].key() < w[1].key()));
+    /// `front` is spent: the entries of level-1 slot vector `v` replace it, sorted
+    /// ([`Self::append_sorted`]), and `v` is recycled (`front` keeps its buffer: fewer vectors
+    /// grow and are freed, a lower peak of memory).
+    fn load_front(&mut self, mut v: Vec<TimerEntry>) {
+        self.front.clear();
+        self.head = 0;
+        self.words = 0;
+        self.handed = 0;
+        Self::append_sorted(&mut self.front, &v);
         v.clear();
         self.recycle(v);
     }
 
-    /// Insert `e` into `front` at its place (rare: a deadline within the current slot), or,
-    /// once `front` holds more than [`SPREAD`] entries, into `late`.
+    /// Loading ahead is near the end of `front`: if the next level-1 slot holds entries, it
+    /// is appended to `front`, sorted, and becomes part of the current slot (`c0` moves to
+    /// its end), so the loading ahead goes on across the slots' boundary (else the first
+    /// timers of every level-1 slot fired unloaded). Only the adjacent slot, and only while
+    /// no `far` entry would come into the wheel's reach: otherwise [`Self::advance`] moves
+    /// the wheel when `front` is spent.
+    #[cold]
+    #[inline(never)]
+    fn extend_front(&mut self) {
+        let c1 = self.c0 >> 8;
+        let i = ((c1 + 1) & 255) as usize;
+        if self.far_min - c1 <= 256 || !self.l1_bits.has(i) {
+            self.extend_tried = self.c0;
+            return;
+        }
+        self.l1_bits.clear(i);
+        self.c0 = ((c1 + 1) << 8) | 255;
+        let mut v = std::mem::take(&mut self.l1[i]);
+        // The entries taken go (at most those of the last few events, plus the rest).
+        self.front.drain(..self.head);
+        self.words -= self.head.min(self.words);
+        self.handed -= self.head.min(self.handed);
+        self.head = 0;
+        Self::append_sorted(&mut self.front, &v);
+        v.clear();
+        self.recycle(v);
+    }
+
+    /// Append the entries of one level-1 slot (later than every entry of `front`) to `front`,
+    /// sorted. A slot of more than [`DIRECT`] entries is sorted in two passes: placed by
+    /// level-0 slot (a counting sort: every write lands in one buffer the size of the slot),
+    /// then each level-0 slot's few entries sorted in place. Each entry is copied once, from
+    /// the slot it was armed into to `front`, where it stays until it fires.
+    fn append_sorted(front: &mut Vec<TimerEntry>, v: &[TimerEntry]) {
+        let base = front.len();
+        if v.len() <= DIRECT {
+            front.extend_from_slice(v);
+            Self::sort(&mut front[base..]);
+        } else {
+            let sub = |e: &TimerEntry| ((e.time >> S0) & 255) as usize;
+            let mut count = [0u32; 256];
+            for e in v {
+                count[sub(e)] += 1;
+            }
+            let mut at = [0u32; 256];
+            let mut sum = 0;
+            for (a, &c) in at.iter_mut().zip(&count) {
+                *a = sum;
+                sum += c;
+            }
+            front.resize(base + v.len(), TimerEntry { time: 0, tag: 0 });
+            let out = &mut front[base..];
+            let mut next = at;
+            for e in v {
+                let k = &mut next[sub(e)];
+                out[*k as usize] = *e;
+                *k += 1;
+            }
+            for (&a, &c) in at.iter().zip(&count) {
+                if c > 1 {
+                    Self::sort(&mut out[a as usize..(a + c) as usize]);
+                }
+            }
+        }
+        debug_assert!(front.windows(2).all(|w| w[0].key() < w[1].key()));
+    }
+
+    /// Insert `e` into `front` at its place (rare: a deadline within the current level-1
+    /// slot), or, once `front` holds more than [`SPREAD`] entries, into `late`.
     #[cold]
     #[inline(never)]
     fn push_front(&mut self, e: TimerEntry) {
@@ -799,7 +776,7 @@ mod tests {
                 assert!(model[c as usize].is_some(), "only armed slots are handed out");
                 handed += 1;
             });
-            assert!(h.handed <= h.words && h.words <= h.ahead_len());
+            assert!(h.handed <= h.words && h.words <= h.front.len());
             let want = model.iter().enumerate().filter_map(|(c, k)| k.map(|k| (k, c as u32))).min();
             assert_eq!(h.peek().map(|e| ((e.time, e.seq()), e.client())), want);
             assert_eq!(h.len(), model.iter().filter(|k| k.is_some()).count());
@@ -870,10 +847,8 @@ mod tests {
             h.set(c, 60_000_000_000 + (k * 7919) % 50_000_000_000, seq);
             assert!(h.stored <= 2 * h.live + COMPACT_SLACK, "{} entries for {} timers", h.stored, h.live);
             if k % 97 == 0 {
-                let held = h.front.len() - h.head
-                    + h.late.len()
-                    + h.l0.iter().chain(&h.l1).map(Vec::len).sum::<usize>()
-                    + h.far.len();
+                let held =
+                    h.front.len() - h.head + h.late.len() + h.l1.iter().map(Vec::len).sum::<usize>() + h.far.len();
                 assert_eq!(h.stored, held, "the count of stored entries is exact");
             }
         }
@@ -888,5 +863,147 @@ mod tests {
         }
         assert_eq!(popped, 8);
         assert_eq!(h.stored, 0);
+    }
+}
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    /// What a step does to the queue (times are offsets from the clock, `now`).
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// Arm (or re-arm) slot `c` for `now + dt`.
+        Arm(u32, u64),
+        /// Arm `k` consecutive slots from `c` for `now + dt + i * gap`: a burst that fills one
+        /// level-1 slot beyond a plain sort's size, or spreads over many.
+        Burst(u32, u16, u64, u64),
+        Disarm(u32),
+        /// Fire the earliest timer (the clock moves to it); re-arm its slot `dt` later, or not.
+        Fire(Option<u64>),
+    }
+
+    /// Offsets at every scale the wheel cares about: within a level-0 slot, within and
+    /// across level-1 slots, and beyond the wheel (`far`).
+    fn offset() -> impl Strategy<Value = u64> {
+        prop_oneof![0..(1u64 << S0), 0..(1u64 << S1), 0..(8u64 << S1), 0..(600u64 << S1)]
+    }
+
+    fn op(n: u32) -> impl Strategy<Value = Op> {
+        prop_oneof![
+            3 => (0..n, offset()).prop_map(|(c, d)| Op::Arm(c, d)),
+            1 => (0..n, 1..300u16, offset(), 0..(1u64 << (S0 - 2))).prop_map(|(c, k, d, g)| Op::Burst(c, k, d, g)),
+            1 => (0..n).prop_map(Op::Disarm),
+            4 => proptest::option::of(offset()).prop_map(Op::Fire),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Whatever the arms, re-arms, disarms and fires, with or without loading ahead, the
+        /// queue's front is always the earliest armed `(time, seq)` of a plain ordered set,
+        /// the loading ahead hands out only armed slots, and the count of stored entries (which
+        /// bounds the stale ones) is exact.
+        #[test]
+        fn front_is_always_the_earliest_armed(look: bool, ops in proptest::collection::vec(op(600), 1..400)) {
+            let n = 600usize;
+            let mut h = TimerQueue::new(n);
+            h.set_look_ahead(look);
+            let mut armed: Vec<Option<(u64, u64)>> = vec![None; n];
+            let mut model = BTreeSet::new();
+            let (mut now, mut seq) = (0u64, 0u64);
+            let mut arm = |h: &mut TimerQueue, model: &mut BTreeSet<(u64, u64, u32)>, c: u32, t: u64| {
+                seq += 1;
+                if let Some((t0, s0)) = armed[c as usize].take() {
+                    model.remove(&(t0, s0, c));
+                }
+                h.set(c, t, seq);
+                armed[c as usize] = Some((t, seq));
+                model.insert((t, seq, c));
+                armed[c as usize]
+            };
+            for op in ops {
+                match op {
+                    Op::Arm(c, d) => {
+                        arm(&mut h, &mut model, c, now + d);
+                    }
+                    Op::Burst(c, k, d, g) => {
+                        for i in 0..u64::from(k) {
+                            let slot = ((u64::from(c) + i) % n as u64) as u32;
+                            arm(&mut h, &mut model, slot, now + d + i * g);
+                        }
+                    }
+                    Op::Disarm(c) => {
+                        h.remove(c);
+                        // The model: find and drop c's entry.
+                        if let Some(&(t, s, _)) = model.iter().find(|k| k.2 == c) {
+                            model.remove(&(t, s, c));
+                        }
+                    }
+                    Op::Fire(re) => {
+                        if let Some(e) = h.peek() {
+                            now = e.time;
+                            let c = e.client();
+                            match re {
+                                Some(d) => {
+                                    arm(&mut h, &mut model, c, now + d);
+                                }
+                                None => {
+                                    h.remove(c);
+                                    model.remove(&(e.time, e.seq(), c));
+                                }
+                            }
+                        }
+                    }
+                }
+                let mut handed_ok = true;
+                let model_ref = &model;
+                h.step(|c| handed_ok &= model_ref.iter().any(|k| k.2 == c));
+                prop_assert!(handed_ok, "only armed slots are handed out");
+                prop_assert!(h.handed <= h.words && h.words <= h.front.len());
+                let want = model.iter().next().map(|&(t, s, c)| (t, s, c));
+                prop_assert_eq!(h.peek().map(|e| (e.time, e.seq(), e.client())), want);
+                prop_assert_eq!(h.len(), model.len());
+                let held = h.front.len() - h.head + h.late.len() + h.l1.iter().map(Vec::len).sum::<usize>() + h.far.len();
+                prop_assert_eq!(h.stored, held, "the count of stored entries is exact");
+            }
+            // Drain: every armed timer comes out, in order.
+            let mut got = Vec::new();
+            while let Some(e) = h.peek() {
+                h.step(|_| {});
+                got.push((e.time, e.seq(), e.client()));
+                h.remove(e.client());
+            }
+            prop_assert_eq!(got, model.into_iter().collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn a_large_level1_slot_is_sorted_exactly() {
+        // More than DIRECT entries in one level-1 slot, several per level-0 slot, armed in
+        // reverse order with equal deadlines among them: the counting sort places them by
+        // level-0 slot and each level-0 slot is sorted, ties by `seq`.
+        for look in [false, true] {
+            let mut h = TimerQueue::new(1000);
+            h.set_look_ahead(look);
+            let base = 5u64 << S1;
+            let mut want = Vec::new();
+            for c in 0..1000u32 {
+                let t = base + ((999 - u64::from(c)) % 300) * (1 << (S0 - 1));
+                h.set(c, t, u64::from(c) + 1);
+                want.push((t, u64::from(c) + 1, c));
+            }
+            want.sort_unstable();
+            let mut got = Vec::new();
+            while let Some(e) = h.peek() {
+                h.step(|_| {});
+                got.push((e.time, e.seq(), e.client()));
+                h.remove(e.client());
+            }
+            assert_eq!(got, want);
+        }
     }
 }

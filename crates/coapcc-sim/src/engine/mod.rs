@@ -16,10 +16,11 @@
 //!   when it is pushed and holds it in a FIFO until delivery (one event per packet);
 //! - responses delayed by the server's constant processing delay: a FIFO;
 //! - retransmission timers: one timer slot per client (plus one for the server in the full
-//!   model; two per flow over TCP) in a two-level timing wheel ([`crate::timers`]): arming is
-//!   an append, re-arming and cancelling rewrite the slot's state and leave the old entry to
-//!   be dropped when it comes up, and only the timers of the current millisecond are kept
-//!   sorted, so the cost does not grow with the number of pending timers;
+//!   model; two per flow over TCP) in a timing wheel of 268 ms slots ([`crate::timers`]):
+//!   arming is an append, re-arming and cancelling rewrite the slot's state and leave the old
+//!   entry to be dropped when it comes up, and only the current slot's timers are sorted
+//!   (once, by a counting sort by millisecond), so the cost does not grow with the number of
+//!   pending timers;
 //! - everything else (flow starts, delayed exchange starts): a binary heap.
 //!
 //! Per client, the engine keeps a 64-byte hot record (the current exchange's record, counters

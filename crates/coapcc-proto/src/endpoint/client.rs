@@ -215,9 +215,12 @@ impl<P: Peer> Endpoint<P> {
         if !plain {
             return self.deliver_other(now, id, peer, msg, copy);
         }
-        let req = self.requests.remove(&id).expect("present");
-        if msg.options.contains(option::OBSERVE) {
-            self.keep_observing(id, &peer, &msg, req.template.options.get_uint(option::OBSERVE) == Some(0));
+        // Read in place, then dropped where it is (not copied out of the table).
+        let observe_asked =
+            msg.options.contains(option::OBSERVE).then(|| req.template.options.get_uint(option::OBSERVE) == Some(0));
+        self.requests.discard(&id);
+        if let Some(asked) = observe_asked {
+            self.keep_observing(id, &peer, &msg, asked);
         }
         self.events.push_back(Event::Response { id, peer, response: msg, copy });
     }

@@ -151,6 +151,25 @@ impl<K: Eq + core::hash::Hash, V> IdTable<K, V> {
         }
     }
 
+    /// Removes `key`'s entry, if any, dropping it where it is (a large value, e.g. an
+    /// exchange, is not copied out first: when it is the vector's last entry, the common
+    /// case, nothing moves). Returns whether there was one.
+    #[inline]
+    pub(crate) fn discard(&mut self, key: &K) -> bool {
+        match &mut self.large {
+            None => {
+                let Some(i) = self.small.iter().position(|(k, _)| k == key) else { return false };
+                if i + 1 == self.small.len() {
+                    self.small.truncate(i);
+                } else {
+                    self.small.swap_remove(i);
+                }
+                true
+            }
+            Some(m) => m.remove(key).is_some(),
+        }
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.large.as_ref().map_or(self.small.len(), |m| m.len())
     }
@@ -176,6 +195,7 @@ mod tests {
             let k = ((x >> 33) % if step < 2000 { 10 } else { 40 }) as u32;
             match (x >> 20) % 4 {
                 0 => assert_eq!(t.remove(&k), model.remove(&k)),
+                2 if step % 3 == 0 => assert_eq!(t.discard(&k), model.remove(&k).is_some()),
                 1 => {
                     let odd = |v: &u64| v % 2 == 1;
                     let expected = model.get(&k).copied().filter(odd);

@@ -77,8 +77,9 @@ impl<P: Peer> Endpoint<P> {
     /// [`Endpoint::enqueue`] at the back of `peer`'s queue, then [`Endpoint::pump`], in one
     /// step when no peer has a queued exchange (a client whose previous request has finished,
     /// the common case): the new exchange is the only one `pump` would look at, so it is
-    /// admitted here with one lookup of the peer, started at once when NSTART and the
-    /// algorithm's pacing allow, and otherwise queued and timed exactly as `pump` would.
+    /// offered to the peer's NSTART state here ([`Nstart::offer`], one lookup of the peer),
+    /// started at once when NSTART and the algorithm's pacing allow, and otherwise queued and
+    /// timed exactly as `pump` would.
     pub(super) fn enqueue_and_pump(&mut self, now: Instant, peer: P, kind: RecordKind, msg: Message, con: bool) {
         if !self.queued_peers.is_empty() {
             return self.enqueue_then_pump(now, peer, kind, msg, con);
@@ -86,35 +87,21 @@ impl<P: Peer> Endpoint<P> {
         let xid = self.fresh_id();
         let nstart = self.config.nstart;
         let p = self.peer_state(&peer);
-        let alone = p.slots.waiting() == 0;
-        p.slots.push_back(xid);
-        if !alone {
+        if p.slots.waiting() != 0 {
             // Never (a peer with a queued exchange is among the queued peers); kept exact
             // all the same.
+            p.slots.push_back(xid);
             return self.queued_then_pump(now, xid, peer, kind, msg, con);
         }
-        let admission = p.slots.poll_start(nstart, &p.cc, now);
-        let old = p.wake;
-        let start = match admission {
-            // `item` is `xid`, the only one queued.
-            Admission::Start { in_flight, .. } => {
-                p.wake = None;
-                self.timers.rearm(TimerKey::Wake(peer.clone()), old, None);
-                Some(in_flight)
-            }
-            Admission::WaitUntil(t) => {
-                p.wake = Some(t);
-                self.timers.rearm(TimerKey::Wake(peer.clone()), old, Some(t));
-                self.queued_peers.insert(peer.clone());
-                None
-            }
-            Admission::Idle => {
-                self.queued_peers.insert(peer.clone());
-                None
-            }
-        };
+        let admission = p.slots.offer(xid, nstart, &p.cc, now);
+        let (old, new) = p.set_wake(&admission);
+        self.timers.rearm(TimerKey::Wake(peer.clone()), old, new);
+        if !matches!(admission, Admission::Start { .. }) {
+            self.queued_peers.insert(peer.clone());
+        }
         self.outs.insert(xid, queued_out(now, peer, kind, msg, con));
-        if let Some(in_flight) = start {
+        if let Admission::Start { in_flight, .. } = admission {
+            // `item` is `xid`.
             self.start(now, xid, in_flight);
         }
     }
@@ -147,6 +134,7 @@ impl<P: Peer> Endpoint<P> {
         }
     }
 
+    #[inline(never)]
     fn pump_queued(&mut self, now: Instant) {
         let nstart = self.config.nstart;
         // The list reuses its allocation from call to call.
@@ -156,28 +144,15 @@ impl<P: Peer> Endpoint<P> {
         for peer in ready.drain(..) {
             loop {
                 let p = self.peers.get_mut(&peer).expect("present");
-                let old = p.wake;
-                match p.slots.poll_start(nstart, &p.cc, now) {
-                    Admission::Idle => {
-                        p.wake = None;
-                        self.timers.rearm(TimerKey::Wake(peer.clone()), old, None);
-                        break;
-                    }
-                    Admission::WaitUntil(t) => {
-                        p.wake = Some(t);
-                        self.timers.rearm(TimerKey::Wake(peer.clone()), old, Some(t));
-                        break;
-                    }
-                    Admission::Start { item: xid, in_flight } => {
-                        p.wake = None;
-                        let empty = p.slots.waiting() == 0;
-                        self.timers.rearm(TimerKey::Wake(peer.clone()), old, None);
-                        if empty {
-                            self.queued_peers.remove(&peer);
-                        }
-                        self.start(now, xid, in_flight);
-                    }
+                let admission = p.slots.poll_start(nstart, &p.cc, now);
+                let (old, new) = p.set_wake(&admission);
+                let empty = p.slots.waiting() == 0;
+                self.timers.rearm(TimerKey::Wake(peer.clone()), old, new);
+                let Admission::Start { item: xid, in_flight } = admission else { break };
+                if empty {
+                    self.queued_peers.remove(&peer);
                 }
+                self.start(now, xid, in_flight);
             }
         }
         self.ready_scratch = ready;
@@ -340,23 +315,28 @@ impl<P: Peer> Endpoint<P> {
         outcome: Outcome,
         response: Option<(Instant, Code)>,
     ) -> (RecordKind, P) {
-        let mut out = self.outs.remove(&xid).expect("finishing a known exchange");
+        let (kind, peer) = {
+            let out = &self.outs[&xid];
+            (out.kind, out.peer.clone())
+        };
+        if !self.notifications.is_empty() || matches!(kind, RecordKind::SeparateResponse(_)) {
+            self.finish_response(xid, kind, &peer, &outcome);
+        }
+        // Read and emptied in place, then dropped where it is (an exchange is a few hundred
+        // bytes: not copied out of the table).
+        let out = self.outs.get_mut(&xid).expect("finishing a known exchange");
         self.timers.rearm(TimerKey::Out(xid), out.state.deadline(), None);
-        if !self.notifications.is_empty() || matches!(out.kind, RecordKind::SeparateResponse(_)) {
-            self.finish_response(xid, &out, &outcome);
-        }
         // One lookup each: the index entries go if they are this exchange's.
-        self.by_mid.remove_if(&(out.peer.clone(), out.msg.message_id), |x| *x == xid);
+        self.by_mid.remove_if(&(peer.clone(), out.msg.message_id), |x| *x == xid);
         if let Some(key) = out.token_key {
-            self.by_token.remove_if(&(out.peer.clone(), key), |x| *x == xid);
+            self.by_token.remove_if(&(peer.clone(), key), |x| *x == xid);
         }
-        let p = self.peers.get_mut(&out.peer);
-        if let Some(p) = p {
+        if let Some(p) = self.peers.get_mut(&peer) {
             if out.holds_slot {
                 p.slots.release();
             }
             if self.config.record_exchanges {
-                let record = exchange_record(&out, &p.cc, now, outcome, response);
+                let record = exchange_record(out, &p.cc, now, outcome, response);
                 self.records.push_back(record);
             }
         }
@@ -365,7 +345,8 @@ impl<P: Peer> Endpoint<P> {
             tx.clear();
             self.spare_tx.push(tx);
         }
-        (out.kind, out.peer)
+        self.outs.discard(&xid);
+        (kind, peer)
     }
 
     /// [`Endpoint::finish`] for a server's separate response or while notifications are
@@ -373,11 +354,11 @@ impl<P: Peer> Endpoint<P> {
     /// and the peer's pending count for a separate response.
     #[cold]
     #[inline(never)]
-    fn finish_response(&mut self, xid: u64, out: &Out<P>, outcome: &Outcome) {
+    fn finish_response(&mut self, xid: u64, kind: RecordKind, peer: &P, outcome: &Outcome) {
         let notification =
             !self.notifications.is_empty() && self.notification_finished(xid, matches!(outcome, Outcome::Failed(_)));
-        if let (RecordKind::SeparateResponse(_), false) = (out.kind, notification) {
-            self.release_pending(&out.peer);
+        if let (RecordKind::SeparateResponse(_), false) = (kind, notification) {
+            self.release_pending(peer);
         }
     }
 }

@@ -308,6 +308,7 @@ impl<P: Peer> Endpoint<P> {
 
     /// Remove a finished exchange, free its slot and indexes, and record it. Returns what it
     /// was and its peer.
+    #[inline(never)]
     pub(super) fn finish(
         &mut self,
         now: Instant,
@@ -315,23 +316,40 @@ impl<P: Peer> Endpoint<P> {
         outcome: Outcome,
         response: Option<(Instant, Code)>,
     ) -> (RecordKind, P) {
-        let (kind, peer) = {
-            let out = &self.outs[&xid];
-            (out.kind, out.peer.clone())
-        };
-        if !self.notifications.is_empty() || matches!(kind, RecordKind::SeparateResponse(_)) {
-            self.finish_response(xid, kind, &peer, &outcome);
-        }
+        self.finish_with(now, xid, None, outcome, response)
+    }
+
+    /// [`Endpoint::finish`], after [`Endpoint::ack_cc`] with `ack` (the copy the ACK
+    /// identifies) when it is `Some`: an exchange acknowledged and finished by one message
+    /// (a piggybacked response) is looked up once.
+    #[inline]
+    pub(super) fn finish_with(
+        &mut self,
+        now: Instant,
+        xid: u64,
+        ack: Option<Option<u32>>,
+        outcome: Outcome,
+        response: Option<(Instant, Code)>,
+    ) -> (RecordKind, P) {
         // Read and emptied in place, then dropped where it is (an exchange is a few hundred
         // bytes: not copied out of the table).
-        let out = self.outs.get_mut(&xid).expect("finishing a known exchange");
+        let mut out = self.outs.get_mut(&xid).expect("finishing a known exchange");
+        let (kind, peer) = (out.kind, out.peer.clone());
+        if !self.notifications.is_empty() || matches!(kind, RecordKind::SeparateResponse(_)) {
+            self.finish_response(xid, kind, &peer, &outcome);
+            out = self.outs.get_mut(&xid).expect("finishing a known exchange");
+        }
         self.timers.rearm(TimerKey::Out(xid), out.state.deadline(), None);
         // One lookup each: the index entries go if they are this exchange's.
         self.by_mid.remove_if(&(peer.clone(), out.msg.message_id), |x| *x == xid);
         if let Some(key) = out.token_key {
             self.by_token.remove_if(&(peer.clone(), key), |x| *x == xid);
         }
-        if let Some(p) = self.peers.get_mut(&peer) {
+        let mut p = self.peers.get_mut(&peer);
+        if let Some(ordinal) = ack {
+            super::client::acknowledge(out, p.as_deref_mut(), now, ordinal);
+        }
+        if let Some(p) = p {
             if out.holds_slot {
                 p.slots.release();
             }

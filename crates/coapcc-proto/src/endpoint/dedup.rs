@@ -248,7 +248,7 @@ impl<P: Clone + Ord + core::hash::Hash> PeerTables<P> {
         }
         match &self.recent[self.hash(peer)] {
             Some((p, i)) if p == peer => Some(*i as usize),
-            _ => self.map.get(peer).map(|i| *i as usize),
+            _ => self.slot_in_map(peer).map(|i| i as usize),
         }
     }
 
@@ -265,13 +265,26 @@ impl<P: Clone + Ord + core::hash::Hash> PeerTables<P> {
         let h = self.hash(peer);
         let i = match &self.recent[h] {
             Some((p, i)) if p == peer => *i,
-            _ => {
-                let i = *self.map.get(peer)?;
-                self.recent[h] = Some((peer.clone(), i));
-                i
-            }
+            _ => self.cache_from_map(h, peer)?,
         };
         Some(&mut self.slots[i as usize])
+    }
+
+    // The ordered map's lookups, out of line: most lookups hit the cache, and the tree walk
+    // inlined into each would spread the server's per-request code over more cache lines.
+    #[cold]
+    #[inline(never)]
+    fn slot_in_map(&self, peer: &P) -> Option<u32> {
+        self.map.get(peer).copied()
+    }
+
+    /// `peer`'s slot from the ordered map, put in the cache at `h`.
+    #[cold]
+    #[inline(never)]
+    fn cache_from_map(&mut self, h: usize, peer: &P) -> Option<u32> {
+        let i = *self.map.get(peer)?;
+        self.recent[h] = Some((peer.clone(), i));
+        Some(i)
     }
 
     /// Adds `peer`'s record (absent).
@@ -466,6 +479,13 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
                 return;
             }
         }
+        self.insert_slow(peer, mid, value, expires, pending);
+    }
+
+    /// [`DedupCache::insert_counted`] when the cache is full or `peer` has no table yet (out
+    /// of line: a server's steady state is neither).
+    #[inline(never)]
+    fn insert_slow(&mut self, peer: P, mid: u16, value: Cached, expires: Option<Instant>, pending: bool) {
         if let Some(t) = self.map.get_mut(&peer) {
             let pending_before = t.pending;
             if let Some(e) = t.get_mut(mid) {

@@ -168,7 +168,9 @@ impl<P: Peer> Endpoint<P> {
             request_len: msg.encoded_len(),
             safe: msg.code == Code::GET || msg.code == Code::FETCH,
         };
-        self.check_echo(&peer, &msg);
+        if self.config.amplification_limit.is_some() {
+            self.check_echo(&peer, &msg);
+        }
         if has_observe {
             self.deregister(&peer, &msg);
         }
@@ -192,6 +194,8 @@ impl<P: Peer> Endpoint<P> {
     /// Answer a request over the peer's limit with 5.03 Service Unavailable and Max-Age
     /// (RFC 7252 §5.9.3.4), piggybacked on the ACK of a CON or as a NON; remembered like any
     /// answer, so duplicates get the same reply. The application never sees the request.
+    #[cold]
+    #[inline(never)]
     fn refuse(&mut self, peer: P, msg: Message, expires: Option<Instant>) {
         self.stats.requests_refused += 1;
         let con = msg.mtype == MessageType::Con;

@@ -174,6 +174,22 @@ impl<P: Peer> Endpoint<P> {
         Token::new(&bytes[..len.min(8)]).unwrap_or_default()
     }
 
+    /// A new token for `peer` after a first draw that another exchange of `peer` holds: up to
+    /// 16 more draws; the last one, not indexed, if all are taken (out of line: a collision
+    /// needs two exchanges to one peer with the same random token).
+    #[cold]
+    #[inline(never)]
+    fn retry_token(&mut self, peer: &P, key_len: usize) -> (Token, bool) {
+        let mut key = Token::EMPTY;
+        for _ in 0..16 {
+            key = self.random_token(key_len);
+            if !self.by_token.contains_key(&(peer.clone(), key)) {
+                return (key, true);
+            }
+        }
+        (key, false)
+    }
+
     /// Start exchange `xid`, just admitted with `in_flight` others holding a slot.
     pub(super) fn start(&mut self, now: Instant, xid: u64, in_flight: u32) {
         let (peer, kind, con) = {
@@ -187,15 +203,12 @@ impl<P: Peer> Endpoint<P> {
                 let copy_id = con && uses_copy_id;
                 let len = usize::from(self.config.token_len.clamp(1, 8));
                 let key_len = if copy_id { len - 1 } else { len };
-                let mut key = self.random_token(key_len);
-                let mut indexed = !self.by_token.contains_key(&(peer.clone(), key));
-                for _ in 0..16 {
-                    if indexed {
-                        break;
-                    }
-                    key = self.random_token(key_len);
-                    indexed = !self.by_token.contains_key(&(peer.clone(), key));
-                }
+                let key = self.random_token(key_len);
+                let (key, indexed) = if self.by_token.contains_key(&(peer.clone(), key)) {
+                    self.retry_token(&peer, key_len)
+                } else {
+                    (key, true)
+                };
                 if indexed {
                     self.by_token.insert((peer.clone(), key), xid);
                 }
@@ -217,13 +230,7 @@ impl<P: Peer> Endpoint<P> {
         let response_timeout = self.response_timeout;
         let mut bytes = self.buffer();
         let keep_tx = copy_id || self.config.record_exchanges;
-        let tx = if keep_tx { self.spare_tx.pop().unwrap_or_default() } else { Vec::new() };
         let out = self.outs.get_mut(&xid).expect("present");
-        if out.tx.capacity() == 0 {
-            out.tx = tx;
-        } else if tx.capacity() > 0 {
-            self.spare_tx.push(tx);
-        }
         out.keep_tx = keep_tx;
         out.sent = 1;
         out.started = now;
@@ -244,7 +251,7 @@ impl<P: Peer> Endpoint<P> {
         };
         self.timers.rearm(TimerKey::Out(xid), old, out.state.deadline());
         if keep_tx {
-            out.tx.push(TransmissionRecord { ordinal: 0, at: now, timeout });
+            record_transmission(out, &mut self.spare_tx, TransmissionRecord { ordinal: 0, at: now, timeout });
         }
         out.msg.encode(&mut bytes);
         out.wire = crate::small::SmallBytes::from_slice(&bytes);
@@ -270,7 +277,8 @@ impl<P: Peer> Endpoint<P> {
                         let last = out.copy_id.then(|| k.min(255) as u8);
                         out.sent += 1;
                         if out.keep_tx {
-                            out.tx.push(TransmissionRecord { ordinal: k, at: now, timeout: Some(timer) });
+                            let t = TransmissionRecord { ordinal: k, at: now, timeout: Some(timer) };
+                            record_transmission(out, &mut self.spare_tx, t);
                         }
                         let old = out.state.deadline();
                         out.state = OutState::WaitAck { deadline };
@@ -379,6 +387,17 @@ impl<P: Peer> Endpoint<P> {
             self.release_pending(peer);
         }
     }
+}
+
+/// Note transmission `t` in `out`'s list, which takes a spare list's allocation (`spare`)
+/// if it has none (out of line: kept only for copy identification and exchange records).
+#[cold]
+#[inline(never)]
+fn record_transmission<P>(out: &mut Out<P>, spare: &mut Vec<Vec<TransmissionRecord>>, t: TransmissionRecord) {
+    if out.tx.capacity() == 0 {
+        out.tx = spare.pop().unwrap_or_default();
+    }
+    out.tx.push(t);
 }
 
 /// A new exchange's state, waiting in its peer's NSTART queue.

@@ -174,7 +174,7 @@ impl PeerTable {
     fn get(&self, mid: u16) -> Option<&Entry> {
         match &self.last {
             Some((m, e)) if *m == mid => Some(e),
-            _ => self.mids.get(&mid),
+            _ => Self::older(&self.mids, mid),
         }
     }
 
@@ -182,8 +182,20 @@ impl PeerTable {
     fn get_mut(&mut self, mid: u16) -> Option<&mut Entry> {
         match &mut self.last {
             Some((m, e)) if *m == mid => Some(e),
-            _ => self.mids.get_mut(&mid),
+            _ => Self::older_mut(&mut self.mids, mid),
         }
+    }
+
+    // The table of older messages, out of line: with a client obeying NSTART and a FIFO
+    // path the latest message is the one asked for (its answer, its duplicates).
+    #[inline(never)]
+    fn older(mids: &MidMap, mid: u16) -> Option<&Entry> {
+        mids.get(&mid)
+    }
+
+    #[inline(never)]
+    fn older_mut(mids: &mut MidMap, mid: u16) -> Option<&mut Entry> {
+        mids.get_mut(&mid)
     }
 
     /// Forget `mid`; whether it was there.
@@ -300,6 +312,7 @@ impl<P: Clone + Ord + core::hash::Hash> PeerTables<P> {
         self.recent[h] = Some((peer, i));
     }
 
+    #[inline(never)]
     fn remove(&mut self, peer: &P) {
         if let Some(i) = self.map.remove(peer) {
             self.slots.remove(i as usize);

@@ -102,18 +102,7 @@ impl<P: Peer> Endpoint<P> {
     ) {
         self.stats.duplicates += 1;
         match answer {
-            DuplicateAnswer::EmptyAck => {
-                // A retransmission while the application is still working: acknowledge at
-                // once so the client stops retransmitting; the response will be separate.
-                let pending = match self.dedup.get(&peer, mid) {
-                    Some(Cached::Pending(id)) => Some(*id),
-                    _ => None,
-                };
-                match pending.filter(|id| self.served.get(id).is_some_and(|s| !s.acked)) {
-                    Some(id) => self.send_empty_ack(id),
-                    None => self.send(peer, &Message::empty_ack(mid)),
-                }
-            }
+            DuplicateAnswer::EmptyAck => self.ack_duplicate(peer, mid),
             DuplicateAnswer::Replay { .. } => {
                 // The datagram (with the echoed token) was read from the entry by
                 // `classify_entry`.
@@ -126,6 +115,21 @@ impl<P: Peer> Endpoint<P> {
             }
             DuplicateAnswer::Suppressed => self.stats.duplicates_suppressed += 1,
             DuplicateAnswer::Ignore => {}
+        }
+    }
+
+    /// A duplicate of request `mid` of `peer` that the application has not answered yet:
+    /// acknowledge at once so the client stops retransmitting; the response will be
+    /// separate (out of line: a server that answers at once never takes it).
+    #[inline(never)]
+    fn ack_duplicate(&mut self, peer: P, mid: u16) {
+        let pending = match self.dedup.get(&peer, mid) {
+            Some(Cached::Pending(id)) => Some(*id),
+            _ => None,
+        };
+        match pending.filter(|id| self.served.get(id).is_some_and(|s| !s.acked)) {
+            Some(id) => self.send_empty_ack(id),
+            None => self.send(peer, &Message::empty_ack(mid)),
         }
     }
 

@@ -83,6 +83,7 @@ impl Reply {
     }
 
     /// A copy of a reply already encoded (`bytes`, of `kind`).
+    #[inline]
     pub(crate) fn encoded(bytes: &[u8], kind: TransmitKind) -> Reply {
         let token = Reply::read_token(bytes);
         Reply { bytes: SmallBytes::from_slice(bytes), kind, token }

@@ -280,6 +280,7 @@ impl<P: Peer> Endpoint<P> {
 
     /// The answer to `s` carrying `r`, sliced into Block2 blocks of at most 2^(`max_szx`+4)
     /// bytes when larger than `max_unblocked` (or when the request asked for a block).
+    #[inline]
     pub(super) fn build_response(&mut self, s: &Served<P>, r: &Response, max_szx: u8, max_unblocked: usize) -> Message {
         let mut m = Message::new(MessageType::Ack, r.code, 0).with_token(s.token);
         m.options = r.options.clone();

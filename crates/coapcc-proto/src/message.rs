@@ -133,10 +133,14 @@ impl Message {
     /// a non-empty payload.
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.reserve(self.encoded_len());
-        out.push((VERSION << 6) | (self.mtype.bits() << 4) | self.token.len() as u8);
-        out.push(self.code.raw());
-        out.extend_from_slice(&self.message_id.to_be_bytes());
-        out.extend_from_slice(self.token.as_bytes());
+        // The header and the token in one copy (the token's unused bytes are zeros, cut off).
+        let tkl = self.token.len();
+        let mut head = [0u8; HEADER_LEN + Token::MAX_LEN];
+        head[0] = (VERSION << 6) | (self.mtype.bits() << 4) | tkl as u8;
+        head[1] = self.code.raw();
+        head[2..4].copy_from_slice(&self.message_id.to_be_bytes());
+        head[HEADER_LEN..].copy_from_slice(&self.token.padded());
+        out.extend_from_slice(&head[..HEADER_LEN + tkl]);
         self.options.encode(out);
         if !self.payload.is_empty() {
             out.push(0xFF);

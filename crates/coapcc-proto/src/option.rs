@@ -367,6 +367,19 @@ impl Options {
 
     /// Removes all instances of `number`; returns how many were removed.
     pub fn remove(&mut self, number: u16) -> usize {
+        // The common case, nothing to remove (a request or response built without the
+        // option), decided by a walk that stops at the first larger number; the rebuild is
+        // out of line.
+        let mut it = self.iter();
+        match it.find(|o| o.number >= number) {
+            Some(o) if o.number == number => self.remove_present(number),
+            _ => 0,
+        }
+    }
+
+    /// [`Options::remove`] when `number` is present.
+    #[inline(never)]
+    fn remove_present(&mut self, number: u16) -> usize {
         let buf = self.enc.as_slice();
         let (mut pos, mut prev) = (0, 0u16);
         let (mut start, mut before, mut removed) = (0, 0u16, 0);

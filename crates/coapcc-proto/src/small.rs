@@ -39,8 +39,16 @@ impl<const N: usize> SmallBytes<N> {
         }
     }
 
+    /// `s` alone: [`SmallBytes::concat`] of one part, without the walk over the parts.
+    #[inline]
     pub(crate) fn from_slice(s: &[u8]) -> SmallBytes<N> {
-        SmallBytes::concat(&[s])
+        if s.len() <= N && N <= u8::MAX as usize {
+            let mut bytes = [0; N];
+            bytes[..s.len()].copy_from_slice(s);
+            SmallBytes::Inline { len: s.len() as u8, bytes }
+        } else {
+            SmallBytes::Heap(s.to_vec())
+        }
     }
 
     pub(crate) fn as_slice(&self) -> &[u8] {

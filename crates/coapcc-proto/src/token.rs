@@ -52,6 +52,12 @@ impl Token {
         Token::new(&be[skip..]).unwrap_or_default()
     }
 
+    /// The token bytes followed by zeros, [`Token::MAX_LEN`] in all (a fixed-size copy for
+    /// encoders).
+    pub(crate) fn padded(&self) -> [u8; Token::MAX_LEN] {
+        self.bytes
+    }
+
     /// The token bytes.
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes[..self.len as usize]

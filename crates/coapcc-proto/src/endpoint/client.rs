@@ -4,7 +4,9 @@
 
 use super::dedup::{Cached, Reply};
 use super::timers::TimerKey;
-use super::{ClientReq, Endpoint, Event, FailReason, Out, OutState, Outcome, Peer, RecordKind, Request, RequestId};
+use super::{
+    ClientReq, Endpoint, Event, FailReason, Out, OutState, Outcome, Peer, PeerState, RecordKind, Request, RequestId,
+};
 use crate::option;
 use crate::{Block, Code, Message, MessageRef, MessageType, Token};
 use coapcc_cc::Instant;
@@ -80,8 +82,8 @@ impl<P: Peer> Endpoint<P> {
                 self.stats.unmatched += 1;
                 return;
             };
-            self.ack_cc(now, xid, ordinal);
-            let (kind, peer) = self.finish(now, xid, Outcome::Piggybacked, Some((now, msg.code)));
+            // Acknowledged and finished with one lookup of the exchange and of its peer.
+            let (kind, peer) = self.finish_with(now, xid, Some(ordinal), Outcome::Piggybacked, Some((now, msg.code)));
             if let RecordKind::Request(id) = kind {
                 // The payload goes into a recycled buffer (the application may give it back).
                 let m = msg.to_message_in(self.buffer());
@@ -173,30 +175,8 @@ impl<P: Peer> Endpoint<P> {
     /// Report the first ACK of `xid` to its algorithm and free its NSTART slot.
     pub(super) fn ack_cc(&mut self, now: Instant, xid: u64, ordinal: Option<u32>) {
         let out = self.outs.get_mut(&xid).expect("present");
-        out.acked_at = Some(now);
-        if let Some(ex) = out.con_ex {
-            let echoed = match ordinal {
-                Some(k) if (k as usize) < out.tx.len() => Some((k, out.tx[k as usize].at)),
-                _ => None,
-            };
-            if let Some(p) = self.peers.get_mut(&out.peer) {
-                let info = ex.acknowledge(&mut p.cc, now, echoed);
-                out.rtt = Some(info.rtt);
-                out.copy = info.copy;
-                if out.holds_slot {
-                    out.holds_slot = false;
-                    p.slots.release();
-                }
-            }
-        } else if out.sent > 0 {
-            out.rtt = Some(now - out.started);
-        }
-        if out.holds_slot {
-            out.holds_slot = false;
-            if let Some(p) = self.peers.get_mut(&out.peer) {
-                p.slots.release();
-            }
-        }
+        let p = self.peers.get_mut(&out.peer);
+        acknowledge(out, p, now, ordinal);
     }
 
     /// Hand a response to the request layer: continue a Block2 transfer or report it.
@@ -215,9 +195,12 @@ impl<P: Peer> Endpoint<P> {
         if !plain {
             return self.deliver_other(now, id, peer, msg, copy);
         }
-        let req = self.requests.remove(&id).expect("present");
-        if msg.options.contains(option::OBSERVE) {
-            self.keep_observing(id, &peer, &msg, req.template.options.get_uint(option::OBSERVE) == Some(0));
+        // Read in place, then dropped where it is (not copied out of the table).
+        let observe_asked =
+            msg.options.contains(option::OBSERVE).then(|| req.template.options.get_uint(option::OBSERVE) == Some(0));
+        self.requests.discard(&id);
+        if let Some(asked) = observe_asked {
+            self.keep_observing(id, &peer, &msg, asked);
         }
         self.events.push_back(Event::Response { id, peer, response: msg, copy });
     }
@@ -358,6 +341,37 @@ pub(super) fn build_request(template: &Request, block: Option<Block>) -> Message
     }
     m.payload = template.payload.clone();
     m
+}
+
+/// The first ACK of `out` (the copy `ordinal` its token identifies, with copy
+/// identification) told to its algorithm (in `p`, its peer's state), and its NSTART slot
+/// freed.
+pub(super) fn acknowledge<P>(out: &mut Out<P>, p: Option<&mut PeerState>, now: Instant, ordinal: Option<u32>) {
+    out.acked_at = Some(now);
+    let mut p = p;
+    if let Some(ex) = out.con_ex {
+        let echoed = match ordinal {
+            Some(k) if (k as usize) < out.tx.len() => Some((k, out.tx[k as usize].at)),
+            _ => None,
+        };
+        if let Some(p) = p.as_deref_mut() {
+            let info = ex.acknowledge(&mut p.cc, now, echoed);
+            out.rtt = Some(info.rtt);
+            out.copy = info.copy;
+            if out.holds_slot {
+                out.holds_slot = false;
+                p.slots.release();
+            }
+        }
+    } else if out.sent > 0 {
+        out.rtt = Some(now - out.started);
+    }
+    if out.holds_slot {
+        out.holds_slot = false;
+        if let Some(p) = p {
+            p.slots.release();
+        }
+    }
 }
 
 /// The token of copy `ordinal`: `key` itself, or `key` followed by the ordinal byte.

@@ -83,6 +83,7 @@ impl Reply {
     }
 
     /// A copy of a reply already encoded (`bytes`, of `kind`).
+    #[inline]
     pub(crate) fn encoded(bytes: &[u8], kind: TransmitKind) -> Reply {
         let token = Reply::read_token(bytes);
         Reply { bytes: SmallBytes::from_slice(bytes), kind, token }
@@ -174,7 +175,7 @@ impl PeerTable {
     fn get(&self, mid: u16) -> Option<&Entry> {
         match &self.last {
             Some((m, e)) if *m == mid => Some(e),
-            _ => self.mids.get(&mid),
+            _ => Self::older(&self.mids, mid),
         }
     }
 
@@ -182,8 +183,20 @@ impl PeerTable {
     fn get_mut(&mut self, mid: u16) -> Option<&mut Entry> {
         match &mut self.last {
             Some((m, e)) if *m == mid => Some(e),
-            _ => self.mids.get_mut(&mid),
+            _ => Self::older_mut(&mut self.mids, mid),
         }
+    }
+
+    // The table of older messages, out of line: with a client obeying NSTART and a FIFO
+    // path the latest message is the one asked for (its answer, its duplicates).
+    #[inline(never)]
+    fn older(mids: &MidMap, mid: u16) -> Option<&Entry> {
+        mids.get(&mid)
+    }
+
+    #[inline(never)]
+    fn older_mut(mids: &mut MidMap, mid: u16) -> Option<&mut Entry> {
+        mids.get_mut(&mid)
     }
 
     /// Forget `mid`; whether it was there.
@@ -248,7 +261,7 @@ impl<P: Clone + Ord + core::hash::Hash> PeerTables<P> {
         }
         match &self.recent[self.hash(peer)] {
             Some((p, i)) if p == peer => Some(*i as usize),
-            _ => self.map.get(peer).map(|i| *i as usize),
+            _ => self.slot_in_map(peer).map(|i| i as usize),
         }
     }
 
@@ -265,13 +278,26 @@ impl<P: Clone + Ord + core::hash::Hash> PeerTables<P> {
         let h = self.hash(peer);
         let i = match &self.recent[h] {
             Some((p, i)) if p == peer => *i,
-            _ => {
-                let i = *self.map.get(peer)?;
-                self.recent[h] = Some((peer.clone(), i));
-                i
-            }
+            _ => self.cache_from_map(h, peer)?,
         };
         Some(&mut self.slots[i as usize])
+    }
+
+    // The ordered map's lookups, out of line: most lookups hit the cache, and the tree walk
+    // inlined into each would spread the server's per-request code over more cache lines.
+    #[cold]
+    #[inline(never)]
+    fn slot_in_map(&self, peer: &P) -> Option<u32> {
+        self.map.get(peer).copied()
+    }
+
+    /// `peer`'s slot from the ordered map, put in the cache at `h`.
+    #[cold]
+    #[inline(never)]
+    fn cache_from_map(&mut self, h: usize, peer: &P) -> Option<u32> {
+        let i = *self.map.get(peer)?;
+        self.recent[h] = Some((peer.clone(), i));
+        Some(i)
     }
 
     /// Adds `peer`'s record (absent).
@@ -287,6 +313,7 @@ impl<P: Clone + Ord + core::hash::Hash> PeerTables<P> {
         self.recent[h] = Some((peer, i));
     }
 
+    #[inline(never)]
     fn remove(&mut self, peer: &P) {
         if let Some(i) = self.map.remove(peer) {
             self.slots.remove(i as usize);
@@ -466,6 +493,13 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
                 return;
             }
         }
+        self.insert_slow(peer, mid, value, expires, pending);
+    }
+
+    /// [`DedupCache::insert_counted`] when the cache is full or `peer` has no table yet (out
+    /// of line: a server's steady state is neither).
+    #[inline(never)]
+    fn insert_slow(&mut self, peer: P, mid: u16, value: Cached, expires: Option<Instant>, pending: bool) {
         if let Some(t) = self.map.get_mut(&peer) {
             let pending_before = t.pending;
             if let Some(e) = t.get_mut(mid) {

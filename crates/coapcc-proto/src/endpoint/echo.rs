@@ -46,6 +46,7 @@ impl<P: Peer> Endpoint<P> {
     }
 
     /// Note a request's Echo option: the right value verifies its sender.
+    #[inline(never)]
     pub(super) fn check_echo(&mut self, peer: &P, msg: &Message) {
         if self.config.amplification_limit.is_none() || self.verified.contains(peer) {
             return;

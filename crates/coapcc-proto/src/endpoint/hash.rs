@@ -87,7 +87,7 @@ impl<K: Eq + core::hash::Hash, V> IdTable<K, V> {
     pub(crate) fn get(&self, key: &K) -> Option<&V> {
         match &self.large {
             None => self.small.iter().find(|(k, _)| k == key).map(|(_, v)| v),
-            Some(m) => m.get(key),
+            Some(m) => large::get(m, key),
         }
     }
 
@@ -95,7 +95,7 @@ impl<K: Eq + core::hash::Hash, V> IdTable<K, V> {
     pub(crate) fn get_mut(&mut self, key: &K) -> Option<&mut V> {
         match &mut self.large {
             None => self.small.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v),
-            Some(m) => m.get_mut(key),
+            Some(m) => large::get_mut(m, key),
         }
     }
 
@@ -107,7 +107,7 @@ impl<K: Eq + core::hash::Hash, V> IdTable<K, V> {
     /// Inserts `value` under `key`; returns the value it replaces, if any.
     pub(crate) fn insert(&mut self, key: K, value: V) -> Option<V> {
         if let Some(m) = &mut self.large {
-            return m.insert(key, value);
+            return large::insert(m, key, value);
         }
         if let Some(v) = self.get_mut(&key) {
             return Some(core::mem::replace(v, value));
@@ -141,13 +141,26 @@ impl<K: Eq + core::hash::Hash, V> IdTable<K, V> {
                 let i = self.small.iter().position(|(k, _)| k == key)?;
                 remove(&self.small[i].1).then(|| self.small.swap_remove(i).1)
             }
-            Some(m) => {
-                if m.get(key).is_some_and(remove) {
-                    m.remove(key)
+            Some(m) => large::remove_if(m, key, remove),
+        }
+    }
+
+    /// Removes `key`'s entry, if any, dropping it where it is (a large value, e.g. an
+    /// exchange, is not copied out first: when it is the vector's last entry, the common
+    /// case, nothing moves). Returns whether there was one.
+    #[inline]
+    pub(crate) fn discard(&mut self, key: &K) -> bool {
+        match &mut self.large {
+            None => {
+                let Some(i) = self.small.iter().position(|(k, _)| k == key) else { return false };
+                if i + 1 == self.small.len() {
+                    self.small.truncate(i);
                 } else {
-                    None
+                    self.small.swap_remove(i);
                 }
+                true
             }
+            Some(m) => large::remove_if(m, key, |_| true).is_some(),
         }
     }
 
@@ -157,6 +170,45 @@ impl<K: Eq + core::hash::Hash, V> IdTable<K, V> {
 
     pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// [`IdTable`]'s hash-table paths, out of line: the tables of a client (and most of a
+/// server's) never leave the vector, and the probing code inlined into every lookup would
+/// spread the per-exchange code over more instruction-cache lines.
+mod large {
+    use super::IdMap;
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn get<'a, K: Eq + core::hash::Hash, V>(m: &'a IdMap<K, V>, key: &K) -> Option<&'a V> {
+        m.get(key)
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn get_mut<'a, K: Eq + core::hash::Hash, V>(m: &'a mut IdMap<K, V>, key: &K) -> Option<&'a mut V> {
+        m.get_mut(key)
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn insert<K: Eq + core::hash::Hash, V>(m: &mut IdMap<K, V>, key: K, value: V) -> Option<V> {
+        m.insert(key, value)
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn remove_if<K: Eq + core::hash::Hash, V>(
+        m: &mut IdMap<K, V>,
+        key: &K,
+        remove: impl FnOnce(&V) -> bool,
+    ) -> Option<V> {
+        if m.get(key).is_some_and(remove) {
+            m.remove(key)
+        } else {
+            None
+        }
     }
 }
 
@@ -176,6 +228,7 @@ mod tests {
             let k = ((x >> 33) % if step < 2000 { 10 } else { 40 }) as u32;
             match (x >> 20) % 4 {
                 0 => assert_eq!(t.remove(&k), model.remove(&k)),
+                2 if step % 3 == 0 => assert_eq!(t.discard(&k), model.remove(&k).is_some()),
                 1 => {
                     let odd = |v: &u64| v % 2 == 1;
                     let expected = model.get(&k).copied().filter(odd);

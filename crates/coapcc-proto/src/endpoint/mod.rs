@@ -134,6 +134,19 @@ struct PeerState {
     last_used: u64,
 }
 
+impl PeerState {
+    /// Record the pacing wake-up an admission asks for (at `WaitUntil`'s instant; none
+    /// otherwise); returns the previous one and the new one, for [`Timers::rearm`].
+    #[inline]
+    fn set_wake<T>(&mut self, admission: &lifecycle::Admission<T>) -> (Option<Instant>, Option<Instant>) {
+        let new = match admission {
+            lifecycle::Admission::WaitUntil(t) => Some(*t),
+            _ => None,
+        };
+        (core::mem::replace(&mut self.wake, new), new)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum OutState {
     /// Waiting for an NSTART slot (and `earliest_start`).

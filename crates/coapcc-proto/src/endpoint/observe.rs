@@ -106,6 +106,7 @@ impl<P: Peer> Endpoint<P> {
     }
 
     /// A request with Observe = 1 deregisters its client's observation with that token.
+    #[inline(never)]
     pub(super) fn deregister(&mut self, peer: &P, msg: &Message) {
         if msg.options.get_uint(option::OBSERVE) != Some(1) {
             return;

@@ -77,8 +77,9 @@ impl<P: Peer> Endpoint<P> {
     /// [`Endpoint::enqueue`] at the back of `peer`'s queue, then [`Endpoint::pump`], in one
     /// step when no peer has a queued exchange (a client whose previous request has finished,
     /// the common case): the new exchange is the only one `pump` would look at, so it is
-    /// admitted here with one lookup of the peer, started at once when NSTART and the
-    /// algorithm's pacing allow, and otherwise queued and timed exactly as `pump` would.
+    /// offered to the peer's NSTART state here ([`Nstart::offer`], one lookup of the peer),
+    /// started at once when NSTART and the algorithm's pacing allow, and otherwise queued and
+    /// timed exactly as `pump` would.
     pub(super) fn enqueue_and_pump(&mut self, now: Instant, peer: P, kind: RecordKind, msg: Message, con: bool) {
         if !self.queued_peers.is_empty() {
             return self.enqueue_then_pump(now, peer, kind, msg, con);
@@ -86,35 +87,21 @@ impl<P: Peer> Endpoint<P> {
         let xid = self.fresh_id();
         let nstart = self.config.nstart;
         let p = self.peer_state(&peer);
-        let alone = p.slots.waiting() == 0;
-        p.slots.push_back(xid);
-        if !alone {
+        if p.slots.waiting() != 0 {
             // Never (a peer with a queued exchange is among the queued peers); kept exact
             // all the same.
+            p.slots.push_back(xid);
             return self.queued_then_pump(now, xid, peer, kind, msg, con);
         }
-        let admission = p.slots.poll_start(nstart, &p.cc, now);
-        let old = p.wake;
-        let start = match admission {
-            // `item` is `xid`, the only one queued.
-            Admission::Start { in_flight, .. } => {
-                p.wake = None;
-                self.timers.rearm(TimerKey::Wake(peer.clone()), old, None);
-                Some(in_flight)
-            }
-            Admission::WaitUntil(t) => {
-                p.wake = Some(t);
-                self.timers.rearm(TimerKey::Wake(peer.clone()), old, Some(t));
-                self.queued_peers.insert(peer.clone());
-                None
-            }
-            Admission::Idle => {
-                self.queued_peers.insert(peer.clone());
-                None
-            }
-        };
+        let admission = p.slots.offer(xid, nstart, &p.cc, now);
+        let (old, new) = p.set_wake(&admission);
+        self.timers.rearm(TimerKey::Wake(peer.clone()), old, new);
+        if !matches!(admission, Admission::Start { .. }) {
+            self.queued_peers.insert(peer.clone());
+        }
         self.outs.insert(xid, queued_out(now, peer, kind, msg, con));
-        if let Some(in_flight) = start {
+        if let Admission::Start { in_flight, .. } = admission {
+            // `item` is `xid`.
             self.start(now, xid, in_flight);
         }
     }
@@ -147,6 +134,7 @@ impl<P: Peer> Endpoint<P> {
         }
     }
 
+    #[inline(never)]
     fn pump_queued(&mut self, now: Instant) {
         let nstart = self.config.nstart;
         // The list reuses its allocation from call to call.
@@ -156,28 +144,15 @@ impl<P: Peer> Endpoint<P> {
         for peer in ready.drain(..) {
             loop {
                 let p = self.peers.get_mut(&peer).expect("present");
-                let old = p.wake;
-                match p.slots.poll_start(nstart, &p.cc, now) {
-                    Admission::Idle => {
-                        p.wake = None;
-                        self.timers.rearm(TimerKey::Wake(peer.clone()), old, None);
-                        break;
-                    }
-                    Admission::WaitUntil(t) => {
-                        p.wake = Some(t);
-                        self.timers.rearm(TimerKey::Wake(peer.clone()), old, Some(t));
-                        break;
-                    }
-                    Admission::Start { item: xid, in_flight } => {
-                        p.wake = None;
-                        let empty = p.slots.waiting() == 0;
-                        self.timers.rearm(TimerKey::Wake(peer.clone()), old, None);
-                        if empty {
-                            self.queued_peers.remove(&peer);
-                        }
-                        self.start(now, xid, in_flight);
-                    }
+                let admission = p.slots.poll_start(nstart, &p.cc, now);
+                let (old, new) = p.set_wake(&admission);
+                let empty = p.slots.waiting() == 0;
+                self.timers.rearm(TimerKey::Wake(peer.clone()), old, new);
+                let Admission::Start { item: xid, in_flight } = admission else { break };
+                if empty {
+                    self.queued_peers.remove(&peer);
                 }
+                self.start(now, xid, in_flight);
             }
         }
         self.ready_scratch = ready;
@@ -199,6 +174,22 @@ impl<P: Peer> Endpoint<P> {
         Token::new(&bytes[..len.min(8)]).unwrap_or_default()
     }
 
+    /// A new token for `peer` after a first draw that another exchange of `peer` holds: up to
+    /// 16 more draws; the last one, not indexed, if all are taken (out of line: a collision
+    /// needs two exchanges to one peer with the same random token).
+    #[cold]
+    #[inline(never)]
+    fn retry_token(&mut self, peer: &P, key_len: usize) -> (Token, bool) {
+        let mut key = Token::EMPTY;
+        for _ in 0..16 {
+            key = self.random_token(key_len);
+            if !self.by_token.contains_key(&(peer.clone(), key)) {
+                return (key, true);
+            }
+        }
+        (key, false)
+    }
+
     /// Start exchange `xid`, just admitted with `in_flight` others holding a slot.
     pub(super) fn start(&mut self, now: Instant, xid: u64, in_flight: u32) {
         let (peer, kind, con) = {
@@ -212,15 +203,12 @@ impl<P: Peer> Endpoint<P> {
                 let copy_id = con && uses_copy_id;
                 let len = usize::from(self.config.token_len.clamp(1, 8));
                 let key_len = if copy_id { len - 1 } else { len };
-                let mut key = self.random_token(key_len);
-                let mut indexed = !self.by_token.contains_key(&(peer.clone(), key));
-                for _ in 0..16 {
-                    if indexed {
-                        break;
-                    }
-                    key = self.random_token(key_len);
-                    indexed = !self.by_token.contains_key(&(peer.clone(), key));
-                }
+                let key = self.random_token(key_len);
+                let (key, indexed) = if self.by_token.contains_key(&(peer.clone(), key)) {
+                    self.retry_token(&peer, key_len)
+                } else {
+                    (key, true)
+                };
                 if indexed {
                     self.by_token.insert((peer.clone(), key), xid);
                 }
@@ -242,13 +230,7 @@ impl<P: Peer> Endpoint<P> {
         let response_timeout = self.response_timeout;
         let mut bytes = self.buffer();
         let keep_tx = copy_id || self.config.record_exchanges;
-        let tx = if keep_tx { self.spare_tx.pop().unwrap_or_default() } else { Vec::new() };
         let out = self.outs.get_mut(&xid).expect("present");
-        if out.tx.capacity() == 0 {
-            out.tx = tx;
-        } else if tx.capacity() > 0 {
-            self.spare_tx.push(tx);
-        }
         out.keep_tx = keep_tx;
         out.sent = 1;
         out.started = now;
@@ -269,7 +251,7 @@ impl<P: Peer> Endpoint<P> {
         };
         self.timers.rearm(TimerKey::Out(xid), old, out.state.deadline());
         if keep_tx {
-            out.tx.push(TransmissionRecord { ordinal: 0, at: now, timeout });
+            record_transmission(out, &mut self.spare_tx, TransmissionRecord { ordinal: 0, at: now, timeout });
         }
         out.msg.encode(&mut bytes);
         out.wire = crate::small::SmallBytes::from_slice(&bytes);
@@ -295,7 +277,8 @@ impl<P: Peer> Endpoint<P> {
                         let last = out.copy_id.then(|| k.min(255) as u8);
                         out.sent += 1;
                         if out.keep_tx {
-                            out.tx.push(TransmissionRecord { ordinal: k, at: now, timeout: Some(timer) });
+                            let t = TransmissionRecord { ordinal: k, at: now, timeout: Some(timer) };
+                            record_transmission(out, &mut self.spare_tx, t);
                         }
                         let old = out.state.deadline();
                         out.state = OutState::WaitAck { deadline };
@@ -333,6 +316,7 @@ impl<P: Peer> Endpoint<P> {
 
     /// Remove a finished exchange, free its slot and indexes, and record it. Returns what it
     /// was and its peer.
+    #[inline(never)]
     pub(super) fn finish(
         &mut self,
         now: Instant,
@@ -340,23 +324,45 @@ impl<P: Peer> Endpoint<P> {
         outcome: Outcome,
         response: Option<(Instant, Code)>,
     ) -> (RecordKind, P) {
-        let mut out = self.outs.remove(&xid).expect("finishing a known exchange");
+        self.finish_with(now, xid, None, outcome, response)
+    }
+
+    /// [`Endpoint::finish`], after [`Endpoint::ack_cc`] with `ack` (the copy the ACK
+    /// identifies) when it is `Some`: an exchange acknowledged and finished by one message
+    /// (a piggybacked response) is looked up once.
+    #[inline]
+    pub(super) fn finish_with(
+        &mut self,
+        now: Instant,
+        xid: u64,
+        ack: Option<Option<u32>>,
+        outcome: Outcome,
+        response: Option<(Instant, Code)>,
+    ) -> (RecordKind, P) {
+        // Read and emptied in place, then dropped where it is (an exchange is a few hundred
+        // bytes: not copied out of the table).
+        let mut out = self.outs.get_mut(&xid).expect("finishing a known exchange");
+        let (kind, peer) = (out.kind, out.peer.clone());
+        if !self.notifications.is_empty() || matches!(kind, RecordKind::SeparateResponse(_)) {
+            self.finish_response(xid, kind, &peer, &outcome);
+            out = self.outs.get_mut(&xid).expect("finishing a known exchange");
+        }
         self.timers.rearm(TimerKey::Out(xid), out.state.deadline(), None);
-        if !self.notifications.is_empty() || matches!(out.kind, RecordKind::SeparateResponse(_)) {
-            self.finish_response(xid, &out, &outcome);
-        }
         // One lookup each: the index entries go if they are this exchange's.
-        self.by_mid.remove_if(&(out.peer.clone(), out.msg.message_id), |x| *x == xid);
+        self.by_mid.remove_if(&(peer.clone(), out.msg.message_id), |x| *x == xid);
         if let Some(key) = out.token_key {
-            self.by_token.remove_if(&(out.peer.clone(), key), |x| *x == xid);
+            self.by_token.remove_if(&(peer.clone(), key), |x| *x == xid);
         }
-        let p = self.peers.get_mut(&out.peer);
+        let mut p = self.peers.get_mut(&peer);
+        if let Some(ordinal) = ack {
+            super::client::acknowledge(out, p.as_deref_mut(), now, ordinal);
+        }
         if let Some(p) = p {
             if out.holds_slot {
                 p.slots.release();
             }
             if self.config.record_exchanges {
-                let record = exchange_record(&out, &p.cc, now, outcome, response);
+                let record = exchange_record(out, &p.cc, now, outcome, response);
                 self.records.push_back(record);
             }
         }
@@ -365,7 +371,8 @@ impl<P: Peer> Endpoint<P> {
             tx.clear();
             self.spare_tx.push(tx);
         }
-        (out.kind, out.peer)
+        self.outs.discard(&xid);
+        (kind, peer)
     }
 
     /// [`Endpoint::finish`] for a server's separate response or while notifications are
@@ -373,13 +380,24 @@ impl<P: Peer> Endpoint<P> {
     /// and the peer's pending count for a separate response.
     #[cold]
     #[inline(never)]
-    fn finish_response(&mut self, xid: u64, out: &Out<P>, outcome: &Outcome) {
+    fn finish_response(&mut self, xid: u64, kind: RecordKind, peer: &P, outcome: &Outcome) {
         let notification =
             !self.notifications.is_empty() && self.notification_finished(xid, matches!(outcome, Outcome::Failed(_)));
-        if let (RecordKind::SeparateResponse(_), false) = (out.kind, notification) {
-            self.release_pending(&out.peer);
+        if let (RecordKind::SeparateResponse(_), false) = (kind, notification) {
+            self.release_pending(peer);
         }
     }
+}
+
+/// Note transmission `t` in `out`'s list, which takes a spare list's allocation (`spare`)
+/// if it has none (out of line: kept only for copy identification and exchange records).
+#[cold]
+#[inline(never)]
+fn record_transmission<P>(out: &mut Out<P>, spare: &mut Vec<Vec<TransmissionRecord>>, t: TransmissionRecord) {
+    if out.tx.capacity() == 0 {
+        out.tx = spare.pop().unwrap_or_default();
+    }
+    out.tx.push(t);
 }
 
 /// A new exchange's state, waiting in its peer's NSTART queue.

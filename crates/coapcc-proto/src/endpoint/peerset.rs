@@ -85,7 +85,7 @@ impl<P: Ord, V> PeerMap<P, V> {
     pub(super) fn get(&self, peer: &P) -> Option<&V> {
         match &self.large {
             None => self.small.binary_search_by(|(k, _)| k.cmp(peer)).ok().map(|i| &self.small[i].1),
-            Some(m) => m.get(peer),
+            Some(m) => Self::get_large(m, peer),
         }
     }
 
@@ -96,8 +96,34 @@ impl<P: Ord, V> PeerMap<P, V> {
                 Ok(i) => Some(&mut self.small[i].1),
                 Err(_) => None,
             },
-            Some(m) => m.get_mut(peer),
+            Some(m) => Self::get_mut_large(m, peer),
         }
+    }
+
+    // The ordered map's paths out of line: a client (one peer) never takes them, and the
+    // tree walk inlined into every lookup would spread the hot code over more cache lines.
+    #[cold]
+    #[inline(never)]
+    fn get_large<'a>(m: &'a BTreeMap<P, V>, peer: &P) -> Option<&'a V> {
+        m.get(peer)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn get_mut_large<'a>(m: &'a mut BTreeMap<P, V>, peer: &P) -> Option<&'a mut V> {
+        m.get_mut(peer)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn insert_large(m: &mut BTreeMap<P, V>, peer: P, value: V) {
+        m.insert(peer, value);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn remove_large(m: &mut BTreeMap<P, V>, peer: &P) -> Option<V> {
+        m.remove(peer)
     }
 
     pub(super) fn contains_key(&self, peer: &P) -> bool {
@@ -111,8 +137,7 @@ impl<P: Ord, V> PeerMap<P, V> {
     /// Inserts `value` under `peer` (replacing any value there).
     pub(super) fn insert(&mut self, peer: P, value: V) {
         if let Some(m) = &mut self.large {
-            m.insert(peer, value);
-            return;
+            return Self::insert_large(m, peer, value);
         }
         match self.small.binary_search_by(|(k, _)| k.cmp(&peer)) {
             Ok(i) => self.small[i].1 = value,
@@ -131,7 +156,7 @@ impl<P: Ord, V> PeerMap<P, V> {
                 let i = self.small.binary_search_by(|(k, _)| k.cmp(peer)).ok()?;
                 Some(self.small.remove(i).1)
             }
-            Some(m) => m.remove(peer),
+            Some(m) => Self::remove_large(m, peer),
         }
     }
 

@@ -102,18 +102,7 @@ impl<P: Peer> Endpoint<P> {
     ) {
         self.stats.duplicates += 1;
         match answer {
-            DuplicateAnswer::EmptyAck => {
-                // A retransmission while the application is still working: acknowledge at
-                // once so the client stops retransmitting; the response will be separate.
-                let pending = match self.dedup.get(&peer, mid) {
-                    Some(Cached::Pending(id)) => Some(*id),
-                    _ => None,
-                };
-                match pending.filter(|id| self.served.get(id).is_some_and(|s| !s.acked)) {
-                    Some(id) => self.send_empty_ack(id),
-                    None => self.send(peer, &Message::empty_ack(mid)),
-                }
-            }
+            DuplicateAnswer::EmptyAck => self.ack_duplicate(peer, mid),
             DuplicateAnswer::Replay { .. } => {
                 // The datagram (with the echoed token) was read from the entry by
                 // `classify_entry`.
@@ -126,6 +115,21 @@ impl<P: Peer> Endpoint<P> {
             }
             DuplicateAnswer::Suppressed => self.stats.duplicates_suppressed += 1,
             DuplicateAnswer::Ignore => {}
+        }
+    }
+
+    /// A duplicate of request `mid` of `peer` that the application has not answered yet:
+    /// acknowledge at once so the client stops retransmitting; the response will be
+    /// separate (out of line: a server that answers at once never takes it).
+    #[inline(never)]
+    fn ack_duplicate(&mut self, peer: P, mid: u16) {
+        let pending = match self.dedup.get(&peer, mid) {
+            Some(Cached::Pending(id)) => Some(*id),
+            _ => None,
+        };
+        match pending.filter(|id| self.served.get(id).is_some_and(|s| !s.acked)) {
+            Some(id) => self.send_empty_ack(id),
+            None => self.send(peer, &Message::empty_ack(mid)),
         }
     }
 
@@ -168,7 +172,9 @@ impl<P: Peer> Endpoint<P> {
             request_len: msg.encoded_len(),
             safe: msg.code == Code::GET || msg.code == Code::FETCH,
         };
-        self.check_echo(&peer, &msg);
+        if self.config.amplification_limit.is_some() {
+            self.check_echo(&peer, &msg);
+        }
         if has_observe {
             self.deregister(&peer, &msg);
         }
@@ -192,6 +198,8 @@ impl<P: Peer> Endpoint<P> {
     /// Answer a request over the peer's limit with 5.03 Service Unavailable and Max-Age
     /// (RFC 7252 §5.9.3.4), piggybacked on the ACK of a CON or as a NON; remembered like any
     /// answer, so duplicates get the same reply. The application never sees the request.
+    #[cold]
+    #[inline(never)]
     fn refuse(&mut self, peer: P, msg: Message, expires: Option<Instant>) {
         self.stats.requests_refused += 1;
         let con = msg.mtype == MessageType::Con;
@@ -272,6 +280,7 @@ impl<P: Peer> Endpoint<P> {
 
     /// The answer to `s` carrying `r`, sliced into Block2 blocks of at most 2^(`max_szx`+4)
     /// bytes when larger than `max_unblocked` (or when the request asked for a block).
+    #[inline]
     pub(super) fn build_response(&mut self, s: &Served<P>, r: &Response, max_szx: u8, max_unblocked: usize) -> Message {
         let mut m = Message::new(MessageType::Ack, r.code, 0).with_token(s.token);
         m.options = r.options.clone();

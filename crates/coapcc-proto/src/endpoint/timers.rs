@@ -71,6 +71,13 @@ impl<P: Clone + Ord> Timers<P> {
     /// new places shift by one (a client's one or two timers: nothing or one entry moves),
     /// no insertion and removal.
     fn moved(&mut self, o: Instant, n: Instant, key: TimerKey<P>) {
+        // The commonest case, a client's one timer re-armed: written over, no search.
+        if let [(t, k)] = self.small.as_mut_slice() {
+            if *t == o && *k == key {
+                *t = n;
+                return;
+            }
+        }
         let old = (o, key);
         let Ok(i) = self.small.binary_search(&old) else {
             // Not armed (callers always pass the old deadline): arm it.

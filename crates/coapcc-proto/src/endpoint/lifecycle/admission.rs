@@ -160,6 +160,31 @@ impl<Q: WaitQueue> Nstart<Q> {
         Admission::Start { item, in_flight }
     }
 
+    /// `item` arrives while nothing waits: [`Nstart::push_back`] then [`Nstart::poll_start`]
+    /// in one step, the same decision; `item` is queued only when it cannot start now (so
+    /// the usual start, a slot free and no pacing, never touches the queue).
+    #[inline]
+    pub fn offer<C: CongestionControl + ?Sized>(
+        &mut self,
+        item: Q::Item,
+        limit: u32,
+        cc: &C,
+        now: Instant,
+    ) -> Admission<Q::Item> {
+        debug_assert!(self.queue.is_empty(), "offer is for an empty queue");
+        if self.active >= limit.max(1) {
+            self.queue.push_back(item);
+            return Admission::Idle;
+        }
+        if let Some(t) = super::ready_at(cc, now) {
+            self.queue.push_back(item);
+            return Admission::WaitUntil(t);
+        }
+        let in_flight = self.active;
+        self.active += 1;
+        Admission::Start { item, in_flight }
+    }
+
     /// An exchange that held a slot finished (acknowledged, answered, failed): free it.
     #[inline]
     pub fn release(&mut self) {
@@ -248,5 +273,29 @@ mod tests {
         assert!(n.poll_start(1, &cc, t(60)) == Admission::Idle && n.waiting() == 0);
         n.release();
         assert!(n.is_idle());
+    }
+
+    /// `offer` on an empty queue decides as `push_back` then `poll_start` and leaves the
+    /// same state: slots free or held (NSTART 1 and 2), paced or not.
+    #[test]
+    fn offer_is_push_then_poll() {
+        let t = Instant::from_millis;
+        let cc = Paced { inner: AlgorithmConfig::parse("default").unwrap().build(), not_before: t(50) };
+        for limit in [1, 2] {
+            for held in 0..=limit {
+                for now in [t(10), t(50), t(70)] {
+                    let mut a = Nstart::new(VecDeque::new());
+                    for _ in 0..held {
+                        a.push_back(0u32);
+                        assert!(matches!(a.poll_start(limit, &cc, t(50)), Admission::Start { .. }));
+                    }
+                    let mut b = a.clone();
+                    a.push_back(7);
+                    let expected = a.poll_start(limit, &cc, now);
+                    assert_eq!(b.offer(7, limit, &cc, now), expected, "limit {limit}, held {held}, {now:?}");
+                    assert_eq!(b, a);
+                }
+            }
+        }
     }
 }

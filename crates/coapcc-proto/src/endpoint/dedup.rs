@@ -150,11 +150,6 @@ impl<P: Clone + Ord + core::hash::Hash> DuplicateCache for DedupCache<P> {
 
 type MidMap = IdMap<u16, Entry>;
 
-/// Below this many older messages a peer's table grows fourfold ([`PeerTable::grow`]); from
-/// there on by the hash table's own doubling (so that a table whose removals left deleted
-/// slots is rehashed in place instead of growing again).
-const FOURFOLD_BELOW: usize = 56;
-
 /// What the cache keeps per peer: its remembered messages by Message ID, and how many of its
 /// server requests are pending (unanswered, or answered by a separate response still in
 /// flight; the per-peer limit reads it). One record, so that a new request and its answer
@@ -218,20 +213,8 @@ impl PeerTable {
     /// Remember `mid` (absent) as the latest; the previous latest moves to the table.
     fn insert_new(&mut self, mid: u16, entry: Entry) {
         if let Some((m, e)) = self.last.replace((mid, entry)) {
-            if self.mids.len() == self.mids.capacity() && self.mids.len() < FOURFOLD_BELOW {
-                Self::grow(&mut self.mids);
-            }
             self.mids.insert(m, e);
         }
-    }
-
-    /// Makes room for four times as many older messages (3, 14, 56 entries), rather than the
-    /// hash table's doubling (3, 7, 14, 28, 56): a peer's table holds one entry per exchange
-    /// of a client that keeps coming back, and each growth moves every entry (about 136
-    /// bytes) into memory that is not in the caches.
-    #[inline(never)]
-    fn grow(mids: &mut MidMap) {
-        mids.reserve(3 * mids.len().max(1));
     }
 
     #[cfg(test)]

@@ -723,6 +723,19 @@ impl TimerQueue {
     }
 }
 
+/// Pops every pending timer in order (one loading-ahead step before each), as
+/// `(time, seq, client)`: what the tests compare with a model's order.
+#[cfg(test)]
+fn drain(h: &mut TimerQueue) -> Vec<(Nanos, u64, u32)> {
+    let mut got = Vec::new();
+    while let Some(e) = h.peek() {
+        h.step(|_| {});
+        got.push((e.time, e.seq(), e.client()));
+        h.remove(e.client());
+    }
+    got
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -825,12 +838,7 @@ mod tests {
                 assert!(h.front.len() - h.head <= SPREAD + 1, "the sorted front stays small");
             }
             want.sort_unstable();
-            let mut got = Vec::new();
-            while let Some(e) = h.peek() {
-                h.step(|_| {});
-                got.push((e.time, e.seq(), e.client()));
-                h.remove(e.client());
-            }
+            let got = drain(&mut h);
             assert_eq!(got, want);
         }
     }
@@ -971,12 +979,7 @@ mod props {
                 prop_assert_eq!(h.stored, held, "the count of stored entries is exact");
             }
             // Drain: every armed timer comes out, in order.
-            let mut got = Vec::new();
-            while let Some(e) = h.peek() {
-                h.step(|_| {});
-                got.push((e.time, e.seq(), e.client()));
-                h.remove(e.client());
-            }
+            let got = drain(&mut h);
             prop_assert_eq!(got, model.into_iter().collect::<Vec<_>>());
         }
     }
@@ -997,12 +1000,7 @@ mod props {
                 want.push((t, u64::from(c) + 1, c));
             }
             want.sort_unstable();
-            let mut got = Vec::new();
-            while let Some(e) = h.peek() {
-                h.step(|_| {});
-                got.push((e.time, e.seq(), e.client()));
-                h.remove(e.client());
-            }
+            let got = drain(&mut h);
             assert_eq!(got, want);
         }
     }

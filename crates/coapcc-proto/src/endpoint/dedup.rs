@@ -11,7 +11,7 @@ use super::{ServerRequestId, TransmitKind};
 use crate::small::SmallBytes;
 use crate::{Message, Token};
 
-/// What a duplicate of a remembered message gets.
+/// What a duplicate of a remembered message gets (what the endpoint hands the cache).
 #[derive(Clone, Debug)]
 pub(crate) enum Cached {
     /// The request was handed to the application, which has not answered yet.
@@ -22,8 +22,17 @@ pub(crate) enum Cached {
     Silent,
 }
 
+/// [`Cached`] as an entry keeps it: a reply as its header, its token and a reference to the
+/// bytes after the token in the cache's shared store ([`Bodies`]).
+#[derive(Clone, Copy, Debug)]
+enum Value {
+    Pending(ServerRequestId),
+    Reply(Kept),
+    Silent,
+}
+
 pub(crate) struct Entry {
-    value: Cached,
+    value: Value,
     expires: Option<Instant>,
     /// Duplicates answered from this entry.
     replies: u32,
@@ -35,9 +44,9 @@ impl DuplicateEntry for Entry {
     /// A reply's identification is its token; an Empty ACK or an RST has none.
     fn remembered(&self) -> Remembered<Token> {
         match &self.value {
-            Cached::Pending(_) => Remembered::Pending,
-            Cached::Reply(r) => Remembered::Answered(r.token()),
-            Cached::Silent => Remembered::Silent,
+            Value::Pending(_) => Remembered::Pending,
+            Value::Reply(r) => Remembered::Answered(r.token()),
+            Value::Silent => Remembered::Silent,
         }
     }
 
@@ -48,32 +57,157 @@ impl DuplicateEntry for Entry {
 }
 
 impl Entry {
-    /// Appends to `out` the datagram that answers a duplicate of this entry's message,
-    /// carrying token `echo` (`None`: the reply's own), if the entry holds a reply; returns
-    /// what it is.
-    pub(crate) fn replay(&self, echo: Option<Token>, out: &mut Vec<u8>) -> Option<TransmitKind> {
-        match &self.value {
-            Cached::Reply(r) => {
-                r.with_token(echo, out);
-                Some(r.kind)
-            }
+    /// The reply this entry's message gets again, if it holds one (written out with
+    /// [`DedupCache::replay`]).
+    #[inline]
+    pub(crate) fn reply(&self) -> Option<Kept> {
+        match self.value {
+            Value::Reply(r) => Some(r),
             _ => None,
         }
     }
 }
 
-/// Replies up to this many bytes are kept inside the cache entry (a piggybacked answer of a
-/// few dozen bytes: no allocation to remember it, none to free, and a duplicate reads it
-/// next to the entry); longer ones on the heap.
+/// A remembered reply as kept (20 bytes): the datagram's 4-byte header and its token as
+/// sent, and the bytes after the token (options and payload) as a reference into the cache's
+/// store of bodies, shared by the replies whose bodies are equal (a server that answers
+/// many requests alike keeps the body once). Written out again, it is the same datagram
+/// byte for byte.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Kept {
+    head: [u8; 4],
+    /// The token as sent (the header's TKL bytes).
+    token: Token,
+    kind: TransmitKind,
+    /// Index in [`Bodies`]; [`NO_BODY`] when nothing follows the token.
+    body: u32,
+}
+
+/// [`Kept::body`] of a reply that ends with its token (an Empty ACK, an RST).
+const NO_BODY: u32 = u32::MAX;
+
+impl Kept {
+    /// What it is.
+    pub(crate) fn kind(&self) -> TransmitKind {
+        self.kind
+    }
+
+    /// The reply's identification: its token, or `None` for a message without
+    /// identification (an Empty ACK or an RST: code 0.00).
+    fn token(&self) -> Option<Token> {
+        (self.head[1] != 0).then_some(self.token)
+    }
+}
+
+/// Bodies of kept replies up to this many bytes are stored inline in the store's slot (a
+/// piggybacked answer of a few dozen bytes: no allocation), longer ones on the heap.
+const BODY_INLINE: usize = 80;
+
+/// The bodies of the kept replies (what follows the token), reference-counted. A new body
+/// equal to the one stored last is shared with it; a body goes when its last reply does.
+#[derive(Default)]
+struct Bodies {
+    slots: Slab<Body>,
+    /// The body stored or shared last.
+    last: Option<u32>,
+}
+
+struct Body {
+    bytes: SmallBytes<BODY_INLINE>,
+    refs: u32,
+}
+
+impl Bodies {
+    /// Keep `bytes` (an encoded reply of `kind`, RFC 7252 §3: header, token, rest).
+    #[inline]
+    fn keep(&mut self, bytes: &[u8], kind: TransmitKind) -> Kept {
+        let tkl = usize::from(bytes[0] & 0x0F);
+        let head = [bytes[0], bytes[1], bytes[2], bytes[3]];
+        let token = Token::new(&bytes[4..4 + tkl]).expect("an encoded reply has a valid token length");
+        let rest = &bytes[4 + tkl..];
+        let body = if rest.is_empty() { NO_BODY } else { self.share(rest) };
+        Kept { head, token, kind, body }
+    }
+
+    /// The index of a body equal to `rest`, shared with the last one when equal.
+    #[inline]
+    fn share(&mut self, rest: &[u8]) -> u32 {
+        if let Some(i) = self.last {
+            let b = &mut self.slots[i as usize];
+            if b.bytes.as_slice() == rest {
+                b.refs += 1;
+                return i;
+            }
+        }
+        self.add(rest)
+    }
+
+    #[inline(never)]
+    fn add(&mut self, rest: &[u8]) -> u32 {
+        let i = self.slots.insert(Body { bytes: SmallBytes::from_slice(rest), refs: 1 }) as u32;
+        self.last = Some(i);
+        i
+    }
+
+    /// A reply referring to body `i` went.
+    #[inline]
+    fn release(&mut self, i: u32) {
+        if i == NO_BODY {
+            return;
+        }
+        let b = &mut self.slots[i as usize];
+        b.refs -= 1;
+        if b.refs == 0 {
+            self.slots.remove(i as usize);
+            if self.last == Some(i) {
+                self.last = None;
+            }
+        }
+    }
+
+    #[inline]
+    fn bytes(&self, i: u32) -> &[u8] {
+        if i == NO_BODY {
+            &[]
+        } else {
+            self.slots[i as usize].bytes.as_slice()
+        }
+    }
+
+    /// `value` as an entry keeps it.
+    #[inline]
+    fn value(&mut self, value: Cached) -> Value {
+        match value {
+            Cached::Pending(id) => Value::Pending(id),
+            Cached::Reply(r) => Value::Reply(self.keep(r.bytes.as_slice(), r.kind)),
+            Cached::Silent => Value::Silent,
+        }
+    }
+
+    /// An entry's value `old` went.
+    #[inline]
+    fn drop_value(&mut self, old: Value) {
+        if let Value::Reply(r) = old {
+            self.release(r.body);
+        }
+    }
+
+    /// Set `e`'s value, releasing the old one's body.
+    #[inline]
+    fn set(&mut self, e: &mut Entry, value: Value) {
+        let old = core::mem::replace(&mut e.value, value);
+        self.drop_value(old);
+    }
+}
+
+/// Replies up to this many bytes are kept inline in a [`Reply`] (no allocation).
 const REPLY_INLINE: usize = 80;
 
-/// A remembered reply, encoded once: duplicates get a copy of the datagram.
+/// A reply handed to the cache, encoded (the cache keeps it as a [`Kept`]).
 #[derive(Clone, Debug)]
 pub(crate) struct Reply {
     bytes: SmallBytes<REPLY_INLINE>,
     kind: TransmitKind,
-    /// Its token, read once from `bytes` ([`Reply::read_token`]): every duplicate asks.
-    token: Option<Token>,
 }
 
 impl Reply {
@@ -85,51 +219,12 @@ impl Reply {
     /// A copy of a reply already encoded (`bytes`, of `kind`).
     #[inline]
     pub(crate) fn encoded(bytes: &[u8], kind: TransmitKind) -> Reply {
-        let token = Reply::read_token(bytes);
-        Reply { bytes: SmallBytes::from_slice(bytes), kind, token }
+        Reply { bytes: SmallBytes::from_slice(bytes), kind }
     }
 
     /// What it is.
     pub(crate) fn kind(&self) -> TransmitKind {
         self.kind
-    }
-
-    /// The reply's token, or `None` for a message without identification (an Empty ACK or
-    /// an RST: code 0.00).
-    fn token(&self) -> Option<Token> {
-        self.token
-    }
-
-    fn read_token(bytes: &[u8]) -> Option<Token> {
-        if bytes[1] == 0 {
-            return None;
-        }
-        Token::new(&bytes[4..4 + usize::from(bytes[0] & 0x0F)]).ok()
-    }
-
-    /// Appends the datagram with token `echo` instead of its own to `out` (the token follows
-    /// the 4-byte header, RFC 7252 §3; the TKL nibble is in the first byte).
-    fn with_token(&self, echo: Option<Token>, out: &mut Vec<u8>) {
-        let bytes = self.bytes.as_slice();
-        let tkl = usize::from(bytes[0] & 0x0F);
-        match echo {
-            Some(t) if Some(t) == self.token => out.extend_from_slice(bytes),
-            // The common case (copy identification: the same length, another last byte):
-            // one copy, then the token written over in place.
-            Some(t) if t.len() == tkl => {
-                let at = out.len() + 4;
-                out.extend_from_slice(bytes);
-                out[at..at + tkl].copy_from_slice(t.as_bytes());
-            }
-            Some(t) if t.as_bytes() != &bytes[4..4 + tkl] => {
-                out.reserve(bytes.len() + t.len() - tkl.min(t.len()));
-                out.push((bytes[0] & 0xF0) | t.len() as u8);
-                out.extend_from_slice(&bytes[1..4]);
-                out.extend_from_slice(t.as_bytes());
-                out.extend_from_slice(&bytes[4 + tkl..]);
-            }
-            _ => out.extend_from_slice(bytes),
-        }
     }
 }
 
@@ -199,14 +294,11 @@ impl PeerTable {
         mids.get_mut(&mid)
     }
 
-    /// Forget `mid`; whether it was there.
-    fn remove(&mut self, mid: u16) -> bool {
+    /// Forget `mid`; its entry, if it was there.
+    fn remove(&mut self, mid: u16) -> Option<Entry> {
         match &self.last {
-            Some((m, _)) if *m == mid => {
-                self.last = None;
-                true
-            }
-            _ => self.mids.remove(&mid).is_some(),
+            Some((m, _)) if *m == mid => self.last.take().map(|(_, e)| e),
+            _ => self.mids.remove(&mid),
         }
     }
 
@@ -347,6 +439,8 @@ pub(crate) struct DedupCache<P> {
     len: usize,
     capacity: usize,
     map: PeerTables<P>,
+    /// The bodies of the entries' replies.
+    bodies: Bodies,
     /// Keys in insertion order, with the lifetime each had when inserted (so that expiry
     /// reads the front's lifetime without a lookup).
     order: VecDeque<(P, u16, Option<Instant>)>,
@@ -358,6 +452,7 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
     pub(crate) fn new(capacity: usize) -> Self {
         DedupCache {
             map: PeerTables::new(),
+            bodies: Bodies::default(),
             len: 0,
             order: VecDeque::new(),
             restamped: false,
@@ -376,14 +471,11 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
         self.map.get(peer)?.get(mid)
     }
 
-    fn get_entry_mut(&mut self, peer: &P, mid: u16) -> Option<&mut Entry> {
-        self.map.get_mut(peer)?.get_mut(mid)
-    }
-
     /// Forget (`peer`, `mid`) (present: it was at the front of the order queue).
     fn remove(&mut self, peer: &P, mid: u16) {
         if let Some(t) = self.map.get_mut(peer) {
-            if t.remove(mid) {
+            if let Some(e) = t.remove(mid) {
+                self.bodies.drop_value(e.value);
                 self.len -= 1;
             }
             if t.is_unused() {
@@ -424,8 +516,39 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
         }
     }
 
-    pub(crate) fn get(&self, peer: &P, mid: u16) -> Option<&Cached> {
-        self.get_entry(peer, mid).map(|e| &e.value)
+    /// Whether (`peer`, `mid`) is remembered.
+    #[cfg(test)]
+    fn contains(&self, peer: &P, mid: u16) -> bool {
+        self.get_entry(peer, mid).is_some()
+    }
+
+    /// The request pending under (`peer`, `mid`), if that message is remembered as one.
+    pub(crate) fn pending_id(&self, peer: &P, mid: u16) -> Option<ServerRequestId> {
+        match self.get_entry(peer, mid)?.value {
+            Value::Pending(id) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// Appends to `out` the datagram `reply` (kept by this cache) with token `echo` instead
+    /// of its own (`None`: its own). The same bytes as the reply sent first, apart from the
+    /// token (and the TKL nibble of the first byte when the token's length differs).
+    #[inline]
+    pub(crate) fn replay(&self, reply: &Kept, echo: Option<Token>, out: &mut Vec<u8>) {
+        let token = echo.unwrap_or(reply.token);
+        let body = self.bodies.bytes(reply.body);
+        // The header and the token in one fixed-size copy (the token's unused bytes cut off).
+        let mut head = [0u8; 4 + Token::MAX_LEN];
+        head[..4].copy_from_slice(&reply.head);
+        head[0] = (reply.head[0] & 0xF0) | token.len() as u8;
+        head[4..].copy_from_slice(&token.padded());
+        // A fixed-size copy of all twelve bytes (no call to `memcpy`), the token's unused
+        // bytes then cut off.
+        let at = out.len() + 4 + token.len();
+        out.reserve(head.len() + body.len());
+        out.extend_from_slice(&head);
+        out.truncate(at);
+        out.extend_from_slice(body);
     }
 
     /// Remember a new message. Evicts the oldest entry when full.
@@ -454,18 +577,18 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
         }
     }
 
-    /// [`DedupCache::update`] and, if `release`, [`DedupCache::release`], with one lookup of
-    /// the peer.
-    pub(crate) fn update_release(&mut self, peer: &P, mid: u16, value: Cached, release: bool) {
+    /// Request `mid` of `peer` was answered with the encoded reply `bytes` (of `kind`) and
+    /// is finished: [`DedupCache::update`] with the reply and [`DedupCache::release`], with one
+    /// lookup of the peer and no copy of the reply but its token and body.
+    pub(crate) fn answered(&mut self, peer: &P, mid: u16, bytes: &[u8], kind: TransmitKind) {
         if let Some(t) = self.map.get_mut(peer) {
             if let Some(e) = t.get_mut(mid) {
-                e.value = value;
+                let v = Value::Reply(self.bodies.keep(bytes, kind));
+                self.bodies.set(e, v);
             }
-            if release {
-                t.pending = t.pending.saturating_sub(1);
-                if t.is_unused() {
-                    self.map.remove(peer);
-                }
+            t.pending = t.pending.saturating_sub(1);
+            if t.is_unused() {
+                self.map.remove(peer);
             }
         }
     }
@@ -476,9 +599,10 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
             // Nothing to evict and the peer has a table: one lookup of the peer.
             if let Some(t) = self.map.get_mut(&peer) {
                 t.pending += u32::from(pending);
+                let value = self.bodies.value(value);
                 match t.get_mut(mid) {
                     Some(e) => {
-                        e.value = value;
+                        self.bodies.set(e, value);
                         if e.expires != expires {
                             e.expires = expires;
                             self.restamped = true;
@@ -503,7 +627,8 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
         if let Some(t) = self.map.get_mut(&peer) {
             let pending_before = t.pending;
             if let Some(e) = t.get_mut(mid) {
-                e.value = value;
+                let value = self.bodies.value(value);
+                self.bodies.set(e, value);
                 if e.expires != expires {
                     e.expires = expires;
                     self.restamped = true;
@@ -522,7 +647,7 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
             }
         }
         self.order.push_back((peer.clone(), mid, expires));
-        let entry = Entry { value, expires, replies: 0 };
+        let entry = Entry { value: self.bodies.value(value), expires, replies: 0 };
         match self.map.get_mut(&peer) {
             Some(t) => {
                 t.insert_new(mid, entry);
@@ -538,8 +663,9 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
 
     /// Replace the value of a remembered message (no-op if it was evicted meanwhile).
     pub(crate) fn update(&mut self, peer: &P, mid: u16, value: Cached) {
-        if let Some(e) = self.get_entry_mut(peer, mid) {
-            e.value = value;
+        if let Some(e) = self.map.get_mut(peer).and_then(|t| t.get_mut(mid)) {
+            let v = self.bodies.value(value);
+            self.bodies.set(e, v);
         }
     }
 }
@@ -584,6 +710,12 @@ mod tests {
         assert!(t.map.values().all(|&i| i < 700), "slots are reused");
     }
 
+    /// An entry keeps a reply in 48 bytes whatever the reply's length (its body is shared).
+    #[test]
+    fn entries_are_small() {
+        assert!(core::mem::size_of::<Entry>() <= 48, "{}", core::mem::size_of::<Entry>());
+    }
+
     #[test]
     fn bounded_and_oldest_first() {
         let mut c = DedupCache::<u32>::new(3);
@@ -592,10 +724,42 @@ mod tests {
             assert!(c.len() <= 3);
         }
         assert_eq!(c.evicted, 7);
-        assert!(c.get(&1, 6).is_none());
-        assert!(c.get(&1, 7).is_some() && c.get(&1, 9).is_some());
+        assert!(!c.contains(&1, 6));
+        assert!(c.contains(&1, 7) && c.contains(&1, 9));
         assert_eq!(c.order.len(), c.len());
         assert_eq!(c.map.values().map(|t| t.len()).sum::<usize>(), c.len());
+    }
+
+    /// The reference: the datagram a duplicate got when the cache kept each reply's whole
+    /// encoding (`bytes`) and patched the token in a copy of it.
+    fn with_token_reference(bytes: &[u8], echo: Option<Token>) -> Vec<u8> {
+        let tkl = usize::from(bytes[0] & 0x0F);
+        let own = if bytes[1] == 0 { None } else { Token::new(&bytes[4..4 + tkl]).ok() };
+        let mut out = Vec::new();
+        match echo {
+            Some(t) if Some(t) == own => out.extend_from_slice(bytes),
+            Some(t) if t.len() == tkl => {
+                out.extend_from_slice(bytes);
+                out[4..4 + tkl].copy_from_slice(t.as_bytes());
+            }
+            Some(t) if t.as_bytes() != &bytes[4..4 + tkl] => {
+                out.push((bytes[0] & 0xF0) | t.len() as u8);
+                out.extend_from_slice(&bytes[1..4]);
+                out.extend_from_slice(t.as_bytes());
+                out.extend_from_slice(&bytes[4 + tkl..]);
+            }
+            _ => out.extend_from_slice(bytes),
+        }
+        out
+    }
+
+    /// What a duplicate of (1, `mid`) gets from `c`, with token `echo`.
+    fn replayed(c: &DedupCache<u32>, mid: u16, echo: Option<Token>) -> Option<(Vec<u8>, TransmitKind)> {
+        let r = c.get_entry(&1, mid)?.reply()?;
+        let mut out = vec![0xAA];
+        c.replay(&r, echo, &mut out);
+        assert_eq!(out[0], 0xAA, "appends");
+        Some((out.split_off(1), r.kind()))
     }
 
     #[test]
@@ -604,25 +768,124 @@ mod tests {
         let t = |b: &[u8]| Token::new(b).unwrap();
         let mut m = Message::new(MessageType::Ack, Code::CONTENT, 7).with_token(t(&[1, 2]));
         m.payload = b"hi".to_vec();
-        let r = Reply::of(&m);
-        assert_eq!(r.token(), Some(t(&[1, 2])));
-        assert_eq!(r.kind(), TransmitKind::Response);
-        let with = |echo| {
-            let mut out = vec![0xAA];
-            r.with_token(echo, &mut out);
-            assert_eq!(out[0], 0xAA, "appends");
-            out.split_off(1)
-        };
-        assert_eq!(with(None), m.to_bytes());
-        assert_eq!(with(Some(t(&[1, 2]))), m.to_bytes());
+        let mut c = DedupCache::<u32>::new(10);
+        c.insert(1, 7, Cached::Reply(Reply::of(&m)), None);
+        let e = c.get_entry(&1, 7).unwrap();
+        assert_eq!(e.remembered(), Remembered::Answered(Some(t(&[1, 2]))));
+        let with = |echo| replayed(&c, 7, echo).unwrap();
+        assert_eq!(with(None), (m.to_bytes(), TransmitKind::Response));
+        assert_eq!(with(Some(t(&[1, 2]))).0, m.to_bytes());
         for other in [t(&[1, 3]), t(&[9]), t(&[4, 5, 6, 7]), t(&[])] {
             let mut expected = m.clone();
             expected.token = other;
-            assert_eq!(with(Some(other)), expected.to_bytes(), "{other:?}");
+            assert_eq!(with(Some(other)).0, expected.to_bytes(), "{other:?}");
         }
-        let ack = Reply::of(&Message::empty_ack(7));
-        assert_eq!((ack.token(), ack.kind()), (None, TransmitKind::EmptyAck));
-        assert_eq!(Reply::of(&Message::reset(7)).token(), None);
+        c.insert(1, 8, Cached::Reply(Reply::of(&Message::empty_ack(8))), None);
+        assert_eq!(c.get_entry(&1, 8).unwrap().remembered(), Remembered::Answered(None));
+        assert_eq!(replayed(&c, 8, None), Some((Message::empty_ack(8).to_bytes(), TransmitKind::EmptyAck)));
+        c.insert(1, 9, Cached::Reply(Reply::of(&Message::reset(9))), None);
+        assert_eq!(c.get_entry(&1, 9).unwrap().remembered(), Remembered::Answered(None));
+        assert_eq!(replayed(&c, 9, None), Some((Message::reset(9).to_bytes(), TransmitKind::Reset)));
+        c.insert(1, 10, Cached::Silent, None);
+        assert_eq!(replayed(&c, 10, None), None);
+    }
+
+    /// Replies with equal bodies share one stored body; a body goes with its last reply
+    /// (evicted, replaced, or its entry's value changed).
+    #[test]
+    fn bodies_are_shared_and_released() {
+        use crate::{Code, MessageType};
+        let reply = |mid: u16, tok: u8, payload: &[u8]| {
+            let mut m = Message::new(MessageType::Ack, Code::CONTENT, mid).with_token(Token::new(&[tok]).unwrap());
+            m.payload = payload.to_vec();
+            m
+        };
+        let mut c = DedupCache::<u32>::new(3);
+        for mid in 0..3u16 {
+            c.insert(1, mid, Cached::Reply(Reply::of(&reply(mid, mid as u8, b"same"))), None);
+        }
+        assert_eq!(c.bodies.slots.len(), 1, "equal bodies are stored once");
+        c.update(&1, 0, Cached::Reply(Reply::of(&reply(0, 0, b"other"))));
+        assert_eq!(c.bodies.slots.len(), 2);
+        assert_eq!(replayed(&c, 0, None).unwrap().0, reply(0, 0, b"other").to_bytes());
+        assert_eq!(replayed(&c, 1, None).unwrap().0, reply(1, 1, b"same").to_bytes());
+        // Evicts mid 0 (the oldest): its body "other" goes.
+        c.insert(1, 3, Cached::Silent, None);
+        assert_eq!(c.bodies.slots.len(), 1);
+        c.update(&1, 1, Cached::Silent);
+        c.insert(1, 4, Cached::Pending(ServerRequestId(4)), None);
+        assert_eq!(c.pending_id(&1, 4), Some(ServerRequestId(4)));
+        assert_eq!(c.bodies.slots.len(), 1, "mid 2 still refers to it");
+        c.answered(&1, 4, &reply(4, 4, b"same").to_bytes(), TransmitKind::Response);
+        assert_eq!(c.pending_id(&1, 4), None);
+        assert_eq!(replayed(&c, 4, Some(Token::new(&[9, 9]).unwrap())).unwrap().0, {
+            let mut m = reply(4, 4, b"same");
+            m.token = Token::new(&[9, 9]).unwrap();
+            m.to_bytes()
+        });
+        for mid in 5..8u16 {
+            c.insert(1, mid, Cached::Silent, None);
+        }
+        assert_eq!((c.len(), c.bodies.slots.len(), c.bodies.last), (3, 0, None), "every body released");
+    }
+
+    proptest::proptest! {
+        /// Whatever the replies (options, payloads, token lengths, Empty ACKs and RSTs),
+        /// their order and the tokens duplicates carry, a duplicate gets the same datagram as
+        /// from the reference, which kept each reply's whole encoding.
+        #[test]
+        fn replays_exactly_what_whole_encodings_did(
+            replies in proptest::collection::vec(
+                (0u8..4, proptest::collection::vec(0u8..=255, 0..=8), 0u8..3, proptest::collection::vec(0u8..4, 0..100)),
+                1..40,
+            ),
+            echoes in proptest::collection::vec(proptest::option::of(proptest::collection::vec(0u8..=255, 0..=8)), 1..8),
+            capacity in 1usize..24,
+        ) {
+            use crate::{option, Code, MessageType};
+            let mut c = DedupCache::<u32>::new(capacity);
+            let mut model: std::collections::BTreeMap<u16, Vec<u8>> = Default::default();
+            for (i, (shape, tok, opts, payload)) in replies.iter().enumerate() {
+                let mid = i as u16;
+                let m = match shape {
+                    0 => Message::empty_ack(mid),
+                    1 => Message::reset(mid),
+                    _ => {
+                        let mut m = Message::new(MessageType::Ack, Code::CONTENT, mid).with_token(Token::new(tok).unwrap());
+                        for k in 0..*opts {
+                            m.options.add(option::CONTENT_FORMAT + u16::from(k), [k]);
+                        }
+                        // Few distinct payloads, so that bodies are shared and released.
+                        m.payload = if *shape == 2 { payload.clone() } else { payload.iter().map(|b| b % 2).collect() };
+                        m
+                    }
+                };
+                if i % 3 == 0 {
+                    c.insert(1, mid, Cached::Pending(ServerRequestId(i as u64)), None);
+                    c.answered(&1, mid, &m.to_bytes(), super::super::transmit_kind(&m));
+                } else {
+                    c.insert(1, mid, Cached::Reply(Reply::of(&m)), None);
+                }
+                model.insert(mid, m.to_bytes());
+                while model.len() > capacity {
+                    model.pop_first();
+                }
+                for (mid, bytes) in &model {
+                    for echo in &echoes {
+                        let echo = echo.as_ref().map(|t| Token::new(t).unwrap());
+                        let got = replayed(&c, *mid, echo).expect("remembered").0;
+                        proptest::prop_assert_eq!(got, with_token_reference(bytes, echo));
+                    }
+                }
+                let live: std::collections::BTreeSet<&[u8]> = model
+                    .values()
+                    .map(|b| &b[4 + usize::from(b[0] & 0x0F)..])
+                    .filter(|b| !b.is_empty())
+                    .collect();
+                proptest::prop_assert!(c.bodies.slots.len() <= model.len());
+                proptest::prop_assert!(c.bodies.slots.iter().all(|(_, b)| b.refs > 0 && live.contains(b.bytes.as_slice())));
+            }
+        }
     }
 
     #[test]
@@ -639,11 +902,11 @@ mod tests {
         c.insert(1, 1, Cached::Silent, Some(Instant::from_millis(100)));
         c.insert(1, 1, Cached::Silent, Some(Instant::from_millis(10)));
         c.expire(Instant::from_millis(15));
-        assert!(c.get(&1, 1).is_none(), "expired at its new lifetime");
+        assert!(!c.contains(&1, 1), "expired at its new lifetime");
         c.insert(1, 2, Cached::Silent, Some(Instant::from_millis(10)));
         c.insert(1, 2, Cached::Silent, Some(Instant::from_millis(100)));
         c.expire(Instant::from_millis(15));
-        assert!(c.get(&1, 2).is_some(), "kept until its new lifetime");
+        assert!(c.contains(&1, 2), "kept until its new lifetime");
         assert_eq!(c.order.len(), c.len());
     }
 
@@ -654,7 +917,7 @@ mod tests {
         c.insert(1, 2, Cached::Silent, Some(Instant::from_millis(20)));
         c.insert(1, 3, Cached::Silent, None);
         c.expire(Instant::from_millis(15));
-        assert!(c.get(&1, 1).is_none() && c.get(&1, 2).is_some());
+        assert!(!c.contains(&1, 1) && c.contains(&1, 2));
         c.expire(Instant::from_millis(25));
         assert_eq!(c.len(), 1);
         c.expire(Instant::from_millis(1_000_000));

@@ -39,13 +39,14 @@ impl<P: Peer> Endpoint<P> {
             let mut m = msg;
             m.mtype = MessageType::Ack;
             m.message_id = s.mid;
-            // Encoded once into a recycled buffer; the cache keeps a copy for duplicates.
+            // Encoded once into a recycled buffer; the cache keeps its header, token and
+            // (shared) body for duplicates.
             let mut b = self.buffer();
             m.encode(&mut b);
-            let reply = Reply::encoded(&b, super::transmit_kind(&m));
+            let kind = super::transmit_kind(&m);
             self.payload_spare = core::mem::take(&mut m.payload);
-            self.send_bytes(s.peer.clone(), b, reply.kind());
-            self.dedup.update_release(&s.peer, s.mid, Cached::Reply(reply), true);
+            self.dedup.answered(&s.peer, s.mid, &b, kind);
+            self.send_bytes(s.peer, b, kind);
         } else {
             if !s.con {
                 self.release_pending(&s.peer);
@@ -123,11 +124,7 @@ impl<P: Peer> Endpoint<P> {
     /// separate (out of line: a server that answers at once never takes it).
     #[inline(never)]
     fn ack_duplicate(&mut self, peer: P, mid: u16) {
-        let pending = match self.dedup.get(&peer, mid) {
-            Some(Cached::Pending(id)) => Some(*id),
-            _ => None,
-        };
-        match pending.filter(|id| self.served.get(id).is_some_and(|s| !s.acked)) {
+        match self.dedup.pending_id(&peer, mid).filter(|id| self.served.get(id).is_some_and(|s| !s.acked)) {
             Some(id) => self.send_empty_ack(id),
             None => self.send(peer, &Message::empty_ack(mid)),
         }

@@ -253,12 +253,28 @@ type MidMap = IdMap<u16, Entry>;
 /// The peer's latest message is kept in the record itself (`last`), the others in a hash
 /// table: the answer to a new request and the duplicates of the request in progress (a
 /// client obeying NSTART = 1 has one) find it next to the record, without loading the
-/// table's control bytes and bucket (cold in a server with many clients).
-#[derive(Default)]
+/// table's control bytes and bucket (cold in a server with many clients). The lowest and
+/// highest Message IDs the table received since it was last empty bound what it can hold, so
+/// that a new message of a client numbering its messages upwards (RFC 7252 §4.4) is known to
+/// be absent without a probe of the table.
+// `repr(C, align(64))`: what a new request and a duplicate of the latest message read (the
+// bounds, the pending count, the latest message) fills the record's first cache line; the
+// table of older messages is on the second.
+#[repr(C, align(64))]
 struct PeerTable {
-    last: Option<(u16, Entry)>,
+    /// Every Message ID in `mids` lies in `lo..=hi` (`lo > hi`: none was ever there; the
+    /// bounds are not narrowed when messages leave, so they may be wider than needed).
+    lo: u16,
+    hi: u16,
     pending: u32,
+    last: Option<(u16, Entry)>,
     mids: MidMap,
+}
+
+impl Default for PeerTable {
+    fn default() -> Self {
+        PeerTable { lo: 1, hi: 0, pending: 0, last: None, mids: MidMap::default() }
+    }
 }
 
 impl PeerTable {
@@ -270,16 +286,25 @@ impl PeerTable {
     fn get(&self, mid: u16) -> Option<&Entry> {
         match &self.last {
             Some((m, e)) if *m == mid => Some(e),
+            _ if self.outside(mid) => None,
             _ => Self::older(&self.mids, mid),
         }
     }
 
     #[inline]
     fn get_mut(&mut self, mid: u16) -> Option<&mut Entry> {
+        let outside = self.outside(mid);
         match &mut self.last {
             Some((m, e)) if *m == mid => Some(e),
+            _ if outside => None,
             _ => Self::older_mut(&mut self.mids, mid),
         }
+    }
+
+    /// `mid` is not in the table of older messages (known without a probe).
+    #[inline]
+    fn outside(&self, mid: u16) -> bool {
+        mid < self.lo || mid > self.hi
     }
 
     // The table of older messages, out of line: with a client obeying NSTART and a FIFO
@@ -305,6 +330,11 @@ impl PeerTable {
     /// Remember `mid` (absent) as the latest; the previous latest moves to the table.
     fn insert_new(&mut self, mid: u16, entry: Entry) {
         if let Some((m, e)) = self.last.replace((mid, entry)) {
+            if self.mids.is_empty() {
+                (self.lo, self.hi) = (m, m);
+            } else {
+                (self.lo, self.hi) = (self.lo.min(m), self.hi.max(m));
+            }
             self.mids.insert(m, e);
         }
     }
@@ -654,7 +684,7 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
                 t.pending += u32::from(pending);
             }
             None => {
-                let t = PeerTable { last: Some((mid, entry)), pending: u32::from(pending), mids: MidMap::default() };
+                let t = PeerTable { last: Some((mid, entry)), pending: u32::from(pending), ..PeerTable::default() };
                 self.map.insert(peer, t);
             }
         }
@@ -830,6 +860,36 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Whatever the peers' Message IDs (in any order, wrapping, repeated), the cache holds
+        /// exactly the last `capacity` distinct messages received, oldest evicted first, and
+        /// finds each of them (the bounds that spare a peer's table a probe never hide one).
+        #[test]
+        fn finds_exactly_the_remembered_messages(
+            msgs in proptest::collection::vec((0u32..3, proptest::prop_oneof![0u16..40, 65_500u16..=65_535, proptest::num::u16::ANY]), 1..200),
+            capacity in 1usize..40,
+        ) {
+            let mut c = DedupCache::<u32>::new(capacity);
+            let mut order: VecDeque<(u32, u16)> = VecDeque::new();
+            for (i, &(peer, mid)) in msgs.iter().enumerate() {
+                let present = order.contains(&(peer, mid));
+                proptest::prop_assert_eq!(c.contains(&peer, mid), present);
+                proptest::prop_assert_eq!(DuplicateCache::entry(&mut c, &(peer, mid)).is_some(), present);
+                c.insert(peer, mid, Cached::Pending(ServerRequestId(i as u64)), None);
+                if !present {
+                    if order.len() == capacity {
+                        order.pop_front();
+                    }
+                    order.push_back((peer, mid));
+                }
+                proptest::prop_assert_eq!(c.len(), order.len());
+                for p in 0..3 {
+                    for &(_, m) in &msgs {
+                        proptest::prop_assert_eq!(c.contains(&p, m), order.contains(&(p, m)), "peer {} mid {}", p, m);
+                    }
+                }
+            }
+        }
+
         /// Whatever the replies (options, payloads, token lengths, Empty ACKs and RSTs),
         /// their order and the tokens duplicates carry, a duplicate gets the same datagram as
         /// from the reference, which kept each reply's whole encoding.

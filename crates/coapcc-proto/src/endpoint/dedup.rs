@@ -243,105 +243,166 @@ impl<P: Clone + Ord + core::hash::Hash> DuplicateCache for DedupCache<P> {
     }
 }
 
-type MidMap = IdMap<u16, Entry>;
-
 /// What the cache keeps per peer: its remembered messages by Message ID, and how many of its
 /// server requests are pending (unanswered, or answered by a separate response still in
 /// flight; the per-peer limit reads it). One record, so that a new request and its answer
 /// each find both with one lookup of the peer. A record goes when both are empty.
 ///
-/// The peer's latest message is kept in the record itself (`last`), the others in a hash
-/// table: the answer to a new request and the duplicates of the request in progress (a
-/// client obeying NSTART = 1 has one) find it next to the record, without loading the
-/// table's control bytes and bucket (cold in a server with many clients). The lowest and
-/// highest Message IDs the table received since it was last empty bound what it can hold, so
-/// that a new message of a client numbering its messages upwards (RFC 7252 §4.4) is known to
-/// be absent without a probe of the table.
-// `repr(C, align(64))`: what a new request and a duplicate of the latest message read (the
-// bounds, the pending count, the latest message) fills the record's first cache line; the
-// table of older messages is on the second.
+/// The peer's latest message is kept in the record itself (`last`): the answer to a new
+/// request and the duplicates of the request in progress (a client obeying NSTART = 1 has
+/// one) find it next to the record. The older ones are kept oldest first in a ring (they
+/// leave in that order: the cache evicts and expires its oldest entry first, and a peer's
+/// entries are a subsequence of the cache's): a new message only appends to it, with no
+/// table to rehash as it grows. While their Message IDs are consecutive (a client numbers
+/// its messages upwards, RFC 7252 §4.4), a Message ID's place in the ring is its distance
+/// from the first one's, and the record's first line says which IDs the ring holds, so a
+/// new message is known absent without touching the ring; otherwise (IDs out of order,
+/// skipped or repeated) a hash table by Message ID gives each one's place.
+// `repr(C, align(64))`: what a duplicate of the latest message and a new message read first
+// (the IDs the ring holds, the latest message) fills the record's first cache line.
+#[derive(Default)]
 #[repr(C, align(64))]
 struct PeerTable {
-    /// Every Message ID in `mids` lies in `lo..=hi` (`lo > hi`: none was ever there; the
-    /// bounds are not narrowed when messages leave, so they may be wider than needed).
-    lo: u16,
-    hi: u16,
-    pending: u32,
+    /// Consecutive mode: the ring holds Message IDs `front`, `front + 1`, ... up to
+    /// `next - 1` (wrapping; empty when equal).
+    front: u16,
+    next: u16,
+    /// Indexed mode: the ring's Message IDs are not consecutive; `index` has their places.
+    indexed: bool,
     last: Option<(u16, Entry)>,
-    mids: MidMap,
-}
-
-impl Default for PeerTable {
-    fn default() -> Self {
-        PeerTable { lo: 1, hi: 0, pending: 0, last: None, mids: MidMap::default() }
-    }
+    pending: u32,
+    /// Indexed mode: the sequence number of the ring's first entry (`index` maps a Message ID
+    /// to its entry's sequence number).
+    head: u32,
+    ring: VecDeque<(u16, Entry)>,
+    index: IdMap<u16, u32>,
 }
 
 impl PeerTable {
     fn is_unused(&self) -> bool {
-        self.pending == 0 && self.last.is_none() && self.mids.is_empty()
+        self.pending == 0 && self.last.is_none() && self.ring.is_empty()
     }
 
     #[inline]
     fn get(&self, mid: u16) -> Option<&Entry> {
         match &self.last {
             Some((m, e)) if *m == mid => Some(e),
-            _ if self.outside(mid) => None,
-            _ => Self::older(&self.mids, mid),
+            _ => self.older(mid).map(|i| &self.ring[i].1),
         }
     }
 
     #[inline]
     fn get_mut(&mut self, mid: u16) -> Option<&mut Entry> {
-        let outside = self.outside(mid);
-        match &mut self.last {
-            Some((m, e)) if *m == mid => Some(e),
-            _ if outside => None,
-            _ => Self::older_mut(&mut self.mids, mid),
+        let older = match &self.last {
+            Some((m, _)) if *m == mid => None,
+            _ => Some(self.older(mid)),
+        };
+        match older {
+            None => self.last.as_mut().map(|(_, e)| e),
+            Some(i) => i.map(|i| &mut self.ring[i].1),
         }
     }
 
-    /// `mid` is not in the table of older messages (known without a probe).
+    /// The place of `mid` in the ring of older messages, if there.
     #[inline]
-    fn outside(&self, mid: u16) -> bool {
-        mid < self.lo || mid > self.hi
+    fn older(&self, mid: u16) -> Option<usize> {
+        if self.indexed {
+            return self.indexed_place(mid);
+        }
+        let i = mid.wrapping_sub(self.front);
+        (i < self.next.wrapping_sub(self.front)).then_some(usize::from(i))
     }
 
-    // The table of older messages, out of line: with a client obeying NSTART and a FIFO
-    // path the latest message is the one asked for (its answer, its duplicates).
+    // Out of line: a client numbering its messages upwards never needs it.
+    #[cold]
     #[inline(never)]
-    fn older(mids: &MidMap, mid: u16) -> Option<&Entry> {
-        mids.get(&mid)
-    }
-
-    #[inline(never)]
-    fn older_mut(mids: &mut MidMap, mid: u16) -> Option<&mut Entry> {
-        mids.get_mut(&mid)
+    fn indexed_place(&self, mid: u16) -> Option<usize> {
+        let seq = *self.index.get(&mid)?;
+        Some(seq.wrapping_sub(self.head) as usize)
     }
 
     /// Forget `mid`; its entry, if it was there.
     fn remove(&mut self, mid: u16) -> Option<Entry> {
-        match &self.last {
-            Some((m, _)) if *m == mid => self.last.take().map(|(_, e)| e),
-            _ => self.mids.remove(&mid),
+        if matches!(&self.last, Some((m, _)) if *m == mid) {
+            return self.last.take().map(|(_, e)| e);
+        }
+        match self.older(mid)? {
+            // The oldest (the cache removes its oldest entry, so always).
+            0 => self.pop_older().map(|(_, e)| e),
+            i => self.remove_older_at(i),
         }
     }
 
-    /// Remember `mid` (absent) as the latest; the previous latest moves to the table.
+    /// Remember `mid` (absent) as the latest; the previous latest moves to the ring.
     fn insert_new(&mut self, mid: u16, entry: Entry) {
         if let Some((m, e)) = self.last.replace((mid, entry)) {
-            if self.mids.is_empty() {
-                (self.lo, self.hi) = (m, m);
-            } else {
-                (self.lo, self.hi) = (self.lo.min(m), self.hi.max(m));
-            }
-            self.mids.insert(m, e);
+            self.push_older(m, e);
         }
+    }
+
+    #[inline]
+    fn push_older(&mut self, mid: u16, entry: Entry) {
+        if !self.indexed {
+            if self.ring.is_empty() {
+                (self.front, self.next) = (mid, mid.wrapping_add(1));
+                self.ring.push_back((mid, entry));
+                return;
+            }
+            // The next ID, and room for it (65 536 IDs would read as none).
+            if mid == self.next && mid.wrapping_add(1) != self.front {
+                self.next = mid.wrapping_add(1);
+                self.ring.push_back((mid, entry));
+                return;
+            }
+            self.reindex();
+        }
+        let seq = self.head.wrapping_add(self.ring.len() as u32);
+        self.index.insert(mid, seq);
+        self.ring.push_back((mid, entry));
+    }
+
+    /// Take the oldest of the older messages.
+    fn pop_older(&mut self) -> Option<(u16, Entry)> {
+        let (m, e) = self.ring.pop_front()?;
+        if self.indexed {
+            self.index.remove(&m);
+            self.head = self.head.wrapping_add(1);
+        } else {
+            self.front = self.front.wrapping_add(1);
+        }
+        if self.ring.is_empty() {
+            // Consecutive mode again, for the next messages.
+            (self.indexed, self.head, self.front, self.next) = (false, 0, 0, 0);
+            self.index.clear();
+        }
+        Some((m, e))
+    }
+
+    /// Remove the older message at place `i` (not the oldest: never, as the cache removes
+    /// its oldest entries; kept general).
+    #[cold]
+    #[inline(never)]
+    fn remove_older_at(&mut self, i: usize) -> Option<Entry> {
+        let (_, e) = self.ring.remove(i)?;
+        self.reindex();
+        Some(e)
+    }
+
+    /// Switch to (or rebuild) indexed mode: each older message's place by Message ID.
+    #[cold]
+    #[inline(never)]
+    fn reindex(&mut self) {
+        self.index.clear();
+        self.head = 0;
+        for (i, (m, _)) in self.ring.iter().enumerate() {
+            self.index.insert(*m, i as u32);
+        }
+        self.indexed = true;
     }
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.mids.len() + usize::from(self.last.is_some())
+        self.ring.len() + usize::from(self.last.is_some())
     }
 }
 
@@ -529,6 +590,8 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
         }
     }
 
+    // Out of line: only with lifetimes (`lifetime_mode = formula`).
+    #[inline(never)]
     fn expire_timed(&mut self, now: Instant) {
         while let Some((peer, mid, queued)) = self.order.front() {
             if !self.restamped && !matches!(queued, Some(t) if *t <= now) {
@@ -859,35 +922,68 @@ mod tests {
         assert_eq!((c.len(), c.bodies.slots.len(), c.bodies.last), (3, 0, None), "every body released");
     }
 
+    /// Feeds `msgs` (peer, Message ID) to a cache of `capacity` and checks after each that it
+    /// holds exactly the last `capacity` distinct messages, oldest evicted first.
+    fn holds_exactly_the_last(
+        msgs: &[(u32, u16)],
+        capacity: usize,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let mut c = DedupCache::<u32>::new(capacity);
+        let mut order: VecDeque<(u32, u16)> = VecDeque::new();
+        for (i, &(peer, mid)) in msgs.iter().enumerate() {
+            let present = order.contains(&(peer, mid));
+            proptest::prop_assert_eq!(c.contains(&peer, mid), present);
+            proptest::prop_assert_eq!(DuplicateCache::entry(&mut c, &(peer, mid)).is_some(), present);
+            c.insert(peer, mid, Cached::Pending(ServerRequestId(i as u64)), None);
+            if !present {
+                if order.len() == capacity {
+                    order.pop_front();
+                }
+                order.push_back((peer, mid));
+            }
+            proptest::prop_assert_eq!(c.len(), order.len());
+            for p in 0..3 {
+                for &(_, m) in msgs {
+                    proptest::prop_assert_eq!(c.contains(&p, m), order.contains(&(p, m)), "peer {} mid {}", p, m);
+                }
+            }
+            for &(p, m) in &order {
+                proptest::prop_assert_eq!(c.pending_id(&p, m).is_some(), true);
+            }
+        }
+        Ok(())
+    }
+
     proptest::proptest! {
         /// Whatever the peers' Message IDs (in any order, wrapping, repeated), the cache holds
         /// exactly the last `capacity` distinct messages received, oldest evicted first, and
-        /// finds each of them (the bounds that spare a peer's table a probe never hide one).
+        /// finds each of them.
         #[test]
         fn finds_exactly_the_remembered_messages(
             msgs in proptest::collection::vec((0u32..3, proptest::prop_oneof![0u16..40, 65_500u16..=65_535, proptest::num::u16::ANY]), 1..200),
             capacity in 1usize..40,
         ) {
-            let mut c = DedupCache::<u32>::new(capacity);
-            let mut order: VecDeque<(u32, u16)> = VecDeque::new();
-            for (i, &(peer, mid)) in msgs.iter().enumerate() {
-                let present = order.contains(&(peer, mid));
-                proptest::prop_assert_eq!(c.contains(&peer, mid), present);
-                proptest::prop_assert_eq!(DuplicateCache::entry(&mut c, &(peer, mid)).is_some(), present);
-                c.insert(peer, mid, Cached::Pending(ServerRequestId(i as u64)), None);
-                if !present {
-                    if order.len() == capacity {
-                        order.pop_front();
-                    }
-                    order.push_back((peer, mid));
-                }
-                proptest::prop_assert_eq!(c.len(), order.len());
-                for p in 0..3 {
-                    for &(_, m) in &msgs {
-                        proptest::prop_assert_eq!(c.contains(&p, m), order.contains(&(p, m)), "peer {} mid {}", p, m);
-                    }
-                }
-            }
+            holds_exactly_the_last(&msgs, capacity)?;
+        }
+
+        /// The same with Message IDs mostly counting upwards per peer (across the wrap from
+        /// 65 535 to 0), now and then jumping or going back: the consecutive and indexed
+        /// ways of finding a peer's older messages, and the switches between them.
+        #[test]
+        fn finds_mostly_consecutive_messages(
+            steps in proptest::collection::vec((0u32..3, proptest::prop_oneof![8 => proptest::strategy::Just(1u16), 1 => 0u16..5, 1 => proptest::num::u16::ANY]), 1..300),
+            capacity in 1usize..60,
+        ) {
+            let mut next = [65_520u16, 7, 65_535];
+            let msgs: Vec<(u32, u16)> = steps
+                .iter()
+                .map(|&(p, step)| {
+                    let m = next[p as usize];
+                    next[p as usize] = m.wrapping_add(step);
+                    (p, m)
+                })
+                .collect();
+            holds_exactly_the_last(&msgs, capacity)?;
         }
 
         /// Whatever the replies (options, payloads, token lengths, Empty ACKs and RSTs),

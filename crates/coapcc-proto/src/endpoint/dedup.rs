@@ -342,6 +342,9 @@ impl PeerTable {
 
     #[inline]
     fn push_older(&mut self, mid: u16, entry: Entry) {
+        if self.ring.len() == self.ring.capacity() {
+            self.grow();
+        }
         if !self.indexed {
             if self.ring.is_empty() {
                 (self.front, self.next) = (mid, mid.wrapping_add(1));
@@ -359,6 +362,14 @@ impl PeerTable {
         let seq = self.head.wrapping_add(self.ring.len() as u32);
         self.index.insert(mid, seq);
         self.ring.push_back((mid, entry));
+    }
+
+    /// Room for three times as many more older messages (the ring grows fourfold: fewer
+    /// copies of its entries than doubling).
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        self.ring.reserve(3 * self.ring.len().max(1));
     }
 
     /// Take the oldest of the older messages.

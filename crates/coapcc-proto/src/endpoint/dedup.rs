@@ -11,11 +11,11 @@ use super::{ServerRequestId, TransmitKind};
 use crate::small::SmallBytes;
 use crate::{Message, Token};
 
-/// What a duplicate of a remembered message gets (what the endpoint hands the cache).
+/// What a duplicate of a remembered message gets (what the endpoint hands the cache; a
+/// request handed to the application and not answered yet is remembered with
+/// [`DedupCache::insert_pending`]).
 #[derive(Clone, Debug)]
 pub(crate) enum Cached {
-    /// The request was handed to the application, which has not answered yet.
-    Pending(ServerRequestId),
     /// Send this reply again (piggybacked response, Empty ACK or RST).
     Reply(Reply),
     /// Nothing to send (a NON, or a message we did not answer).
@@ -122,8 +122,16 @@ impl Bodies {
     #[inline]
     fn keep(&mut self, bytes: &[u8], kind: TransmitKind) -> Kept {
         let tkl = usize::from(bytes[0] & 0x0F);
-        let head = [bytes[0], bytes[1], bytes[2], bytes[3]];
         let token = Token::new(&bytes[4..4 + tkl]).expect("an encoded reply has a valid token length");
+        self.keep_with(bytes, kind, token)
+    }
+
+    /// [`Bodies::keep`] of a reply whose token (`token`) the caller knows.
+    #[inline]
+    fn keep_with(&mut self, bytes: &[u8], kind: TransmitKind, token: Token) -> Kept {
+        let tkl = token.len();
+        debug_assert_eq!(&bytes[4..4 + tkl], token.as_bytes());
+        let head = [bytes[0], bytes[1], bytes[2], bytes[3]];
         let rest = &bytes[4 + tkl..];
         let body = if rest.is_empty() { NO_BODY } else { self.share(rest) };
         Kept { head, token, kind, body }
@@ -178,7 +186,6 @@ impl Bodies {
     #[inline]
     fn value(&mut self, value: Cached) -> Value {
         match value {
-            Cached::Pending(id) => Value::Pending(id),
             Cached::Reply(r) => Value::Reply(self.keep(r.bytes.as_slice(), r.kind)),
             Cached::Silent => Value::Silent,
         }
@@ -657,13 +664,14 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
 
     /// Remember a new message. Evicts the oldest entry when full.
     pub(crate) fn insert(&mut self, peer: P, mid: u16, value: Cached, expires: Option<Instant>) {
+        let value = self.bodies.value(value);
         self.insert_counted(peer, mid, value, expires, false);
     }
 
     /// A new server request of `peer`: remember it as pending (`id`) and count it among the
     /// peer's pending requests ([`DedupCache::pending`]), with one lookup of the peer.
     pub(crate) fn insert_pending(&mut self, peer: P, mid: u16, id: ServerRequestId, expires: Option<Instant>) {
-        self.insert_counted(peer, mid, Cached::Pending(id), expires, true);
+        self.insert_counted(peer, mid, Value::Pending(id), expires, true);
     }
 
     /// How many server requests of `peer` are pending.
@@ -684,10 +692,10 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
     /// Request `mid` of `peer` was answered with the encoded reply `bytes` (of `kind`) and
     /// is finished: [`DedupCache::update`] with the reply and [`DedupCache::release`], with one
     /// lookup of the peer and no copy of the reply but its token and body.
-    pub(crate) fn answered(&mut self, peer: &P, mid: u16, bytes: &[u8], kind: TransmitKind) {
+    pub(crate) fn answered(&mut self, peer: &P, mid: u16, bytes: &[u8], kind: TransmitKind, token: Token) {
         if let Some(t) = self.map.get_mut(peer) {
             if let Some(e) = t.get_mut(mid) {
-                let v = Value::Reply(self.bodies.keep(bytes, kind));
+                let v = Value::Reply(self.bodies.keep_with(bytes, kind, token));
                 self.bodies.set(e, v);
             }
             t.pending = t.pending.saturating_sub(1);
@@ -697,13 +705,12 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
         }
     }
 
-    fn insert_counted(&mut self, peer: P, mid: u16, value: Cached, expires: Option<Instant>, pending: bool) {
+    fn insert_counted(&mut self, peer: P, mid: u16, value: Value, expires: Option<Instant>, pending: bool) {
         self.timed |= expires.is_some();
         if self.len < self.capacity {
             // Nothing to evict and the peer has a table: one lookup of the peer.
             if let Some(t) = self.map.get_mut(&peer) {
                 t.pending += u32::from(pending);
-                let value = self.bodies.value(value);
                 match t.get_mut(mid) {
                     Some(e) => {
                         self.bodies.set(e, value);
@@ -727,11 +734,10 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
     /// [`DedupCache::insert_counted`] when the cache is full or `peer` has no table yet (out
     /// of line: a server's steady state is neither).
     #[inline(never)]
-    fn insert_slow(&mut self, peer: P, mid: u16, value: Cached, expires: Option<Instant>, pending: bool) {
+    fn insert_slow(&mut self, peer: P, mid: u16, value: Value, expires: Option<Instant>, pending: bool) {
         if let Some(t) = self.map.get_mut(&peer) {
             let pending_before = t.pending;
             if let Some(e) = t.get_mut(mid) {
-                let value = self.bodies.value(value);
                 self.bodies.set(e, value);
                 if e.expires != expires {
                     e.expires = expires;
@@ -751,7 +757,7 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
             }
         }
         self.order.push_back((peer.clone(), mid, expires));
-        let entry = Entry { value: self.bodies.value(value), expires, replies: 0 };
+        let entry = Entry { value, expires, replies: 0 };
         match self.map.get_mut(&peer) {
             Some(t) => {
                 t.insert_new(mid, entry);
@@ -917,10 +923,10 @@ mod tests {
         c.insert(1, 3, Cached::Silent, None);
         assert_eq!(c.bodies.slots.len(), 1);
         c.update(&1, 1, Cached::Silent);
-        c.insert(1, 4, Cached::Pending(ServerRequestId(4)), None);
+        c.insert_pending(1, 4, ServerRequestId(4), None);
         assert_eq!(c.pending_id(&1, 4), Some(ServerRequestId(4)));
         assert_eq!(c.bodies.slots.len(), 1, "mid 2 still refers to it");
-        c.answered(&1, 4, &reply(4, 4, b"same").to_bytes(), TransmitKind::Response);
+        c.answered(&1, 4, &reply(4, 4, b"same").to_bytes(), TransmitKind::Response, Token::new(&[4]).unwrap());
         assert_eq!(c.pending_id(&1, 4), None);
         assert_eq!(replayed(&c, 4, Some(Token::new(&[9, 9]).unwrap())).unwrap().0, {
             let mut m = reply(4, 4, b"same");
@@ -945,7 +951,7 @@ mod tests {
             let present = order.contains(&(peer, mid));
             proptest::prop_assert_eq!(c.contains(&peer, mid), present);
             proptest::prop_assert_eq!(DuplicateCache::entry(&mut c, &(peer, mid)).is_some(), present);
-            c.insert(peer, mid, Cached::Pending(ServerRequestId(i as u64)), None);
+            c.insert_pending(peer, mid, ServerRequestId(i as u64), None);
             if !present {
                 if order.len() == capacity {
                     order.pop_front();
@@ -1028,8 +1034,8 @@ mod tests {
                     }
                 };
                 if i % 3 == 0 {
-                    c.insert(1, mid, Cached::Pending(ServerRequestId(i as u64)), None);
-                    c.answered(&1, mid, &m.to_bytes(), super::super::transmit_kind(&m));
+                    c.insert_pending(1, mid, ServerRequestId(i as u64), None);
+                    c.answered(&1, mid, &m.to_bytes(), super::super::transmit_kind(&m), m.token);
                 } else {
                     c.insert(1, mid, Cached::Reply(Reply::of(&m)), None);
                 }

@@ -38,7 +38,7 @@ impl<P: Peer> Endpoint<P> {
             // Encoded once into a recycled buffer; the cache keeps its header, token and
             // (shared) body for duplicates.
             let mut b = self.buffer();
-            let kind = if self.sent_whole(&s, response) {
+            let (kind, token) = if self.sent_whole(&s, response) {
                 // The response as it is, without an intermediate message: the same bytes
                 // as `build_response` would give (no Block2 to drop, no Block1 to echo, the
                 // whole payload), with the header and token of the ACK.
@@ -49,16 +49,16 @@ impl<P: Peer> Endpoint<P> {
                     b.push(0xFF);
                     b.extend_from_slice(&response.payload);
                 }
-                super::transmit_kind(&head)
+                (super::transmit_kind(&head), head.token)
             } else {
                 let mut m = self.limit_amplification(&s, response);
                 m.mtype = MessageType::Ack;
                 m.message_id = s.mid;
                 m.encode(&mut b);
                 self.payload_spare = core::mem::take(&mut m.payload);
-                super::transmit_kind(&m)
+                (super::transmit_kind(&m), m.token)
             };
-            self.dedup.answered(&s.peer, s.mid, &b, kind);
+            self.dedup.answered(&s.peer, s.mid, &b, kind, token);
             self.send_bytes(s.peer, b, kind);
         } else {
             let msg = self.limit_amplification(&s, response);

@@ -11,19 +11,28 @@ use super::{ServerRequestId, TransmitKind};
 use crate::small::SmallBytes;
 use crate::{Message, Token};
 
-/// What a duplicate of a remembered message gets.
+/// What a duplicate of a remembered message gets (what the endpoint hands the cache; a
+/// request handed to the application and not answered yet is remembered with
+/// [`DedupCache::insert_pending`]).
 #[derive(Clone, Debug)]
 pub(crate) enum Cached {
-    /// The request was handed to the application, which has not answered yet.
-    Pending(ServerRequestId),
     /// Send this reply again (piggybacked response, Empty ACK or RST).
     Reply(Reply),
     /// Nothing to send (a NON, or a message we did not answer).
     Silent,
 }
 
+/// [`Cached`] as an entry keeps it: a reply as its header, its token and a reference to the
+/// bytes after the token in the cache's shared store ([`Bodies`]).
+#[derive(Clone, Copy, Debug)]
+enum Value {
+    Pending(ServerRequestId),
+    Reply(Kept),
+    Silent,
+}
+
 pub(crate) struct Entry {
-    value: Cached,
+    value: Value,
     expires: Option<Instant>,
     /// Duplicates answered from this entry.
     replies: u32,
@@ -35,9 +44,9 @@ impl DuplicateEntry for Entry {
     /// A reply's identification is its token; an Empty ACK or an RST has none.
     fn remembered(&self) -> Remembered<Token> {
         match &self.value {
-            Cached::Pending(_) => Remembered::Pending,
-            Cached::Reply(r) => Remembered::Answered(r.token()),
-            Cached::Silent => Remembered::Silent,
+            Value::Pending(_) => Remembered::Pending,
+            Value::Reply(r) => Remembered::Answered(r.token()),
+            Value::Silent => Remembered::Silent,
         }
     }
 
@@ -48,32 +57,164 @@ impl DuplicateEntry for Entry {
 }
 
 impl Entry {
-    /// Appends to `out` the datagram that answers a duplicate of this entry's message,
-    /// carrying token `echo` (`None`: the reply's own), if the entry holds a reply; returns
-    /// what it is.
-    pub(crate) fn replay(&self, echo: Option<Token>, out: &mut Vec<u8>) -> Option<TransmitKind> {
-        match &self.value {
-            Cached::Reply(r) => {
-                r.with_token(echo, out);
-                Some(r.kind)
-            }
+    /// The reply this entry's message gets again, if it holds one (written out with
+    /// [`DedupCache::replay`]).
+    #[inline]
+    pub(crate) fn reply(&self) -> Option<Kept> {
+        match self.value {
+            Value::Reply(r) => Some(r),
             _ => None,
         }
     }
 }
 
-/// Replies up to this many bytes are kept inside the cache entry (a piggybacked answer of a
-/// few dozen bytes: no allocation to remember it, none to free, and a duplicate reads it
-/// next to the entry); longer ones on the heap.
+/// A remembered reply as kept (20 bytes): the datagram's 4-byte header and its token as
+/// sent, and the bytes after the token (options and payload) as a reference into the cache's
+/// store of bodies, shared by the replies whose bodies are equal (a server that answers
+/// many requests alike keeps the body once). Written out again, it is the same datagram
+/// byte for byte.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Kept {
+    head: [u8; 4],
+    /// The token as sent (the header's TKL bytes).
+    token: Token,
+    kind: TransmitKind,
+    /// Index in [`Bodies`]; [`NO_BODY`] when nothing follows the token.
+    body: u32,
+}
+
+/// [`Kept::body`] of a reply that ends with its token (an Empty ACK, an RST).
+const NO_BODY: u32 = u32::MAX;
+
+impl Kept {
+    /// What it is.
+    pub(crate) fn kind(&self) -> TransmitKind {
+        self.kind
+    }
+
+    /// The reply's identification: its token, or `None` for a message without
+    /// identification (an Empty ACK or an RST: code 0.00).
+    fn token(&self) -> Option<Token> {
+        (self.head[1] != 0).then_some(self.token)
+    }
+}
+
+/// Bodies of kept replies up to this many bytes are stored inline in the store's slot (a
+/// piggybacked answer of a few dozen bytes: no allocation), longer ones on the heap.
+const BODY_INLINE: usize = 80;
+
+/// The bodies of the kept replies (what follows the token), reference-counted. A new body
+/// equal to the one stored last is shared with it; a body goes when its last reply does.
+#[derive(Default)]
+struct Bodies {
+    slots: Slab<Body>,
+    /// The body stored or shared last.
+    last: Option<u32>,
+}
+
+struct Body {
+    bytes: SmallBytes<BODY_INLINE>,
+    refs: u32,
+}
+
+impl Bodies {
+    /// Keep `bytes` (an encoded reply of `kind`, RFC 7252 §3: header, token, rest).
+    #[inline]
+    fn keep(&mut self, bytes: &[u8], kind: TransmitKind) -> Kept {
+        let tkl = usize::from(bytes[0] & 0x0F);
+        let token = Token::new(&bytes[4..4 + tkl]).expect("an encoded reply has a valid token length");
+        self.keep_with(bytes, kind, token)
+    }
+
+    /// [`Bodies::keep`] of a reply whose token (`token`) the caller knows.
+    #[inline]
+    fn keep_with(&mut self, bytes: &[u8], kind: TransmitKind, token: Token) -> Kept {
+        let tkl = token.len();
+        debug_assert_eq!(&bytes[4..4 + tkl], token.as_bytes());
+        let head = [bytes[0], bytes[1], bytes[2], bytes[3]];
+        let rest = &bytes[4 + tkl..];
+        let body = if rest.is_empty() { NO_BODY } else { self.share(rest) };
+        Kept { head, token, kind, body }
+    }
+
+    /// The index of a body equal to `rest`, shared with the last one when equal.
+    #[inline]
+    fn share(&mut self, rest: &[u8]) -> u32 {
+        if let Some(i) = self.last {
+            let b = &mut self.slots[i as usize];
+            if b.bytes.as_slice() == rest {
+                b.refs += 1;
+                return i;
+            }
+        }
+        self.add(rest)
+    }
+
+    #[inline(never)]
+    fn add(&mut self, rest: &[u8]) -> u32 {
+        let i = self.slots.insert(Body { bytes: SmallBytes::from_slice(rest), refs: 1 }) as u32;
+        self.last = Some(i);
+        i
+    }
+
+    /// A reply referring to body `i` went.
+    #[inline]
+    fn release(&mut self, i: u32) {
+        if i == NO_BODY {
+            return;
+        }
+        let b = &mut self.slots[i as usize];
+        b.refs -= 1;
+        if b.refs == 0 {
+            self.slots.remove(i as usize);
+            if self.last == Some(i) {
+                self.last = None;
+            }
+        }
+    }
+
+    #[inline]
+    fn bytes(&self, i: u32) -> &[u8] {
+        if i == NO_BODY {
+            &[]
+        } else {
+            self.slots[i as usize].bytes.as_slice()
+        }
+    }
+
+    /// `value` as an entry keeps it.
+    #[inline]
+    fn value(&mut self, value: Cached) -> Value {
+        match value {
+            Cached::Reply(r) => Value::Reply(self.keep(r.bytes.as_slice(), r.kind)),
+            Cached::Silent => Value::Silent,
+        }
+    }
+
+    /// An entry's value `old` went.
+    #[inline]
+    fn drop_value(&mut self, old: Value) {
+        if let Value::Reply(r) = old {
+            self.release(r.body);
+        }
+    }
+
+    /// Set `e`'s value, releasing the old one's body.
+    #[inline]
+    fn set(&mut self, e: &mut Entry, value: Value) {
+        let old = core::mem::replace(&mut e.value, value);
+        self.drop_value(old);
+    }
+}
+
+/// Replies up to this many bytes are kept inline in a [`Reply`] (no allocation).
 const REPLY_INLINE: usize = 80;
 
-/// A remembered reply, encoded once: duplicates get a copy of the datagram.
+/// A reply handed to the cache, encoded (the cache keeps it as a [`Kept`]).
 #[derive(Clone, Debug)]
 pub(crate) struct Reply {
     bytes: SmallBytes<REPLY_INLINE>,
     kind: TransmitKind,
-    /// Its token, read once from `bytes` ([`Reply::read_token`]): every duplicate asks.
-    token: Option<Token>,
 }
 
 impl Reply {
@@ -85,51 +226,12 @@ impl Reply {
     /// A copy of a reply already encoded (`bytes`, of `kind`).
     #[inline]
     pub(crate) fn encoded(bytes: &[u8], kind: TransmitKind) -> Reply {
-        let token = Reply::read_token(bytes);
-        Reply { bytes: SmallBytes::from_slice(bytes), kind, token }
+        Reply { bytes: SmallBytes::from_slice(bytes), kind }
     }
 
     /// What it is.
     pub(crate) fn kind(&self) -> TransmitKind {
         self.kind
-    }
-
-    /// The reply's token, or `None` for a message without identification (an Empty ACK or
-    /// an RST: code 0.00).
-    fn token(&self) -> Option<Token> {
-        self.token
-    }
-
-    fn read_token(bytes: &[u8]) -> Option<Token> {
-        if bytes[1] == 0 {
-            return None;
-        }
-        Token::new(&bytes[4..4 + usize::from(bytes[0] & 0x0F)]).ok()
-    }
-
-    /// Appends the datagram with token `echo` instead of its own to `out` (the token follows
-    /// the 4-byte header, RFC 7252 §3; the TKL nibble is in the first byte).
-    fn with_token(&self, echo: Option<Token>, out: &mut Vec<u8>) {
-        let bytes = self.bytes.as_slice();
-        let tkl = usize::from(bytes[0] & 0x0F);
-        match echo {
-            Some(t) if Some(t) == self.token => out.extend_from_slice(bytes),
-            // The common case (copy identification: the same length, another last byte):
-            // one copy, then the token written over in place.
-            Some(t) if t.len() == tkl => {
-                let at = out.len() + 4;
-                out.extend_from_slice(bytes);
-                out[at..at + tkl].copy_from_slice(t.as_bytes());
-            }
-            Some(t) if t.as_bytes() != &bytes[4..4 + tkl] => {
-                out.reserve(bytes.len() + t.len() - tkl.min(t.len()));
-                out.push((bytes[0] & 0xF0) | t.len() as u8);
-                out.extend_from_slice(&bytes[1..4]);
-                out.extend_from_slice(t.as_bytes());
-                out.extend_from_slice(&bytes[4 + tkl..]);
-            }
-            _ => out.extend_from_slice(bytes),
-        }
     }
 }
 
@@ -148,78 +250,177 @@ impl<P: Clone + Ord + core::hash::Hash> DuplicateCache for DedupCache<P> {
     }
 }
 
-type MidMap = IdMap<u16, Entry>;
-
 /// What the cache keeps per peer: its remembered messages by Message ID, and how many of its
 /// server requests are pending (unanswered, or answered by a separate response still in
 /// flight; the per-peer limit reads it). One record, so that a new request and its answer
 /// each find both with one lookup of the peer. A record goes when both are empty.
 ///
-/// The peer's latest message is kept in the record itself (`last`), the others in a hash
-/// table: the answer to a new request and the duplicates of the request in progress (a
-/// client obeying NSTART = 1 has one) find it next to the record, without loading the
-/// table's control bytes and bucket (cold in a server with many clients).
+/// The peer's latest message is kept in the record itself (`last`): the answer to a new
+/// request and the duplicates of the request in progress (a client obeying NSTART = 1 has
+/// one) find it next to the record. The older ones are kept oldest first in a ring (they
+/// leave in that order: the cache evicts and expires its oldest entry first, and a peer's
+/// entries are a subsequence of the cache's): a new message only appends to it, with no
+/// table to rehash as it grows. While their Message IDs are consecutive (a client numbers
+/// its messages upwards, RFC 7252 §4.4), a Message ID's place in the ring is its distance
+/// from the first one's, and the record's first line says which IDs the ring holds, so a
+/// new message is known absent without touching the ring; otherwise (IDs out of order,
+/// skipped or repeated) a hash table by Message ID gives each one's place.
+// `repr(C, align(64))`: what a duplicate of the latest message and a new message read first
+// (the IDs the ring holds, the latest message) fills the record's first cache line.
 #[derive(Default)]
+#[repr(C, align(64))]
 struct PeerTable {
+    /// Consecutive mode: the ring holds Message IDs `front`, `front + 1`, ... up to
+    /// `next - 1` (wrapping; empty when equal).
+    front: u16,
+    next: u16,
+    /// Indexed mode: the ring's Message IDs are not consecutive; `index` has their places.
+    indexed: bool,
     last: Option<(u16, Entry)>,
     pending: u32,
-    mids: MidMap,
+    /// Indexed mode: the sequence number of the ring's first entry (`index` maps a Message ID
+    /// to its entry's sequence number).
+    head: u32,
+    ring: VecDeque<(u16, Entry)>,
+    index: IdMap<u16, u32>,
 }
 
 impl PeerTable {
     fn is_unused(&self) -> bool {
-        self.pending == 0 && self.last.is_none() && self.mids.is_empty()
+        self.pending == 0 && self.last.is_none() && self.ring.is_empty()
     }
 
     #[inline]
     fn get(&self, mid: u16) -> Option<&Entry> {
         match &self.last {
             Some((m, e)) if *m == mid => Some(e),
-            _ => Self::older(&self.mids, mid),
+            _ => self.older(mid).map(|i| &self.ring[i].1),
         }
     }
 
     #[inline]
     fn get_mut(&mut self, mid: u16) -> Option<&mut Entry> {
-        match &mut self.last {
-            Some((m, e)) if *m == mid => Some(e),
-            _ => Self::older_mut(&mut self.mids, mid),
+        let older = match &self.last {
+            Some((m, _)) if *m == mid => None,
+            _ => Some(self.older(mid)),
+        };
+        match older {
+            None => self.last.as_mut().map(|(_, e)| e),
+            Some(i) => i.map(|i| &mut self.ring[i].1),
         }
     }
 
-    // The table of older messages, out of line: with a client obeying NSTART and a FIFO
-    // path the latest message is the one asked for (its answer, its duplicates).
-    #[inline(never)]
-    fn older(mids: &MidMap, mid: u16) -> Option<&Entry> {
-        mids.get(&mid)
+    /// The place of `mid` in the ring of older messages, if there.
+    #[inline]
+    fn older(&self, mid: u16) -> Option<usize> {
+        if self.indexed {
+            return self.indexed_place(mid);
+        }
+        let i = mid.wrapping_sub(self.front);
+        (i < self.next.wrapping_sub(self.front)).then_some(usize::from(i))
     }
 
+    // Out of line: a client numbering its messages upwards never needs it.
+    #[cold]
     #[inline(never)]
-    fn older_mut(mids: &mut MidMap, mid: u16) -> Option<&mut Entry> {
-        mids.get_mut(&mid)
+    fn indexed_place(&self, mid: u16) -> Option<usize> {
+        let seq = *self.index.get(&mid)?;
+        Some(seq.wrapping_sub(self.head) as usize)
     }
 
-    /// Forget `mid`; whether it was there.
-    fn remove(&mut self, mid: u16) -> bool {
-        match &self.last {
-            Some((m, _)) if *m == mid => {
-                self.last = None;
-                true
-            }
-            _ => self.mids.remove(&mid).is_some(),
+    /// Forget `mid`; its entry, if it was there.
+    fn remove(&mut self, mid: u16) -> Option<Entry> {
+        if matches!(&self.last, Some((m, _)) if *m == mid) {
+            return self.last.take().map(|(_, e)| e);
+        }
+        match self.older(mid)? {
+            // The oldest (the cache removes its oldest entry, so always).
+            0 => self.pop_older().map(|(_, e)| e),
+            i => self.remove_older_at(i),
         }
     }
 
-    /// Remember `mid` (absent) as the latest; the previous latest moves to the table.
+    /// Remember `mid` (absent) as the latest; the previous latest moves to the ring.
     fn insert_new(&mut self, mid: u16, entry: Entry) {
         if let Some((m, e)) = self.last.replace((mid, entry)) {
-            self.mids.insert(m, e);
+            self.push_older(m, e);
         }
+    }
+
+    #[inline]
+    fn push_older(&mut self, mid: u16, entry: Entry) {
+        if self.ring.len() == self.ring.capacity() {
+            self.grow();
+        }
+        if !self.indexed {
+            if self.ring.is_empty() {
+                (self.front, self.next) = (mid, mid.wrapping_add(1));
+                self.ring.push_back((mid, entry));
+                return;
+            }
+            // The next ID, and room for it (65 536 IDs would read as none).
+            if mid == self.next && mid.wrapping_add(1) != self.front {
+                self.next = mid.wrapping_add(1);
+                self.ring.push_back((mid, entry));
+                return;
+            }
+            self.reindex();
+        }
+        let seq = self.head.wrapping_add(self.ring.len() as u32);
+        self.index.insert(mid, seq);
+        self.ring.push_back((mid, entry));
+    }
+
+    /// Room for three times as many more older messages (the ring grows fourfold: fewer
+    /// copies of its entries than doubling).
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        self.ring.reserve(3 * self.ring.len().max(1));
+    }
+
+    /// Take the oldest of the older messages.
+    fn pop_older(&mut self) -> Option<(u16, Entry)> {
+        let (m, e) = self.ring.pop_front()?;
+        if self.indexed {
+            self.index.remove(&m);
+            self.head = self.head.wrapping_add(1);
+        } else {
+            self.front = self.front.wrapping_add(1);
+        }
+        if self.ring.is_empty() {
+            // Consecutive mode again, for the next messages.
+            (self.indexed, self.head, self.front, self.next) = (false, 0, 0, 0);
+            self.index.clear();
+        }
+        Some((m, e))
+    }
+
+    /// Remove the older message at place `i` (not the oldest: never, as the cache removes
+    /// its oldest entries; kept general).
+    #[cold]
+    #[inline(never)]
+    fn remove_older_at(&mut self, i: usize) -> Option<Entry> {
+        let (_, e) = self.ring.remove(i)?;
+        self.reindex();
+        Some(e)
+    }
+
+    /// Switch to (or rebuild) indexed mode: each older message's place by Message ID.
+    #[cold]
+    #[inline(never)]
+    fn reindex(&mut self) {
+        self.index.clear();
+        self.head = 0;
+        for (i, (m, _)) in self.ring.iter().enumerate() {
+            self.index.insert(*m, i as u32);
+        }
+        self.indexed = true;
     }
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.mids.len() + usize::from(self.last.is_some())
+        self.ring.len() + usize::from(self.last.is_some())
     }
 }
 
@@ -347,6 +548,8 @@ pub(crate) struct DedupCache<P> {
     len: usize,
     capacity: usize,
     map: PeerTables<P>,
+    /// The bodies of the entries' replies.
+    bodies: Bodies,
     /// Keys in insertion order, with the lifetime each had when inserted (so that expiry
     /// reads the front's lifetime without a lookup).
     order: VecDeque<(P, u16, Option<Instant>)>,
@@ -358,6 +561,7 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
     pub(crate) fn new(capacity: usize) -> Self {
         DedupCache {
             map: PeerTables::new(),
+            bodies: Bodies::default(),
             len: 0,
             order: VecDeque::new(),
             restamped: false,
@@ -376,14 +580,11 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
         self.map.get(peer)?.get(mid)
     }
 
-    fn get_entry_mut(&mut self, peer: &P, mid: u16) -> Option<&mut Entry> {
-        self.map.get_mut(peer)?.get_mut(mid)
-    }
-
     /// Forget (`peer`, `mid`) (present: it was at the front of the order queue).
     fn remove(&mut self, peer: &P, mid: u16) {
         if let Some(t) = self.map.get_mut(peer) {
-            if t.remove(mid) {
+            if let Some(e) = t.remove(mid) {
+                self.bodies.drop_value(e.value);
                 self.len -= 1;
             }
             if t.is_unused() {
@@ -407,6 +608,8 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
         }
     }
 
+    // Out of line: only with lifetimes (`lifetime_mode = formula`).
+    #[inline(never)]
     fn expire_timed(&mut self, now: Instant) {
         while let Some((peer, mid, queued)) = self.order.front() {
             if !self.restamped && !matches!(queued, Some(t) if *t <= now) {
@@ -424,19 +627,51 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
         }
     }
 
-    pub(crate) fn get(&self, peer: &P, mid: u16) -> Option<&Cached> {
-        self.get_entry(peer, mid).map(|e| &e.value)
+    /// Whether (`peer`, `mid`) is remembered.
+    #[cfg(test)]
+    fn contains(&self, peer: &P, mid: u16) -> bool {
+        self.get_entry(peer, mid).is_some()
+    }
+
+    /// The request pending under (`peer`, `mid`), if that message is remembered as one.
+    pub(crate) fn pending_id(&self, peer: &P, mid: u16) -> Option<ServerRequestId> {
+        match self.get_entry(peer, mid)?.value {
+            Value::Pending(id) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// Appends to `out` the datagram `reply` (kept by this cache) with token `echo` instead
+    /// of its own (`None`: its own). The same bytes as the reply sent first, apart from the
+    /// token (and the TKL nibble of the first byte when the token's length differs).
+    #[inline]
+    pub(crate) fn replay(&self, reply: &Kept, echo: Option<Token>, out: &mut Vec<u8>) {
+        let token = echo.unwrap_or(reply.token);
+        let body = self.bodies.bytes(reply.body);
+        // The header and the token in one fixed-size copy (the token's unused bytes cut off).
+        let mut head = [0u8; 4 + Token::MAX_LEN];
+        head[..4].copy_from_slice(&reply.head);
+        head[0] = (reply.head[0] & 0xF0) | token.len() as u8;
+        head[4..].copy_from_slice(&token.padded());
+        // A fixed-size copy of all twelve bytes (no call to `memcpy`), the token's unused
+        // bytes then cut off.
+        let at = out.len() + 4 + token.len();
+        out.reserve(head.len() + body.len());
+        out.extend_from_slice(&head);
+        out.truncate(at);
+        out.extend_from_slice(body);
     }
 
     /// Remember a new message. Evicts the oldest entry when full.
     pub(crate) fn insert(&mut self, peer: P, mid: u16, value: Cached, expires: Option<Instant>) {
+        let value = self.bodies.value(value);
         self.insert_counted(peer, mid, value, expires, false);
     }
 
     /// A new server request of `peer`: remember it as pending (`id`) and count it among the
     /// peer's pending requests ([`DedupCache::pending`]), with one lookup of the peer.
     pub(crate) fn insert_pending(&mut self, peer: P, mid: u16, id: ServerRequestId, expires: Option<Instant>) {
-        self.insert_counted(peer, mid, Cached::Pending(id), expires, true);
+        self.insert_counted(peer, mid, Value::Pending(id), expires, true);
     }
 
     /// How many server requests of `peer` are pending.
@@ -454,23 +689,23 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
         }
     }
 
-    /// [`DedupCache::update`] and, if `release`, [`DedupCache::release`], with one lookup of
-    /// the peer.
-    pub(crate) fn update_release(&mut self, peer: &P, mid: u16, value: Cached, release: bool) {
+    /// Request `mid` of `peer` was answered with the encoded reply `bytes` (of `kind`) and
+    /// is finished: [`DedupCache::update`] with the reply and [`DedupCache::release`], with one
+    /// lookup of the peer and no copy of the reply but its token and body.
+    pub(crate) fn answered(&mut self, peer: &P, mid: u16, bytes: &[u8], kind: TransmitKind, token: Token) {
         if let Some(t) = self.map.get_mut(peer) {
             if let Some(e) = t.get_mut(mid) {
-                e.value = value;
+                let v = Value::Reply(self.bodies.keep_with(bytes, kind, token));
+                self.bodies.set(e, v);
             }
-            if release {
-                t.pending = t.pending.saturating_sub(1);
-                if t.is_unused() {
-                    self.map.remove(peer);
-                }
+            t.pending = t.pending.saturating_sub(1);
+            if t.is_unused() {
+                self.map.remove(peer);
             }
         }
     }
 
-    fn insert_counted(&mut self, peer: P, mid: u16, value: Cached, expires: Option<Instant>, pending: bool) {
+    fn insert_counted(&mut self, peer: P, mid: u16, value: Value, expires: Option<Instant>, pending: bool) {
         self.timed |= expires.is_some();
         if self.len < self.capacity {
             // Nothing to evict and the peer has a table: one lookup of the peer.
@@ -478,7 +713,7 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
                 t.pending += u32::from(pending);
                 match t.get_mut(mid) {
                     Some(e) => {
-                        e.value = value;
+                        self.bodies.set(e, value);
                         if e.expires != expires {
                             e.expires = expires;
                             self.restamped = true;
@@ -499,11 +734,11 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
     /// [`DedupCache::insert_counted`] when the cache is full or `peer` has no table yet (out
     /// of line: a server's steady state is neither).
     #[inline(never)]
-    fn insert_slow(&mut self, peer: P, mid: u16, value: Cached, expires: Option<Instant>, pending: bool) {
+    fn insert_slow(&mut self, peer: P, mid: u16, value: Value, expires: Option<Instant>, pending: bool) {
         if let Some(t) = self.map.get_mut(&peer) {
             let pending_before = t.pending;
             if let Some(e) = t.get_mut(mid) {
-                e.value = value;
+                self.bodies.set(e, value);
                 if e.expires != expires {
                     e.expires = expires;
                     self.restamped = true;
@@ -529,7 +764,7 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
                 t.pending += u32::from(pending);
             }
             None => {
-                let t = PeerTable { last: Some((mid, entry)), pending: u32::from(pending), mids: MidMap::default() };
+                let t = PeerTable { last: Some((mid, entry)), pending: u32::from(pending), ..PeerTable::default() };
                 self.map.insert(peer, t);
             }
         }
@@ -538,8 +773,9 @@ impl<P: Clone + Ord + core::hash::Hash> DedupCache<P> {
 
     /// Replace the value of a remembered message (no-op if it was evicted meanwhile).
     pub(crate) fn update(&mut self, peer: &P, mid: u16, value: Cached) {
-        if let Some(e) = self.get_entry_mut(peer, mid) {
-            e.value = value;
+        if let Some(e) = self.map.get_mut(peer).and_then(|t| t.get_mut(mid)) {
+            let v = self.bodies.value(value);
+            self.bodies.set(e, v);
         }
     }
 }
@@ -584,6 +820,12 @@ mod tests {
         assert!(t.map.values().all(|&i| i < 700), "slots are reused");
     }
 
+    /// An entry keeps a reply in 48 bytes whatever the reply's length (its body is shared).
+    #[test]
+    fn entries_are_small() {
+        assert!(core::mem::size_of::<Entry>() <= 48, "{}", core::mem::size_of::<Entry>());
+    }
+
     #[test]
     fn bounded_and_oldest_first() {
         let mut c = DedupCache::<u32>::new(3);
@@ -592,10 +834,42 @@ mod tests {
             assert!(c.len() <= 3);
         }
         assert_eq!(c.evicted, 7);
-        assert!(c.get(&1, 6).is_none());
-        assert!(c.get(&1, 7).is_some() && c.get(&1, 9).is_some());
+        assert!(!c.contains(&1, 6));
+        assert!(c.contains(&1, 7) && c.contains(&1, 9));
         assert_eq!(c.order.len(), c.len());
         assert_eq!(c.map.values().map(|t| t.len()).sum::<usize>(), c.len());
+    }
+
+    /// The reference: the datagram a duplicate got when the cache kept each reply's whole
+    /// encoding (`bytes`) and patched the token in a copy of it.
+    fn with_token_reference(bytes: &[u8], echo: Option<Token>) -> Vec<u8> {
+        let tkl = usize::from(bytes[0] & 0x0F);
+        let own = if bytes[1] == 0 { None } else { Token::new(&bytes[4..4 + tkl]).ok() };
+        let mut out = Vec::new();
+        match echo {
+            Some(t) if Some(t) == own => out.extend_from_slice(bytes),
+            Some(t) if t.len() == tkl => {
+                out.extend_from_slice(bytes);
+                out[4..4 + tkl].copy_from_slice(t.as_bytes());
+            }
+            Some(t) if t.as_bytes() != &bytes[4..4 + tkl] => {
+                out.push((bytes[0] & 0xF0) | t.len() as u8);
+                out.extend_from_slice(&bytes[1..4]);
+                out.extend_from_slice(t.as_bytes());
+                out.extend_from_slice(&bytes[4 + tkl..]);
+            }
+            _ => out.extend_from_slice(bytes),
+        }
+        out
+    }
+
+    /// What a duplicate of (1, `mid`) gets from `c`, with token `echo`.
+    fn replayed(c: &DedupCache<u32>, mid: u16, echo: Option<Token>) -> Option<(Vec<u8>, TransmitKind)> {
+        let r = c.get_entry(&1, mid)?.reply()?;
+        let mut out = vec![0xAA];
+        c.replay(&r, echo, &mut out);
+        assert_eq!(out[0], 0xAA, "appends");
+        Some((out.split_off(1), r.kind()))
     }
 
     #[test]
@@ -604,25 +878,187 @@ mod tests {
         let t = |b: &[u8]| Token::new(b).unwrap();
         let mut m = Message::new(MessageType::Ack, Code::CONTENT, 7).with_token(t(&[1, 2]));
         m.payload = b"hi".to_vec();
-        let r = Reply::of(&m);
-        assert_eq!(r.token(), Some(t(&[1, 2])));
-        assert_eq!(r.kind(), TransmitKind::Response);
-        let with = |echo| {
-            let mut out = vec![0xAA];
-            r.with_token(echo, &mut out);
-            assert_eq!(out[0], 0xAA, "appends");
-            out.split_off(1)
-        };
-        assert_eq!(with(None), m.to_bytes());
-        assert_eq!(with(Some(t(&[1, 2]))), m.to_bytes());
+        let mut c = DedupCache::<u32>::new(10);
+        c.insert(1, 7, Cached::Reply(Reply::of(&m)), None);
+        let e = c.get_entry(&1, 7).unwrap();
+        assert_eq!(e.remembered(), Remembered::Answered(Some(t(&[1, 2]))));
+        let with = |echo| replayed(&c, 7, echo).unwrap();
+        assert_eq!(with(None), (m.to_bytes(), TransmitKind::Response));
+        assert_eq!(with(Some(t(&[1, 2]))).0, m.to_bytes());
         for other in [t(&[1, 3]), t(&[9]), t(&[4, 5, 6, 7]), t(&[])] {
             let mut expected = m.clone();
             expected.token = other;
-            assert_eq!(with(Some(other)), expected.to_bytes(), "{other:?}");
+            assert_eq!(with(Some(other)).0, expected.to_bytes(), "{other:?}");
         }
-        let ack = Reply::of(&Message::empty_ack(7));
-        assert_eq!((ack.token(), ack.kind()), (None, TransmitKind::EmptyAck));
-        assert_eq!(Reply::of(&Message::reset(7)).token(), None);
+        c.insert(1, 8, Cached::Reply(Reply::of(&Message::empty_ack(8))), None);
+        assert_eq!(c.get_entry(&1, 8).unwrap().remembered(), Remembered::Answered(None));
+        assert_eq!(replayed(&c, 8, None), Some((Message::empty_ack(8).to_bytes(), TransmitKind::EmptyAck)));
+        c.insert(1, 9, Cached::Reply(Reply::of(&Message::reset(9))), None);
+        assert_eq!(c.get_entry(&1, 9).unwrap().remembered(), Remembered::Answered(None));
+        assert_eq!(replayed(&c, 9, None), Some((Message::reset(9).to_bytes(), TransmitKind::Reset)));
+        c.insert(1, 10, Cached::Silent, None);
+        assert_eq!(replayed(&c, 10, None), None);
+    }
+
+    /// Replies with equal bodies share one stored body; a body goes with its last reply
+    /// (evicted, replaced, or its entry's value changed).
+    #[test]
+    fn bodies_are_shared_and_released() {
+        use crate::{Code, MessageType};
+        let reply = |mid: u16, tok: u8, payload: &[u8]| {
+            let mut m = Message::new(MessageType::Ack, Code::CONTENT, mid).with_token(Token::new(&[tok]).unwrap());
+            m.payload = payload.to_vec();
+            m
+        };
+        let mut c = DedupCache::<u32>::new(3);
+        for mid in 0..3u16 {
+            c.insert(1, mid, Cached::Reply(Reply::of(&reply(mid, mid as u8, b"same"))), None);
+        }
+        assert_eq!(c.bodies.slots.len(), 1, "equal bodies are stored once");
+        c.update(&1, 0, Cached::Reply(Reply::of(&reply(0, 0, b"other"))));
+        assert_eq!(c.bodies.slots.len(), 2);
+        assert_eq!(replayed(&c, 0, None).unwrap().0, reply(0, 0, b"other").to_bytes());
+        assert_eq!(replayed(&c, 1, None).unwrap().0, reply(1, 1, b"same").to_bytes());
+        // Evicts mid 0 (the oldest): its body "other" goes.
+        c.insert(1, 3, Cached::Silent, None);
+        assert_eq!(c.bodies.slots.len(), 1);
+        c.update(&1, 1, Cached::Silent);
+        c.insert_pending(1, 4, ServerRequestId(4), None);
+        assert_eq!(c.pending_id(&1, 4), Some(ServerRequestId(4)));
+        assert_eq!(c.bodies.slots.len(), 1, "mid 2 still refers to it");
+        c.answered(&1, 4, &reply(4, 4, b"same").to_bytes(), TransmitKind::Response, Token::new(&[4]).unwrap());
+        assert_eq!(c.pending_id(&1, 4), None);
+        assert_eq!(replayed(&c, 4, Some(Token::new(&[9, 9]).unwrap())).unwrap().0, {
+            let mut m = reply(4, 4, b"same");
+            m.token = Token::new(&[9, 9]).unwrap();
+            m.to_bytes()
+        });
+        for mid in 5..8u16 {
+            c.insert(1, mid, Cached::Silent, None);
+        }
+        assert_eq!((c.len(), c.bodies.slots.len(), c.bodies.last), (3, 0, None), "every body released");
+    }
+
+    /// Feeds `msgs` (peer, Message ID) to a cache of `capacity` and checks after each that it
+    /// holds exactly the last `capacity` distinct messages, oldest evicted first.
+    fn holds_exactly_the_last(
+        msgs: &[(u32, u16)],
+        capacity: usize,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let mut c = DedupCache::<u32>::new(capacity);
+        let mut order: VecDeque<(u32, u16)> = VecDeque::new();
+        for (i, &(peer, mid)) in msgs.iter().enumerate() {
+            let present = order.contains(&(peer, mid));
+            proptest::prop_assert_eq!(c.contains(&peer, mid), present);
+            proptest::prop_assert_eq!(DuplicateCache::entry(&mut c, &(peer, mid)).is_some(), present);
+            c.insert_pending(peer, mid, ServerRequestId(i as u64), None);
+            if !present {
+                if order.len() == capacity {
+                    order.pop_front();
+                }
+                order.push_back((peer, mid));
+            }
+            proptest::prop_assert_eq!(c.len(), order.len());
+            for p in 0..3 {
+                for &(_, m) in msgs {
+                    proptest::prop_assert_eq!(c.contains(&p, m), order.contains(&(p, m)), "peer {} mid {}", p, m);
+                }
+            }
+            for &(p, m) in &order {
+                proptest::prop_assert_eq!(c.pending_id(&p, m).is_some(), true);
+            }
+        }
+        Ok(())
+    }
+
+    proptest::proptest! {
+        /// Whatever the peers' Message IDs (in any order, wrapping, repeated), the cache holds
+        /// exactly the last `capacity` distinct messages received, oldest evicted first, and
+        /// finds each of them.
+        #[test]
+        fn finds_exactly_the_remembered_messages(
+            msgs in proptest::collection::vec((0u32..3, proptest::prop_oneof![0u16..40, 65_500u16..=65_535, proptest::num::u16::ANY]), 1..200),
+            capacity in 1usize..40,
+        ) {
+            holds_exactly_the_last(&msgs, capacity)?;
+        }
+
+        /// The same with Message IDs mostly counting upwards per peer (across the wrap from
+        /// 65 535 to 0), now and then jumping or going back: the consecutive and indexed
+        /// ways of finding a peer's older messages, and the switches between them.
+        #[test]
+        fn finds_mostly_consecutive_messages(
+            steps in proptest::collection::vec((0u32..3, proptest::prop_oneof![8 => proptest::strategy::Just(1u16), 1 => 0u16..5, 1 => proptest::num::u16::ANY]), 1..300),
+            capacity in 1usize..60,
+        ) {
+            let mut next = [65_520u16, 7, 65_535];
+            let msgs: Vec<(u32, u16)> = steps
+                .iter()
+                .map(|&(p, step)| {
+                    let m = next[p as usize];
+                    next[p as usize] = m.wrapping_add(step);
+                    (p, m)
+                })
+                .collect();
+            holds_exactly_the_last(&msgs, capacity)?;
+        }
+
+        /// Whatever the replies (options, payloads, token lengths, Empty ACKs and RSTs),
+        /// their order and the tokens duplicates carry, a duplicate gets the same datagram as
+        /// from the reference, which kept each reply's whole encoding.
+        #[test]
+        fn replays_exactly_what_whole_encodings_did(
+            replies in proptest::collection::vec(
+                (0u8..4, proptest::collection::vec(0u8..=255, 0..=8), 0u8..3, proptest::collection::vec(0u8..4, 0..100)),
+                1..40,
+            ),
+            echoes in proptest::collection::vec(proptest::option::of(proptest::collection::vec(0u8..=255, 0..=8)), 1..8),
+            capacity in 1usize..24,
+        ) {
+            use crate::{option, Code, MessageType};
+            let mut c = DedupCache::<u32>::new(capacity);
+            let mut model: std::collections::BTreeMap<u16, Vec<u8>> = Default::default();
+            for (i, (shape, tok, opts, payload)) in replies.iter().enumerate() {
+                let mid = i as u16;
+                let m = match shape {
+                    0 => Message::empty_ack(mid),
+                    1 => Message::reset(mid),
+                    _ => {
+                        let mut m = Message::new(MessageType::Ack, Code::CONTENT, mid).with_token(Token::new(tok).unwrap());
+                        for k in 0..*opts {
+                            m.options.add(option::CONTENT_FORMAT + u16::from(k), [k]);
+                        }
+                        // Few distinct payloads, so that bodies are shared and released.
+                        m.payload = if *shape == 2 { payload.clone() } else { payload.iter().map(|b| b % 2).collect() };
+                        m
+                    }
+                };
+                if i % 3 == 0 {
+                    c.insert_pending(1, mid, ServerRequestId(i as u64), None);
+                    c.answered(&1, mid, &m.to_bytes(), super::super::transmit_kind(&m), m.token);
+                } else {
+                    c.insert(1, mid, Cached::Reply(Reply::of(&m)), None);
+                }
+                model.insert(mid, m.to_bytes());
+                while model.len() > capacity {
+                    model.pop_first();
+                }
+                for (mid, bytes) in &model {
+                    for echo in &echoes {
+                        let echo = echo.as_ref().map(|t| Token::new(t).unwrap());
+                        let got = replayed(&c, *mid, echo).expect("remembered").0;
+                        proptest::prop_assert_eq!(got, with_token_reference(bytes, echo));
+                    }
+                }
+                let live: std::collections::BTreeSet<&[u8]> = model
+                    .values()
+                    .map(|b| &b[4 + usize::from(b[0] & 0x0F)..])
+                    .filter(|b| !b.is_empty())
+                    .collect();
+                proptest::prop_assert!(c.bodies.slots.len() <= model.len());
+                proptest::prop_assert!(c.bodies.slots.iter().all(|(_, b)| b.refs > 0 && live.contains(b.bytes.as_slice())));
+            }
+        }
     }
 
     #[test]
@@ -639,11 +1075,11 @@ mod tests {
         c.insert(1, 1, Cached::Silent, Some(Instant::from_millis(100)));
         c.insert(1, 1, Cached::Silent, Some(Instant::from_millis(10)));
         c.expire(Instant::from_millis(15));
-        assert!(c.get(&1, 1).is_none(), "expired at its new lifetime");
+        assert!(!c.contains(&1, 1), "expired at its new lifetime");
         c.insert(1, 2, Cached::Silent, Some(Instant::from_millis(10)));
         c.insert(1, 2, Cached::Silent, Some(Instant::from_millis(100)));
         c.expire(Instant::from_millis(15));
-        assert!(c.get(&1, 2).is_some(), "kept until its new lifetime");
+        assert!(c.contains(&1, 2), "kept until its new lifetime");
         assert_eq!(c.order.len(), c.len());
     }
 
@@ -654,7 +1090,7 @@ mod tests {
         c.insert(1, 2, Cached::Silent, Some(Instant::from_millis(20)));
         c.insert(1, 3, Cached::Silent, None);
         c.expire(Instant::from_millis(15));
-        assert!(c.get(&1, 1).is_none() && c.get(&1, 2).is_some());
+        assert!(!c.contains(&1, 1) && c.contains(&1, 2));
         c.expire(Instant::from_millis(25));
         assert_eq!(c.len(), 1);
         c.expire(Instant::from_millis(1_000_000));

@@ -481,17 +481,14 @@ impl<P: Peer> Endpoint<P> {
                     let (arrival, entry) = lifecycle::classify_entry(&mut self.dedup, rules, &key, con, msg.token);
                     let replay = match (arrival, entry) {
                         (lifecycle::Arrival::Duplicate(lifecycle::DuplicateAnswer::Replay { echo }), Some(e)) => {
-                            // Into a recycled buffer (`buffer`; given back if the entry
-                            // holds nothing to send).
-                            let mut buf = self.spare.pop().unwrap_or_default();
-                            match e.replay(echo, &mut buf) {
-                                Some(kind) => Some((buf, kind)),
-                                None => {
-                                    if buf.capacity() > 0 {
-                                        self.spare.push(buf);
-                                    }
-                                    None
+                            // Into a recycled buffer, if the entry holds a reply.
+                            match e.reply() {
+                                Some(r) => {
+                                    let mut buf = self.buffer();
+                                    self.dedup.replay(&r, echo, &mut buf);
+                                    Some((buf, r.kind()))
                                 }
+                                None => None,
                             }
                         }
                         _ => None,

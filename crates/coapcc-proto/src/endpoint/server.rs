@@ -34,19 +34,34 @@ impl<P: Peer> Endpoint<P> {
         self.timers.rearm(TimerKey::Served(id), s.deadline, None);
         // Answered in one message (not a separate response, which keeps the peer's pending
         // count until its own exchange finishes): the request is finished.
-        let msg = self.limit_amplification(&s, response);
         if s.con && !s.acked {
-            let mut m = msg;
-            m.mtype = MessageType::Ack;
-            m.message_id = s.mid;
-            // Encoded once into a recycled buffer; the cache keeps a copy for duplicates.
+            // Encoded once into a recycled buffer; the cache keeps its header, token and
+            // (shared) body for duplicates.
             let mut b = self.buffer();
-            m.encode(&mut b);
-            let reply = Reply::encoded(&b, super::transmit_kind(&m));
-            self.payload_spare = core::mem::take(&mut m.payload);
-            self.send_bytes(s.peer.clone(), b, reply.kind());
-            self.dedup.update_release(&s.peer, s.mid, Cached::Reply(reply), true);
+            let (kind, token) = if self.sent_whole(&s, response) {
+                // The response as it is, without an intermediate message: the same bytes
+                // as `build_response` would give (no Block2 to drop, no Block1 to echo, the
+                // whole payload), with the header and token of the ACK.
+                let head = Message::new(MessageType::Ack, response.code, s.mid).with_token(s.token);
+                head.encode(&mut b);
+                response.options.encode(&mut b);
+                if !response.payload.is_empty() {
+                    b.push(0xFF);
+                    b.extend_from_slice(&response.payload);
+                }
+                (super::transmit_kind(&head), head.token)
+            } else {
+                let mut m = self.limit_amplification(&s, response);
+                m.mtype = MessageType::Ack;
+                m.message_id = s.mid;
+                m.encode(&mut b);
+                self.payload_spare = core::mem::take(&mut m.payload);
+                (super::transmit_kind(&m), m.token)
+            };
+            self.dedup.answered(&s.peer, s.mid, &b, kind, token);
+            self.send_bytes(s.peer, b, kind);
         } else {
+            let msg = self.limit_amplification(&s, response);
             if !s.con {
                 self.release_pending(&s.peer);
             }
@@ -54,6 +69,17 @@ impl<P: Peer> Endpoint<P> {
         }
         self.pump(now);
         Ok(())
+    }
+
+    /// Whether the answer to `s` is `r` as it is: the whole payload (not sliced into a
+    /// Block2 block), no Block2 option of its own to drop, no Block1 option to echo, and no
+    /// amplification limit that could replace it.
+    #[inline]
+    fn sent_whole(&self, s: &Served<P>, r: &Response) -> bool {
+        self.config.amplification_limit.is_none()
+            && s.block1.is_none()
+            && (!r.code.is_success() || (s.block2.is_none() && r.payload.len() <= self.config.max_unblocked_payload))
+            && !r.options.contains(option::BLOCK2)
     }
 
     /// [`Endpoint::respond_ref`] for a response not piggybacked: a separate CON after an
@@ -123,11 +149,7 @@ impl<P: Peer> Endpoint<P> {
     /// separate (out of line: a server that answers at once never takes it).
     #[inline(never)]
     fn ack_duplicate(&mut self, peer: P, mid: u16) {
-        let pending = match self.dedup.get(&peer, mid) {
-            Some(Cached::Pending(id)) => Some(*id),
-            _ => None,
-        };
-        match pending.filter(|id| self.served.get(id).is_some_and(|s| !s.acked)) {
+        match self.dedup.pending_id(&peer, mid).filter(|id| self.served.get(id).is_some_and(|s| !s.acked)) {
             Some(id) => self.send_empty_ack(id),
             None => self.send(peer, &Message::empty_ack(mid)),
         }
@@ -313,5 +335,59 @@ impl<P: Peer> Endpoint<P> {
             }
         }
         m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{EndpointConfig, Request};
+    use super::*;
+    use crate::Block;
+
+    /// A piggybacked answer is the message `build_response` makes of the response, with the
+    /// ACK's type and Message ID, whether it is sent as it is (whole, no Block options) or
+    /// built (sliced, a Block2 option to drop, an Echo challenge): for every response shape
+    /// and request, the datagram sent equals that message's encoding.
+    #[test]
+    fn piggybacked_answers_are_the_built_responses() {
+        let big: Vec<u8> = (0..3000u32).map(|i| (i % 251) as u8).collect();
+        let mut with_block2 = Response::content(b"abc".to_vec());
+        with_block2.options.set_block2(Block { num: 0, more: false, szx: 2 }).unwrap();
+        let mut with_options = Response::content(b"xyz".to_vec());
+        with_options.options.set_content_format(50);
+        with_options.options.add(option::ETAG, [1, 2, 3]);
+        let responses = [
+            Response::content(vec![b'x'; 60]),
+            Response::content(Vec::new()),
+            Response::new(Code::CHANGED),
+            with_options,
+            with_block2,
+            Response::content(big.clone()),
+            Response::new(Code::NOT_FOUND).with_payload(big.clone()),
+        ];
+        let requests = [Request::get("/a"), Request::get("/a").with_block2_szx(3), Request::put("/b", b"up".to_vec())];
+        for limit in [None, Some(3)] {
+            for (ri, response) in responses.iter().enumerate() {
+                for (qi, request) in requests.iter().enumerate() {
+                    let cfg = EndpointConfig { amplification_limit: limit, ..Default::default() };
+                    let mut client = Endpoint::<u8>::with_seed(EndpointConfig::default(), 7 + qi as u64);
+                    let mut server = Endpoint::<u8>::with_seed(cfg, 9);
+                    let now = Instant::ZERO;
+                    client.request(now, 2, request.clone());
+                    let t = client.poll_transmit(now).unwrap();
+                    server.handle_datagram(now, 1, &t.bytes);
+                    let Some(Event::Request { id, .. }) = server.poll_event() else { panic!("a request") };
+                    let s = server.served.remove(&id).unwrap();
+                    let mut expected = server.limit_amplification(&s, response);
+                    expected.mtype = MessageType::Ack;
+                    expected.message_id = s.mid;
+                    server.served.insert(id, s);
+                    server.respond_ref(now, id, response).unwrap();
+                    let sent = server.poll_transmit(now).unwrap();
+                    assert_eq!(sent.bytes, expected.to_bytes(), "response {ri}, request {qi}, limit {limit:?}");
+                    assert_eq!(sent.kind, super::super::transmit_kind(&expected));
+                }
+            }
+        }
     }
 }

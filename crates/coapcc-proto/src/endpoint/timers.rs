@@ -110,6 +110,10 @@ impl<P: Clone + Ord> Timers<P> {
         if self.large.is_some() {
             return self.insert_large(e);
         }
+        // A client's one timer armed: nothing to search or move.
+        if self.small.is_empty() {
+            return self.small.push(e);
+        }
         if let Err(i) = self.small.binary_search(&e) {
             self.small.insert(i, e);
             if self.small.len() > SMALL {
@@ -144,6 +148,11 @@ impl<P: Clone + Ord> Timers<P> {
     fn remove(&mut self, e: &Entry<P>) {
         if self.large.is_some() {
             self.remove_large(e);
+        } else if let [only] = self.small.as_slice() {
+            // A client's one timer disarmed: nothing to search or move.
+            if only == e {
+                self.small.pop();
+            }
         } else if let Ok(i) = self.small.binary_search(e) {
             self.small.remove(i);
         }

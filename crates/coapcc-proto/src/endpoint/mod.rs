@@ -551,6 +551,14 @@ impl<P: Peer> Endpoint<P> {
         self.spare.pop().unwrap_or_default()
     }
 
+    /// `true` when a datagram or an event waits to be polled ([`Endpoint::poll_transmit`],
+    /// [`Endpoint::poll_event`]). With [`Endpoint::poll_timeout`], it tells a driver whether
+    /// an input changed anything it must act on (most late copies of a response change
+    /// nothing).
+    pub fn has_output(&self) -> bool {
+        !self.transmits.is_empty() || !self.events.is_empty()
+    }
+
     /// When [`Endpoint::handle_timeout`] must be called next (`None`: only on new input).
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.timers.next()

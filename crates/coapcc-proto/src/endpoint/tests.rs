@@ -111,3 +111,34 @@ fn queued_exchanges_arm_no_timer() {
     assert!(client.poll_timeout().unwrap() > t);
     assert_eq!(client.stats().timers_armed, 1);
 }
+
+/// `has_output` tells whether a datagram or an event waits: a request queues its copy, a
+/// response its event, and a late copy of an answered response (matching nothing) neither,
+/// nor does it move the next wake-up.
+#[test]
+fn has_output_follows_the_queues() {
+    let mut client = Endpoint::<u32>::with_seed(EndpointConfig::default(), 4);
+    let mut server = Endpoint::<u32>::with_seed(EndpointConfig::default(), 5);
+    let now = Instant::from_millis(3);
+    assert!(!client.has_output());
+    client.request(now, 2, Request::get("/x"));
+    client.request(now, 2, Request::get("/y"));
+    assert!(client.has_output());
+    let t = client.poll_transmit(now).unwrap();
+    assert!(!client.has_output(), "the second request waits for NSTART");
+    server.handle_datagram(now, 1, &t.bytes);
+    let Some(Event::Request { id, .. }) = server.poll_event() else { panic!("a request") };
+    server.respond(now, id, Response::content("hi")).unwrap();
+    let answer = server.poll_transmit(now).unwrap().bytes;
+    client.handle_datagram(now, 2, &answer);
+    assert!(client.has_output(), "the response's event and the next request's copy");
+    assert!(matches!(client.poll_event(), Some(Event::Response { .. })));
+    assert!(client.poll_transmit(now).is_some());
+    assert!(!client.has_output());
+    let wake = client.poll_timeout();
+    let unmatched = client.stats().unmatched;
+    client.handle_datagram(now, 2, &answer);
+    assert!(!client.has_output());
+    assert_eq!(client.poll_timeout(), wake);
+    assert_eq!(client.stats().unmatched, unmatched + 1);
+}

@@ -307,7 +307,12 @@ impl Model for Full {
         let server = sim.m.server_id;
         sim.m.eps[c].handle_datagram(Instant::from_nanos(sim.now), server, &p.buf);
         sim.m.eps[c].recycle(p.buf);
-        Full::client_sync(sim, c, Some((p.copy, p.echo, size)));
+        // A late copy of a response (matching nothing) changes nothing: no datagram, no
+        // event, the same wake-up; `client_sync` would do nothing.
+        let ep = &sim.m.eps[c];
+        if ep.has_output() || ep.poll_timeout().map(Instant::as_nanos) != sim.timers.time_of(c as u32) {
+            Full::client_sync(sim, c, Some((p.copy, p.echo, size)));
+        }
     }
 
     fn reset(sim: &mut Sim<'_, Self>, c: usize) {

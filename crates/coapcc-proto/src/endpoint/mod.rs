@@ -48,6 +48,7 @@ mod dedup;
 mod echo;
 mod factory;
 mod hash;
+mod index;
 pub mod lifecycle;
 mod limits;
 mod observe;
@@ -254,7 +255,7 @@ pub struct Endpoint<P> {
     outs: IdTable<u64, Out<P>>,
     peers: peerset::PeerMap<P, PeerState>,
     /// Exchanges waiting for an ACK or RST, by (peer, our Message ID).
-    by_mid: IdTable<(P, u16), u64>,
+    by_mid: index::OneOrTable<(P, u16), u64>,
     transmits: VecDeque<Transmit<P>>,
     events: VecDeque<Event<P>>,
     /// Datagram buffers given back ([`Endpoint::recycle`]), encoded into before allocating.
@@ -350,7 +351,7 @@ impl<P: Peer> Endpoint<P> {
             timers: Timers::new(),
             queued_peers: peerset::PeerSet::new(),
             outs: IdTable::default(),
-            by_mid: IdTable::default(),
+            by_mid: Default::default(),
             by_token: IdTable::default(),
             requests: IdTable::default(),
             served: IdTable::default(),

@@ -46,6 +46,7 @@ mod client;
 mod config;
 mod dedup;
 mod echo;
+mod entropy;
 mod factory;
 mod hash;
 mod index;
@@ -273,10 +274,10 @@ pub struct Endpoint<P> {
     by_token: IdTable<(P, Token), u64>,
     requests: IdTable<RequestId, ClientReq>,
     served: IdTable<ServerRequestId, Served<P>>,
-    rng: Box<dyn Entropy + Send>,
+    rng: entropy::Source,
     /// Separate source for the algorithms' dithering ([`Endpoint::with_cc_entropy`]);
     /// `None`: `rng`.
-    cc_rng: Option<Box<dyn Entropy + Send>>,
+    cc_rng: Option<entropy::Source>,
     /// Transmission lists of finished exchanges, kept for their allocation.
     spare_tx: Vec<Vec<TransmissionRecord>>,
     /// The payload buffer of the last piggybacked response, kept for its allocation.
@@ -313,7 +314,18 @@ pub struct Endpoint<P> {
 impl<P: Peer> Endpoint<P> {
     /// A new endpoint drawing its randomness from `rng`. The first Message ID is random,
     /// later ones are sequential (RFC 7252 §4.4).
-    pub fn new(config: EndpointConfig, mut rng: Box<dyn Entropy + Send>) -> Self {
+    pub fn new(config: EndpointConfig, rng: Box<dyn Entropy + Send>) -> Self {
+        Endpoint::from_source(config, entropy::Source::Boxed(rng))
+    }
+
+    /// [`Endpoint::new`] with a [`SplitMix64`] generator, kept in the endpoint itself (no
+    /// separate allocation to reach at every exchange); the same streams as
+    /// `Endpoint::new(config, Box::new(rng))`.
+    pub fn with_split_mix(config: EndpointConfig, rng: SplitMix64) -> Self {
+        Endpoint::from_source(config, entropy::Source::SplitMix(rng))
+    }
+
+    fn from_source(config: EndpointConfig, mut rng: entropy::Source) -> Self {
         // Drawn first and only when needed, so that configurations without the limit keep
         // their Message ID and token streams.
         let echo_key = if config.amplification_limit.is_some() { rng.next_u64() } else { 0 };
@@ -367,14 +379,21 @@ impl<P: Peer> Endpoint<P> {
 
     /// A new endpoint with a [`SplitMix64`] generator seeded with `seed`.
     pub fn with_seed(config: EndpointConfig, seed: u64) -> Self {
-        Endpoint::new(config, Box::new(SplitMix64::new(seed)))
+        Endpoint::with_split_mix(config, SplitMix64::new(seed))
     }
 
     /// Builder: draw the algorithms' dithering (`start_exchange`) from `rng`, and Message
     /// IDs and tokens only from the endpoint's own source. A simulator uses this to give each
     /// client's algorithm the same dither stream whatever the protocol layer draws.
     pub fn with_cc_entropy(mut self, rng: Box<dyn Entropy + Send>) -> Self {
-        self.cc_rng = Some(rng);
+        self.cc_rng = Some(entropy::Source::Boxed(rng));
+        self
+    }
+
+    /// [`Endpoint::with_cc_entropy`] with a [`SplitMix64`] generator, kept in the endpoint
+    /// itself; the same stream as `with_cc_entropy(Box::new(rng))`.
+    pub fn with_cc_split_mix(mut self, rng: SplitMix64) -> Self {
+        self.cc_rng = Some(entropy::Source::SplitMix(rng));
         self
     }
 

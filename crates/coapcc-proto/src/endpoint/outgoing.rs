@@ -192,9 +192,9 @@ impl<P: Peer> Endpoint<P> {
                 let copy_id = con && p.cc.uses_copy_id();
                 let len = usize::from(token_len.clamp(1, 8));
                 let key_len = if copy_id { len - 1 } else { len };
-                let key = random_token(&mut *self.rng, key_len);
+                let key = random_token(&mut self.rng, key_len);
                 let (key, indexed) = if self.by_token.contains_key(&(out.peer.clone(), key)) {
-                    retry_token(&mut *self.rng, &self.by_token, &out.peer, key_len)
+                    retry_token(&mut self.rng, &self.by_token, &out.peer, key_len)
                 } else {
                     (key, true)
                 };
@@ -208,8 +208,8 @@ impl<P: Peer> Endpoint<P> {
         self.by_mid.insert((out.peer.clone(), mid), xid);
         let ex = if con {
             let rng: &mut dyn Entropy = match &mut self.cc_rng {
-                Some(r) => &mut **r,
-                None => &mut *self.rng,
+                Some(r) => r,
+                None => &mut self.rng,
             };
             Some(ConExchange::start(&mut p.cc, now, in_flight, rng))
         } else {
@@ -449,7 +449,7 @@ fn exchange_record<P: Clone>(
 }
 
 /// A random token of `len` bytes (at most 8) from `rng`.
-fn random_token(rng: &mut dyn Entropy, len: usize) -> Token {
+fn random_token(rng: &mut super::entropy::Source, len: usize) -> Token {
     let bytes = rng.next_u64().to_be_bytes();
     Token::new(&bytes[..len.min(8)]).unwrap_or_default()
 }
@@ -460,7 +460,7 @@ fn random_token(rng: &mut dyn Entropy, len: usize) -> Token {
 #[cold]
 #[inline(never)]
 fn retry_token<P: Peer>(
-    rng: &mut dyn Entropy,
+    rng: &mut super::entropy::Source,
     by_token: &IdTable<(P, Token), u64>,
     peer: &P,
     key_len: usize,

@@ -142,3 +142,32 @@ fn has_output_follows_the_queues() {
     assert_eq!(client.poll_timeout(), wake);
     assert_eq!(client.stats().unmatched, unmatched + 1);
 }
+
+/// A generator kept in the endpoint (`with_split_mix`, `with_cc_split_mix`) gives the same
+/// Message IDs, tokens and timers as the same generator boxed.
+#[test]
+fn split_mix_in_place_is_the_boxed_stream() {
+    let cfg = EndpointConfig::with_cc(AlgorithmConfig::parse("cocoa").unwrap());
+    let now = Instant::from_millis(5);
+    let mut boxed =
+        Endpoint::<u32>::new(cfg.clone(), Box::new(SplitMix64::new(7))).with_cc_entropy(Box::new(SplitMix64::new(100)));
+    let mut inline = Endpoint::<u32>::with_split_mix(cfg, SplitMix64::new(7)).with_cc_split_mix(SplitMix64::new(100));
+    let (a, mut ta) = get(&mut boxed, now);
+    let (b, mut tb) = get(&mut inline, now);
+    assert_eq!((a.message_id, a.token, ta), (b.message_id, b.token, tb));
+    // Every retransmission (the dither drawn at the start decides their timers) and the
+    // give-up, alike.
+    for _ in 0..8 {
+        boxed.handle_timeout(ta);
+        inline.handle_timeout(tb);
+        assert_eq!(boxed.poll_transmit(ta).map(|x| x.bytes), inline.poll_transmit(tb).map(|x| x.bytes));
+        let (Some(na), Some(nb)) = (boxed.poll_timeout(), inline.poll_timeout()) else { break };
+        (ta, tb) = (na, nb);
+        assert_eq!(ta, tb);
+    }
+    assert_eq!(boxed.poll_timeout(), inline.poll_timeout());
+    // The next request: the same Message ID, token and timer.
+    let (a, ta) = get(&mut boxed, ta);
+    let (b, tb) = get(&mut inline, tb);
+    assert_eq!((a.message_id, a.token, ta), (b.message_id, b.token, tb));
+}

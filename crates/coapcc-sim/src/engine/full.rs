@@ -210,8 +210,9 @@ impl Model for Full {
                     max_body_size,
                     ..Default::default()
                 };
-                let mut e = Endpoint::new(ecfg, Box::new(SplitMix64::stream(cfg.seed, STREAM_ENDPOINT + c)))
-                    .with_cc_entropy(Box::new(SplitMix64::stream(cfg.seed, STREAM_DITHER + c)));
+                // The generators in the endpoint itself (no allocation to reach per exchange).
+                let mut e = Endpoint::with_split_mix(ecfg, SplitMix64::stream(cfg.seed, STREAM_ENDPOINT + c))
+                    .with_cc_split_mix(SplitMix64::stream(cfg.seed, STREAM_DITHER + c));
                 if let Some(f) = alg.factory() {
                     e = e.with_controller(f);
                 }

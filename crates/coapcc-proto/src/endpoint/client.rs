@@ -18,7 +18,8 @@ impl<P: Peer> Endpoint<P> {
     pub fn request(&mut self, now: Instant, peer: P, request: Request) -> RequestId {
         let id = RequestId(self.fresh_id());
         let block = request.block2_szx.map(|szx| Block { num: 0, more: false, szx: szx.min(6) });
-        let upload = self.plan_upload(&request);
+        // No payload, no Block1 upload (without reading the configuration).
+        let upload = if request.payload.is_empty() { None } else { self.plan_upload(&request) };
         let msg = match upload {
             Some(up) => super::block1::upload_request(&request, up),
             None => build_request(&request, block),

@@ -242,6 +242,17 @@ struct Served<P> {
     block1: Option<Block>,
 }
 
+/// Copies of [`EndpointConfig`]'s fields that every exchange reads (the configuration is
+/// never changed after [`Endpoint::new`]). Packed (6 bytes): it fills the padding after the
+/// Message ID counter, so no later field moves.
+#[derive(Clone, Copy)]
+#[repr(C, packed)]
+struct HotConfig {
+    nstart: u32,
+    token_len: u8,
+    record_exchanges: bool,
+}
+
 /// A sans-IO CoAP-over-UDP endpoint, client and server at once. See the [module
 /// documentation](self).
 // `repr(C)`: the fields keep this order, so that what every datagram and wake-up of a
@@ -268,6 +279,10 @@ pub struct Endpoint<P> {
     dedup: DedupCache<P>,
     stats: Stats,
     next_mid: u16,
+    /// The configuration every exchange reads, copied next to the Message ID counter (in
+    /// what was its padding), so that starting and finishing an exchange reads no line of
+    /// `config`.
+    hot: HotConfig,
     next_id: u64,
     use_tick: u64,
     /// Request exchanges by (peer, token key).
@@ -336,6 +351,8 @@ impl<P: Peer> Endpoint<P> {
         };
         let response_timeout = config.response_timeout.unwrap_or_else(|| params.max_transmit_wait());
         let next_mid = rng.next_u64() as u16;
+        let hot =
+            HotConfig { nstart: config.nstart, token_len: config.token_len, record_exchanges: config.record_exchanges };
         Endpoint {
             echo_key,
             verified: Default::default(),
@@ -357,6 +374,7 @@ impl<P: Peer> Endpoint<P> {
             cc_rng: None,
             factory: None,
             next_mid,
+            hot,
             next_id: 1,
             use_tick: 0,
             peers: peerset::PeerMap::new(),

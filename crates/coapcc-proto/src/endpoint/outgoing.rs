@@ -85,7 +85,7 @@ impl<P: Peer> Endpoint<P> {
             return self.enqueue_then_pump(now, peer, kind, msg, con);
         }
         let xid = self.fresh_id();
-        let nstart = self.config.nstart;
+        let nstart = self.hot.nstart;
         let p = self.peer_state(&peer);
         if p.slots.waiting() != 0 {
             // Never (a peer with a queued exchange is among the queued peers); kept exact
@@ -135,7 +135,7 @@ impl<P: Peer> Endpoint<P> {
 
     #[inline(never)]
     fn pump_queued(&mut self, now: Instant) {
-        let nstart = self.config.nstart;
+        let nstart = self.hot.nstart;
         // The list reuses its allocation from call to call.
         let mut ready = core::mem::take(&mut self.ready_scratch);
         let peers = &self.peers;
@@ -184,8 +184,8 @@ impl<P: Peer> Endpoint<P> {
     fn start_out(&mut self, now: Instant, xid: u64, in_flight: u32, out: &mut Out<P>) {
         let (kind, con) = (out.kind, out.con);
         let mid = self.alloc_mid(&out.peer);
-        let token_len = self.config.token_len;
-        let keep_records = self.config.record_exchanges;
+        let token_len = self.hot.token_len;
+        let keep_records = self.hot.record_exchanges;
         let p = self.peers.get_mut(&out.peer).expect("an admitted exchange's peer has state");
         let (copy_id, token_key) = match kind {
             RecordKind::Request(_) => {
@@ -347,7 +347,7 @@ impl<P: Peer> Endpoint<P> {
             if out.holds_slot {
                 p.slots.release();
             }
-            if self.config.record_exchanges {
+            if self.hot.record_exchanges {
                 let record = exchange_record(out, &p.cc, now, outcome, response);
                 self.records.push_back(record);
             }

@@ -329,7 +329,10 @@ impl<P: Peer> Endpoint<P> {
         // bytes: not copied out of the table).
         let mut out = self.outs.get_mut(&xid).expect("finishing a known exchange");
         let (kind, peer) = (out.kind, out.peer.clone());
-        if !self.notifications.is_empty() || matches!(kind, RecordKind::SeparateResponse(_)) {
+        // Only a server's separate response or notification has bookkeeping to finish
+        // (notifications are sent as separate responses): a client's request exchange reads
+        // nothing more.
+        if matches!(kind, RecordKind::SeparateResponse(_)) {
             self.finish_response(xid, kind, &peer, &outcome);
             out = self.outs.get_mut(&xid).expect("finishing a known exchange");
         }
@@ -361,9 +364,9 @@ impl<P: Peer> Endpoint<P> {
         (kind, peer)
     }
 
-    /// [`Endpoint::finish`] for a server's separate response or while notifications are
-    /// out (out of line: a client's exchanges are neither): the observation's bookkeeping,
-    /// and the peer's pending count for a separate response.
+    /// [`Endpoint::finish`] for a server's separate response, a notification included (out
+    /// of line: a client's exchanges are neither): the observation's bookkeeping, and the
+    /// peer's pending count for a separate response.
     #[cold]
     #[inline(never)]
     fn finish_response(&mut self, xid: u64, kind: RecordKind, peer: &P, outcome: &Outcome) {

@@ -18,7 +18,8 @@ impl<P: Peer> Endpoint<P> {
     pub fn request(&mut self, now: Instant, peer: P, request: Request) -> RequestId {
         let id = RequestId(self.fresh_id());
         let block = request.block2_szx.map(|szx| Block { num: 0, more: false, szx: szx.min(6) });
-        let upload = self.plan_upload(&request);
+        // No payload, no Block1 upload (without reading the configuration).
+        let upload = if request.payload.is_empty() { None } else { self.plan_upload(&request) };
         let msg = match upload {
             Some(up) => super::block1::upload_request(&request, up),
             None => build_request(&request, block),
@@ -187,17 +188,17 @@ impl<P: Peer> Endpoint<P> {
         // The common case inline: a whole response (no Block2, no Echo, no upload) to a
         // request that is not block-wise; everything else out of line (`deliver_other`),
         // which decides the same for this case.
+        let (observe, block2, echo) = observe_block2_echo(&msg.options);
         let plain = msg.code != super::echo::UNAUTHORIZED
             && req.upload.is_none()
             && !req.blockwise
-            && !msg.options.contains(super::ECHO)
-            && (!msg.code.is_success() || matches!(msg.block2(), Ok(None)));
+            && !echo
+            && (!msg.code.is_success() || !block2);
         if !plain {
             return self.deliver_other(now, id, peer, msg, copy);
         }
         // Read in place, then dropped where it is (not copied out of the table).
-        let observe_asked =
-            msg.options.contains(option::OBSERVE).then(|| req.template.options.get_uint(option::OBSERVE) == Some(0));
+        let observe_asked = observe.then(|| req.template.options.get_uint(option::OBSERVE) == Some(0));
         self.requests.discard(&id);
         if let Some(asked) = observe_asked {
             self.keep_observing(id, &peer, &msg, asked);
@@ -319,6 +320,23 @@ impl<P: Peer> Endpoint<P> {
             RecordKind::SeparateResponse(id) => self.events.push_back(Event::ResponseFailed { id, peer, reason }),
         }
     }
+}
+
+/// Whether `options` carry Observe, Block2 and Echo: the three a plain response is checked
+/// for ([`Endpoint::deliver`]), in one walk (the options are sorted by number).
+#[inline]
+fn observe_block2_echo(options: &crate::Options) -> (bool, bool, bool) {
+    let (mut observe, mut block2, mut echo) = (false, false, false);
+    for o in options.iter() {
+        match o.number {
+            option::OBSERVE => observe = true,
+            option::BLOCK2 => block2 = true,
+            super::ECHO => echo = true,
+            n if n > super::ECHO => break,
+            _ => {}
+        }
+    }
+    (observe, block2, echo)
 }
 
 /// The message repeating `req`'s current request (its Block1 block, or its Block2 request).

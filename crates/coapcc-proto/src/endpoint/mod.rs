@@ -46,8 +46,10 @@ mod client;
 mod config;
 mod dedup;
 mod echo;
+mod entropy;
 mod factory;
 mod hash;
+mod index;
 pub mod lifecycle;
 mod limits;
 mod observe;
@@ -240,6 +242,17 @@ struct Served<P> {
     block1: Option<Block>,
 }
 
+/// Copies of [`EndpointConfig`]'s fields that every exchange reads (the configuration is
+/// never changed after [`Endpoint::new`]). Packed (6 bytes): it fills the padding after the
+/// Message ID counter, so no later field moves.
+#[derive(Clone, Copy)]
+#[repr(C, packed)]
+struct HotConfig {
+    nstart: u32,
+    token_len: u8,
+    record_exchanges: bool,
+}
+
 /// A sans-IO CoAP-over-UDP endpoint, client and server at once. See the [module
 /// documentation](self).
 // `repr(C)`: the fields keep this order, so that what every datagram and wake-up of a
@@ -254,7 +267,7 @@ pub struct Endpoint<P> {
     outs: IdTable<u64, Out<P>>,
     peers: peerset::PeerMap<P, PeerState>,
     /// Exchanges waiting for an ACK or RST, by (peer, our Message ID).
-    by_mid: IdTable<(P, u16), u64>,
+    by_mid: index::OneOrTable<(P, u16), u64>,
     transmits: VecDeque<Transmit<P>>,
     events: VecDeque<Event<P>>,
     /// Datagram buffers given back ([`Endpoint::recycle`]), encoded into before allocating.
@@ -266,16 +279,20 @@ pub struct Endpoint<P> {
     dedup: DedupCache<P>,
     stats: Stats,
     next_mid: u16,
+    /// The configuration every exchange reads, copied next to the Message ID counter (in
+    /// what was its padding), so that starting and finishing an exchange reads no line of
+    /// `config`.
+    hot: HotConfig,
     next_id: u64,
     use_tick: u64,
     /// Request exchanges by (peer, token key).
     by_token: IdTable<(P, Token), u64>,
     requests: IdTable<RequestId, ClientReq>,
     served: IdTable<ServerRequestId, Served<P>>,
-    rng: Box<dyn Entropy + Send>,
+    rng: entropy::Source,
     /// Separate source for the algorithms' dithering ([`Endpoint::with_cc_entropy`]);
     /// `None`: `rng`.
-    cc_rng: Option<Box<dyn Entropy + Send>>,
+    cc_rng: Option<entropy::Source>,
     /// Transmission lists of finished exchanges, kept for their allocation.
     spare_tx: Vec<Vec<TransmissionRecord>>,
     /// The payload buffer of the last piggybacked response, kept for its allocation.
@@ -312,7 +329,18 @@ pub struct Endpoint<P> {
 impl<P: Peer> Endpoint<P> {
     /// A new endpoint drawing its randomness from `rng`. The first Message ID is random,
     /// later ones are sequential (RFC 7252 §4.4).
-    pub fn new(config: EndpointConfig, mut rng: Box<dyn Entropy + Send>) -> Self {
+    pub fn new(config: EndpointConfig, rng: Box<dyn Entropy + Send>) -> Self {
+        Endpoint::from_source(config, entropy::Source::Boxed(rng))
+    }
+
+    /// [`Endpoint::new`] with a [`SplitMix64`] generator, kept in the endpoint itself (no
+    /// separate allocation to reach at every exchange); the same streams as
+    /// `Endpoint::new(config, Box::new(rng))`.
+    pub fn with_split_mix(config: EndpointConfig, rng: SplitMix64) -> Self {
+        Endpoint::from_source(config, entropy::Source::SplitMix(rng))
+    }
+
+    fn from_source(config: EndpointConfig, mut rng: entropy::Source) -> Self {
         // Drawn first and only when needed, so that configurations without the limit keep
         // their Message ID and token streams.
         let echo_key = if config.amplification_limit.is_some() { rng.next_u64() } else { 0 };
@@ -323,6 +351,8 @@ impl<P: Peer> Endpoint<P> {
         };
         let response_timeout = config.response_timeout.unwrap_or_else(|| params.max_transmit_wait());
         let next_mid = rng.next_u64() as u16;
+        let hot =
+            HotConfig { nstart: config.nstart, token_len: config.token_len, record_exchanges: config.record_exchanges };
         Endpoint {
             echo_key,
             verified: Default::default(),
@@ -344,13 +374,14 @@ impl<P: Peer> Endpoint<P> {
             cc_rng: None,
             factory: None,
             next_mid,
+            hot,
             next_id: 1,
             use_tick: 0,
             peers: peerset::PeerMap::new(),
             timers: Timers::new(),
             queued_peers: peerset::PeerSet::new(),
             outs: IdTable::default(),
-            by_mid: IdTable::default(),
+            by_mid: Default::default(),
             by_token: IdTable::default(),
             requests: IdTable::default(),
             served: IdTable::default(),
@@ -366,14 +397,21 @@ impl<P: Peer> Endpoint<P> {
 
     /// A new endpoint with a [`SplitMix64`] generator seeded with `seed`.
     pub fn with_seed(config: EndpointConfig, seed: u64) -> Self {
-        Endpoint::new(config, Box::new(SplitMix64::new(seed)))
+        Endpoint::with_split_mix(config, SplitMix64::new(seed))
     }
 
     /// Builder: draw the algorithms' dithering (`start_exchange`) from `rng`, and Message
     /// IDs and tokens only from the endpoint's own source. A simulator uses this to give each
     /// client's algorithm the same dither stream whatever the protocol layer draws.
     pub fn with_cc_entropy(mut self, rng: Box<dyn Entropy + Send>) -> Self {
-        self.cc_rng = Some(rng);
+        self.cc_rng = Some(entropy::Source::Boxed(rng));
+        self
+    }
+
+    /// [`Endpoint::with_cc_entropy`] with a [`SplitMix64`] generator, kept in the endpoint
+    /// itself; the same stream as `with_cc_entropy(Box::new(rng))`.
+    pub fn with_cc_split_mix(mut self, rng: SplitMix64) -> Self {
+        self.cc_rng = Some(entropy::Source::SplitMix(rng));
         self
     }
 
@@ -546,6 +584,14 @@ impl<P: Peer> Endpoint<P> {
     /// An empty buffer to encode a datagram into: a recycled one if any.
     pub(super) fn buffer(&mut self) -> Vec<u8> {
         self.spare.pop().unwrap_or_default()
+    }
+
+    /// `true` when a datagram or an event waits to be polled ([`Endpoint::poll_transmit`],
+    /// [`Endpoint::poll_event`]). With [`Endpoint::poll_timeout`], it tells a driver whether
+    /// an input changed anything it must act on (most late copies of a response change
+    /// nothing).
+    pub fn has_output(&self) -> bool {
+        !self.transmits.is_empty() || !self.events.is_empty()
     }
 
     /// When [`Endpoint::handle_timeout`] must be called next (`None`: only on new input).

@@ -8,7 +8,7 @@ use super::client::wire_token;
 use super::lifecycle::{Admission, ConExchange, Expiry, Nstart};
 use super::timers::TimerKey;
 use super::{
-    Controller, Endpoint, ExchangeRecord, FailReason, Out, OutState, Outcome, Peer, PeerState, RecordKind,
+    Controller, Endpoint, ExchangeRecord, FailReason, IdTable, Out, OutState, Outcome, Peer, PeerState, RecordKind,
     TransmissionRecord, TransmitKind,
 };
 use crate::{Code, Message, MessageType, Token};
@@ -85,7 +85,7 @@ impl<P: Peer> Endpoint<P> {
             return self.enqueue_then_pump(now, peer, kind, msg, con);
         }
         let xid = self.fresh_id();
-        let nstart = self.config.nstart;
+        let nstart = self.hot.nstart;
         let p = self.peer_state(&peer);
         if p.slots.waiting() != 0 {
             // Never (a peer with a queued exchange is among the queued peers); kept exact
@@ -96,14 +96,13 @@ impl<P: Peer> Endpoint<P> {
         let admission = p.slots.offer(xid, nstart, &p.cc, now);
         let (old, new) = p.set_wake(&admission);
         self.timers.rearm(TimerKey::Wake(peer.clone()), old, new);
-        if !matches!(admission, Admission::Start { .. }) {
-            self.queued_peers.insert(peer.clone());
+        let mut out = queued_out(now, peer, kind, msg, con);
+        match admission {
+            // `item` is `xid`: started before it enters the table (one move of it).
+            Admission::Start { in_flight, .. } => self.start_out(now, xid, in_flight, &mut out),
+            _ => self.queued_peers.insert(out.peer.clone()),
         }
-        self.outs.insert(xid, queued_out(now, peer, kind, msg, con));
-        if let Admission::Start { in_flight, .. } = admission {
-            // `item` is `xid`.
-            self.start(now, xid, in_flight);
-        }
+        self.outs.insert(xid, out);
     }
 
     /// [`Endpoint::enqueue`] at the back of the queue, then [`Endpoint::pump`] (out of line:
@@ -136,7 +135,7 @@ impl<P: Peer> Endpoint<P> {
 
     #[inline(never)]
     fn pump_queued(&mut self, now: Instant) {
-        let nstart = self.config.nstart;
+        let nstart = self.hot.nstart;
         // The list reuses its allocation from call to call.
         let mut ready = core::mem::take(&mut self.ready_scratch);
         let peers = &self.peers;
@@ -169,68 +168,54 @@ impl<P: Peer> Endpoint<P> {
         self.next_mid
     }
 
-    pub(super) fn random_token(&mut self, len: usize) -> Token {
-        let bytes = self.rng.next_u64().to_be_bytes();
-        Token::new(&bytes[..len.min(8)]).unwrap_or_default()
-    }
-
-    /// A new token for `peer` after a first draw that another exchange of `peer` holds: up to
-    /// 16 more draws; the last one, not indexed, if all are taken (out of line: a collision
-    /// needs two exchanges to one peer with the same random token).
-    #[cold]
+    /// Start exchange `xid` (in its table), just admitted with `in_flight` others holding a
+    /// slot (out of line: the queue's path; a request admitted at once is started before it
+    /// enters the table, [`Endpoint::enqueue_and_pump`]).
     #[inline(never)]
-    fn retry_token(&mut self, peer: &P, key_len: usize) -> (Token, bool) {
-        let mut key = Token::EMPTY;
-        for _ in 0..16 {
-            key = self.random_token(key_len);
-            if !self.by_token.contains_key(&(peer.clone(), key)) {
-                return (key, true);
-            }
-        }
-        (key, false)
+    pub(super) fn start(&mut self, now: Instant, xid: u64, in_flight: u32) {
+        let mut out = self.outs.remove(&xid).expect("starting a known exchange");
+        self.start_out(now, xid, in_flight, &mut out);
+        self.outs.insert(xid, out);
     }
 
-    /// Start exchange `xid`, just admitted with `in_flight` others holding a slot.
-    pub(super) fn start(&mut self, now: Instant, xid: u64, in_flight: u32) {
-        let (peer, kind, con) = {
-            let o = &self.outs[&xid];
-            (o.peer.clone(), o.kind, o.con)
-        };
-        let mid = self.alloc_mid(&peer);
-        let uses_copy_id = self.peers[&peer].cc.uses_copy_id();
+    /// Start exchange `xid` (`out`, not in the table while it starts): Message ID, token and
+    /// their index entries, the algorithm's first timer, the encoding, copy 0 queued. One
+    /// lookup of the peer's state.
+    fn start_out(&mut self, now: Instant, xid: u64, in_flight: u32, out: &mut Out<P>) {
+        let (kind, con) = (out.kind, out.con);
+        let mid = self.alloc_mid(&out.peer);
+        let token_len = self.hot.token_len;
+        let keep_records = self.hot.record_exchanges;
+        let p = self.peers.get_mut(&out.peer).expect("an admitted exchange's peer has state");
         let (copy_id, token_key) = match kind {
             RecordKind::Request(_) => {
-                let copy_id = con && uses_copy_id;
-                let len = usize::from(self.config.token_len.clamp(1, 8));
+                let copy_id = con && p.cc.uses_copy_id();
+                let len = usize::from(token_len.clamp(1, 8));
                 let key_len = if copy_id { len - 1 } else { len };
-                let key = self.random_token(key_len);
-                let (key, indexed) = if self.by_token.contains_key(&(peer.clone(), key)) {
-                    self.retry_token(&peer, key_len)
+                let key = random_token(&mut self.rng, key_len);
+                let (key, indexed) = if self.by_token.contains_key(&(out.peer.clone(), key)) {
+                    retry_token(&mut self.rng, &self.by_token, &out.peer, key_len)
                 } else {
                     (key, true)
                 };
                 if indexed {
-                    self.by_token.insert((peer.clone(), key), xid);
+                    self.by_token.insert((out.peer.clone(), key), xid);
                 }
                 (copy_id, Some((key, indexed)))
             }
             RecordKind::SeparateResponse(_) => (false, None),
         };
-        self.by_mid.insert((peer.clone(), mid), xid);
+        self.by_mid.insert((out.peer.clone(), mid), xid);
         let ex = if con {
-            let PeerState { cc, .. } = self.peers.get_mut(&peer).expect("present");
             let rng: &mut dyn Entropy = match &mut self.cc_rng {
-                Some(r) => &mut **r,
-                None => &mut *self.rng,
+                Some(r) => r,
+                None => &mut self.rng,
             };
-            Some(ConExchange::start(cc, now, in_flight, rng))
+            Some(ConExchange::start(&mut p.cc, now, in_flight, rng))
         } else {
             None
         };
-        let response_timeout = self.response_timeout;
-        let mut bytes = self.buffer();
-        let keep_tx = copy_id || self.config.record_exchanges;
-        let out = self.outs.get_mut(&xid).expect("present");
+        let keep_tx = copy_id || keep_records;
         out.keep_tx = keep_tx;
         out.sent = 1;
         out.started = now;
@@ -247,17 +232,18 @@ impl<P: Peer> Endpoint<P> {
         let old = out.state.deadline();
         out.state = match ex {
             Some(x) => OutState::WaitAck { deadline: x.deadline() },
-            None => OutState::WaitResponse { deadline: now + response_timeout },
+            None => OutState::WaitResponse { deadline: now + self.response_timeout },
         };
         self.timers.rearm(TimerKey::Out(xid), old, out.state.deadline());
         if keep_tx {
             record_transmission(out, &mut self.spare_tx, TransmissionRecord { ordinal: 0, at: now, timeout });
         }
+        let mut bytes = self.buffer();
         out.msg.encode(&mut bytes);
         out.wire = crate::small::SmallBytes::from_slice(&bytes);
         let kind = super::transmit_kind(&out.msg);
         out.tkind = kind;
-        self.send_bytes(peer, bytes, kind);
+        self.send_bytes(out.peer.clone(), bytes, kind);
     }
 
     pub(super) fn on_out_timer(&mut self, now: Instant, xid: u64) {
@@ -343,7 +329,10 @@ impl<P: Peer> Endpoint<P> {
         // bytes: not copied out of the table).
         let mut out = self.outs.get_mut(&xid).expect("finishing a known exchange");
         let (kind, peer) = (out.kind, out.peer.clone());
-        if !self.notifications.is_empty() || matches!(kind, RecordKind::SeparateResponse(_)) {
+        // Only a server's separate response or notification has bookkeeping to finish
+        // (notifications are sent as separate responses): a client's request exchange reads
+        // nothing more.
+        if matches!(kind, RecordKind::SeparateResponse(_)) {
             self.finish_response(xid, kind, &peer, &outcome);
             out = self.outs.get_mut(&xid).expect("finishing a known exchange");
         }
@@ -361,7 +350,7 @@ impl<P: Peer> Endpoint<P> {
             if out.holds_slot {
                 p.slots.release();
             }
-            if self.config.record_exchanges {
+            if self.hot.record_exchanges {
                 let record = exchange_record(out, &p.cc, now, outcome, response);
                 self.records.push_back(record);
             }
@@ -375,9 +364,9 @@ impl<P: Peer> Endpoint<P> {
         (kind, peer)
     }
 
-    /// [`Endpoint::finish`] for a server's separate response or while notifications are
-    /// out (out of line: a client's exchanges are neither): the observation's bookkeeping,
-    /// and the peer's pending count for a separate response.
+    /// [`Endpoint::finish`] for a server's separate response, a notification included (out
+    /// of line: a client's exchanges are neither): the observation's bookkeeping, and the
+    /// peer's pending count for a separate response.
     #[cold]
     #[inline(never)]
     fn finish_response(&mut self, xid: u64, kind: RecordKind, peer: &P, outcome: &Outcome) {
@@ -460,4 +449,31 @@ fn exchange_record<P: Clone>(
         finished_at: now,
         snapshot: cc.snapshot(),
     }
+}
+
+/// A random token of `len` bytes (at most 8) from `rng`.
+fn random_token(rng: &mut super::entropy::Source, len: usize) -> Token {
+    let bytes = rng.next_u64().to_be_bytes();
+    Token::new(&bytes[..len.min(8)]).unwrap_or_default()
+}
+
+/// A new token for `peer` after a first draw that another exchange of `peer` holds (in
+/// `by_token`): up to 16 more draws; the last one, not indexed, if all are taken (out of
+/// line: a collision needs two exchanges to one peer with the same random token).
+#[cold]
+#[inline(never)]
+fn retry_token<P: Peer>(
+    rng: &mut super::entropy::Source,
+    by_token: &IdTable<(P, Token), u64>,
+    peer: &P,
+    key_len: usize,
+) -> (Token, bool) {
+    let mut key = Token::EMPTY;
+    for _ in 0..16 {
+        key = random_token(rng, key_len);
+        if !by_token.contains_key(&(peer.clone(), key)) {
+            return (key, true);
+        }
+    }
+    (key, false)
 }

@@ -111,3 +111,63 @@ fn queued_exchanges_arm_no_timer() {
     assert!(client.poll_timeout().unwrap() > t);
     assert_eq!(client.stats().timers_armed, 1);
 }
+
+/// `has_output` tells whether a datagram or an event waits: a request queues its copy, a
+/// response its event, and a late copy of an answered response (matching nothing) neither,
+/// nor does it move the next wake-up.
+#[test]
+fn has_output_follows_the_queues() {
+    let mut client = Endpoint::<u32>::with_seed(EndpointConfig::default(), 4);
+    let mut server = Endpoint::<u32>::with_seed(EndpointConfig::default(), 5);
+    let now = Instant::from_millis(3);
+    assert!(!client.has_output());
+    client.request(now, 2, Request::get("/x"));
+    client.request(now, 2, Request::get("/y"));
+    assert!(client.has_output());
+    let t = client.poll_transmit(now).unwrap();
+    assert!(!client.has_output(), "the second request waits for NSTART");
+    server.handle_datagram(now, 1, &t.bytes);
+    let Some(Event::Request { id, .. }) = server.poll_event() else { panic!("a request") };
+    server.respond(now, id, Response::content("hi")).unwrap();
+    let answer = server.poll_transmit(now).unwrap().bytes;
+    client.handle_datagram(now, 2, &answer);
+    assert!(client.has_output(), "the response's event and the next request's copy");
+    assert!(matches!(client.poll_event(), Some(Event::Response { .. })));
+    assert!(client.poll_transmit(now).is_some());
+    assert!(!client.has_output());
+    let wake = client.poll_timeout();
+    let unmatched = client.stats().unmatched;
+    client.handle_datagram(now, 2, &answer);
+    assert!(!client.has_output());
+    assert_eq!(client.poll_timeout(), wake);
+    assert_eq!(client.stats().unmatched, unmatched + 1);
+}
+
+/// A generator kept in the endpoint (`with_split_mix`, `with_cc_split_mix`) gives the same
+/// Message IDs, tokens and timers as the same generator boxed.
+#[test]
+fn split_mix_in_place_is_the_boxed_stream() {
+    let cfg = EndpointConfig::with_cc(AlgorithmConfig::parse("cocoa").unwrap());
+    let now = Instant::from_millis(5);
+    let mut boxed =
+        Endpoint::<u32>::new(cfg.clone(), Box::new(SplitMix64::new(7))).with_cc_entropy(Box::new(SplitMix64::new(100)));
+    let mut inline = Endpoint::<u32>::with_split_mix(cfg, SplitMix64::new(7)).with_cc_split_mix(SplitMix64::new(100));
+    let (a, mut ta) = get(&mut boxed, now);
+    let (b, mut tb) = get(&mut inline, now);
+    assert_eq!((a.message_id, a.token, ta), (b.message_id, b.token, tb));
+    // Every retransmission (the dither drawn at the start decides their timers) and the
+    // give-up, alike.
+    for _ in 0..8 {
+        boxed.handle_timeout(ta);
+        inline.handle_timeout(tb);
+        assert_eq!(boxed.poll_transmit(ta).map(|x| x.bytes), inline.poll_transmit(tb).map(|x| x.bytes));
+        let (Some(na), Some(nb)) = (boxed.poll_timeout(), inline.poll_timeout()) else { break };
+        (ta, tb) = (na, nb);
+        assert_eq!(ta, tb);
+    }
+    assert_eq!(boxed.poll_timeout(), inline.poll_timeout());
+    // The next request: the same Message ID, token and timer.
+    let (a, ta) = get(&mut boxed, ta);
+    let (b, tb) = get(&mut inline, tb);
+    assert_eq!((a.message_id, a.token, ta), (b.message_id, b.token, tb));
+}

@@ -1,10 +1,11 @@
 //! The endpoint's timers, kept in one ordered index: the next wake-up and the due timers
 //! cost O(log n) whatever the number of exchanges queued or in flight.
 //!
-//! A client has one or two timers armed at a time, and re-arms one per transmission: while
-//! few are armed they sit in a small sorted vector (a binary search and a short move, no
-//! allocation, little code on the hot path); past [`SMALL`] they move to an ordered set for
-//! good.
+//! A client has one or two timers armed at a time, and re-arms one per transmission: a lone
+//! timer is kept in the endpoint itself (reading, re-arming or disarming it touches nothing
+//! else); while few are armed they sit in a small sorted vector (a binary search and a short
+//! move, no allocation, little code on the hot path); past [`SMALL`] they move to an ordered
+//! set for good.
 
 use std::collections::BTreeSet;
 
@@ -31,17 +32,25 @@ type Entry<P> = (Instant, TimerKey<P>);
 /// Ordered set of (deadline, owner). Every owner has at most one entry: callers pass the
 /// old deadline when they re-arm.
 pub(super) struct Timers<P> {
+    /// The set when it holds exactly one timer (a client's exchange, a server's request
+    /// waiting for its answer: the common case), kept in the endpoint itself, so that
+    /// reading or re-arming it touches no other memory. `Some` only while `more` holds none.
+    one: Option<Entry<P>>,
+    /// The set when it holds two timers or more (allocated the first time, kept after);
+    /// boxed: the endpoint's hot fields keep their few cache lines.
+    more: Option<Box<More<P>>>,
+}
+
+/// [`Timers`] beyond one timer.
+struct More<P> {
     /// Sorted ascending, no duplicates; used while `large` is `None`.
     small: Vec<Entry<P>>,
-    // Boxed: 8 bytes next to the hot vector instead of 24 (the endpoint's hot fields share
-    // a few cache lines); the extra indirection is paid only past the small size.
-    #[allow(clippy::box_collection)]
-    large: Option<Box<BTreeSet<Entry<P>>>>,
+    large: Option<BTreeSet<Entry<P>>>,
 }
 
 impl<P: Clone + Ord> Timers<P> {
     pub(super) fn new() -> Self {
-        Timers { small: Vec::new(), large: None }
+        Timers { one: None, more: None }
     }
 
     /// Move `key`'s timer from `old` to `new` (either may be `None`). The nothing-to-do check
@@ -56,10 +65,20 @@ impl<P: Clone + Ord> Timers<P> {
     #[inline(never)]
     fn rearm_changed(&mut self, key: TimerKey<P>, old: Option<Instant>, new: Option<Instant>) {
         match (old, new) {
-            (Some(o), Some(n)) if self.large.is_none() => self.moved(o, n, key),
             (Some(o), Some(n)) => {
-                self.insert((n, key.clone()));
-                self.remove(&(o, key));
+                // The commonest case, a client's one timer re-armed: written over, no search.
+                if let Some((t, k)) = &mut self.one {
+                    if *t == o && *k == key {
+                        *t = n;
+                        return;
+                    }
+                }
+                if self.is_large() {
+                    self.insert((n, key.clone()));
+                    self.remove(&(o, key));
+                } else {
+                    self.moved(o, n, key);
+                }
             }
             (Some(o), None) => self.remove(&(o, key)),
             (None, Some(n)) => self.insert((n, key)),
@@ -67,53 +86,69 @@ impl<P: Clone + Ord> Timers<P> {
         }
     }
 
-    /// Re-arm `key` from `o` to `n` in the sorted vector: the entries between its old and
-    /// new places shift by one (a client's one or two timers: nothing or one entry moves),
-    /// no insertion and removal.
+    fn is_large(&self) -> bool {
+        self.more.as_ref().is_some_and(|m| m.large.is_some())
+    }
+
+    /// The sorted vector and ordered set, allocated on first use.
+    fn more(&mut self) -> &mut More<P> {
+        self.more.get_or_insert_with(|| Box::new(More { small: Vec::new(), large: None }))
+    }
+
+    /// Re-arm `key` from `o` to `n` in the sorted vector (`one` is not it): the entries
+    /// between its old and new places shift by one (a client's one or two timers: nothing
+    /// or one entry moves), no insertion and removal.
     fn moved(&mut self, o: Instant, n: Instant, key: TimerKey<P>) {
-        // The commonest case, a client's one timer re-armed: written over, no search.
-        if let [(t, k)] = self.small.as_mut_slice() {
-            if *t == o && *k == key {
-                *t = n;
-                return;
-            }
-        }
         let old = (o, key);
-        let Ok(i) = self.small.binary_search(&old) else {
+        let found = match self.more.as_deref() {
+            Some(m) if self.one.is_none() => m.small.binary_search(&old).ok(),
+            _ => None,
+        };
+        let Some(i) = found else {
             // Not armed (callers always pass the old deadline): arm it.
             return self.insert((n, old.1));
         };
+        let small = &mut self.more().small;
         let new = (n, old.1);
         // Most often it keeps its place (a client has one or two timers): written over.
-        let after_prev = i == 0 || self.small[i - 1] < new;
-        if after_prev && !matches!(self.small.get(i + 1), Some(next) if *next <= new) {
-            self.small[i] = new;
+        let after_prev = i == 0 || small[i - 1] < new;
+        if after_prev && !matches!(small.get(i + 1), Some(next) if *next <= new) {
+            small[i] = new;
             return;
         }
         // Where the new entry goes with the old one still in place (never on it: the
         // deadlines differ and an owner has one entry).
-        let j = self.small.binary_search(&new).unwrap_or_else(|j| j);
+        let j = small.binary_search(&new).unwrap_or_else(|j| j);
         if j <= i {
             for k in (j..i).rev() {
-                self.small.swap(k, k + 1);
+                small.swap(k, k + 1);
             }
-            self.small[j] = new;
+            small[j] = new;
         } else {
             for k in i..j - 1 {
-                self.small.swap(k, k + 1);
+                small.swap(k, k + 1);
             }
-            self.small[j - 1] = new;
+            small[j - 1] = new;
         }
     }
 
     fn insert(&mut self, e: Entry<P>) {
-        if self.large.is_some() {
+        if self.is_large() {
             return self.insert_large(e);
         }
-        if let Err(i) = self.small.binary_search(&e) {
-            self.small.insert(i, e);
-            if self.small.len() > SMALL {
-                self.grow();
+        let first = self.one.take();
+        if first.is_none() && !self.more.as_ref().is_some_and(|m| !m.small.is_empty()) {
+            // The first timer: in place.
+            self.one = Some(e);
+            return;
+        }
+        let m = self.more();
+        // A second one: both go to the sorted vector.
+        m.small.extend(first);
+        if let Err(i) = m.small.binary_search(&e) {
+            m.small.insert(i, e);
+            if m.small.len() > SMALL {
+                Self::grow(m);
             }
         }
     }
@@ -122,67 +157,99 @@ impl<P: Clone + Ord> Timers<P> {
     #[cold]
     #[inline(never)]
     fn insert_large(&mut self, e: Entry<P>) {
-        if let Some(set) = &mut self.large {
+        if let Some(set) = &mut self.more().large {
             set.insert(e);
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn grow(&mut self) {
-        self.large = Some(Box::new(self.small.drain(..).collect()));
+    fn grow(m: &mut More<P>) {
+        m.large = Some(m.small.drain(..).collect());
     }
 
     #[cold]
     #[inline(never)]
     fn remove_large(&mut self, e: &Entry<P>) {
-        if let Some(set) = &mut self.large {
+        if let Some(set) = &mut self.more().large {
             set.remove(e);
         }
     }
 
     fn remove(&mut self, e: &Entry<P>) {
-        if self.large.is_some() {
+        if let Some(only) = &self.one {
+            // A lone timer disarmed: nothing to search or move.
+            if only == e {
+                self.one = None;
+            }
+        } else if self.is_large() {
             self.remove_large(e);
-        } else if let Ok(i) = self.small.binary_search(e) {
-            self.small.remove(i);
+        } else if let Some(m) = self.more.as_deref_mut() {
+            if let Ok(i) = m.small.binary_search(e) {
+                m.small.remove(i);
+                if m.small.len() == 1 {
+                    // One left: back in place.
+                    self.one = m.small.pop();
+                }
+            }
         }
     }
 
     /// The earliest deadline.
     pub(super) fn next(&self) -> Option<Instant> {
-        match &self.large {
-            Some(set) => set.first().map(|(t, _)| *t),
-            None => self.small.first().map(|(t, _)| *t),
+        if let Some((t, _)) = &self.one {
+            return Some(*t);
         }
+        self.more.as_deref().and_then(|m| match &m.large {
+            Some(set) => set.first().map(|(t, _)| *t),
+            None => m.small.first().map(|(t, _)| *t),
+        })
     }
 
     /// Calls `f` with the owner of every timer due at `now`, in deadline order.
     pub(super) fn due(&self, now: Instant, mut f: impl FnMut(&TimerKey<P>)) {
-        match &self.large {
-            Some(set) => set.iter().take_while(|(t, _)| *t <= now).for_each(|(_, k)| f(k)),
-            None => self.small.iter().take_while(|(t, _)| *t <= now).for_each(|(_, k)| f(k)),
+        if let Some((t, k)) = &self.one {
+            if *t <= now {
+                f(k);
+            }
+            return;
+        }
+        match self.more.as_deref() {
+            Some(More { large: Some(set), .. }) => set.iter().take_while(|(t, _)| *t <= now).for_each(|(_, k)| f(k)),
+            Some(m) => m.small.iter().take_while(|(t, _)| *t <= now).for_each(|(_, k)| f(k)),
+            None => {}
         }
     }
 
-    /// Timers armed.
     /// The exchange whose timer is the only one due at `now`, if that is the case (the
     /// common wake-up: one retransmission), without a walk over the due timers.
     #[inline]
     pub(super) fn single_due_out(&self, now: Instant) -> Option<u64> {
-        if self.large.is_some() {
-            return None;
+        if let Some((t, k)) = &self.one {
+            return match k {
+                TimerKey::Out(x) if *t <= now => Some(*x),
+                _ => None,
+            };
         }
-        match self.small.as_slice() {
-            [(t, TimerKey::Out(x)), rest @ ..] if *t <= now && !matches!(rest.first(), Some((u, _)) if *u <= now) => {
-                Some(*x)
-            }
+        match self.more.as_deref() {
+            Some(More { small, large: None }) => match small.as_slice() {
+                [(t, TimerKey::Out(x)), rest @ ..]
+                    if *t <= now && !matches!(rest.first(), Some((u, _)) if *u <= now) =>
+                {
+                    Some(*x)
+                }
+                _ => None,
+            },
             _ => None,
         }
     }
 
+    /// Timers armed.
     pub(super) fn len(&self) -> usize {
-        self.large.as_ref().map_or(self.small.len(), |s| s.len())
+        if self.one.is_some() {
+            return 1;
+        }
+        self.more.as_deref().map_or(0, |m| m.large.as_ref().map_or(m.small.len(), |s| s.len()))
     }
 }
 
@@ -220,6 +287,6 @@ mod tests {
             let expected: Vec<_> = model.iter().take_while(|(d, _)| *d <= now).map(|(_, k)| k.clone()).collect();
             assert_eq!(due, expected);
         }
-        assert!(t.large.is_some(), "the test reached the ordered set");
+        assert!(t.is_large(), "the test reached the ordered set");
     }
 }

@@ -212,8 +212,39 @@ mod large {
     }
 }
 
+/// Shared by the tables' model-based tests (this one's and `index`'s): the random
+/// operations and what a `HashMap` model expects of them.
+#[cfg(test)]
+pub(super) mod model {
+    use std::collections::HashMap;
+
+    /// `steps` numbered draws of a 64-bit LCG from a fixed seed (the same operations every run).
+    pub(in super::super) fn draws(steps: u64) -> impl Iterator<Item = (u64, u64)> {
+        let mut x = 0x2545_F491_4F6C_DD1D_u64;
+        (0..steps).map(move |step| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (step, x)
+        })
+    }
+
+    /// The predicate the tests remove by (`remove_if`).
+    pub(in super::super) fn odd(v: &u64) -> bool {
+        v % 2 == 1
+    }
+
+    /// What `remove_if(k, odd)` returns on a table equal to `model`, applied to `model`.
+    pub(in super::super) fn remove_odd(model: &mut HashMap<u32, u64>, k: u32) -> Option<u64> {
+        let expected = model.get(&k).copied().filter(odd);
+        if expected.is_some() {
+            model.remove(&k);
+        }
+        expected
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::model::{draws, odd, remove_odd};
     use super::*;
 
     /// The same operations on the table and on a `HashMap` give the same lookups, below and
@@ -222,21 +253,12 @@ mod tests {
     fn behaves_like_a_hash_map() {
         let mut t = IdTable::<u32, u64>::default();
         let mut model = std::collections::HashMap::new();
-        let mut x = 0x2545_F491_4F6C_DD1D_u64;
-        for step in 0..4000u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        for (step, x) in draws(4000) {
             let k = ((x >> 33) % if step < 2000 { 10 } else { 40 }) as u32;
             match (x >> 20) % 4 {
                 0 => assert_eq!(t.remove(&k), model.remove(&k)),
                 2 if step % 3 == 0 => assert_eq!(t.discard(&k), model.remove(&k).is_some()),
-                1 => {
-                    let odd = |v: &u64| v % 2 == 1;
-                    let expected = model.get(&k).copied().filter(odd);
-                    if expected.is_some() {
-                        model.remove(&k);
-                    }
-                    assert_eq!(t.remove_if(&k, odd), expected);
-                }
+                1 => assert_eq!(t.remove_if(&k, odd), remove_odd(&mut model, k)),
                 _ => assert_eq!(t.insert(k, step), model.insert(k, step)),
             }
             assert_eq!(t.len(), model.len());

@@ -47,7 +47,7 @@ impl<K: Eq + core::hash::Hash, V> OneOrTable<K, V> {
                 self.spill(key, value);
                 None
             }
-            None if none_or_empty(self.rest.as_deref()) => {
+            None if self.rest.as_deref().map_or(true, IdTable::is_empty) => {
                 self.one = Some((key, value));
                 None
             }
@@ -94,17 +94,9 @@ impl<K: Eq + core::hash::Hash, V> OneOrTable<K, V> {
     }
 }
 
-/// Whether `t` holds no entry (or is not there).
-#[inline]
-fn none_or_empty<K: Eq + core::hash::Hash, V>(t: Option<&IdTable<K, V>>) -> bool {
-    match t {
-        Some(t) => t.is_empty(),
-        None => true,
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::hash::model::{draws, odd, remove_odd};
     use super::*;
 
     /// The same operations on the table and on a `HashMap` give the same lookups, with one
@@ -113,10 +105,8 @@ mod tests {
     fn behaves_like_a_hash_map() {
         let mut t = OneOrTable::<u32, u64>::default();
         let mut model = std::collections::HashMap::new();
-        let mut x = 0x2545_F491_4F6C_DD1D_u64;
         let mut inline = 0;
-        for step in 0..6000u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        for (step, x) in draws(6000) {
             let keys = match step {
                 0..=1999 => 2,
                 2000..=3999 => 12,
@@ -125,14 +115,7 @@ mod tests {
             let k = ((x >> 33) % keys) as u32;
             match (x >> 20) % 4 {
                 0 => assert_eq!(t.remove(&k), model.remove(&k)),
-                1 => {
-                    let odd = |v: &u64| v % 2 == 1;
-                    let expected = model.get(&k).copied().filter(odd);
-                    if expected.is_some() {
-                        model.remove(&k);
-                    }
-                    assert_eq!(t.remove_if(&k, odd), expected);
-                }
+                1 => assert_eq!(t.remove_if(&k, odd), remove_odd(&mut model, k)),
                 _ => assert_eq!(t.insert(k, step), model.insert(k, step)),
             }
             inline += usize::from(t.one.is_some());

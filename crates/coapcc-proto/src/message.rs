@@ -216,6 +216,7 @@ pub struct MessageRef<'a> {
 
 impl<'a> MessageRef<'a> {
     /// Decodes one datagram as [`Message::decode`] does (same errors, in the same order).
+    #[inline]
     pub fn decode(buf: &'a [u8]) -> Result<MessageRef<'a>, DecodeError> {
         let m = MessageRef::decode_any_class(buf)?;
         if m.code.is_reserved_class() {
@@ -225,6 +226,7 @@ impl<'a> MessageRef<'a> {
     }
 
     /// As [`MessageRef::decode`] but accepts codes of reserved classes.
+    #[inline(always)]
     pub fn decode_any_class(buf: &'a [u8]) -> Result<MessageRef<'a>, DecodeError> {
         let h = peek_header(buf)?;
         if h.tkl > Token::MAX_LEN as u8 {
@@ -243,7 +245,8 @@ impl<'a> MessageRef<'a> {
         if rest.len() < tkl {
             return Err(DecodeError::TokenTruncated { tkl: h.tkl, available: rest.len() });
         }
-        let token = Token::new(&rest[..tkl]).map_err(|_| DecodeError::InvalidTokenLength { tkl: h.tkl })?;
+        // `tkl` ≤ 8 was checked above.
+        let token = Token::from_short(&rest[..tkl]);
         let (options, payload) = split_options_and_payload(&rest[tkl..])?;
         Ok(MessageRef { mtype: h.mtype, code: h.code, message_id: h.message_id, token, options, payload })
     }

@@ -135,6 +135,68 @@ fn lost_ack_retransmission_answered_from_cache_once() {
     assert_eq!(r.rtt, Some(Duration::from_millis(2020)));
 }
 
+/// The same run with the server answering each request's event (`respond`) and answering
+/// inside `handle_datagram_with`: the same datagrams at the same times, the same client
+/// records and server statistics; only the request events differ.
+#[test]
+fn answering_in_the_call_equals_answering_the_event() {
+    let run = |in_call: bool| {
+        let mut p = Pair::new(cfg("default:dither=off"), EndpointConfig::default());
+        // Lose the first two answers and one later request: retransmissions, replays from
+        // the duplicate cache, and a request that reaches the server late.
+        p.drop = Box::new(|dir, n, _| (dir == Dir::ToClient && n < 2) || (dir == Dir::ToServer && n == 4));
+        let r = Response::content(vec![b'x'; 60]);
+        p.app = if in_call { App::InCall(r) } else { App::Immediate(Box::new(move |_m: &Message| r.clone())) };
+        for path in ["/a", "/b", "/c"] {
+            p.client.request(p.now, SERVER, Request::get(path));
+        }
+        p.client.request(p.now, SERVER, Request::get("/d").confirmable(false));
+        p.drive();
+        let wire: Vec<_> = p.wire.iter().map(|w| (w.at, w.dir, w.bytes.clone(), w.dropped)).collect();
+        let records: Vec<_> = p.records.iter().map(|r| format!("{r:?}")).collect();
+        (wire, records, p.server.stats(), p.requests_seen_by_app(), p.server.is_idle())
+    };
+    let (events, in_call) = (run(false), run(true));
+    assert_eq!(events.0, in_call.0, "the same datagrams");
+    assert_eq!(events.1, in_call.1, "the same exchanges");
+    assert_eq!(events.2, in_call.2, "the same server statistics");
+    assert!(events.2.duplicates >= 2, "duplicates were answered: {:?}", events.2);
+    assert_eq!(events.2.requests_received, 4);
+    assert_eq!((events.3, in_call.3), (4, 0), "requests reported only when answered by event");
+    assert!(events.4 && in_call.4);
+}
+
+/// `handle_datagram_with` asks only for new requests that passed the option checks: a
+/// request with an unknown critical option is still rejected by the endpoint, and `None`
+/// reports the request as `handle_datagram` does.
+#[test]
+fn answering_in_the_call_is_asked_only_for_acceptable_requests() {
+    let mut client = Endpoint::<u8>::with_seed(EndpointConfig::default(), 1);
+    let mut server = Endpoint::<u8>::with_seed(EndpointConfig::default(), 2);
+    let now = Instant::ZERO;
+    client.request(now, SERVER, Request::get("/bad").with_option(9, vec![1u8]));
+    client.request(now, 3, Request::get("/ok"));
+    let bad = client.poll_transmit(now).unwrap().bytes;
+    let ok = client.poll_transmit(now).unwrap().bytes;
+    let mut asked = Vec::new();
+    server.handle_datagram_with(now, CLIENT, &bad, &mut |m| {
+        asked.push(m.uri_path());
+        None
+    });
+    let answer = Message::decode(&server.poll_transmit(now).unwrap().bytes).unwrap();
+    assert_eq!(answer.code, Code::BAD_OPTION);
+    server.handle_datagram_with(now, CLIENT, &ok, &mut |m| {
+        asked.push(m.uri_path());
+        None
+    });
+    assert_eq!(asked, ["ok"]);
+    assert!(server.poll_transmit(now).is_none(), "not answered yet");
+    let Some(Event::Request { id, message, .. }) = server.poll_event() else { panic!("the request is reported") };
+    assert_eq!(message.uri_path(), "ok");
+    server.respond(now, id, Response::content("ok")).unwrap();
+    assert_eq!(Message::decode(&server.poll_transmit(now).unwrap().bytes).unwrap().code, Code::CONTENT);
+}
+
 #[test]
 fn late_duplicate_ack_is_ignored() {
     // The ACK is slow (3 s one way): the client retransmits, then gets two ACKs.

@@ -494,6 +494,23 @@ impl<P: Peer> Endpoint<P> {
 
     /// Process one received datagram from `peer`.
     pub fn handle_datagram(&mut self, now: Instant, peer: P, datagram: &[u8]) {
+        self.handle_datagram_with(now, peer, datagram, &mut |_| None);
+    }
+
+    /// [`Endpoint::handle_datagram`] for a server that can answer some requests at once (a
+    /// static resource, a simulated server without processing delay): a new request for
+    /// which `respond` returns a response is answered inside the call, exactly as
+    /// [`Endpoint::respond_ref`] would answer its [`Event::Request`] right after the call
+    /// (the same datagrams, duplicate-cache entry and statistics), and no event is reported
+    /// for it. `respond` is called at most once per call, for a new request that passed the option
+    /// checks and carries no Block1 option; `None` reports the request as usual.
+    pub fn handle_datagram_with<'r>(
+        &mut self,
+        now: Instant,
+        peer: P,
+        datagram: &[u8],
+        respond: &mut dyn FnMut(&Message) -> Option<&'r Response>,
+    ) {
         self.stats.datagrams_in += 1;
         self.dedup.expire(now);
         let msg = match MessageRef::decode(datagram) {
@@ -537,7 +554,7 @@ impl<P: Peer> Endpoint<P> {
                             self.handle_duplicate(peer, msg.message_id, answer, replay)
                         }
                         lifecycle::Arrival::New if msg.code.is_request() => {
-                            self.handle_request(now, peer, msg.to_message())
+                            self.handle_request(now, peer, msg.to_message(), respond)
                         }
                         lifecycle::Arrival::New => self.handle_separate_response(now, peer, msg.to_message()),
                     }

@@ -32,6 +32,14 @@ impl<P: Peer> Endpoint<P> {
     ) -> Result<(), UnknownRequest> {
         let s = self.served.remove(&id).ok_or(UnknownRequest(id))?;
         self.timers.rearm(TimerKey::Served(id), s.deadline, None);
+        self.answer(now, id, s, response);
+        Ok(())
+    }
+
+    /// Answer request `id` with `response` (`s`: its record, out of the table, its timer
+    /// off).
+    #[inline]
+    fn answer(&mut self, now: Instant, id: ServerRequestId, s: Served<P>, response: &Response) {
         // Answered in one message (not a separate response, which keeps the peer's pending
         // count until its own exchange finishes): the request is finished.
         if s.con && !s.acked {
@@ -68,7 +76,6 @@ impl<P: Peer> Endpoint<P> {
             self.respond_apart(now, id, s, msg);
         }
         self.pump(now);
-        Ok(())
     }
 
     /// Whether the answer to `s` is `r` as it is: the whole payload (not sliced into a
@@ -155,9 +162,16 @@ impl<P: Peer> Endpoint<P> {
         }
     }
 
-    /// A new request (out of line: the dispatcher's common case is a duplicate or an ACK).
+    /// A new request (out of line: the dispatcher's common case is a duplicate or an ACK),
+    /// answered at once if `respond` gives the answer ([`Endpoint::handle_datagram_with`]).
     #[inline(never)]
-    pub(super) fn handle_request(&mut self, now: Instant, peer: P, msg: Message) {
+    pub(super) fn handle_request<'r>(
+        &mut self,
+        now: Instant,
+        peer: P,
+        msg: Message,
+        respond: &mut dyn FnMut(&Message) -> Option<&'r Response>,
+    ) {
         let con = msg.mtype == MessageType::Con;
         let expires = self.lifetime(now, con);
         if self.dedup.pending(&peer) as usize >= self.config.max_pending_per_peer {
@@ -200,9 +214,17 @@ impl<P: Peer> Endpoint<P> {
         if has_observe {
             self.deregister(&peer, &msg);
         }
+        self.dedup.insert_pending(peer.clone(), msg.message_id, id, expires);
+        if !bad && !has_block1 {
+            if let Some(r) = respond(&msg) {
+                // As reported and answered at once: the record never enters the table and
+                // its piggyback timer is never armed.
+                self.stats.requests_received += 1;
+                return self.answer(now, id, s, r);
+            }
+        }
         self.timers.rearm(TimerKey::Served(id), None, s.deadline);
         self.served.insert(id, s);
-        self.dedup.insert_pending(peer.clone(), msg.message_id, id, expires);
         if bad {
             return self.reject_options(now, id, unknown);
         }

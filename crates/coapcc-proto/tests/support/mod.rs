@@ -38,6 +38,9 @@ pub enum App {
     Delayed(Duration, Box<dyn FnMut(&Message) -> Response>),
     /// Do nothing (tests answer by hand).
     Manual,
+    /// Answer every new request with this response inside the endpoint's call
+    /// (`Endpoint::handle_datagram_with`): no request event.
+    InCall(Response),
 }
 
 /// Drop decision: (direction, index of this datagram in its direction, decoded message).
@@ -141,7 +144,7 @@ impl Pair {
                         let r = h(message);
                         self.pending.push((now + *d, *id, r));
                     }
-                    App::Manual => {}
+                    App::Manual | App::InCall(_) => {}
                 }
             }
             self.server_events.push(e);
@@ -180,7 +183,10 @@ impl Pair {
             while self.flight.front().is_some_and(|f| f.0 <= now) {
                 let (_, dst, src, bytes) = self.flight.pop_front().unwrap();
                 if dst == SERVER {
-                    self.server.handle_datagram(now, src, &bytes);
+                    match &self.app {
+                        App::InCall(r) => self.server.handle_datagram_with(now, src, &bytes, &mut |_| Some(r)),
+                        _ => self.server.handle_datagram(now, src, &bytes),
+                    }
                 } else {
                     self.client.handle_datagram(now, src, &bytes);
                 }

@@ -285,7 +285,16 @@ impl Model for Full {
 
     fn at_server(sim: &mut Sim<'_, Self>, p: Packet<Vec<u8>>) {
         sim.note_request(&p);
-        sim.m.server.handle_datagram(Instant::from_nanos(sim.now), p.client, &p.buf);
+        let now = Instant::from_nanos(sim.now);
+        if sim.server_delay == 0 {
+            // Every new request is answered at once with the one response: inside the
+            // endpoint's call, as `server_sync` would answer its event.
+            let Full { server, response, .. } = &mut sim.m;
+            let response = &*response;
+            server.handle_datagram_with(now, p.client, &p.buf, &mut |_| Some(response));
+        } else {
+            sim.m.server.handle_datagram(now, p.client, &p.buf);
+        }
         // The datagram's buffer carries the server's next answer (no allocation per packet).
         sim.m.server.recycle(p.buf);
         let origin = Origin { client: p.client, exchange: p.exchange, copy: p.copy };

@@ -64,8 +64,17 @@ const SMALL: usize = 8;
 /// Past [`SMALL`] entries it becomes an [`IdMap`] for good, so large tables keep O(1)
 /// lookups.
 pub(crate) struct IdTable<K, V> {
-    small: Vec<(K, V)>,
+    small: Vec<Entry<K, V>>,
     large: Option<Box<IdMap<K, V>>>,
+}
+
+/// One entry of an [`IdTable`]'s vector: the key first, then the value (`repr(C)`: a tuple
+/// may put the key after a large value, so that a lookup would read a cache line of its own
+/// before the value's first fields).
+#[repr(C)]
+struct Entry<K, V> {
+    key: K,
+    value: V,
 }
 
 impl<K, V> Default for IdTable<K, V> {
@@ -86,7 +95,7 @@ impl<K: Eq + core::hash::Hash, V> IdTable<K, V> {
     #[inline]
     pub(crate) fn get(&self, key: &K) -> Option<&V> {
         match &self.large {
-            None => self.small.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            None => self.small.iter().find(|e| e.key == *key).map(|e| &e.value),
             Some(m) => large::get(m, key),
         }
     }
@@ -94,7 +103,7 @@ impl<K: Eq + core::hash::Hash, V> IdTable<K, V> {
     #[inline]
     pub(crate) fn get_mut(&mut self, key: &K) -> Option<&mut V> {
         match &mut self.large {
-            None => self.small.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v),
+            None => self.small.iter_mut().find(|e| e.key == *key).map(|e| &mut e.value),
             Some(m) => large::get_mut(m, key),
         }
     }
@@ -113,7 +122,7 @@ impl<K: Eq + core::hash::Hash, V> IdTable<K, V> {
             return Some(core::mem::replace(v, value));
         }
         if self.small.len() < SMALL {
-            self.small.push((key, value));
+            self.small.push(Entry { key, value });
         } else {
             self.grow(key, value);
         }
@@ -123,7 +132,7 @@ impl<K: Eq + core::hash::Hash, V> IdTable<K, V> {
     #[cold]
     #[inline(never)]
     fn grow(&mut self, key: K, value: V) {
-        let mut m: IdMap<K, V> = self.small.drain(..).collect();
+        let mut m: IdMap<K, V> = self.small.drain(..).map(|e| (e.key, e.value)).collect();
         m.insert(key, value);
         self.large = Some(Box::new(m));
     }
@@ -138,8 +147,8 @@ impl<K: Eq + core::hash::Hash, V> IdTable<K, V> {
     pub(crate) fn remove_if(&mut self, key: &K, remove: impl FnOnce(&V) -> bool) -> Option<V> {
         match &mut self.large {
             None => {
-                let i = self.small.iter().position(|(k, _)| k == key)?;
-                remove(&self.small[i].1).then(|| self.small.swap_remove(i).1)
+                let i = self.small.iter().position(|e| e.key == *key)?;
+                remove(&self.small[i].value).then(|| self.small.swap_remove(i).value)
             }
             Some(m) => large::remove_if(m, key, remove),
         }
@@ -152,7 +161,7 @@ impl<K: Eq + core::hash::Hash, V> IdTable<K, V> {
     pub(crate) fn discard(&mut self, key: &K) -> bool {
         match &mut self.large {
             None => {
-                let Some(i) = self.small.iter().position(|(k, _)| k == key) else { return false };
+                let Some(i) = self.small.iter().position(|e| e.key == *key) else { return false };
                 if i + 1 == self.small.len() {
                     self.small.truncate(i);
                 } else {

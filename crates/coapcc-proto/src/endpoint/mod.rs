@@ -171,7 +171,10 @@ impl OutState {
 
 /// One outgoing message-layer exchange: a CON or NON request, or a server's CON separate
 /// response.
-// `repr(C)`: what a retransmission reads and writes first, together.
+// `repr(C)`: what a retransmission reads and writes first, together (the state, the
+// reliability state, the counters, the peer and flags, the encoding: three cache lines with
+// the table entry's key before them), then what the acknowledgement writes, then what only
+// starting the exchange and exchange records read.
 #[repr(C)]
 struct Out<P> {
     state: OutState,
@@ -179,31 +182,32 @@ struct Out<P> {
     con_ex: Option<ConExchange>,
     /// Copies sent so far.
     sent: u32,
-    /// When copy 0 was sent.
-    started: Instant,
-    /// Every transmission, kept only when something reads it (`keep_tx`: copy
-    /// identification, which needs each copy's time, or exchange records).
-    tx: Vec<TransmissionRecord>,
+    peer: P,
+    /// Every transmission is kept in `tx` (copy identification, which needs each copy's
+    /// time, or exchange records).
     keep_tx: bool,
+    /// Copy identification: the last token byte is the transmission ordinal.
+    copy_id: bool,
+    /// What `msg` is, as a datagram (set at start).
+    tkind: TransmitKind,
+    con: bool,
+    holds_slot: bool,
     /// Its encoding, kept at start: a retransmission copies it (and patches the token's
     /// ordinal byte) instead of encoding again.
     wire: crate::small::SmallBytes,
-    peer: P,
-    con: bool,
-    /// Copy identification: the last token byte is the transmission ordinal.
-    copy_id: bool,
-    holds_slot: bool,
-    /// What `msg` is, as a datagram (set at start).
-    tkind: TransmitKind,
     kind: RecordKind,
     /// Key in `by_token` (requests only).
     token_key: Option<Token>,
-    /// The message as sent for copy 0 (Message ID and token set at start).
-    msg: Message,
-    queued_at: Instant,
     acked_at: Option<Instant>,
     rtt: Option<Duration>,
     copy: Option<coapcc_cc::CopyAck>,
+    /// Every transmission, kept only when something reads it (`keep_tx`).
+    tx: Vec<TransmissionRecord>,
+    /// When copy 0 was sent.
+    started: Instant,
+    /// The message as sent for copy 0 (Message ID and token set at start).
+    msg: Message,
+    queued_at: Instant,
 }
 
 /// A client request (one or more exchanges, for Block2).

@@ -3,6 +3,7 @@
 //! reassembly.
 
 use super::dedup::{Cached, Reply};
+use super::hash::Entry;
 use super::timers::TimerKey;
 use super::{
     ClientReq, Endpoint, Event, FailReason, Out, OutState, Outcome, Peer, PeerState, RecordKind, Request, RequestId,
@@ -25,9 +26,10 @@ impl<P: Peer> Endpoint<P> {
             None => build_request(&request, block),
         };
         let con = request.confirmable;
-        self.requests.insert(
-            id,
-            ClientReq {
+        // A fresh id: no lookup.
+        self.requests.insert_new(Entry {
+            key: id,
+            value: ClientReq {
                 template: request,
                 body: Vec::new(),
                 blockwise: false,
@@ -36,7 +38,7 @@ impl<P: Peer> Endpoint<P> {
                 echo_retries: 0,
                 upload,
             },
-        );
+        });
         self.enqueue_and_pump(now, peer, RecordKind::Request(id), msg, con);
         id
     }

@@ -72,9 +72,9 @@ pub(crate) struct IdTable<K, V> {
 /// may put the key after a large value, so that a lookup would read a cache line of its own
 /// before the value's first fields).
 #[repr(C)]
-struct Entry<K, V> {
-    key: K,
-    value: V,
+pub(crate) struct Entry<K, V> {
+    pub(crate) key: K,
+    pub(crate) value: V,
 }
 
 impl<K, V> Default for IdTable<K, V> {
@@ -127,6 +127,36 @@ impl<K: Eq + core::hash::Hash, V> IdTable<K, V> {
             self.grow(key, value);
         }
         None
+    }
+
+    /// [`IdTable::insert`] of an entry whose key is not in the table (a fresh id), with no
+    /// lookup; returns the value where it now lives, so that it can be changed in place. While
+    /// the vector has room, the entry (built where the call is) is moved into its slot once:
+    /// the vector's growth is out of line.
+    #[inline]
+    pub(crate) fn insert_new(&mut self, entry: Entry<K, V>) -> &mut V {
+        debug_assert!(!self.contains_key(&entry.key), "insert_new: the key is in the table");
+        if self.large.is_none() && self.small.len() < self.small.capacity().min(SMALL) {
+            self.small.push(entry);
+            let last = self.small.len() - 1;
+            &mut self.small[last].value
+        } else {
+            self.insert_new_slow(entry)
+        }
+    }
+
+    /// [`IdTable::insert_new`] when the vector is full or the table is a hash table (out of
+    /// line).
+    #[inline(never)]
+    fn insert_new_slow(&mut self, entry: Entry<K, V>) -> &mut V {
+        if self.large.is_none() && self.small.len() < SMALL {
+            self.small.push(entry);
+            let last = self.small.len() - 1;
+            return &mut self.small[last].value;
+        }
+        let IdTable { small, large } = self;
+        let m = large.get_or_insert_with(|| Box::new(small.drain(..).map(|e| (e.key, e.value)).collect()));
+        m.entry(entry.key).or_insert(entry.value)
     }
 
     #[cold]
@@ -268,6 +298,12 @@ mod tests {
                 0 => assert_eq!(t.remove(&k), model.remove(&k)),
                 2 if step % 3 == 0 => assert_eq!(t.discard(&k), model.remove(&k).is_some()),
                 1 => assert_eq!(t.remove_if(&k, odd), remove_odd(&mut model, k)),
+                3 if !model.contains_key(&k) => {
+                    let v = t.insert_new(Entry { key: k, value: step });
+                    assert_eq!(*v, step);
+                    *v += 4;
+                    model.insert(k, step + 4);
+                }
                 _ => assert_eq!(t.insert(k, step), model.insert(k, step)),
             }
             assert_eq!(t.len(), model.len());

@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 
 use super::client::wire_token;
+use super::hash::Entry;
 use super::lifecycle::{Admission, ConExchange, Expiry, Nstart};
 use super::timers::TimerKey;
 use super::{
@@ -96,13 +97,16 @@ impl<P: Peer> Endpoint<P> {
         let admission = p.slots.offer(xid, nstart, &p.cc, now);
         let (old, new) = p.set_wake(&admission);
         self.timers.rearm(TimerKey::Wake(peer.clone()), old, new);
-        let mut out = queued_out(now, peer, kind, msg, con);
+        // Built as the table's entry and started in its slot (`item` is `xid`): the table is
+        // out of the endpoint meanwhile (`start_out` never reads it), so the exchange is moved
+        // once, as it is built.
+        let mut outs = core::mem::take(&mut self.outs);
+        let out = outs.insert_new(Entry { key: xid, value: queued_out(now, peer, kind, msg, con) });
         match admission {
-            // `item` is `xid`: started before it enters the table (one move of it).
-            Admission::Start { in_flight, .. } => self.start_out(now, xid, in_flight, &mut out),
+            Admission::Start { in_flight, .. } => self.start_out(now, xid, in_flight, out),
             _ => self.queued_peers.insert(out.peer.clone()),
         }
-        self.outs.insert(xid, out);
+        self.outs = outs;
     }
 
     /// [`Endpoint::enqueue`] at the back of the queue, then [`Endpoint::pump`] (out of line:

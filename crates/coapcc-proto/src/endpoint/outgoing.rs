@@ -232,7 +232,6 @@ impl<P: Peer> Endpoint<P> {
             out.token_key = indexed.then_some(key);
         }
         out.con_ex = ex;
-        let timeout = ex.map(|e| e.timer());
         let old = out.state.deadline();
         out.state = match ex {
             Some(x) => OutState::WaitAck { deadline: x.deadline() },
@@ -240,6 +239,7 @@ impl<P: Peer> Endpoint<P> {
         };
         self.timers.rearm(TimerKey::Out(xid), old, out.state.deadline());
         if keep_tx {
+            let timeout = ex.map(|e| e.timer());
             record_transmission(out, &mut self.spare_tx, TransmissionRecord { ordinal: 0, at: now, timeout });
         }
         let mut bytes = self.buffer();

@@ -592,3 +592,57 @@ fn a_replayed_answer_says_whose_identification_it_carries() {
         assert_eq!(token.as_bytes(), expected, "{mode:?}");
     }
 }
+
+/// `handle_datagram` takes a shorter path for datagrams whose type bits say ACK; it must do
+/// exactly what `handle_datagram_with` does: malformed ACKs (too short, bad version, TKL 9,
+/// reserved code class, an Empty ACK with a token) dropped and counted, late copies counted
+/// as unmatched, the response delivered once, the same datagrams, timer and counters.
+#[test]
+fn ack_path_of_handle_datagram_matches_the_general_path() {
+    let now = Instant::ZERO;
+    let mut a = Endpoint::<u8>::with_seed(EndpointConfig::default(), 11);
+    let mut b = Endpoint::<u8>::with_seed(EndpointConfig::default(), 11);
+    a.request(now, 2, Request::get("/hello"));
+    b.request(now, 2, Request::get("/hello"));
+    let req = Message::decode(&a.poll_transmit(now).unwrap().bytes).unwrap();
+    assert_eq!(Message::decode(&b.poll_transmit(now).unwrap().bytes).unwrap(), req);
+    let mid = req.message_id.to_be_bytes();
+    let mut ack = Message::new(MessageType::Ack, Code::CONTENT, req.message_id);
+    ack.token = req.token;
+    ack.payload = b"hi".to_vec();
+    let mut other = ack.clone();
+    other.message_id = req.message_id.wrapping_add(1);
+    let datagrams: Vec<Vec<u8>> = vec![
+        vec![0x60, 0x45],                                            // too short
+        vec![0xA0, 0x45, mid[0], mid[1]],                            // version 2, ACK type bits
+        vec![0x69, 0x45, mid[0], mid[1], 0, 0, 0, 0, 0, 0, 0, 0, 0], // TKL 9
+        vec![0x60, 0x21, mid[0], mid[1]],                            // reserved class 1.01
+        vec![0x61, 0x00, mid[0], mid[1], 7],                         // Empty ACK with a token
+        other.to_bytes(),                                            // matches nothing
+        ack.to_bytes(),                                              // the response
+        ack.to_bytes(),                                              // its late copy
+    ];
+    let t = now + Duration::from_millis(100);
+    for d in &datagrams {
+        a.handle_datagram(t, 2, d);
+        b.handle_datagram_with(t, 2, d, &mut |_| None);
+    }
+    let drain = |e: &mut Endpoint<u8>| {
+        let mut out = Vec::new();
+        while let Some(ev) = e.poll_event() {
+            out.push(format!("{ev:?}"));
+        }
+        while let Some(tx) = e.poll_transmit(t) {
+            out.push(format!("{tx:?}"));
+        }
+        out.push(format!("{:?} {:?}", e.poll_timeout(), e.stats()));
+        out
+    };
+    let (ea, eb) = (drain(&mut a), drain(&mut b));
+    assert_eq!(ea, eb);
+    let st = a.stats();
+    assert_eq!((st.datagrams_in, st.malformed, st.unmatched), (8, 5, 2));
+    assert!(ea[0].starts_with("Response"), "{ea:?}");
+    assert_eq!(ea.len(), 2, "one response, no datagram: {ea:?}");
+    assert!(a.is_idle());
+}

@@ -55,11 +55,20 @@ impl<P: Clone + Ord> Timers<P> {
 
     /// Move `key`'s timer from `old` to `new` (either may be `None`). The nothing-to-do check
     /// is inline (callers often re-arm a timer that stays off).
+    /// The commonest change, a client's one timer re-armed (every retransmission), is
+    /// inline too: written over, no call.
     #[inline]
     pub(super) fn rearm(&mut self, key: TimerKey<P>, old: Option<Instant>, new: Option<Instant>) {
-        if old != new {
-            self.rearm_changed(key, old, new);
+        if old == new {
+            return;
         }
+        if let (Some(o), Some(n), Some((t, k))) = (old, new, &mut self.one) {
+            if *t == o && *k == key {
+                *t = n;
+                return;
+            }
+        }
+        self.rearm_changed(key, old, new);
     }
 
     #[inline(never)]

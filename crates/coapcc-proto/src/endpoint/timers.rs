@@ -55,18 +55,32 @@ impl<P: Clone + Ord> Timers<P> {
 
     /// Move `key`'s timer from `old` to `new` (either may be `None`). The nothing-to-do check
     /// is inline (callers often re-arm a timer that stays off).
-    /// The commonest change, a client's one timer re-armed (every retransmission), is
-    /// inline too: written over, no call.
+    /// A client's commonest changes are inline too, with no call: its one timer re-armed
+    /// (every retransmission) is written over, disarmed (a finished exchange) or armed when
+    /// no other is (a new one) is set in place.
     #[inline]
     pub(super) fn rearm(&mut self, key: TimerKey<P>, old: Option<Instant>, new: Option<Instant>) {
         if old == new {
             return;
         }
-        if let (Some(o), Some(n), Some((t, k))) = (old, new, &mut self.one) {
-            if *t == o && *k == key {
+        match (old, new, &mut self.one) {
+            (Some(o), Some(n), Some((t, k))) if *t == o && *k == key => {
                 *t = n;
                 return;
             }
+            // `remove` with a lone timer: it goes if it is this one; nothing else is armed.
+            (Some(o), None, Some((t, k))) => {
+                if *t == o && *k == key {
+                    self.one = None;
+                }
+                return;
+            }
+            // `insert` of the first timer: in place.
+            (None, Some(n), None) if self.more.is_none() => {
+                self.one = Some((n, key));
+                return;
+            }
+            _ => {}
         }
         self.rearm_changed(key, old, new);
     }
@@ -270,13 +284,37 @@ mod tests {
     /// deadline, due owners and count, below and above the switch to the ordered set.
     #[test]
     fn behaves_like_an_ordered_set() {
+        let t = check(|step| if step < 2000 { 20 } else { 80 });
+        assert!(t.is_large(), "the test reached the ordered set");
+    }
+
+    /// The same with one to three owners (a client's timers): the lone timer armed,
+    /// re-armed and disarmed in place (`rearm`'s inline paths), and moved to and from the
+    /// sorted vector.
+    #[test]
+    fn lone_timer_behaves_like_an_ordered_set() {
+        let t = check(|step| {
+            if step < 1000 {
+                1
+            } else if step < 2500 {
+                2
+            } else {
+                3
+            }
+        });
+        assert!(!t.is_large());
+    }
+
+    /// 4000 random re-arms of owners `0..owners(step)`, checked against a plain ordered set
+    /// after each.
+    fn check(owners: impl Fn(u64) -> u64) -> Timers<u8> {
         let mut t = Timers::<u8>::new();
         let mut model = BTreeSet::new();
         let mut at: Vec<Option<Instant>> = vec![None; 80];
         let mut x = 0x9E37_79B9_u64;
         for step in 0..4000u64 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let owner = ((x >> 33) % if step < 2000 { 20 } else { 80 }) as usize;
+            let owner = ((x >> 33) % owners(step)) as usize;
             let new = ((x >> 20) % 4 != 0).then(|| Instant::from_millis((x >> 40) % 50));
             let key = if owner % 3 == 0 { TimerKey::Wake(owner as u8) } else { TimerKey::Out(owner as u64) };
             let old = at[owner];
@@ -296,6 +334,6 @@ mod tests {
             let expected: Vec<_> = model.iter().take_while(|(d, _)| *d <= now).map(|(_, k)| k.clone()).collect();
             assert_eq!(due, expected);
         }
-        assert!(t.is_large(), "the test reached the ordered set");
+        t
     }
 }

@@ -214,6 +214,7 @@ impl<'a> Iter<'a> {
 impl<'a> Iterator for Iter<'a> {
     type Item = CoapOption<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<CoapOption<'a>> {
         let a = option_at(self.buf, self.pos, self.number)?;
         self.pos = a.end;
@@ -231,6 +232,7 @@ struct At {
 
 /// The option whose header starts at `buf[pos]`, after option number `prev`. `None` at the
 /// end (or, defensively, at anything that is not an option header).
+#[inline]
 fn option_at(buf: &[u8], pos: usize, prev: u16) -> Option<At> {
     let b = *buf.get(pos)?;
     let (dn, ln) = (b >> 4, b & 0x0F);
@@ -284,6 +286,7 @@ impl Options {
     }
 
     /// Iterates over all options in wire order.
+    #[inline]
     pub fn iter(&self) -> Iter<'_> {
         Iter { buf: self.enc.as_slice(), pos: 0, number: 0 }
     }

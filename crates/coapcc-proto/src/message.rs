@@ -247,7 +247,14 @@ impl<'a> MessageRef<'a> {
         }
         // `tkl` ≤ 8 was checked above.
         let token = Token::from_short(&rest[..tkl]);
-        let (options, payload) = split_options_and_payload(&rest[tkl..])?;
+        // A message without options (a response's commonest form), inline: nothing after the
+        // token, or the payload marker and a payload; anything else is read and checked.
+        let body = &rest[tkl..];
+        let (options, payload) = match body {
+            [] => (body, body),
+            [0xFF, payload @ ..] if !payload.is_empty() => (&body[..0], payload),
+            _ => split_options_and_payload(body)?,
+        };
         Ok(MessageRef { mtype: h.mtype, code: h.code, message_id: h.message_id, token, options, payload })
     }
 

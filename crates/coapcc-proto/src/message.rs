@@ -216,7 +216,7 @@ pub struct MessageRef<'a> {
 
 impl<'a> MessageRef<'a> {
     /// Decodes one datagram as [`Message::decode`] does (same errors, in the same order).
-    #[inline]
+    #[inline(always)]
     pub fn decode(buf: &'a [u8]) -> Result<MessageRef<'a>, DecodeError> {
         let m = MessageRef::decode_any_class(buf)?;
         if m.code.is_reserved_class() {

@@ -498,29 +498,37 @@ impl<P: Peer> Endpoint<P> {
 
     /// Process one received datagram from `peer`.
     pub fn handle_datagram(&mut self, now: Instant, peer: P, datagram: &[u8]) {
-        // An ACK (the datagram a client receives most: responses and their late copies)
-        // takes its own, shorter path: exactly what `handle_datagram_with` does with one.
-        if datagram.first().is_some_and(|&b| MessageType::from_bits(b >> 4) == MessageType::Ack) {
+        // Checked here too, so that an ACK does not even enter the general dispatch's frame.
+        if type_bits_say_ack(datagram) {
             return self.handle_ack_datagram(now, peer, datagram);
         }
         self.handle_datagram_with(now, peer, datagram, &mut |_| None);
     }
 
-    /// [`Endpoint::handle_datagram`] of a datagram whose type bits say ACK: counted, the
-    /// deduplication cache expired, decoded (a malformed one is dropped as
-    /// [`Endpoint::handle_datagram_with`] drops it), matched, then queued exchanges started.
-    #[inline(never)]
-    fn handle_ack_datagram(&mut self, now: Instant, peer: P, datagram: &[u8]) {
+    /// Count `datagram`, expire the deduplication cache and decode it; `None` if it is
+    /// malformed (then handled as such). The common start of every datagram's path.
+    #[inline(always)]
+    fn receive<'d>(&mut self, now: Instant, peer: &P, datagram: &'d [u8]) -> Option<MessageRef<'d>> {
         self.stats.datagrams_in += 1;
         self.dedup.expire(now);
-        // `MessageRef::decode`, inline: any class but the reserved ones.
-        let msg = match MessageRef::decode_any_class(datagram) {
-            Ok(m) if !m.code.is_reserved_class() => m,
-            _ => return self.malformed(peer, datagram),
-        };
-        debug_assert_eq!(msg.mtype, MessageType::Ack);
-        self.handle_ack(now, peer, msg);
-        self.pump(now);
+        match MessageRef::decode(datagram) {
+            Ok(m) => Some(m),
+            Err(_) => {
+                self.malformed(peer.clone(), datagram);
+                None
+            }
+        }
+    }
+
+    /// A datagram whose type bits say ACK (the datagram a client receives most: responses
+    /// and their late copies): its own, shorter path, out of line.
+    #[inline(never)]
+    fn handle_ack_datagram(&mut self, now: Instant, peer: P, datagram: &[u8]) {
+        if let Some(msg) = self.receive(now, &peer, datagram) {
+            debug_assert_eq!(msg.mtype, MessageType::Ack);
+            self.handle_ack(now, peer, msg);
+            self.pump(now);
+        }
     }
 
     /// [`Endpoint::handle_datagram`] for a server that can answer some requests at once (a
@@ -537,12 +545,10 @@ impl<P: Peer> Endpoint<P> {
         datagram: &[u8],
         respond: &mut dyn FnMut(&Message) -> Option<&'r Response>,
     ) {
-        self.stats.datagrams_in += 1;
-        self.dedup.expire(now);
-        let msg = match MessageRef::decode(datagram) {
-            Ok(m) => m,
-            Err(_) => return self.malformed(peer, datagram),
-        };
+        if type_bits_say_ack(datagram) {
+            return self.handle_ack_datagram(now, peer, datagram);
+        }
+        let Some(msg) = self.receive(now, &peer, datagram) else { return };
         match msg.mtype {
             MessageType::Con | MessageType::Non => {
                 if msg.code.is_empty() {
@@ -586,6 +592,7 @@ impl<P: Peer> Endpoint<P> {
                     }
                 }
             }
+            // Not reached: the type bits said ACK above.
             MessageType::Ack => self.handle_ack(now, peer, msg),
             MessageType::Rst => self.handle_rst(now, peer, msg.message_id),
         }
@@ -717,6 +724,12 @@ impl<P: Peer> Endpoint<P> {
 }
 
 /// What a datagram carrying `msg` is.
+/// Whether a datagram's type bits say ACK (whether it is well formed is checked later).
+#[inline(always)]
+fn type_bits_say_ack(datagram: &[u8]) -> bool {
+    datagram.first().is_some_and(|&b| MessageType::from_bits(b >> 4) == MessageType::Ack)
+}
+
 fn transmit_kind(msg: &Message) -> TransmitKind {
     if msg.code.is_request() {
         TransmitKind::Request

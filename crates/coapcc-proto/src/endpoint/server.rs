@@ -17,7 +17,7 @@ impl<P: Peer> Endpoint<P> {
     /// of the request arrived) the response rides in the ACK; after the Empty ACK it is
     /// sent as a separate CON (retransmitted under congestion control). NON requests get a
     /// NON response. Large payloads are sliced per the request's Block2 option and
-    /// [`EndpointConfig::block_szx`].
+    /// [`EndpointConfig::block_szx`](super::EndpointConfig::block_szx).
     pub fn respond(&mut self, now: Instant, id: ServerRequestId, response: Response) -> Result<(), UnknownRequest> {
         self.respond_ref(now, id, &response)
     }

@@ -132,20 +132,7 @@ impl Message {
     /// Appends the datagram to `out`. The payload marker is written only for
     /// a non-empty payload.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        out.reserve(self.encoded_len());
-        // The header and the token in one copy (the token's unused bytes are zeros, cut off).
-        let tkl = self.token.len();
-        let mut head = [0u8; HEADER_LEN + Token::MAX_LEN];
-        head[0] = (VERSION << 6) | (self.mtype.bits() << 4) | tkl as u8;
-        head[1] = self.code.raw();
-        head[2..4].copy_from_slice(&self.message_id.to_be_bytes());
-        head[HEADER_LEN..].copy_from_slice(&self.token.padded());
-        out.extend_from_slice(&head[..HEADER_LEN + tkl]);
-        self.options.encode(out);
-        if !self.payload.is_empty() {
-            out.push(0xFF);
-            out.extend_from_slice(&self.payload);
-        }
+        encode_parts(out, self.mtype, self.code, self.message_id, &self.token, &self.options, &self.payload);
     }
 
     /// Encodes into a new vector.
@@ -191,6 +178,34 @@ impl Message {
             return Err(DecodeError::ReservedCodeClass { code: self.code });
         }
         Ok(())
+    }
+}
+
+/// Appends the datagram of the message made of these parts ([`Message::encode`]; a server
+/// answering with a response it keeps encodes the response's options and payload from where
+/// they are, with no message built around them).
+pub(crate) fn encode_parts(
+    out: &mut Vec<u8>,
+    mtype: MessageType,
+    code: Code,
+    message_id: u16,
+    token: &Token,
+    options: &Options,
+    payload: &[u8],
+) {
+    let tkl = token.len();
+    out.reserve(HEADER_LEN + tkl + options.encoded_len() + if payload.is_empty() { 0 } else { 1 + payload.len() });
+    // The header and the token in one copy (the token's unused bytes are zeros, cut off).
+    let mut head = [0u8; HEADER_LEN + Token::MAX_LEN];
+    head[0] = (VERSION << 6) | (mtype.bits() << 4) | tkl as u8;
+    head[1] = code.raw();
+    head[2..4].copy_from_slice(&message_id.to_be_bytes());
+    head[HEADER_LEN..].copy_from_slice(&token.padded());
+    out.extend_from_slice(&head[..HEADER_LEN + tkl]);
+    options.encode(out);
+    if !payload.is_empty() {
+        out.push(0xFF);
+        out.extend_from_slice(payload);
     }
 }
 

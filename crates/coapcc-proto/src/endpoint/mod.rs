@@ -731,11 +731,16 @@ fn type_bits_say_ack(datagram: &[u8]) -> bool {
 }
 
 fn transmit_kind(msg: &Message) -> TransmitKind {
-    if msg.code.is_request() {
+    transmit_kind_of(msg.mtype, msg.code)
+}
+
+/// [`transmit_kind`] of a message of type `mtype` and code `code`.
+fn transmit_kind_of(mtype: MessageType, code: crate::Code) -> TransmitKind {
+    if code.is_request() {
         TransmitKind::Request
-    } else if msg.code.is_response() {
+    } else if code.is_response() {
         TransmitKind::Response
-    } else if msg.mtype == MessageType::Rst {
+    } else if mtype == MessageType::Rst {
         TransmitKind::Reset
     } else {
         TransmitKind::EmptyAck

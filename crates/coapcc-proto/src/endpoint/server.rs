@@ -8,6 +8,7 @@ use super::timers::TimerKey;
 use super::{
     known_critical, Endpoint, Event, Peer, RecordKind, Response, Served, ServerRequestId, TransmitKind, UnknownRequest,
 };
+use crate::message::encode_parts;
 use crate::option;
 use crate::{Code, Message, MessageType, Token};
 use coapcc_cc::Instant;
@@ -50,14 +51,9 @@ impl<P: Peer> Endpoint<P> {
                 // The response as it is, without an intermediate message: the same bytes
                 // as `build_response` would give (no Block2 to drop, no Block1 to echo, the
                 // whole payload), with the header and token of the ACK.
-                let head = Message::new(MessageType::Ack, response.code, s.mid).with_token(s.token);
-                head.encode(&mut b);
-                response.options.encode(&mut b);
-                if !response.payload.is_empty() {
-                    b.push(0xFF);
-                    b.extend_from_slice(&response.payload);
-                }
-                (super::transmit_kind(&head), head.token)
+                let (ack, code) = (MessageType::Ack, response.code);
+                encode_parts(&mut b, ack, code, s.mid, &s.token, &response.options, &response.payload);
+                (super::transmit_kind_of(ack, code), s.token)
             } else {
                 let mut m = self.limit_amplification(&s, response);
                 m.mtype = MessageType::Ack;

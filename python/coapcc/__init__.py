@@ -70,6 +70,8 @@ _LAZY = {
     "Trace": "trace",
     "mesh": "meshsim",
     "MeshResult": "meshsim",
+    "validate": "validation",
+    "load_claims": "claims",
 }
 
 

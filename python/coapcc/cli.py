@@ -32,6 +32,10 @@ PYTHON_COMMANDS: dict[str, tuple[str, str]] = {
         "coapcc.reproduction",
         "sweep + report of a catalogue entry (anrw18, fasor18); --quick for a preview",
     ),
+    "validate": (
+        "coapcc.validation",
+        "run a study's published claims: paper / reproduction / verdict, claim by claim",
+    ),
     "completion": ("coapcc.cli", "print a shell completion script (bash, zsh or fish)"),
 }
 

@@ -324,7 +324,21 @@ pub fn run(cc_cfg: &AlgorithmConfig, cfg: &ResBwConfig, mut trace: Option<&mut V
         let in_flight = loop {
             match slots.poll_start(1, &cc, now) {
                 Admission::Start { in_flight, .. } => break in_flight,
-                Admission::WaitUntil(t) => now = t,
+                Admission::WaitUntil(t) => {
+                    // A late ACK arriving while the next message waits for its pacing is taken at
+                    // its time (it may change the pacing): then ask again.
+                    match (0..late.len()).min_by_key(|&i| late[i].1 .0) {
+                        Some(i) if late[i].1 .0 <= t => {
+                            let (old, (at, copy, sent)) = late.swap_remove(i);
+                            if at >= end {
+                                break 'run;
+                            }
+                            old.acknowledge_late(&mut cc, at, copy_id.then_some((copy, sent)), &rel);
+                            now = now.max(at);
+                        }
+                        _ => now = t,
+                    }
+                }
                 Admission::Idle => unreachable!("the previous message released its slot"),
             }
         };
@@ -467,6 +481,28 @@ mod tests {
             }
         }
         assert!(checked >= 30, "{checked}");
+    }
+
+    /// A late ACK after a give-up: makarem-rto starting from a 90 ms RTO (no backoff) against a
+    /// 500 ms RTT gives up each message at 450 ms. Under `late_ack = ignore` it never learns and
+    /// drops every message; under `sample` the first two messages' late ACKs (at 0.5 s and
+    /// 0.95 s) are samples (RTO 0.5 + 7 * 0.25 = 2.25 s), and from the third message on every
+    /// message is delivered.
+    #[test]
+    fn late_acks_after_give_ups() {
+        use coapcc_proto::endpoint::lifecycle::LateAck;
+        let spec = cc("makarem-rto:preset=makarem2021,ack_timeout=0.09");
+        let base = ResBwConfig { rtt_ms: Dist::Fixed { v: 500.0 }, ..cfg(Dist::Fixed { v: 100.0 }, 100.0) };
+        let ignore = ResBwConfig {
+            reliability: ReliabilityOptions { late_ack: LateAck::Ignore, ..ReliabilityOptions::MAKAREM2021 },
+            ..base.clone()
+        };
+        let o = run(&spec, &ignore, None);
+        assert_eq!(o.delivered, 0);
+        assert!(o.spurious >= 4 * o.dropped && o.spurious < 4 * (o.dropped + 1), "{o:?}");
+        let o = run(&spec, &base, None);
+        assert_eq!(o.dropped, 2);
+        assert!(o.delivered > 190, "{o:?}");
     }
 
     #[test]

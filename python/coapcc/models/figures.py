@@ -206,16 +206,19 @@ def resbw_sensitivity(df, *, column: str = "goodput_pps"):
         1, max(1, len(variants)), figsize=(4.5 * max(1, len(variants)), 3.8), squeeze=False
     )
     base = d[d["variant"] == "thesis"]
+    base_specs = list(dict.fromkeys(base["cc_spec"]))
     for ax, v in zip(axes.ravel(), variants):
         e = d[d["variant"] == v]
         for k, (spec, f) in enumerate(e.groupby("cc_spec", sort=False)):
             color = f"C{k}"
             g = f.groupby("mean_resbw")[column].mean()
             ax.plot(g.index, g, ls="--", color=color, label=f"{f['cc'].iloc[0]} ({v})")
-            b = base[base["cc_spec"] == spec]
+            # The default run of the same algorithm: the same spec, or the spec the variant extends.
+            same = [x for x in base_specs if spec == x or spec.startswith(x + ",")]
+            b = base[base["cc_spec"] == max(same, key=len)] if same else base.iloc[0:0]
             if not b.empty:
                 gb = b.groupby("mean_resbw")[column].mean()
-                ax.plot(gb.index, gb, color=color, label=f"{f['cc'].iloc[0]}")
+                ax.plot(gb.index, gb, color=color, label=f"{b['cc'].iloc[0]}")
         ax.set_title(v, fontsize=9)
         ax.set_xlabel("mean residual bandwidth (pkt/s)")
         ax.legend(fontsize=6)

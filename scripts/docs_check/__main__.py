@@ -2,10 +2,11 @@
 
 Runs the shell, console and Python blocks of README.md, DEVELOPERS.md, experiments/README.md and
 docs/*.md (see ``blocks.py`` for the convention; docs/docs-check.md for the user's view), checks
-the generated regions and the timings the pages quote (``timings.py``). Each page runs in its
-own scratch folder (a temporary directory, removed afterwards unless ``--keep``) and, where the
-system allows, its own network namespace; independent pages run in parallel. Exit status 0 when
-every block passes, 1 when one fails, 2 on bad usage.
+the generated regions, the timings the pages quote (``timings.py``) and the relative links
+between them (``links.py``). Each page runs in its own scratch folder (a temporary directory,
+removed afterwards unless ``--keep``) and, where the system allows, its own network namespace;
+independent pages run in parallel. Exit status 0 when every block passes, 1 when one fails,
+2 on bad usage.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .blocks import Page, parse_page
+from .links import check_links
 from .run import Result, host
 from .timings import check_timings
 
@@ -222,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     results += check_regions(pages, args.update)
     if not args.pages:
         results += check_timings(REPO)
+    results += check_links(REPO, [pg.path for pg in pages] + (["BENCHMARKS.md"] if not args.pages else []))
     runnable = [pg for pg in pages if not pg.skip and any(b.kind for b in pg.blocks)]
     # Longest pages first (a rough guess: the number of blocks that run), so the pool ends together.
     runnable.sort(key=lambda pg: -sum(1 for b in pg.blocks if b.kind and not b.directives))

@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from docs_check import blocks, timings  # noqa: E402
+from docs_check import blocks, links, timings  # noqa: E402
 from docs_check.run import run_page  # noqa: E402
 
 
@@ -331,6 +331,22 @@ def test_timing_claims_must_come_from_benchmarks(tmp_path):
         ("page.md:5", "failed"),
     ]
     assert "11.3ms" in res[1].reason
+
+
+# --------------------------------------------------------------------------- links
+
+
+def test_links_lead_to_files_and_headings(tmp_path):
+    (tmp_path / "other.md").write_text("# Other page\n\n## Simulator: reference run\n")
+    (tmp_path / "page.md").write_text(
+        "# Page\n\n[a](other.md#simulator-reference-run) [b](#page) [c](https://example.org/x)\n"
+        "[d](other.md#nope) [e](gone.md)\n\n```sh\necho [f](gone2.md)\n```\n"
+    )
+    res = links.check_links(tmp_path, ["page.md"])
+    assert [(r.where, r.reason) for r in res] == [
+        ("page.md:4", "link to other.md#nope: no heading #nope there"),
+        ("page.md:4", "link to gone.md: no such file"),
+    ]
 
 
 # --------------------------------------------------------------------------- the catalogue listing

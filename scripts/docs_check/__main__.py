@@ -30,8 +30,10 @@ from .run import Result, host
 from .timings import check_timings
 
 REPO = Path(__file__).resolve().parents[2]
-#: A page's whole run; a block has its own timeout (blocks.py), this only bounds a stuck page.
+#: A page's whole run (with --long: LONG_PAGE_TIMEOUT); a block has its own timeout
+#: (run.py), this only bounds a stuck page.
 PAGE_TIMEOUT = 900.0
+LONG_PAGE_TIMEOUT = 6 * 3600.0
 
 
 def default_pages(repo: Path) -> list[str]:
@@ -100,7 +102,7 @@ def run_one(page: Page, args, tmp: Path, netns: list[str]) -> tuple[list[Result]
             cmd, cwd=scratch, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
         with contextlib.suppress(subprocess.TimeoutExpired):
-            p.wait(PAGE_TIMEOUT)
+            p.wait(LONG_PAGE_TIMEOUT if args.long else PAGE_TIMEOUT)
         _kill_group(p.pid)
         p.wait()
     text = log.read_text(errors="replace")

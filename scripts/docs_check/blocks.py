@@ -22,6 +22,7 @@ lines between are allowed), one or more directives separated by ``;``::
     <!-- docs-check: file NAME -->                the block is the file NAME in the page's folder
                                                   (written before the page's first block runs)
     <!-- docs-check: timeout SECONDS -->          instead of the default 120 s per block/command
+                                                  (3 600 s for a long one)
     <!-- docs-check: before "COMMAND" -->         run COMMAND first (exit 0), unseen by readers:
                                                   what a reader did before, e.g. make a dataset
 

@@ -23,6 +23,8 @@ from pathlib import Path
 from .blocks import Block, Page, console_commands, diff, matches, session_examples
 
 DEFAULT_TIMEOUT = 120.0
+#: A block marked long (a full reproduction, a release build) has this much by default.
+LONG_TIMEOUT = 3600.0
 #: Lines of a failing command's output shown in the report.
 TAIL = 40
 
@@ -197,7 +199,7 @@ def run_page(page: Page, scratch: Path, *, long: bool, root: bool, ci: bool, env
         kind, d = b.kind, b.directives
         if kind is None:
             continue
-        timeout = float(d.get("timeout", DEFAULT_TIMEOUT))
+        timeout = float(d.get("timeout", LONG_TIMEOUT if "long" in d else DEFAULT_TIMEOUT))
         if "skip" in d:
             results.append(Result(b.where, kind, "skipped", d["skip"]))
         elif "long" in d and not long:

@@ -209,16 +209,20 @@ def rtt_sensitivity(df, *, pairs=(("makarem-rto", "pcocoa"), ("makarem-rto", "co
     return fig
 
 
-def resbw_sensitivity(df, *, column: str = "goodput_pps"):
+def resbw_sensitivity(df, *, column: str = "goodput_pps", variants=None, ncols: int = 3):
     """Chapter 6 under each named choice (bad periods only): ``column`` against the mean
     residual bandwidth, the thesis's defaults solid, the changed choice dashed, one panel per
-    variant."""
+    variant (``variants``: those names only; default every one)."""
     plt = _plt()
     d = df[(df["part"] == "resbw") & (df["set"] == "bad-only")]
-    variants = [v for v in dict.fromkeys(d["variant"]) if v != "thesis"]
-    fig, axes = plt.subplots(
-        1, max(1, len(variants)), figsize=(4.5 * max(1, len(variants)), 3.8), squeeze=False
-    )
+    if variants is None:
+        variants = [v for v in dict.fromkeys(d["variant"]) if v != "thesis"]
+    n = max(1, len(variants))
+    ncols = min(ncols, n)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.8 * ncols, 3.6 * nrows), squeeze=False)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
     base = d[d["variant"] == "thesis"]
     base_specs = list(dict.fromkeys(base["cc_spec"]))
     for ax, v in zip(axes.ravel(), variants):
@@ -236,7 +240,8 @@ def resbw_sensitivity(df, *, column: str = "goodput_pps"):
         ax.set_title(v, fontsize=9)
         ax.set_xlabel("mean residual bandwidth (pkt/s)")
         ax.legend(fontsize=6)
-    axes[0, 0].set_ylabel(column)
+    for row in axes:
+        row[0].set_ylabel(column)
     return fig
 
 

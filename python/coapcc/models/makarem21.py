@@ -185,9 +185,14 @@ def claims_and_figures(cfg: dict, seed: int, rep) -> list:
     if cfg["sensitivity"].get("rtt"):
         rep.fig(figures.rtt_sensitivity(table), "sens-ch5", "Chapter 5 shares under each choice")
     if cfg["sensitivity"].get("resbw"):
-        rep.fig(figures.resbw_sensitivity(table), "sens-ch6-goodput", "Chapter 6 goodput under each choice")
+        names = [v["name"] for v in cfg["sensitivity"]["resbw"]]
         rep.fig(
-            figures.resbw_sensitivity(table, column="app_loss_ratio"),
+            figures.resbw_sensitivity(table, variants=names),
+            "sens-ch6-goodput",
+            "Chapter 6 goodput under each choice",
+        )
+        rep.fig(
+            figures.resbw_sensitivity(table, column="app_loss_ratio", variants=names),
             "sens-ch6-loss",
             "Chapter 6 application loss under each choice",
         )

@@ -37,7 +37,10 @@ fn main() {
     let mut last = None;
     for _ in 0..reps {
         let t = Instant::now();
-        let r = Pipe::new(&cfg, pipe, 1).transfer(bytes).unwrap_or_else(|e| fail(&format!("transfer: {e:?}")));
+        let r = Pipe::new(&cfg, pipe.clone(), 1)
+            .unwrap()
+            .transfer(bytes)
+            .unwrap_or_else(|e| fail(&format!("transfer: {e:?}")));
         walls.push(t.elapsed().as_secs_f64());
         last = Some(r);
     }

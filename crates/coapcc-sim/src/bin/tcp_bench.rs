@@ -56,9 +56,15 @@ fn main() {
             simulate(&cfg).expect("valid");
         });
         let tcc = TcpCcConfig::parse(cc).expect("valid");
-        let pr = Pipe::new(&tcc, PipeConfig::testbed().with_buffer(28_200), 1).transfer(102_408).expect("completes");
+        let pr = Pipe::new(&tcc, PipeConfig::testbed().with_buffer(28_200), 1)
+            .unwrap()
+            .transfer(102_408)
+            .expect("completes");
         let pipe = time(n, || {
-            Pipe::new(&tcc, PipeConfig::testbed().with_buffer(28_200), 1).transfer(102_408).expect("completes");
+            Pipe::new(&tcc, PipeConfig::testbed().with_buffer(28_200), 1)
+                .unwrap()
+                .transfer(102_408)
+                .expect("completes");
         });
         println!(
             "  {:8} simulator {:7.3} ms (FCT {:.3} s, {} segments, {} events) | pipe baseline {:7.3} ms \

@@ -7,9 +7,9 @@
 //!
 //! Prints medians of many runs (after a warm-up), error-free, one client, 28 200 B buffers:
 //! the simulator's TCP transfer with New Reno and BBR (`helsinki2018`), the same transfer in
-//! the TCP model's own minimal harness (`coapcc_tcp::pipe`, the baseline: the model alone on
-//! a fixed-delay link) and the ratio, a 4-client error-free run, and the Block2 transfer over
-//! UDP on the full endpoint model.
+//! the TCP model's harness (`coapcc_tcp::pipe`, the baseline: the model alone on the same
+//! `coapcc-link` chains, without the engine) and the ratio, a 4-client error-free run, and the
+//! Block2 transfer over UDP on the full endpoint model.
 
 use std::time::Instant;
 

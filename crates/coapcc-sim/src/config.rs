@@ -408,20 +408,22 @@ pub const MIN_ACK_TIMEOUT_S: f64 = 1e-3;
 /// preset that defines nothing for TCP), while a shared CoAP transmission parameter is refused
 /// for it with a message. An unknown algorithm is returned unchanged (validation reports it).
 pub fn compose_spec(spec: &str, preset: Option<&str>, shared: &[(&str, String)]) -> Result<String, String> {
-    if preset.is_none() && shared.is_empty() {
-        return Ok(spec.to_string());
-    }
     let (label, spec) = split_label(spec);
     let (name, params) = spec.split_once(':').unwrap_or((spec, ""));
     let name = name.trim();
+    let own: Vec<&str> = if params.trim().is_empty() { Vec::new() } else { params.split(',').map(str::trim).collect() };
+    if own.iter().any(|p| p.is_empty()) {
+        return Err(format!("'{spec}' has an empty key=value item"));
+    }
+    let label = label.map_or(String::new(), |l| format!("{l}="));
+    if preset.is_none() && shared.is_empty() {
+        // Nothing to add: the spec as written (a trailing ':' and spaces dropped).
+        return Ok(if own.is_empty() { format!("{label}{name}") } else { format!("{label}{name}:{}", own.join(",")) });
+    }
     let base = AlgorithmConfig::parse(name).ok();
     let tcp = base.is_none() && coapcc_tcp::TcpCcConfig::parse(name).is_ok();
     if base.is_none() && !tcp {
         return Ok(spec.to_string());
-    }
-    let own: Vec<&str> = if params.is_empty() { Vec::new() } else { params.split(',').map(str::trim).collect() };
-    if own.iter().any(|p| p.is_empty()) && !params.trim().is_empty() {
-        return Err(format!("'{spec}' has an empty key=value item"));
     }
     let is_preset = |p: &str| p.split_once('=').is_some_and(|(k, _)| k.trim().eq_ignore_ascii_case("preset"));
     let mut parts: Vec<String> = own.iter().filter(|p| is_preset(p)).map(|p| p.to_string()).collect();
@@ -438,7 +440,6 @@ pub fn compose_spec(spec: &str, preset: Option<&str>, shared: &[(&str, String)])
         parts.push(format!("{}={v}", p.key));
     }
     parts.extend(own.iter().filter(|p| !is_preset(p)).map(|p| p.to_string()));
-    let label = label.map_or(String::new(), |l| format!("{l}="));
     Ok(format!("{label}{name}:{}", parts.join(",")))
 }
 

@@ -328,7 +328,7 @@ fn main() -> Result<()> {
         });
         for c in &got {
             eprintln!(
-                "{} {} B: kernel FCT {:?} s, model {:?} s{}",
+                "{} {} B: kernel FCT {:?} s, simulator {:?} s{}",
                 c.cc,
                 c.buffer,
                 c.fct_s,

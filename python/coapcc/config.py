@@ -236,18 +236,15 @@ def compose_spec(spec: str, preset: str | None = None, transmission: Mapping[str
     >>> compose_spec("fb1=default-fb1:preset=rfc7252", "helsinki2018")
     'default-fb1:preset=rfc7252'
     """
-    spec = split_label(spec)[1]
-    name, _, params = spec.partition(":")
-    if params.strip() and any(not p.strip() for p in params.split(",")):
-        # As the simulator: `default:,` or `cocoa:a=1,,b=2` has an empty key=value item.
-        raise ConfigError("algorithm", f"'{spec}' has an empty key=value item")
-    own = [p.strip() for p in params.split(",") if p.strip()]
-    written = [p for p in own if re.match(r"preset\s*=", p, re.IGNORECASE)]
-    parts = written or ([f"preset={preset}"] if preset else [])
-    for k, v in (transmission or {}).items():
-        parts.append(f"{k}={_format_value(v)}")
-    parts += [p for p in own if p not in written]
-    return name.strip() + (":" + ",".join(parts) if parts else "")
+    from . import _native
+
+    shared = [[k, _format_value(v)] for k, v in (transmission or {}).items()]
+    try:
+        # The simulator's own composition, for the algorithms of every transport (a TCP
+        # newreno/bbr takes the preset too).
+        return _native.compose_spec(split_label(spec)[1], preset, json.dumps(shared))
+    except ValueError as e:
+        raise ConfigError("algorithm", str(e)) from None
 
 
 def with_preset(spec: str, preset: str | None) -> str:
@@ -1012,6 +1009,8 @@ def to_native(cfg: SimConfig) -> dict:
         errors=cfg.errors,
         error_clock=cfg.error_clock,
         burst_packets=cfg.error_burst_packets,
+        # The preset's fitted error profiles (helsinki2018: medium and high).
+        preset=cfg.preset,
         **{k: v for k, v in lk.to_dict().items()},
     )
     out: dict[str, Any] = {

@@ -65,6 +65,20 @@ fn resolve_algorithm(spec: &str) -> PyResult<String> {
     coapcc_cc::AlgorithmConfig::parse(spec).map(|c| c.to_string()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The spec a group runs with run-wide settings applied (`coapcc_sim::config::compose_spec`,
+/// the one implementation every front end uses): `NAME:preset=P,<shared>,<the spec's own
+/// items>`, for the algorithms of every transport. `shared_json` is a JSON list of
+/// `[name, value]` pairs of shared transmission parameters. Raises ValueError with a one-line
+/// message (a transmission parameter for a TCP congestion control, an empty item).
+#[pyfunction]
+#[pyo3(signature = (spec, preset=None, shared_json="[]"))]
+fn compose_spec(spec: &str, preset: Option<&str>, shared_json: &str) -> PyResult<String> {
+    let shared: Vec<(String, String)> =
+        serde_json::from_str(shared_json).map_err(|e| PyValueError::new_err(format!("shared parameters: {e}")))?;
+    let shared: Vec<(&str, String)> = shared.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    coapcc_sim::config::compose_spec(spec, preset, &shared).map_err(PyValueError::new_err)
+}
+
 /// Run one simulation. `config_json` is a `SimConfig` as JSON (unknown keys are errors);
 /// returns the report as JSON (the same object `coapcc simulate --json` prints). With
 /// `trace_path`, also writes the per-exchange trace there as JSON lines (with `queue`, also
@@ -394,6 +408,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms_json, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_algorithm, m)?)?;
+    m.add_function(wrap_pyfunction!(compose_spec, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_columns, m)?)?;
     m.add_function(wrap_pyfunction!(default_sim_config_json, m)?)?;

@@ -28,7 +28,9 @@ pub struct SimulateArgs {
     /// report). A name alone means the algorithm's own defaults. Default: default (RFC 7252).
     #[arg(long = "cc", value_name = "[LABEL=]SPEC")]
     pub cc: Vec<String>,
-    /// Reproduction preset applied first to every group (a preset written in a --cc wins).
+    /// Reproduction preset applied first to every group of every transport (a preset written
+    /// in a --cc wins); over TCP newreno and bbr take it too, and a preset without TCP
+    /// settings is refused.
     #[arg(long, value_name = "PRESET")]
     pub preset: Option<String>,
     /// Testbed profile: the ACK_TIMEOUT, ACK_RANDOM_FACTOR and MAX_RETRANSMIT of a preset
@@ -253,7 +255,10 @@ pub fn build_config(args: &SimulateArgs) -> anyhow::Result<SimConfig> {
             g.clients = n;
         }
     }
-    args.link.overrides().apply(&mut cfg.link).map_err(anyhow::Error::msg)?;
+    let mut link = args.link.overrides();
+    // --errors medium|high under --preset: the preset's fitted error profile.
+    link.preset = args.preset.as_deref().map(|p| p.trim().to_string());
+    link.apply(&mut cfg.link).map_err(anyhow::Error::msg)?;
     if let Some(k) = args.workload {
         cfg.workload.kind = k;
     }

@@ -570,30 +570,46 @@ pub const MAX_MEMORY_BYTES: u64 = 8 << 30;
 pub const MIN_ACK_TIMEOUT_S: f64 = 1e-3;
 
 /// The spec a group runs with run-wide settings applied, in the order of every front end
-/// (Python's `compose_spec`): `[LABEL=]NAME:preset=P,<shared>,<the spec's own items>`. A preset
-/// written in `spec` wins over `preset`; the spec's own items win over the `shared`
-/// transmission parameters ([`coapcc_cc::SHARED_PARAMS`] names, written with the algorithm's
-/// own key for each). An unknown algorithm is returned unchanged (validation reports it).
+/// (Python's `compose_spec` calls this): `[LABEL=]NAME:preset=P,<shared>,<the spec's own
+/// items>`. A preset written in `spec` wins over `preset`; the spec's own items win over the
+/// `shared` transmission parameters ([`coapcc_cc::SHARED_PARAMS`] names, written with the
+/// algorithm's own key for each). The preset applies to every algorithm of every transport:
+/// a TCP congestion control (`newreno`, `bbr`) takes it too (the TCP configuration refuses a
+/// preset that defines nothing for TCP), while a shared CoAP transmission parameter is refused
+/// for it with a message. An unknown algorithm is returned unchanged (validation reports it).
 pub fn compose_spec(spec: &str, preset: Option<&str>, shared: &[(&str, String)]) -> Result<String, String> {
-    if preset.is_none() && shared.is_empty() {
-        return Ok(spec.to_string());
-    }
     let (label, spec) = split_label(spec);
     let (name, params) = spec.split_once(':').unwrap_or((spec, ""));
     let name = name.trim();
-    let Ok(base) = AlgorithmConfig::parse(name) else { return Ok(spec.to_string()) };
-    let own: Vec<&str> = if params.is_empty() { Vec::new() } else { params.split(',').map(str::trim).collect() };
+    let own: Vec<&str> = if params.trim().is_empty() { Vec::new() } else { params.split(',').map(str::trim).collect() };
+    if own.iter().any(|p| p.is_empty()) {
+        return Err(format!("'{spec}' has an empty key=value item"));
+    }
+    let label = label.map_or(String::new(), |l| format!("{l}="));
+    if preset.is_none() && shared.is_empty() {
+        // Nothing to add: the spec as written (a trailing ':' and spaces dropped).
+        return Ok(if own.is_empty() { format!("{label}{name}") } else { format!("{label}{name}:{}", own.join(",")) });
+    }
+    let base = AlgorithmConfig::parse(name).ok();
+    let tcp = base.is_none() && coapcc_tcp::TcpCcConfig::parse(name).is_ok();
+    if base.is_none() && !tcp {
+        return Ok(spec.to_string());
+    }
     let is_preset = |p: &str| p.split_once('=').is_some_and(|(k, _)| k.trim().eq_ignore_ascii_case("preset"));
     let mut parts: Vec<String> = own.iter().filter(|p| is_preset(p)).map(|p| p.to_string()).collect();
     if parts.is_empty() {
         parts.extend(preset.map(|p| format!("preset={p}")));
     }
     for (k, v) in shared {
+        let Some(base) = &base else {
+            return Err(format!(
+                "{k} is a CoAP-over-UDP transmission parameter; {name} is a TCP congestion control, which has none"
+            ));
+        };
         let p = base.shared_param(k).map_err(|e| e.to_string())?;
         parts.push(format!("{}={v}", p.key));
     }
     parts.extend(own.iter().filter(|p| !is_preset(p)).map(|p| p.to_string()));
-    let label = label.map_or(String::new(), |l| format!("{l}="));
     Ok(format!("{label}{name}:{}", parts.join(",")))
 }
 

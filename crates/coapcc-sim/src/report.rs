@@ -230,6 +230,25 @@ pub struct FlowReport {
     /// response frames).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes_delivered: Option<u64>,
+    /// TCP only: seconds from the first request to the server's first retransmission
+    /// timeout of data (`null` without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_rto_s: Option<Option<f64>>,
+    /// TCP only: mean seconds of a data RTO's loss episode, from the RTO until everything
+    /// sent before it is acknowledged (Linux's `TCP_CA_Loss` state) or the next RTO
+    /// (`null` without an RTO).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rto_episode_s: Option<Option<f64>>,
+    /// TCP only: new data segments the server sent after the first duplicate ACK arrived.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_after_first_dupack: Option<u64>,
+    /// TCP only: data segments the server retransmitted in fast recovery.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery_retransmits: Option<u64>,
+    /// TCP only: round trips of fast recovery (ACKs that advanced the cumulative ACK point
+    /// in it: partial ACKs and the ACK that ended it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery_rounds: Option<u64>,
 }
 
 impl FlowReport {
@@ -251,6 +270,11 @@ impl FlowReport {
             rto_expiries: None,
             fast_retransmits: None,
             bytes_delivered: None,
+            first_rto_s: None,
+            rto_episode_s: None,
+            new_after_first_dupack: None,
+            recovery_retransmits: None,
+            recovery_rounds: None,
         }
     }
 }
@@ -555,6 +579,7 @@ impl SimReport {
             cols.push(("setup_s", FlowColumn::OptF64(f.iter().map(|x| x.setup_s.flatten()).collect())));
         }
         type Get = fn(&FlowReport) -> Option<u64>;
+        type GetF = fn(&FlowReport) -> Option<Option<f64>>;
         let tcp: [(&'static str, Get); 5] = [
             ("segments_sent", |x| x.segments_sent),
             ("retransmitted_segments", |x| x.retransmitted_segments),
@@ -563,6 +588,23 @@ impl SimReport {
             ("bytes_delivered", |x| x.bytes_delivered),
         ];
         for (name, get) in tcp {
+            if f.iter().any(|x| get(x).is_some()) {
+                cols.push((name, FlowColumn::OptU64(f.iter().map(get).collect())));
+            }
+        }
+        let times: [(&'static str, GetF); 2] =
+            [("first_rto_s", |x| x.first_rto_s), ("rto_episode_s", |x| x.rto_episode_s)];
+        for (name, get) in times {
+            if f.iter().any(|x| get(x).is_some()) {
+                cols.push((name, FlowColumn::OptF64(f.iter().map(|x| get(x).flatten()).collect())));
+            }
+        }
+        let recovery: [(&'static str, Get); 3] = [
+            ("new_after_first_dupack", |x| x.new_after_first_dupack),
+            ("recovery_retransmits", |x| x.recovery_retransmits),
+            ("recovery_rounds", |x| x.recovery_rounds),
+        ];
+        for (name, get) in recovery {
             if f.iter().any(|x| get(x).is_some()) {
                 cols.push((name, FlowColumn::OptU64(f.iter().map(get).collect())));
             }
@@ -635,6 +677,11 @@ mod tests {
             f.rto_expiries = Some(0);
             f.fast_retransmits = Some(2);
             f.bytes_delivered = Some(999);
+            f.first_rto_s = Some(if client == 0 { None } else { Some(13.5) });
+            f.rto_episode_s = Some(None);
+            f.new_after_first_dupack = Some(4);
+            f.recovery_retransmits = Some(5);
+            f.recovery_rounds = Some(6);
         }
         f
     }

@@ -4,7 +4,10 @@
 //! conservation in the first round of recovery and the cwnd restore after it. On an RTO the
 //! core sets cwnd to 1 and marks everything lost (go-back-N, as Linux); BBR resets its
 //! full-bandwidth counter, treats the RTO as a round start and restores the saved cwnd when
-//! the loss episode ends. Linux's long-term ("policer") bandwidth sampling is not modelled.
+//! the loss episode ends. Linux's long-term ("policer") bandwidth sampling (`bbr_lt_bw_sampling`)
+//! is modelled (`lt_sampling`): after a loss, two sampling intervals of 4-16 round trips with a
+//! loss rate of at least 20 % and delivery rates within 1/8 (or 4 kbit/s) of each other make
+//! BBR pace at their average, with gain 1, for 48 round trips.
 
 use std::collections::VecDeque;
 
@@ -19,6 +22,17 @@ pub const CYCLE_GAINS: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
 /// Linux's TCP_INIT_CWND, used by BBR as the target before any RTT sample and as the
 /// delivered-segments threshold below which Startup keeps growing cwnd.
 const LINUX_INIT_CWND: u32 = 10;
+
+/// Long-term sampling (Linux `tcp_bbr.c`): shortest interval, round trips.
+const LT_INTVL_MIN_RTTS: u32 = 4;
+/// Loss rate (lost / delivered) that ends an interval: 50/256.
+const LT_LOSS_THRESH: f64 = 50.0 / 256.0;
+/// Two intervals' rates agree within this ratio ...
+const LT_BW_RATIO: f64 = 1.0 / 8.0;
+/// ... or within this many bytes per second (4 kbit/s).
+const LT_BW_DIFF: f64 = 4000.0 / 8.0;
+/// Round trips the long-term rate is used for.
+const LT_BW_MAX_RTTS: u32 = 48;
 
 /// BBR's state machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -73,6 +87,20 @@ pub struct Bbr {
     pacing_rate: f64,
     has_seen_rtt: bool,
     mtu: u32,
+    lt: LongTerm,
+}
+
+/// Linux's long-term ("policer") bandwidth sampling state.
+#[derive(Clone, Debug, Default)]
+struct LongTerm {
+    is_sampling: bool,
+    use_bw: bool,
+    /// Segments per second.
+    bw: f64,
+    rtt_cnt: u32,
+    last_stamp: Instant,
+    last_delivered: u64,
+    last_lost: u64,
 }
 
 fn secs(s: f64) -> core::time::Duration {
@@ -107,7 +135,105 @@ impl Bbr {
             pacing_rate: 0.0,
             has_seen_rtt: false,
             mtu: tcp.mtu,
+            lt: LongTerm::default(),
         }
+    }
+
+    /// The bandwidth pacing and cwnd use (Linux `bbr_bw`): the long-term rate while it is in
+    /// use, else the max filter's.
+    pub fn bw(&self) -> f64 {
+        if self.lt.use_bw {
+            self.lt.bw
+        } else {
+            self.max_bw()
+        }
+    }
+
+    /// Whether the long-term ("policer") rate is in use.
+    pub fn lt_use_bw(&self) -> bool {
+        self.lt.use_bw
+    }
+
+    fn reset_lt_interval(&mut self, ctx: &CcCtx) {
+        self.lt.last_stamp = ctx.delivered_time;
+        self.lt.last_delivered = ctx.delivered;
+        self.lt.last_lost = ctx.lost;
+        self.lt.rtt_cnt = 0;
+    }
+
+    fn reset_lt(&mut self, ctx: &CcCtx) {
+        self.lt.bw = 0.0;
+        self.lt.use_bw = false;
+        self.lt.is_sampling = false;
+        self.reset_lt_interval(ctx);
+    }
+
+    /// Linux `bbr_lt_bw_interval_done`.
+    fn lt_interval_done(&mut self, ctx: &CcCtx, bw: f64) {
+        if self.lt.bw > 0.0 {
+            let diff = (bw - self.lt.bw).abs();
+            if diff <= LT_BW_RATIO * self.lt.bw || diff * f64::from(self.mtu) <= LT_BW_DIFF {
+                self.lt.bw = (bw + self.lt.bw) / 2.0;
+                self.lt.use_bw = true;
+                self.pacing_gain = 1.0;
+                self.lt.rtt_cnt = 0;
+                return;
+            }
+        }
+        self.lt.bw = bw;
+        self.reset_lt_interval(ctx);
+    }
+
+    /// Linux `bbr_lt_bw_sampling`, once per ACK (and on an RTO, as a loss).
+    fn lt_sampling(&mut self, ctx: &CcCtx, losses: u32, app_limited: bool, rng: &mut SplitMix64) {
+        if !self.p.lt_sampling {
+            return;
+        }
+        if self.lt.use_bw {
+            if self.mode == BbrMode::ProbeBw && self.round_start {
+                self.lt.rtt_cnt += 1;
+                if self.lt.rtt_cnt >= LT_BW_MAX_RTTS {
+                    self.reset_lt(ctx);
+                    self.reset_probe_bw(ctx, rng);
+                }
+            }
+            return;
+        }
+        if !self.lt.is_sampling {
+            if losses == 0 {
+                return;
+            }
+            self.reset_lt_interval(ctx);
+            self.lt.is_sampling = true;
+        }
+        if app_limited {
+            self.reset_lt(ctx);
+            return;
+        }
+        if self.round_start {
+            self.lt.rtt_cnt += 1;
+        }
+        if self.lt.rtt_cnt < LT_INTVL_MIN_RTTS {
+            return;
+        }
+        if self.lt.rtt_cnt > 4 * LT_INTVL_MIN_RTTS {
+            self.reset_lt(ctx);
+            return;
+        }
+        if losses == 0 {
+            return;
+        }
+        let lost = ctx.lost - self.lt.last_lost;
+        let delivered = ctx.delivered - self.lt.last_delivered;
+        if delivered == 0 || (lost as f64) < LT_LOSS_THRESH * delivered as f64 {
+            return;
+        }
+        // Linux counts the interval in whole milliseconds.
+        let t = (ctx.delivered_time.saturating_since(self.lt.last_stamp).as_millis()) as f64 / 1e3;
+        if t < 1e-3 {
+            return;
+        }
+        self.lt_interval_done(ctx, delivered as f64 / t);
     }
 
     /// Current mode.
@@ -219,6 +345,7 @@ impl Bbr {
         let (pg, cg) = match self.mode {
             BbrMode::Startup => (self.p.high_gain, self.p.high_gain),
             BbrMode::Drain => (self.p.drain_gain, self.p.high_gain),
+            BbrMode::ProbeBw if self.lt.use_bw => (1.0, self.p.cwnd_gain),
             BbrMode::ProbeBw => (CYCLE_GAINS[self.cycle_idx], self.p.cwnd_gain),
             BbrMode::ProbeRtt => (1.0, 1.0),
         };
@@ -226,7 +353,7 @@ impl Bbr {
         self.cwnd_gain = cg;
     }
 
-    fn update_bw(&mut self, ctx: &CcCtx, rs: &RateSample) {
+    fn update_bw(&mut self, ctx: &CcCtx, rs: &RateSample, rng: &mut SplitMix64) {
         self.round_start = false;
         if rs.delivered < 0 || rs.interval <= 0.0 {
             return;
@@ -237,6 +364,7 @@ impl Bbr {
             self.round_start = true;
             self.packet_conservation = false;
         }
+        self.lt_sampling(ctx, rs.losses, rs.is_app_limited, rng);
         let bw = rs.delivered as f64 / rs.interval;
         if !rs.is_app_limited || bw >= self.max_bw() {
             // Running max over the last bw_rounds rounds.
@@ -337,7 +465,7 @@ impl Bbr {
         if !self.has_seen_rtt && ctx.srtt.is_some() {
             self.init_pacing_from_rtt(ctx);
         }
-        let rate = self.rate_bytes(self.max_bw(), self.pacing_gain);
+        let rate = self.rate_bytes(self.bw(), self.pacing_gain);
         if self.full_bw_reached || rate > self.pacing_rate {
             self.pacing_rate = rate;
         }
@@ -374,7 +502,7 @@ impl Bbr {
         let acked = rs.acked_sacked;
         let mut cwnd = ctx.cwnd;
         if acked > 0 && !self.recover_or_restore(ctx, rs, &mut cwnd) {
-            let target = self.target_cwnd(self.max_bw(), self.cwnd_gain);
+            let target = self.target_cwnd(self.bw(), self.cwnd_gain);
             if self.full_bw_reached {
                 cwnd = cwnd.saturating_add(acked).min(target);
             } else if cwnd < target || ctx.delivered < u64::from(LINUX_INIT_CWND) {
@@ -397,6 +525,7 @@ impl TcpCongestionControl for Bbr {
         self.next_rtt_delivered = ctx.delivered;
         self.init_pacing_from_rtt(ctx);
         self.reset_startup();
+        self.reset_lt(ctx);
         self.update_gains();
     }
 
@@ -405,18 +534,20 @@ impl TcpCongestionControl for Bbr {
         ctx.ssthresh
     }
 
-    fn set_state(&mut self, _ctx: &mut CcCtx, state: CaState) {
+    fn set_state(&mut self, ctx: &mut CcCtx, state: CaState, rng: &mut SplitMix64) {
         if state == CaState::Loss {
             self.prev_ca_state = CaState::Loss;
             self.full_bw = 0.0;
             self.round_start = true;
+            // An RTO is a loss for the long-term sampler (Linux: rs.losses = 1).
+            self.lt_sampling(ctx, 1, false, rng);
         }
     }
 
     fn cong_avoid(&mut self, _ctx: &mut CcCtx, _acked: u32) {}
 
     fn cong_control(&mut self, ctx: &mut CcCtx, rs: &RateSample, now: Instant, rng: &mut SplitMix64) -> bool {
-        self.update_bw(ctx, rs);
+        self.update_bw(ctx, rs, rng);
         if self.mode == BbrMode::ProbeBw && self.is_next_cycle_phase(ctx, rs) {
             self.advance_cycle(ctx);
         }

@@ -569,32 +569,37 @@ pub const MAX_MEMORY_BYTES: u64 = 8 << 30;
 /// it every copy times out before a packet can cross any link, and the run only retransmits.
 pub const MIN_ACK_TIMEOUT_S: f64 = 1e-3;
 
-/// The spec a group runs with run-wide settings applied, in the order of every front end
-/// (Python's `compose_spec`): `[LABEL=]NAME:preset=P,<shared>,<the spec's own items>`. A preset
-/// written in `spec` wins over `preset`; the spec's own items win over the `shared`
-/// transmission parameters ([`coapcc_cc::SHARED_PARAMS`] names, written with the algorithm's
-/// own key for each). An unknown algorithm is returned unchanged (validation reports it).
+/// The spec a group runs with run-wide settings applied, as every front composes it:
+/// `[LABEL=]NAME:preset=P,<shared>,<the spec's own items>`. A preset written in `spec` wins
+/// over `preset`; the spec's own items win over the `shared` transmission parameters (they
+/// come last). A shared parameter is written with the algorithm's own key for it
+/// ([`coapcc_cc::SHARED_PARAMS`]: CoCoA's `cap` for `backoff_cap`), as given for an algorithm
+/// outside the registry (a TCP one: the TCP model reads the text). The algorithm is checked
+/// when the spec is resolved; an empty `key=value` item is an error here.
 pub fn compose_spec(spec: &str, preset: Option<&str>, shared: &[(&str, String)]) -> Result<String, String> {
-    if preset.is_none() && shared.is_empty() {
-        return Ok(spec.to_string());
-    }
     let (label, spec) = split_label(spec);
     let (name, params) = spec.split_once(':').unwrap_or((spec, ""));
-    let name = name.trim();
-    let Ok(base) = AlgorithmConfig::parse(name) else { return Ok(spec.to_string()) };
-    let own: Vec<&str> = if params.is_empty() { Vec::new() } else { params.split(',').map(str::trim).collect() };
+    if !params.trim().is_empty() && params.split(',').any(|p| p.trim().is_empty()) {
+        return Err(format!("'{spec}' has an empty key=value item"));
+    }
+    let own: Vec<&str> = params.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
     let is_preset = |p: &str| p.split_once('=').is_some_and(|(k, _)| k.trim().eq_ignore_ascii_case("preset"));
     let mut parts: Vec<String> = own.iter().filter(|p| is_preset(p)).map(|p| p.to_string()).collect();
     if parts.is_empty() {
         parts.extend(preset.map(|p| format!("preset={p}")));
     }
+    let base = AlgorithmConfig::parse(name.trim()).ok();
     for (k, v) in shared {
-        let p = base.shared_param(k).map_err(|e| e.to_string())?;
-        parts.push(format!("{}={v}", p.key));
+        let key = match &base {
+            Some(b) => b.shared_param(k).map_err(|e| e.to_string())?.key,
+            None => k,
+        };
+        parts.push(format!("{key}={v}"));
     }
     parts.extend(own.iter().filter(|p| !is_preset(p)).map(|p| p.to_string()));
     let label = label.map_or(String::new(), |l| format!("{l}="));
-    Ok(format!("{label}{name}:{}", parts.join(",")))
+    let params = if parts.is_empty() { String::new() } else { format!(":{}", parts.join(",")) };
+    Ok(format!("{label}{}{params}", name.trim()))
 }
 
 /// The shared transmission parameters of testbed profile `name` (a reproduction preset):

@@ -43,6 +43,7 @@ mod engine;
 /// The link model ([`coapcc_link`]), reusable outside the simulator (pure, clock-injected).
 pub use coapcc_link as link;
 pub mod mesh_command;
+pub mod params;
 pub mod report;
 mod timers;
 pub mod trace;

@@ -215,7 +215,7 @@ pub fn set_dotted<T: Serialize + serde::de::DeserializeOwned>(
         slot = slot
             .as_object_mut()
             .and_then(|o| o.get_mut(part))
-            .ok_or_else(|| MediumError::new(key, "unknown parameter; see --print-config for the valid keys"))?;
+            .ok_or_else(|| MediumError::new(key, "unknown mesh parameter; see --print-config for the valid keys"))?;
     }
     *slot = serde_json::from_str(value.trim()).unwrap_or_else(|_| serde_json::Value::String(value.trim().into()));
     *this = serde_json::from_value(root).map_err(|e| MediumError::new(key, format!("bad value {value:?}: {e}")))?;
@@ -244,7 +244,7 @@ mod tests {
         assert_eq!(c.routing.objective, Objective::Hops);
         let e = c.set("radio.nope", "1").unwrap_err();
         assert_eq!(e.key, "radio.nope");
-        assert!(e.problem.contains("unknown parameter"), "{e}");
+        assert!(e.problem.contains("unknown mesh parameter"), "{e}");
         let e = c.set("mac.min_be", "-1").unwrap_err();
         assert_eq!(e.key, "mac.min_be");
         assert!(e.problem.contains("bad value"), "{e}");

@@ -181,6 +181,34 @@ impl MeshRun {
         Ok(cfg)
     }
 
+    /// The same run as the parameters of one simulation ([`crate::params`]: `topology`,
+    /// `mesh`, `workload`, `messages`, ...), what `coapcc.SimConfig` holds.
+    pub fn to_params(&self) -> Result<crate::params::Json, ConfigError> {
+        use crate::params::Json;
+        let cfg = self.to_sim()?;
+        let m = cfg.topology.mesh.as_ref().expect("a mesh run");
+        let section = |v: serde_json::Value| Json::from_value(&v);
+        let mesh = Json::Obj(vec![
+            ("spacing_m".into(), section(serde_json::json!(m.spacing_m))),
+            ("radio".into(), section(serde_json::to_value(&m.radio).expect("serialises"))),
+            ("mac".into(), section(serde_json::to_value(&m.mac).expect("serialises"))),
+            ("frame".into(), section(serde_json::to_value(&m.frame).expect("serialises"))),
+            ("routing".into(), section(serde_json::to_value(&m.routing).expect("serialises"))),
+        ]);
+        let p = Json::Obj(vec![
+            ("algorithm".into(), Json::Str(self.cc.clone())),
+            ("clients".into(), Json::Num(cfg.total_clients().into())),
+            ("workload".into(), Json::Str(cfg.workload.kind.to_string())),
+            ("max_sim_time_s".into(), section(serde_json::json!(self.duration_s))),
+            ("seed".into(), Json::Num(self.seed.into())),
+            ("server".into(), section(serde_json::to_value(&cfg.server).expect("serialises"))),
+            ("topology".into(), Json::Str(self.topology.clone())),
+            ("mesh".into(), mesh),
+            ("messages".into(), section(serde_json::to_value(&cfg.workload.messages).expect("serialises"))),
+        ]);
+        crate::params::normalize(&p).map_err(ConfigError::from)
+    }
+
     /// An error of the simulation's configuration, keyed as this configuration's key.
     fn error(&self, e: ConfigError) -> ConfigError {
         let (field, problem) = match e {

@@ -1,5 +1,5 @@
-"""``coapcc.mesh``: one run of the multi-hop 802.15.4 mesh study (``coapcc mesh``: the
-general simulator's engine over ``coapcc-mesh``'s network).
+"""``coapcc.mesh``: one run of ``coapcc mesh`` (the simulator with the message workload
+over a multi-hop 802.15.4 mesh, ``coapcc-mesh``'s network).
 
 (The module is ``coapcc.meshsim`` so that importing it never shadows the ``coapcc.mesh``
 function.)

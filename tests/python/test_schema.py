@@ -103,3 +103,21 @@ def test_the_extension_raises_keyed_errors():
         _native.sim_params_normalize(json.dumps({"clients": 0}))
     assert (e.value.key, e.value.problem) == ("clients", "must be >= 1, got 0")
     assert isinstance(e.value, ValueError)
+
+
+def test_a_message_workload_trace_reads_as_units(tmp_path):
+    path = tmp_path / "units.jsonl"
+    cfg = SimConfig(
+        topology="grid:3",
+        workload="periodic:2",
+        clients=7,
+        max_sim_time_s=60,
+        trace=str(path),
+        algorithm="cocoa",
+    )
+    r = coapcc.simulate(cfg)
+    t = coapcc.read_trace(path)
+    assert len(t.units) == sum(c["units"] for c in r.raw["messages"]["clients"]) - sum(
+        c["in_flight_at_end"] for c in r.raw["messages"]["clients"]
+    )
+    assert set(t.units["outcome"]) <= {"acked", "give_up"} and len(t.exchanges) == 0

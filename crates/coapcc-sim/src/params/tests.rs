@@ -1,4 +1,5 @@
 use super::*;
+use crate::config::{SimConfig, WorkloadKind};
 
 fn norm(text: &str) -> R<Json> {
     normalize(&Json::parse(text).unwrap())

@@ -35,6 +35,7 @@ import copy
 import dataclasses
 import hashlib
 import json
+import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -107,7 +108,10 @@ def _plain(v: Any) -> Any:
     if isinstance(v, os.PathLike):
         return os.fspath(v)
     item = getattr(v, "item", None)
-    return item() if callable(item) else v
+    v = item() if callable(item) else v
+    if isinstance(v, float) and not math.isfinite(v):
+        return repr(v)  # JSON has no NaN or infinity: the simulator reads these words
+    return v
 
 
 def _encode(values: Mapping[str, Any]) -> str:

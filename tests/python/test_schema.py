@@ -121,3 +121,10 @@ def test_a_message_workload_trace_reads_as_units(tmp_path):
         c["in_flight_at_end"] for c in r.raw["messages"]["clients"]
     )
     assert set(t.units["outcome"]) <= {"acked", "give_up"} and len(t.exchanges) == 0
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_non_finite_numbers_are_keyed_errors(value):
+    with pytest.raises(ConfigError) as e:
+        SimConfig(start_jitter_ms=value)
+    assert e.value.key == "start_jitter_ms" and "must be finite" in str(e.value)

@@ -110,8 +110,13 @@ pub(super) fn int(key: &str, v: &Json, min: i128, max: i128) -> R<i128> {
 
 /// A finite number in `[min, max]` (and `> 0` with `positive`).
 pub(super) fn float(key: &str, v: &Json, min: Option<f64>, max: Option<f64>, positive: bool) -> R<f64> {
-    let Json::Num(n) = v else {
-        return Err(ParamError::new(key, format!("expected a number, got {}", v.repr())));
+    let n = match v {
+        Json::Num(n) => n,
+        // JSON has no NaN or infinity: the fronts write them as these words.
+        Json::Str(s) if matches!(s.as_str(), "nan" | "inf" | "-inf") => {
+            return Err(ParamError::new(key, format!("must be finite, got {s}")));
+        }
+        _ => return Err(ParamError::new(key, format!("expected a number, got {}", v.repr()))),
     };
     let x = n.as_f64().unwrap_or(f64::NAN);
     let shown = json::py_float(x);

@@ -1,8 +1,8 @@
 //! The TCP transport: CoAP over TCP (RFC 8323) on the simulator's links, one
 //! [`coapcc_tcp::Connection`] pair per flow (per batch for the random workload), hosted by
-//! the engine's one loop as the [`Tcp`] model.
+//! the engine's one loop as the [`Tcp`] protocol.
 //!
-//! The links are the same [`Link`](crate::link::Link)s the UDP models use (same chains, random streams and
+//! The links are the same [`Link`](crate::link::Link)s the UDP protocols use (same chains, random streams and
 //! counters); a packet is a [`Packet`] whose payload is a [`Segment`], charged
 //! `seg.wire_len()` bytes (40-byte TCP/IP header + payload) against the rate and the buffer.
 //! Data goes down the 30 kbit/s downlink, the client's SYN, CSM, request and ACKs up the
@@ -25,7 +25,7 @@ use coapcc_cc::{Entropy, SplitMix64};
 use coapcc_tcp::app::{AppEvent, ClientApp, MessageSizes, ServerApp};
 use coapcc_tcp::{Connection, Segment, State, TcpCcConfig, TcpConfig};
 
-use super::model::Model;
+use super::protocol::Protocol;
 use super::sim::{FlowPart, Packet, Sim};
 use super::workload::Flows;
 use super::Placement;
@@ -204,7 +204,7 @@ pub(crate) fn run<'t>(
     super::run::<Tcp, Flows>(cfg, &[], trace, progress)
 }
 
-impl Model<Flows> for Tcp {
+impl Protocol<Flows> for Tcp {
     type Buf = Segment;
 
     /// Check the configuration ([`tcp_configs`]); every flow's connection pair (opened when

@@ -239,6 +239,10 @@ pub struct FlowReport {
     /// (`null` without an RTO).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rto_episode_s: Option<Option<f64>>,
+    /// TCP only: mean seconds from a data RTO to the last retransmission of its loss
+    /// episode, the time spent resending what was outstanding (`null` without an RTO).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rto_resend_s: Option<Option<f64>>,
     /// TCP only: new data segments the server sent after the first duplicate ACK arrived.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub new_after_first_dupack: Option<u64>,
@@ -272,6 +276,7 @@ impl FlowReport {
             bytes_delivered: None,
             first_rto_s: None,
             rto_episode_s: None,
+            rto_resend_s: None,
             new_after_first_dupack: None,
             recovery_retransmits: None,
             recovery_rounds: None,
@@ -592,8 +597,11 @@ impl SimReport {
                 cols.push((name, FlowColumn::OptU64(f.iter().map(get).collect())));
             }
         }
-        let times: [(&'static str, GetF); 2] =
-            [("first_rto_s", |x| x.first_rto_s), ("rto_episode_s", |x| x.rto_episode_s)];
+        let times: [(&'static str, GetF); 3] = [
+            ("first_rto_s", |x| x.first_rto_s),
+            ("rto_episode_s", |x| x.rto_episode_s),
+            ("rto_resend_s", |x| x.rto_resend_s),
+        ];
         for (name, get) in times {
             if f.iter().any(|x| get(x).is_some()) {
                 cols.push((name, FlowColumn::OptF64(f.iter().map(|x| get(x).flatten()).collect())));
@@ -679,6 +687,7 @@ mod tests {
             f.bytes_delivered = Some(999);
             f.first_rto_s = Some(if client == 0 { None } else { Some(13.5) });
             f.rto_episode_s = Some(None);
+            f.rto_resend_s = Some(if client == 0 { None } else { Some(4.5) });
             f.new_after_first_dupack = Some(4);
             f.recovery_retransmits = Some(5);
             f.recovery_rounds = Some(6);

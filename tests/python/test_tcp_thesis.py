@@ -88,6 +88,7 @@ def test_trace_measures_on_stub_flows():
         "recovery_rounds": [99, 99, 20, 10],
         "rto_expiries": [0, 0, 6, 2],
         "rto_episode_s": [None, None, 5.0, 7.0],
+        "rto_resend_s": [None, None, 3.0, 1.0],
     }
     r = Stub(flows)
     nr = {"block": "tcp-newreno"}
@@ -96,6 +97,9 @@ def test_trace_measures_on_stub_flows():
     # Per RTO: 6 episodes of 5 s and 2 of 7 s.
     assert tcp_thesis.seconds_per_rto_episode(r, where={"block": "tcp-bbr"}) == pytest.approx(5.5)
     assert tcp_thesis.seconds_per_rto_episode(r, where=nr) is None
+    # Resending: 6 RTOs followed by 3 s of it, 2 by 1 s.
+    assert tcp_thesis.seconds_resending_per_rto(r, where={"block": "tcp-bbr"}) == pytest.approx(2.5)
+    assert tcp_thesis.seconds_resending_per_rto(r, where=nr) is None
     assert tcp_thesis.new_data_before_first_dupack(r, where={"block": "none"}) is None
     with pytest.raises(KeyError):
         tcp_thesis.retransmissions_per_recovery_round(Stub({"block": ["x"]}), where={"block": "x"})

@@ -398,7 +398,7 @@ pub const BBR_INFO: &[ParamInfo] = &[
         aliases: &[],
         default: "10",
         values: "1-1000",
-        doc: "BtlBw max-filter window in round trips.",
+        doc: "BtlBw max-filter window in round trips (Linux's three-sample windowed maximum: the best sample counts until more than this many rounds passed).",
     },
     ParamInfo {
         key: "min_rtt_window",

@@ -12,6 +12,7 @@ use coapcc_cc::{Instant, SplitMix64};
 
 use crate::cc::{BbrMode, CaState, CcCtx, RateSample, TcpCc, TcpCongestionControl, INFINITE_SSTHRESH};
 use crate::config::{TcpCcConfig, TcpConfig};
+use crate::rate::gives_rate_sample;
 use crate::recv::Receiver;
 use crate::rtt::RtoEstimator;
 use crate::segment::Segment;
@@ -85,7 +86,6 @@ pub struct Connection {
     rto_retransmits: u32,
     pacing_next: Instant,
     pacing_blocked: bool,
-    app_limited: u64,
     first_tx: Instant,
     cwnd_limited_flag: bool,
     /// RFC 6582 (PRR off): the next retransmission goes out whatever cwnd says.
@@ -95,6 +95,8 @@ pub struct Connection {
     counters: Counters,
     /// A data RTO whose loss episode is under way: when it fired and `high_seq` then.
     rto_episode: Option<(Instant, u64)>,
+    /// The last retransmission of that episode (the RTO's own resend of the head at first).
+    rto_last_resend: Instant,
     seen_dupack: bool,
     trace: Option<Vec<TraceRecord>>,
 }
@@ -113,6 +115,7 @@ impl Connection {
                 delivered: 0,
                 delivered_time: Instant::ZERO,
                 lost: 0,
+                app_limited: 0,
                 ca_state: CaState::Open,
                 cwnd_limited: false,
                 srtt: None,
@@ -146,13 +149,13 @@ impl Connection {
             rto_retransmits: 0,
             pacing_next: Instant::ZERO,
             pacing_blocked: false,
-            app_limited: 0,
             first_tx: Instant::ZERO,
             cwnd_limited_flag: false,
             force_retx: false,
             recv: Receiver::new(1, &tcp),
             counters: Counters::default(),
             rto_episode: None,
+            rto_last_resend: Instant::ZERO,
             seen_dupack: false,
             trace: None,
         }
@@ -297,10 +300,15 @@ impl Connection {
         }
     }
 
+    /// Linux `tcp_rate_check_app_limited` (at the start of every write): less than one MSS
+    /// unsent, the window not limiting, every lost segment retransmitted.
     fn check_app_limited(&mut self) {
         let inf = self.in_flight();
-        if self.snd_nxt == self.write_end && inf < self.ctx.cwnd && self.lost_out <= self.retrans_out {
-            self.app_limited = (self.ctx.delivered + u64::from(inf)).max(1);
+        if self.write_end - self.snd_nxt < u64::from(self.cfg.mss())
+            && inf < self.ctx.cwnd
+            && self.lost_out <= self.retrans_out
+        {
+            self.ctx.app_limited = (self.ctx.delivered + u64::from(inf)).max(1);
         }
     }
 
@@ -354,6 +362,7 @@ impl Connection {
         // An episode still under way ends here; this RTO's begins.
         self.end_rto_episode(now);
         self.rto_episode = Some((now, self.snd_nxt));
+        self.rto_last_resend = now;
         self.ctx.in_flight = self.in_flight();
         let st = self.ctx.ca_state;
         if st <= CaState::Disorder
@@ -392,6 +401,7 @@ impl Connection {
         if let Some((t, _)) = self.rto_episode.take() {
             self.counters.rto_episodes += 1;
             self.counters.rto_episode_s += (now - t).as_secs_f64();
+            self.counters.rto_resend_s += (self.rto_last_resend - t).as_secs_f64();
         }
     }
 
@@ -507,7 +517,7 @@ impl Connection {
                     first_ackt.get_or_insert(s.tx_time);
                     last_ackt = Some(s.tx_time);
                 }
-                if prior_seg_delivered.is_none_or_le(s.delivered) {
+                if gives_rate_sample(prior_seg_delivered, s.delivered) {
                     prior_seg_delivered = Some(s.delivered);
                     prior_time = Some(s.delivered_time);
                     rs.is_app_limited = s.app_limited;
@@ -614,8 +624,8 @@ impl Connection {
         }
 
         // Rate sample (Linux tcp_rate_gen).
-        if self.app_limited != 0 && self.ctx.delivered > self.app_limited {
-            self.app_limited = 0;
+        if self.ctx.app_limited != 0 && self.ctx.delivered > self.ctx.app_limited {
+            self.ctx.app_limited = 0;
         }
         if let Some(pt) = prior_time {
             rs.delivered = (self.ctx.delivered - rs.prior_delivered) as i64;
@@ -787,7 +797,7 @@ impl Connection {
             self.first_tx = now;
             self.ctx.delivered_time = now;
         }
-        let app_limited = self.app_limited != 0;
+        let app_limited = self.ctx.app_limited != 0;
         let first_tx = self.first_tx;
         let seg = if want_retx {
             let idx = self.queue.iter().position(|s| s.lost && !s.retrans).expect("lost_out > retrans_out");
@@ -807,6 +817,9 @@ impl Connection {
             }
             if idx == 0 {
                 self.rto_deadline = Some(now + dur(self.rto.rto()));
+            }
+            if self.rto_episode.is_some() {
+                self.rto_last_resend = now;
             }
             self.record(now, TraceEvent::Retransmit, seq, len);
             (seq, len, true)
@@ -888,16 +901,6 @@ impl Connection {
     /// BBR mode, when BBR is the controller.
     pub fn bbr_mode(&self) -> Option<BbrMode> {
         self.cc.bbr_mode()
-    }
-}
-
-trait OptExt {
-    fn is_none_or_le(&self, v: u64) -> bool;
-}
-
-impl OptExt for Option<u64> {
-    fn is_none_or_le(&self, v: u64) -> bool {
-        self.map_or(true, |x| x <= v)
     }
 }
 

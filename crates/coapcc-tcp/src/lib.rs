@@ -39,6 +39,7 @@ pub mod cc;
 pub mod config;
 pub mod conn;
 pub mod pipe;
+mod rate;
 pub mod recv;
 pub mod rtt;
 pub mod segment;

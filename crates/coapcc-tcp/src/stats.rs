@@ -38,6 +38,11 @@ pub struct Counters {
     /// Summed over those RTOs: seconds from the RTO to the end of its episode (the go-back-N
     /// resending of everything outstanding at the RTO, until it is all acknowledged).
     pub rto_episode_s: f64,
+    /// Summed over the same RTOs: seconds from the RTO to the last retransmission of its
+    /// episode, the time the sender spends resending what was outstanding (the thesis's
+    /// "each RTO is followed by roughly 5 s of resending"); 0 for an RTO that resent only
+    /// the first unacknowledged segment.
+    pub rto_resend_s: f64,
     /// New data segments (first transmissions) sent after the first duplicate ACK arrived.
     pub new_after_first_dupack: u64,
     /// Data segments retransmitted in fast recovery (the fast retransmits included).

@@ -349,3 +349,35 @@ fn rto_backoff_rule_on_a_hand_made_loss_sequence() {
         assert!(r.server.rto_episode_s > first, "{mode}");
     }
 }
+
+#[test]
+fn rto_resending_and_loss_episode_on_a_hand_made_loss_sequence() {
+    // A 12-segment response on a fast link (0.1 s each way): the initial window (segments
+    // 1-4) is lost, nothing else. RTO 1 resends 1 alone (cwnd 1); the receiver holds its ACK
+    // for the 200 ms delayed-ACK timer (one segment, in order), so the ACK is back 0.4 s
+    // after the RTO; 2 and 3 go out (cwnd 2) and their ACK, at once (two full segments), is
+    // back 0.6 s after the RTO; 4 goes out with the new 5-7 (cwnd 4), the last resend. The
+    // ACK of 4 and 5 (two full segments, at once) covers everything sent before the RTO
+    // 0.8 s after it. So the RTO is followed by 0.6 s of resending (`rto_resend_s`) and a
+    // 0.8 s loss episode (`rto_episode_s`).
+    let seg = |k: u64| 1 + 256 * (k - 1);
+    let mut p = Pipe::new(&helsinki("newreno"), fast_link(0.1), 1).unwrap();
+    p.server.enable_trace();
+    p.set_drop_rule(move |d, s, _| d == Dir::Down && s.len > 0 && !s.retransmission && s.seq <= seg(4));
+    let r = p.transfer(12 * 256).unwrap();
+    assert_eq!(r.client.bytes_delivered, 12 * 256);
+    assert_eq!(r.server.rto_expiries, 1);
+    assert_eq!(r.server.rto_episodes, 1);
+    let t = &r.server_trace;
+    let rto = t.iter().find(|x| x.event == TraceEvent::Rto).unwrap().time;
+    let resent: Vec<(u64, f64)> =
+        t.iter().filter(|x| x.event == TraceEvent::Retransmit).map(|x| (x.seq, (x.time - rto).as_secs_f64())).collect();
+    let want = [(seg(1), 0.0), (seg(2), 0.4), (seg(3), 0.4), (seg(4), 0.6)];
+    assert_eq!(resent.len(), want.len(), "{resent:?}");
+    for ((s, dt), (ws, wdt)) in resent.iter().zip(want) {
+        assert_eq!(*s, ws);
+        assert!(close(*dt, wdt, 1e-4), "segment at {s}: {dt} s after the RTO, want {wdt}");
+    }
+    assert!(close(r.server.rto_resend_s, 0.6, 1e-4), "{}", r.server.rto_resend_s);
+    assert!(close(r.server.rto_episode_s, 0.8, 1e-4), "{}", r.server.rto_episode_s);
+}

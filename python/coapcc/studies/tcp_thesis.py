@@ -6,9 +6,10 @@ per-flow columns the TCP transport reports (``docs/tcp.md``):
 - ``new_after_first_dupack``: new data segments the server sent after the first duplicate ACK;
 - ``recovery_retransmits``, ``recovery_rounds``: segments retransmitted in fast recovery and
   its round trips (the ACKs that advanced the cumulative ACK point in it);
-- ``rto_expiries``, ``rto_episode_s``: retransmission timeouts and the mean length of their
-  loss episodes (from the RTO until everything sent before it is acknowledged, or the next
-  RTO).
+- ``rto_expiries``, ``rto_episode_s``, ``rto_resend_s``: retransmission timeouts, the mean
+  length of their loss episodes (from the RTO until everything sent before it is
+  acknowledged, or the next RTO), and the mean time from an RTO to the last segment its
+  episode resent (the resending itself).
 
 Pooled over the selected flows (every flow of every replication), as the thesis pools its
 runs. ``None`` when the selection has no flow (or, for a ratio, no denominator).
@@ -23,6 +24,7 @@ __all__ = [
     "new_data_before_first_dupack",
     "retransmissions_per_recovery_round",
     "seconds_per_rto_episode",
+    "seconds_resending_per_rto",
 ]
 
 
@@ -66,9 +68,22 @@ def retransmissions_per_recovery_round(results, *, where: Mapping[str, Any] | No
 def seconds_per_rto_episode(results, *, where: Mapping[str, Any] | None = None) -> float | None:
     """Mean loss episode per retransmission timeout, seconds: each flow's mean episode
     weighted by its RTOs ("each RTO is followed by roughly 5 s of resending")."""
+    return _per_rto(results, where, "rto_episode_s")
+
+
+def _per_rto(results, where, column: str) -> float | None:
     df = _flows(results, where)
-    if not _need(df, "rto_expiries", "rto_episode_s"):
+    if not _need(df, "rto_expiries", column):
         return None
-    df = df[df["rto_episode_s"].notna() & (df["rto_expiries"] > 0)]
+    df = df[df[column].notna() & (df["rto_expiries"] > 0)]
     n = float(df["rto_expiries"].sum())
-    return None if n <= 0 else float((df["rto_episode_s"] * df["rto_expiries"]).sum()) / n
+    return None if n <= 0 else float((df[column] * df["rto_expiries"]).sum()) / n
+
+
+def seconds_resending_per_rto(results, *, where: Mapping[str, Any] | None = None) -> float | None:
+    """Mean seconds of resending after a retransmission timeout: from the RTO to the last
+    segment its loss episode retransmitted, each flow's mean weighted by its RTOs ("each RTO
+    is followed by roughly 5 s of resending": the go-back-N resending of what was
+    outstanding, which a sequence plot shows as retransmissions; the wait for their ACKs
+    after the last one is not resending)."""
+    return _per_rto(results, where, "rto_resend_s")

@@ -150,6 +150,7 @@ struct Totals {
     first_rto_at_s: Option<f64>,
     rto_episodes: u64,
     rto_episode_s: f64,
+    rto_resend_s: f64,
     new_after_first_dupack: u64,
     recovery_retransmits: u64,
     recovery_rounds: u64,
@@ -167,6 +168,7 @@ impl Totals {
         self.first_rto_at_s = self.first_rto_at_s.or(s.first_rto_at_s);
         self.rto_episodes += s.rto_episodes;
         self.rto_episode_s += s.rto_episode_s;
+        self.rto_resend_s += s.rto_resend_s;
         self.new_after_first_dupack += s.new_after_first_dupack;
         self.recovery_retransmits += s.recovery_retransmits;
         self.recovery_rounds += s.recovery_rounds;
@@ -351,6 +353,7 @@ impl Protocol<Flows> for Tcp {
                     _ => None,
                 }),
                 rto_episode_s: Some((tot.rto_episodes > 0).then(|| tot.rto_episode_s / tot.rto_episodes as f64)),
+                rto_resend_s: Some((tot.rto_episodes > 0).then(|| tot.rto_resend_s / tot.rto_episodes as f64)),
                 new_after_first_dupack: Some(tot.new_after_first_dupack),
                 recovery_retransmits: Some(tot.recovery_retransmits),
                 recovery_rounds: Some(tot.recovery_rounds),

@@ -102,8 +102,11 @@ impl SimReport {
                 cols.push((name, FlowColumn::OptU64(f.iter().map(get).collect())));
             }
         }
-        let times: [(&'static str, GetF); 2] =
-            [("first_rto_s", |x| x.first_rto_s), ("rto_episode_s", |x| x.rto_episode_s)];
+        let times: [(&'static str, GetF); 3] = [
+            ("first_rto_s", |x| x.first_rto_s),
+            ("rto_episode_s", |x| x.rto_episode_s),
+            ("rto_resend_s", |x| x.rto_resend_s),
+        ];
         for (name, get) in times {
             if f.iter().any(|x| get(x).is_some()) {
                 cols.push((name, FlowColumn::OptF64(f.iter().map(|x| get(x).flatten()).collect())));

@@ -115,6 +115,10 @@ pub struct FlowReport {
     /// (`null` without an RTO).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rto_episode_s: Option<Option<f64>>,
+    /// TCP only: mean seconds from a data RTO to the last retransmission of its loss
+    /// episode, the time spent resending what was outstanding (`null` without an RTO).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rto_resend_s: Option<Option<f64>>,
     /// TCP only: new data segments the server sent after the first duplicate ACK arrived.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub new_after_first_dupack: Option<u64>,
@@ -148,6 +152,7 @@ impl FlowReport {
             bytes_delivered: None,
             first_rto_s: None,
             rto_episode_s: None,
+            rto_resend_s: None,
             new_after_first_dupack: None,
             recovery_retransmits: None,
             recovery_rounds: None,

@@ -35,6 +35,7 @@ fn flow(client: u32, tcp: bool) -> FlowReport {
         f.bytes_delivered = Some(999);
         f.first_rto_s = Some(if client == 0 { None } else { Some(13.5) });
         f.rto_episode_s = Some(None);
+        f.rto_resend_s = Some(if client == 0 { None } else { Some(4.5) });
         f.new_after_first_dupack = Some(4);
         f.recovery_retransmits = Some(5);
         f.recovery_rounds = Some(6);

@@ -1,18 +1,21 @@
-//! TCP BBR v1, following Linux's `tcp_bbr.c` (kernels 4.9-5.x): Startup, Drain, ProbeBW with
-//! the 8-phase gain cycle, ProbeRTT; BtlBw as a max filter over `bw_rounds` round trips,
-//! RTprop as a min filter over `min_rtt_window`; pacing; the `cwnd_min` floor; packet
-//! conservation in the first round of recovery and the cwnd restore after it. On an RTO the
-//! core sets cwnd to 1 and marks everything lost (go-back-N, as Linux); BBR resets its
-//! full-bandwidth counter, treats the RTO as a round start and restores the saved cwnd when
-//! the loss episode ends. Linux's long-term ("policer") bandwidth sampling (`bbr_lt_bw_sampling`)
-//! is modelled (`lt_sampling`): after a loss, two sampling intervals of 4-16 round trips with a
-//! loss rate of at least 20 % and delivery rates within 1/8 (or 4 kbit/s) of each other make
-//! BBR pace at their average, with gain 1, for 48 round trips.
-
-use std::collections::VecDeque;
+//! TCP BBR v1, following Linux's `tcp_bbr.c` as of 4.15 (the same in what matters here from
+//! 4.9 to 4.18): Startup, Drain, ProbeBW with the 8-phase gain cycle, ProbeRTT; BtlBw as
+//! Linux's windowed running maximum (`lib/win_minmax.c`, [`super::minmax`]) over `bw_rounds`
+//! round trips, RTprop as a min filter over `min_rtt_window`; pacing; the `cwnd_min` floor;
+//! packet conservation in the first round of recovery and the cwnd restore after it. The
+//! gains are state, set at the transitions where Linux sets them. While in ProbeRTT every
+//! segment sent gives an application-limited rate sample (`tp->app_limited`, kept in
+//! [`CcCtx::app_limited`]). On an RTO the core sets cwnd to 1 and marks everything lost
+//! (go-back-N, as Linux); BBR resets its full-bandwidth counter, treats the RTO as a round
+//! start and restores the saved cwnd when the loss episode ends. Linux's long-term
+//! ("policer") bandwidth sampling (`bbr_lt_bw_sampling`) is modelled (`lt_sampling`): after a
+//! loss, two sampling intervals of 4-16 round trips with a loss rate of at least 20 % and
+//! delivery rates within 1/8 (or 4 kbit/s) of each other make BBR pace at their average,
+//! with gain 1, for 48 round trips; an application-limited sample restarts the sampling.
 
 use coapcc_cc::{Entropy, Instant, SplitMix64};
 
+use super::minmax::MinMax;
 use super::{CaState, CcCtx, RateSample, TcpCongestionControl, INFINITE_SSTHRESH};
 use crate::config::{BbrParams, CycleStart, TcpConfig};
 
@@ -64,8 +67,9 @@ impl BbrMode {
 pub struct Bbr {
     p: BbrParams,
     mode: BbrMode,
-    /// Max filter: (round, bw in segments/s), decreasing bw.
-    bw: VecDeque<(u64, f64)>,
+    /// BtlBw: Linux's windowed running maximum (`lib/win_minmax.c`) of the delivery rate in
+    /// segments/s over `bw_rounds` round trips.
+    bw: MinMax,
     min_rtt: Option<f64>,
     min_rtt_stamp: Instant,
     rtt_cnt: u64,
@@ -98,9 +102,15 @@ struct LongTerm {
     /// Segments per second.
     bw: f64,
     rtt_cnt: u32,
-    last_stamp: Instant,
+    /// Interval start, whole milliseconds of `delivered_time` (Linux `lt_last_stamp`).
+    last_stamp_ms: u64,
     last_delivered: u64,
     last_lost: u64,
+}
+
+/// Whole milliseconds of `t` (Linux's `div_u64(tp->delivered_mstamp, USEC_PER_MSEC)`).
+fn ms(t: Instant) -> u64 {
+    t.as_nanos() / 1_000_000
 }
 
 fn secs(s: f64) -> core::time::Duration {
@@ -113,7 +123,7 @@ impl Bbr {
         Bbr {
             p,
             mode: BbrMode::Startup,
-            bw: VecDeque::new(),
+            bw: MinMax::default(),
             min_rtt: None,
             min_rtt_stamp: Instant::ZERO,
             rtt_cnt: 0,
@@ -154,8 +164,13 @@ impl Bbr {
         self.lt.use_bw
     }
 
+    /// Whether a long-term sampling interval is under way (Linux `lt_is_sampling`).
+    pub fn lt_is_sampling(&self) -> bool {
+        self.lt.is_sampling
+    }
+
     fn reset_lt_interval(&mut self, ctx: &CcCtx) {
-        self.lt.last_stamp = ctx.delivered_time;
+        self.lt.last_stamp_ms = ms(ctx.delivered_time);
         self.lt.last_delivered = ctx.delivered;
         self.lt.last_lost = ctx.lost;
         self.lt.rtt_cnt = 0;
@@ -228,12 +243,12 @@ impl Bbr {
         if delivered == 0 || (lost as f64) < LT_LOSS_THRESH * delivered as f64 {
             return;
         }
-        // Linux counts the interval in whole milliseconds.
-        let t = (ctx.delivered_time.saturating_since(self.lt.last_stamp).as_millis()) as f64 / 1e3;
-        if t < 1e-3 {
+        // Linux counts the interval in whole milliseconds of both stamps.
+        let t_ms = ms(ctx.delivered_time).saturating_sub(self.lt.last_stamp_ms);
+        if t_ms < 1 {
             return;
         }
-        self.lt_interval_done(ctx, delivered as f64 / t);
+        self.lt_interval_done(ctx, delivered as f64 / (t_ms as f64 / 1e3));
     }
 
     /// Current mode.
@@ -258,7 +273,7 @@ impl Bbr {
 
     /// BtlBw estimate in segments per second.
     pub fn max_bw(&self) -> f64 {
-        self.bw.front().map(|x| x.1).unwrap_or(0.0)
+        self.bw.get()
     }
 
     /// RTprop estimate, seconds.
@@ -308,12 +323,30 @@ impl Bbr {
         }
     }
 
+    // The gains are state, set where Linux sets them (`bbr_reset_startup_mode`,
+    // `bbr_check_drain`, `bbr_reset_probe_bw_mode`, `bbr_advance_cycle_phase`, ProbeRTT's
+    // entry in `bbr_update_min_rtt`, `bbr_lt_bw_interval_done`), and kept between.
+
     fn reset_startup(&mut self) {
         self.mode = BbrMode::Startup;
+        self.pacing_gain = self.p.high_gain;
+        self.cwnd_gain = self.p.high_gain;
+    }
+
+    /// The ProbeBW phase's pacing gain (Linux 4.13+ `bbr_advance_cycle_phase`): 1 while the
+    /// long-term rate is in use.
+    fn cycle_gain(&self) -> f64 {
+        if self.lt.use_bw {
+            1.0
+        } else {
+            CYCLE_GAINS[self.cycle_idx]
+        }
     }
 
     fn reset_probe_bw(&mut self, ctx: &CcCtx, rng: &mut SplitMix64) {
         self.mode = BbrMode::ProbeBw;
+        self.pacing_gain = 1.0;
+        self.cwnd_gain = self.p.cwnd_gain;
         match self.p.cycle_start {
             CycleStart::Random => {
                 // Linux: idx = 7 - rand(0..7) ∈ 1..=7, then advanced once: never phase 1 (3/4).
@@ -324,6 +357,7 @@ impl Bbr {
             CycleStart::Fixed(i) => {
                 self.cycle_idx = usize::from(i) & 7;
                 self.cycle_stamp = ctx.delivered_time;
+                self.pacing_gain = self.cycle_gain();
             }
         }
     }
@@ -331,6 +365,7 @@ impl Bbr {
     fn advance_cycle(&mut self, ctx: &CcCtx) {
         self.cycle_idx = (self.cycle_idx + 1) & 7;
         self.cycle_stamp = ctx.delivered_time;
+        self.pacing_gain = self.cycle_gain();
     }
 
     fn reset_mode(&mut self, ctx: &CcCtx, rng: &mut SplitMix64) {
@@ -339,18 +374,6 @@ impl Bbr {
         } else {
             self.reset_startup();
         }
-    }
-
-    fn update_gains(&mut self) {
-        let (pg, cg) = match self.mode {
-            BbrMode::Startup => (self.p.high_gain, self.p.high_gain),
-            BbrMode::Drain => (self.p.drain_gain, self.p.high_gain),
-            BbrMode::ProbeBw if self.lt.use_bw => (1.0, self.p.cwnd_gain),
-            BbrMode::ProbeBw => (CYCLE_GAINS[self.cycle_idx], self.p.cwnd_gain),
-            BbrMode::ProbeRtt => (1.0, 1.0),
-        };
-        self.pacing_gain = pg;
-        self.cwnd_gain = cg;
     }
 
     fn update_bw(&mut self, ctx: &CcCtx, rs: &RateSample, rng: &mut SplitMix64) {
@@ -367,24 +390,8 @@ impl Bbr {
         self.lt_sampling(ctx, rs.losses, rs.is_app_limited, rng);
         let bw = rs.delivered as f64 / rs.interval;
         if !rs.is_app_limited || bw >= self.max_bw() {
-            // Running max over the last bw_rounds rounds.
-            let round = self.rtt_cnt;
-            let window = u64::from(self.p.bw_rounds);
-            while let Some(&(r, _)) = self.bw.front() {
-                if r + window <= round {
-                    self.bw.pop_front();
-                } else {
-                    break;
-                }
-            }
-            while let Some(&(_, b)) = self.bw.back() {
-                if b <= bw {
-                    self.bw.pop_back();
-                } else {
-                    break;
-                }
-            }
-            self.bw.push_back((round, bw));
+            // Linux keeps the round count in a u32 (`bbr->rtt_cnt`).
+            self.bw.running_max(self.p.bw_rounds, self.rtt_cnt as u32, bw);
         }
     }
 
@@ -419,6 +426,8 @@ impl Bbr {
     fn check_drain(&mut self, ctx: &mut CcCtx, rng: &mut SplitMix64) {
         if self.mode == BbrMode::Startup && self.full_bw_reached {
             self.mode = BbrMode::Drain;
+            self.pacing_gain = self.p.drain_gain;
+            self.cwnd_gain = self.p.high_gain;
             ctx.ssthresh = self.target_cwnd(self.max_bw(), 1.0);
         }
         if self.mode == BbrMode::Drain && ctx.in_flight <= self.target_cwnd(self.max_bw(), 1.0) {
@@ -436,10 +445,16 @@ impl Bbr {
         }
         if expired && self.mode != BbrMode::ProbeRtt {
             self.mode = BbrMode::ProbeRtt;
+            self.pacing_gain = 1.0;
+            self.cwnd_gain = 1.0;
             self.save_cwnd(ctx);
             self.probe_rtt_done = None;
         }
         if self.mode == BbrMode::ProbeRtt {
+            // Linux: "Ignore low rate samples during this mode": every segment sent from now
+            // until everything now in flight is delivered gives an application-limited rate
+            // sample (which also restarts the long-term sampler).
+            ctx.app_limited = (ctx.delivered + u64::from(ctx.in_flight)).max(1);
             match self.probe_rtt_done {
                 None if ctx.in_flight <= self.p.cwnd_min => {
                     self.probe_rtt_done = Some(now + secs(self.p.probe_rtt_time));
@@ -526,7 +541,6 @@ impl TcpCongestionControl for Bbr {
         self.init_pacing_from_rtt(ctx);
         self.reset_startup();
         self.reset_lt(ctx);
-        self.update_gains();
     }
 
     fn ssthresh(&mut self, ctx: &CcCtx) -> u32 {
@@ -554,7 +568,6 @@ impl TcpCongestionControl for Bbr {
         self.check_full_bw(rs);
         self.check_drain(ctx, rng);
         self.update_min_rtt(ctx, rs, now, rng);
-        self.update_gains();
         self.set_pacing_rate(ctx);
         self.set_cwnd(ctx, rs);
         true

@@ -3,6 +3,7 @@
 //! the controller at the same points Linux does.
 
 pub mod bbr;
+pub mod minmax;
 pub mod newreno;
 
 use coapcc_cc::{Instant, SplitMix64};
@@ -58,6 +59,11 @@ pub struct CcCtx {
     /// Segments marked lost so far, a retransmission lost again counted again (Linux
     /// `tp->lost`).
     pub lost: u64,
+    /// Linux `tp->app_limited`: 0, or the `delivered` count up to which rate samples are
+    /// application-limited. The sender sets it when it runs out of data
+    /// (`tcp_rate_check_app_limited`), BBR while in ProbeRTT (`bbr_update_min_rtt`); it is
+    /// cleared once `delivered` passes it (`tcp_rate_gen`).
+    pub app_limited: u64,
     /// Current state.
     pub ca_state: CaState,
     /// Whether the window limited sending recently (Linux `tcp_is_cwnd_limited`).

@@ -154,7 +154,9 @@ async fn ipv6_loopback_and_dual_stack_default() {
 #[tokio::test]
 async fn errors_are_reported_not_panicked() {
     let err = |r: anyhow::Result<(ClientSummary, Vec<Value>)>| format!("{:#}", r.expect_err("an error"));
-    assert!(err(client("coaps://127.0.0.1/x", &[]).await).contains("only coap://"));
+    let scheme = err(client("coaps://127.0.0.1/x", &[]).await);
+    assert!(scheme.contains("use coap:// (CoAP over UDP) or coap+tcp:// (CoAP over TCP)"), "{scheme}");
+    assert!(err(client("coap://127.0.0.1/x", &["--nstart", "0"]).await).contains("--nstart must be at least 1"));
     assert!(err(client("coap://127.0.0.1/x", &["--cc", "nope"]).await).contains("unknown algorithm"));
     assert!(err(client("coap://127.0.0.1/x", &["--block-size", "100"]).await).contains("--block-size"));
     assert!(bind_udp("not an address").await.is_err());

@@ -71,6 +71,7 @@ use std::sync::Arc;
 use coapcc_cc::{CongestionControl, Entropy, Instant, SplitMix64};
 use core::time::Duration;
 
+pub use block::accept_block2;
 pub use config::{DuplicateMode, EndpointConfig, LifetimeMode, TransmissionParams};
 pub use echo::ECHO;
 pub use observe::{Observers, Registered};

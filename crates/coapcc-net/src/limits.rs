@@ -7,7 +7,7 @@
 //! | state | bound |
 //! |---|---|
 //! | delayed (`/slow`) answers | `max_delayed` in all, `max_delayed_per_peer` per client (UDP: address and port; TCP: address), `max_delayed_per_connection` per TCP connection; beyond, 5.03 at once. A TCP connection's delayed answers end with it. |
-//! | TCP connections | `max_connections`; when full, the least recently active idle connection is closed (Release) to admit a new one, and a new one is refused only when every connection is working (libcoap's `coap_context_set_max_idle_sessions`, `src/coap_session.c`) |
+//! | TCP connections | `accept_rate` new ones per second; `max_connections` at once; when full, the least recently active idle connection is closed (Release) to admit a new one, and a new one is refused only when every connection is working (libcoap's `coap_context_set_max_idle_sessions`, `src/coap_session.c`) |
 //! | a TCP connection's time | `csm_timeout` for the peer's CSM, `frame_timeout` for a frame once started, `idle_timeout` without a frame or pending work (libcoap's `coap_context_set_session_timeout`, 300 s, `src/coap_io.c`; Californium's `TCP.CONNECTION_IDLE_TIMEOUT`) |
 //! | partial TCP frames | `max_buffered` bytes in all, beyond [`FREE_PARTIAL`] per connection; a connection that would exceed it is aborted |
 //! | Pings | `ping_rate` per second per connection (a burst of one second's worth); beyond, no Pong |
@@ -40,6 +40,10 @@ pub struct ServerLimits {
     pub max_delayed_per_connection: usize,
     /// TCP connections at once. Default 256.
     pub max_connections: usize,
+    /// TCP connections accepted per second (a burst of a tenth of a second's worth); further ones wait in
+    /// the kernel's accept queue, so connection churn cannot take the server from the
+    /// connections it serves. Default 100 (a burst of 10).
+    pub accept_rate: f64,
     /// A TCP connection without a frame from the peer and without pending work for this long
     /// is closed with Release. Default 300 s (libcoap's session timeout).
     pub idle_timeout: Duration,
@@ -47,7 +51,7 @@ pub struct ServerLimits {
     pub csm_timeout: Duration,
     /// A frame must arrive whole within this time of its first byte. Default 10 s.
     pub frame_timeout: Duration,
-    /// Bytes of partial frames in all, beyond [`FREE_PARTIAL`] per connection. Default 16 MiB.
+    /// Bytes of partial frames in all, beyond [`FREE_PARTIAL`] per connection. Default 8 MiB.
     pub max_buffered: usize,
     /// Pings answered per second per TCP connection (burst: one second's worth); beyond, no
     /// Pong. Default 10.
@@ -70,10 +74,11 @@ impl Default for ServerLimits {
             max_delayed_per_peer: 16,
             max_delayed_per_connection: 8,
             max_connections: 256,
+            accept_rate: 100.0,
             idle_timeout: Duration::from_secs(300),
             csm_timeout: Duration::from_secs(10),
             frame_timeout: Duration::from_secs(10),
-            max_buffered: 16 << 20,
+            max_buffered: 8 << 20,
             ping_rate: 10.0,
             transfers: TransferLimits::default(),
             max_observations: 64,

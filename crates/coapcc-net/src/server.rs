@@ -105,6 +105,10 @@ pub struct ServerArgs {
     /// is closed to admit a new one; a new one is refused only when all are working.
     #[arg(long, default_value_t = 256, value_name = "N")]
     pub max_connections: usize,
+    /// TCP: connections accepted per second (a burst of a tenth of a second's worth); the
+    /// others wait in the kernel's accept queue.
+    #[arg(long, default_value_t = 100.0, value_name = "N")]
+    pub accept_rate: f64,
     /// TCP: close a connection that sent no frame and has nothing pending for this long.
     #[arg(long, default_value_t = 300.0, value_name = "SECS")]
     pub idle_timeout: f64,
@@ -117,7 +121,7 @@ pub struct ServerArgs {
     pub frame_timeout: f64,
     /// TCP: most bytes of partial frames buffered over all connections (each connection may
     /// hold 16 KiB besides); a connection that would exceed it is aborted.
-    #[arg(long, default_value_t = 16 << 20, value_name = "BYTES")]
+    #[arg(long, default_value_t = 8 << 20, value_name = "BYTES")]
     pub max_buffered: usize,
     /// TCP: Pings answered per second per connection (a burst of one second's worth); the
     /// rest get no Pong.
@@ -172,11 +176,15 @@ impl ServerArgs {
         if !(self.ping_rate.is_finite() && self.ping_rate >= 0.0 && self.ping_rate <= 1e9) {
             bail!("--ping-rate must be a number of Pings per second from 0 to 1e9, got {}", self.ping_rate);
         }
+        if !(self.accept_rate.is_finite() && self.accept_rate >= 1.0 && self.accept_rate <= 1e9) {
+            bail!("--accept-rate must be a number of connections per second from 1 to 1e9, got {}", self.accept_rate);
+        }
         Ok(ServerLimits {
             max_delayed: at_least_one("--max-delayed", self.max_delayed)?,
             max_delayed_per_peer: at_least_one("--max-delayed-per-peer", self.max_delayed_per_peer)?,
             max_delayed_per_connection: at_least_one("--max-delayed-per-connection", self.max_delayed_per_connection)?,
             max_connections: at_least_one("--max-connections", self.max_connections)?,
+            accept_rate: self.accept_rate,
             idle_timeout: secs("--idle-timeout", self.idle_timeout, false)?,
             csm_timeout: secs("--csm-timeout", self.csm_timeout, false)?,
             frame_timeout: secs("--frame-timeout", self.frame_timeout, false)?,

@@ -266,7 +266,7 @@ impl Conn {
             }
             let m = entry.remove();
             self.shared().delayed.lock().expect("delayed lock").give_back(&self.held.peer.ip(), 1);
-            writer.send(&m).await?;
+            writer.queue(&m);
         }
         let epoch = self.shared().epoch;
         let due: Vec<Token> = self.held.observations.iter().filter(|(_, o)| o.next <= now).map(|(t, _)| *t).collect();
@@ -278,9 +278,9 @@ impl Conn {
             m.options.set_uint(option::OBSERVE, u64::from(o.seq));
             o.seq = (o.seq + 1) & 0x00FF_FFFF;
             o.next = epoch + o.period * (n as u32 + 1);
-            writer.send(&m).await?;
+            writer.queue(&m);
         }
-        Ok(())
+        writer.flush().await
     }
 
     async fn run<R, W>(
@@ -299,30 +299,55 @@ impl Conn {
         let opened = TInstant::now();
         let mut last_frame = opened;
         let mut partial_since: Option<TInstant> = None;
+        // Not read before this instant (a Ping flood's pause).
+        let mut read_from = opened;
         loop {
-            let mut progressed = false;
-            while let Some(inbound) = reader.try_next()? {
-                progressed = true;
+            // At most FRAMES_PER_TURN frames, their answers written at once; then the other
+            // connections have their turn (a peer pipelining or flooding frames cannot keep
+            // the server to itself).
+            let mut frames = 0;
+            while frames < FRAMES_PER_TURN {
+                let Some(inbound) = reader.try_next()? else { break };
+                frames += 1;
                 last_frame = TInstant::now();
                 match inbound {
                     Inbound::Request(req) => {
                         let caps = *reader.peer();
                         if let Some(m) = self.request(req, &caps) {
-                            writer.send(&m).await?;
+                            writer.queue(&m);
                         }
                     }
                     Inbound::Ping(p) => {
                         if self.pings.allow(self.now_cc(last_frame)) {
-                            writer.send(&TcpMessage::pong(&p)).await?;
+                            writer.queue(&TcpMessage::pong(&p));
                         } else {
+                            // No Pong, and the connection is not read until this Ping would
+                            // have been within the rate: TCP flow control then slows a
+                            // flooding peer to the rate, at no cost to the others.
                             self.shared().stat(|s| s.pings_dropped += 1);
+                            let pause = Duration::from_secs_f64(
+                                (1.0 / limits.ping_rate).min(limits.idle_timeout.as_secs_f64()),
+                            );
+                            read_from = read_from.max(last_frame) + pause;
                         }
                     }
                     Inbound::Pong(_) | Inbound::Response(_) => {}
-                    Inbound::Release(_) => return Ok("release"),
+                    Inbound::Release(_) => {
+                        writer.flush().await?;
+                        return Ok("release");
+                    }
                     Inbound::Closed => return Ok("closed"),
                 }
+                if writer.queued() > FLUSH_AT {
+                    writer.flush().await?;
+                }
             }
+            writer.flush().await?;
+            if frames == FRAMES_PER_TURN {
+                tokio::task::yield_now().await;
+                continue;
+            }
+            let progressed = frames > 0;
             let now = TInstant::now();
             let buffered = reader.buffered();
             self.held.charge(buffered)?;
@@ -343,12 +368,14 @@ impl Conn {
             let deadline = deadlines.into_iter().flatten().min_by_key(|(t, _)| *t);
             let deadline_at = deadline.as_ref().map(|(t, _)| *t);
             let due = self.next_due();
+            let paused = read_from > now;
             tokio::select! {
-                r = reader.fill() => {
+                r = reader.fill(), if !paused => {
                     if let Some(Inbound::Closed) = r? {
                         return Ok("closed");
                     }
                 }
+                _ = tokio::time::sleep_until(read_from), if paused => {}
                 _ = tokio::time::sleep_until(due.unwrap_or(now)), if due.is_some() => self.send_due(writer).await?,
                 _ = tokio::time::sleep_until(deadline_at.unwrap_or(now)), if deadline_at.is_some() => {
                     return Err(deadline.expect("a deadline").1);
@@ -358,6 +385,12 @@ impl Conn {
         }
     }
 }
+
+/// Frames a connection handles before the others have their turn.
+const FRAMES_PER_TURN: usize = 64;
+
+/// Answers queued beyond this many bytes are written at once.
+const FLUSH_AT: usize = 64 * 1024;
 
 fn more(m: &TcpMessage) -> bool {
     matches!(m.block2(), Ok(Some(Block { more: true, .. })))

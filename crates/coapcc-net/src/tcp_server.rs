@@ -19,13 +19,15 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
+use coapcc_cc::Instant;
 use coapcc_proto::endpoint::{Observers, Response, Transfers};
-use coapcc_proto::tcp::{PeerCaps, TcpMessage};
+use coapcc_proto::tcp::{PeerCaps, RateLimit, TcpMessage};
 use coapcc_proto::{Block, Code};
 use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
+use crate::driver::to_instant;
 use crate::limits::{ServerLimits, Shares};
 use crate::log::LogSink;
 use crate::resources::Resources;
@@ -324,9 +326,19 @@ impl TcpServer {
         tokio::pin!(shutdown);
         let mut tasks = tokio::task::JoinSet::new();
         let mut next_id = 0u64;
+        let rate = self.shared.limits.accept_rate;
+        let mut accepts = RateLimit::new(rate, (rate / 10.0).max(1.0), Instant::ZERO);
+        // Not accepting before this instant (over the accept rate).
+        let mut accept_from = tokio::time::Instant::now();
         loop {
+            let now = tokio::time::Instant::now();
+            let waiting = accept_from > now;
             tokio::select! {
-                r = self.listener.accept() => {
+                _ = tokio::time::sleep_until(accept_from), if waiting => {}
+                r = self.listener.accept(), if !waiting => {
+                    if !accepts.allow(to_instant(now.saturating_duration_since(self.shared.epoch))) {
+                        accept_from = now + std::time::Duration::from_secs_f64(1.0 / rate);
+                    }
                     let (stream, peer) = match r {
                         Ok(x) => x,
                         Err(e) => { eprintln!("coapcc server: accept failed: {e}"); continue; }

@@ -249,8 +249,27 @@ impl<W: AsyncWrite + Unpin> FrameWriter<W> {
 
     /// Send one message.
     pub async fn send(&mut self, m: &TcpMessage) -> Result<(), SessionError> {
-        self.buf.clear();
+        self.queue(m);
+        self.flush().await
+    }
+
+    /// Add one message to what the next [`FrameWriter::flush`] writes (a server answering a
+    /// batch of pipelined requests writes their answers at once, not one system call each).
+    pub fn queue(&mut self, m: &TcpMessage) {
         m.encode(&mut self.buf);
+        self.frames += 1;
+    }
+
+    /// Bytes queued and not written yet.
+    pub fn queued(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Write what was queued, within the write timeout.
+    pub async fn flush(&mut self) -> Result<(), SessionError> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
         let t = self.timeout;
         match tokio::time::timeout(t, async {
             self.inner.write_all(&self.buf).await?;
@@ -261,8 +280,8 @@ impl<W: AsyncWrite + Unpin> FrameWriter<W> {
             Ok(r) => r?,
             Err(_) => return Err(SessionError::WriteTimeout(t)),
         }
-        self.frames += 1;
         self.bytes += self.buf.len() as u64;
+        self.buf.clear();
         // A large frame's buffer is not kept for the small ones that follow.
         if self.buf.capacity() > 64 * 1024 {
             self.buf = Vec::new();

@@ -133,33 +133,62 @@ impl Conn {
         if let Some(n) = unknown_critical_option(&req.options) {
             return Some(error(&req, Code::BAD_OPTION, &format!("unknown critical option {n}")));
         }
+        let mut req = req;
+        // BERT (RFC 8323 §6: SZX 7, 1024-byte units, several per message) in a Block2 request
+        // asks for the same offset as SZX 6.
+        if let Some((num, more, 7)) = raw_block(&req.options, option::BLOCK2) {
+            req.options.set(option::BLOCK2, option::encode_uint(block_value(num, more, 6)));
+        }
         let Ok(block2) = req.block2() else {
             return Some(error(&req, Code::BAD_OPTION, "bad Block2 option"));
         };
-        let mut req = req;
-        let mut block1 = None;
-        match req.block1() {
-            Err(_) => return Some(error(&req, Code::BAD_OPTION, "malformed Block1 option")),
-            Ok(Some(b)) => {
-                let key = resource_key(req.code, &req.options);
-                let step = self.shared().transfers.lock().expect("transfers lock").upload_block(
-                    now_cc,
-                    &id,
-                    key,
-                    b,
-                    &req.payload,
-                );
-                match step {
-                    Step::Answer(r) => return Some(fit_response(&req, &r, caps)),
+        // The Block1 option the final answer echoes (RFC 7959 §2.3).
+        let mut block1: Option<u64> = None;
+        if req.options.contains(option::BLOCK1) && raw_block(&req.options, option::BLOCK1).is_none() {
+            return Some(error(&req, Code::BAD_OPTION, "malformed Block1 option"));
+        }
+        if let Some((num, more, szx)) = raw_block(&req.options, option::BLOCK1) {
+            let key = resource_key(req.code, &req.options);
+            let mut transfers = self.shared().transfers.lock().expect("transfers lock");
+            // A BERT block is that many 1024-byte blocks, one after the other.
+            let (size, units): (usize, u32) = match szx {
+                7 => {
+                    if more && (req.payload.len() % 1024 != 0 || req.payload.is_empty()) {
+                        return Some(error(&req, Code::BAD_REQUEST, "BERT block size mismatch"));
+                    }
+                    (1024, req.payload.len().div_ceil(1024).max(1) as u32)
+                }
+                s => (16usize << s, 1),
+            };
+            let mut done = None;
+            for i in 0..units {
+                let Ok(b) = Block::new(num.saturating_add(i), more || i + 1 < units, szx.min(6)) else {
+                    return Some(error(&req, Code::BAD_OPTION, "malformed Block1 option"));
+                };
+                let from = (i as usize * size).min(req.payload.len());
+                let to = if szx == 7 { (from + size).min(req.payload.len()) } else { req.payload.len() };
+                match transfers.upload_block(now_cc, &id, key.clone(), b, &req.payload[from..to]) {
+                    Step::Answer(r) if r.code == Code::CONTINUE && i + 1 < units => {}
+                    Step::Answer(mut r) => {
+                        if r.code == Code::CONTINUE {
+                            r.options.set(option::BLOCK1, option::encode_uint(block_value(num, more, szx)));
+                        }
+                        return Some(fit_response(&req, &r, caps));
+                    }
                     Step::Complete(body) => {
-                        req.payload = body;
-                        req.options.remove(option::BLOCK1);
-                        req.options.remove(option::SIZE1);
-                        block1 = Some(b);
+                        done = Some(body);
+                        break;
                     }
                 }
             }
-            Ok(None) => {}
+            drop(transfers);
+            let Some(body) = done else {
+                return Some(error(&req, Code::REQUEST_ENTITY_INCOMPLETE, "Block1 out of sequence"));
+            };
+            req.payload = body;
+            req.options.remove(option::BLOCK1);
+            req.options.remove(option::SIZE1);
+            block1 = Some(block_value(num, false, szx));
         }
         let key = resource_key(req.code, &req.options);
         if keeps_representation(req.code) && block1.is_none() && block2.is_some_and(|b| b.num > 0) {
@@ -187,8 +216,8 @@ impl Conn {
         match action {
             Action::Respond(r) => {
                 let mut m = fit_response(&req, &r, caps);
-                if let Some(b) = block1 {
-                    let _ = m.set_block1(b);
+                if let Some(v) = block1 {
+                    m.options.set(option::BLOCK1, option::encode_uint(v));
                 }
                 if keeps_representation(req.code) && more(&m) {
                     let mut kept = r;
@@ -384,6 +413,22 @@ impl Conn {
             }
         }
     }
+}
+
+/// A Block option's (NUM, M, SZX), SZX 7 (BERT) included; `None` when absent or longer than
+/// 3 bytes.
+fn raw_block(options: &coapcc_proto::Options, number: u16) -> Option<(u32, bool, u8)> {
+    let v = options.get(number)?;
+    if v.len() > 3 {
+        return None;
+    }
+    let v = option::decode_uint(v)?;
+    Some(((v >> 4) as u32, v & 0x08 != 0, (v & 0x07) as u8))
+}
+
+/// The value of a Block option.
+fn block_value(num: u32, more: bool, szx: u8) -> u64 {
+    (u64::from(num) << 4) | (u64::from(more) << 3) | u64::from(szx)
 }
 
 /// Frames a connection handles before the others have their turn.

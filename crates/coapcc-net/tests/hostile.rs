@@ -344,6 +344,23 @@ async fn tcp_block_wise_echo_and_observe_state_per_connection() {
     srv.until("the kept representation ends with its last block", |_, u| u.transfers == 0).await;
     let (r, _) = client(&srv.uri("/echo"), &["-q"]).await;
     assert_eq!(r.unwrap().last_payload.unwrap(), body, "GET /echo after the POST");
+    // The same body uploaded in BERT blocks (RFC 8323 §6: SZX 7, NUM in 1024-byte units,
+    // several units per message), as aiocoap sends it: 2 units, then the last 952 bytes.
+    let mut bert = raw(srv.addr, 1 << 20).await;
+    for (num, more, part) in [(0u64, true, &body[..2048]), (2, false, &body[2048..])] {
+        let mut m = TcpMessage::new(Code::PUT).with_token(Token::from_u64(50 + num)).with_payload(part.to_vec());
+        m.options.add(option::URI_PATH, b"echo");
+        m.options.set(option::BLOCK1, option::encode_uint((num << 4) | (u64::from(more) << 3) | 7));
+        bert.write_all(&m.to_bytes()).await.unwrap();
+        let a = read_messages(&mut bert, 1).await.remove(0);
+        let echo = option::decode_uint(a.options.get(option::BLOCK1).unwrap()).unwrap();
+        assert_eq!(echo, (num << 4) | (u64::from(more) << 3) | 7, "the BERT option echoed");
+        if more {
+            assert_eq!(a.code, Code::CONTINUE);
+        } else {
+            assert_eq!((a.code, &a.payload), (Code::CHANGED, &body), "the whole body, reassembled");
+        }
+    }
     // Observe: the same token 64 times, then 64 new tokens, on one connection.
     let mut obs = Vec::new();
     for i in 0..64 {

@@ -261,8 +261,12 @@ async fn client_vs_aiocoap_server(link: Link) {
         let _ = std::fs::remove_file(&f);
         assert_eq!(r.last_code().as_deref(), Some("2.04"), "POST {n} bytes: {}", r.failures());
         assert_same(r.body.as_deref().unwrap_or_default(), &large(n), &format!("POST {n} bytes echoed by aiocoap"));
+        // The echo came back in the block size asked for (Block2 in the last Block1 block).
+        let sizes: Vec<u64> = r.exchanges().iter().filter_map(|e| e["block2"]["szx"].as_u64()).collect();
+        assert!(sizes.iter().all(|&z| 16 << z == bs as u64), "{n} bytes: Block2 sizes {sizes:?}");
         let r = our_client(&link, &uri(addr, "/echo"), &["--block-size", &bs_arg]).await;
-        assert_same(r.body.as_deref().unwrap_or_default(), &large(n), &format!("GET /echo after POST of {n} bytes"));
+        let what = format!("GET /echo after POST of {n} bytes ({})", r.failures());
+        assert_same(r.body.as_deref().unwrap_or_default(), &large(n), &what);
     }
     let r = our_client(&link, &uri(addr, "/.well-known/core"), &[]).await;
     assert!(r.text().contains("</hello>"));

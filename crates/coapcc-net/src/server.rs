@@ -326,6 +326,11 @@ impl Server {
         self.delayed.len()
     }
 
+    /// Observations of `/counter` the server notifies (never more than the endpoint holds).
+    pub fn observers(&self) -> usize {
+        self.observers.len()
+    }
+
     /// `/slow` answers waiting for `peer` (at most `--max-delayed-per-peer`).
     pub fn delayed_for(&self, peer: &SocketAddr) -> usize {
         self.delayed_shares.of(peer)
@@ -396,6 +401,11 @@ impl Server {
             if let Ok(true) = ep.observe(now, id, r) {
                 let next = Instant::from_nanos((n + 1) * period.as_nanos() as u64);
                 self.observers.insert(id, (next, period));
+                // A registration may have replaced an earlier one (same client and token): keep
+                // only those the endpoint still holds, so this map is as bounded as they are.
+                if self.observers.len() > ep.observations() {
+                    self.observers.retain(|id, _| ep.is_observing(*id));
+                }
             }
         } else {
             let _ = ep.respond(now, id, r);

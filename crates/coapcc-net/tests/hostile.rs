@@ -283,6 +283,11 @@ async fn tcp_conformance() {
         assert_eq!(s.last_code, Some(Code::BAD_OPTION), "option {n}");
         assert!(String::from_utf8_lossy(s.last_payload.as_deref().unwrap()).contains(n));
     }
+    // Requests are numbered from 1, as over UDP.
+    let (r, lines) = client(&srv.uri("/hello"), &["-n", "3", "-q"]).await;
+    assert_eq!(r.unwrap().success, 3);
+    let ids: Vec<u64> = lines.iter().filter(|l| l["type"] == "request").map(|l| l["id"].as_u64().unwrap()).collect();
+    assert_eq!(ids, [1, 2, 3]);
     let (r, _) = client(&srv.uri("/.well-known/core"), &["-q"]).await;
     let wkc = String::from_utf8(r.unwrap().last_payload.unwrap()).unwrap();
     // Each link is `<path>;attributes` (a title may hold a comma: split on '<').
@@ -532,6 +537,7 @@ async fn udp_one_socket_cannot_hold_every_observation() {
     })
     .await;
     assert!(server.endpoint().observations() <= 5, "{}", server.endpoint().observations());
+    assert!(server.observers() <= server.endpoint().observations(), "the server's own map is as bounded");
 }
 
 /// Probe item 5 over UDP: a POST of 3 000 bytes to `/echo` comes back whole, and `GET /echo`

@@ -13,7 +13,10 @@
 //!   [`EndpointConfig::max_unblocked_payload`](super::EndpointConfig::max_unblocked_payload)
 //!   is sent in Block1 blocks of 2^([`EndpointConfig::block_szx`](super::EndpointConfig::block_szx)+4)
 //!   bytes (Size1 on the first), each sent when the previous one got 2.31 Continue, never as one
-//!   oversized datagram; a server asking for a smaller size gets it.
+//!   oversized datagram; a server asking for a smaller size gets it. With
+//!   [`Request::with_block2_szx`](super::Request::with_block2_szx) the last block also asks for
+//!   the answer's block size (Block2 NUM 0), and a block-wise answer is followed with it
+//!   (RFC 7959 §3.3).
 
 use super::block;
 use super::transfers::{resource_key, Step};
@@ -83,6 +86,12 @@ pub(super) fn upload_request(template: &Request, up: Outgoing) -> Message {
     let _ = m.set_block1(Block { num: (up.offset / size) as u32, more: end < len, szx: up.szx });
     if up.offset == 0 {
         m.options.set_uint(option::SIZE1, len as u64);
+    }
+    if let (true, Some(szx)) = (end == len, template.block2_szx) {
+        // The last block asks for the answer's block size (RFC 7959 §2.7: a Block2 option in
+        // a request with Block1 is control usage), so a block-wise answer comes in the blocks
+        // the client asked for, not the server's default.
+        let _ = m.set_block2(Block { num: 0, more: false, szx: szx.min(6) });
     }
     m
 }

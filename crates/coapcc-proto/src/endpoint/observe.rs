@@ -229,6 +229,12 @@ impl<P: Peer> Endpoint<P> {
         self.observers.peer_len(peer)
     }
 
+    /// Whether the observation registered by request `id` is still in force (a registration
+    /// with the same peer and token, a deregistration or a failed notification ends it).
+    pub fn is_observing(&self, id: ServerRequestId) -> bool {
+        self.observations.contains_key(&id)
+    }
+
     /// Observations registered now (server role).
     pub fn observations(&self) -> usize {
         self.observations.len()

@@ -10,6 +10,10 @@
 //! (UDP) and asks `/hello` back to back; a request unanswered within 500 ms counts as lost.
 //! At the end of each attack a new client (a new connection or port) times its first
 //! `/hello`. Prints one line per case, in a table for BENCHMARKS.md.
+//!
+//! `cargo run --release -p coapcc-net --example hostile -- client`: the client against hostile
+//! servers (2 MB "blocks", endless block chains over TCP and UDP, a Ping flood), with how each
+//! run ended and the process's peak resident memory.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -413,7 +417,123 @@ fn run_case(a: Attack, name: &str, secs: u32, extra: &[String]) {
     );
 }
 
+/// A fake server for the client cases, on its own thread: `tcp` or UDP, answering each
+/// request with what `kind` says; runs until the process ends.
+fn fake_server(kind: &'static str) -> SocketAddr {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        rt().block_on(async move {
+            if kind.starts_with("client-udp") {
+                let s = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+                tx.send(s.local_addr().unwrap()).unwrap();
+                let mut buf = [0u8; 2048];
+                loop {
+                    let Ok((n, from)) = s.recv_from(&mut buf).await else { continue };
+                    let Ok(req) = Message::decode(&buf[..n]) else { continue };
+                    let num = req.block2().ok().flatten().map_or(0, |b| b.num);
+                    let mut a = Message::new(MessageType::Ack, Code::CONTENT, req.message_id).with_token(req.token);
+                    a.set_block2(Block { num, more: true, szx: 6 }).unwrap();
+                    a.payload = vec![b'z'; 1024];
+                    let _ = s.send_to(&a.to_bytes(), from).await;
+                }
+            }
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(l.local_addr().unwrap()).unwrap();
+            loop {
+                let Ok((mut s, _)) = l.accept().await else { continue };
+                tokio::spawn(async move {
+                    let _ = s.write_all(&TcpMessage::csm(Some(4 << 20), true).to_bytes()).await;
+                    let (mut buf, mut chunk) = (Vec::new(), vec![0u8; 65536]);
+                    while let Ok(n) = s.read(&mut chunk).await {
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                        while let Ok(Some((req, used))) = decode_frame(&buf) {
+                            buf.drain(..used);
+                            if !req.code.is_request() {
+                                continue;
+                            }
+                            let num = req.block2().ok().flatten().map_or(0, |b| b.num);
+                            let (len, pings) = match kind {
+                                "client-tcp-2mb-blocks" => (2_000_000, 0),
+                                "client-tcp-ping-flood" => (1024, 200_000),
+                                _ => (1024, 0),
+                            };
+                            if pings > 0 {
+                                let ping = TcpMessage::ping(Token::EMPTY).to_bytes();
+                                let burst: Vec<u8> = ping.iter().copied().cycle().take(ping.len() * pings).collect();
+                                let _ = s.write_all(&burst).await;
+                            }
+                            let mut a =
+                                TcpMessage::new(Code::CONTENT).with_token(req.token).with_payload(vec![b'z'; len]);
+                            a.set_block2(Block { num, more: pings == 0, szx: 6 }).unwrap();
+                            if s.write_all(&a.to_bytes()).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        })
+    });
+    rx.recv().unwrap()
+}
+
+const CLIENT_CASES: [(&str, &str); 4] = [
+    ("client-tcp-2mb-blocks", "every answer 2.05, Block2 more=1 szx=6, a 2 MB payload"),
+    ("client-tcp-endless-blocks", "an endless chain of valid 1024-byte blocks"),
+    ("client-udp-endless-blocks", "the same over UDP"),
+    ("client-tcp-ping-flood", "200 000 Pings before each answer"),
+];
+
+/// The client against a hostile server: how its run ended, and the process's peak RSS.
+fn client_case(name: &'static str) {
+    let addr = fake_server(name);
+    let scheme = if name.starts_with("client-udp") { "coap" } else { "coap+tcp" };
+    let (probe, rss_max) = (Arc::new(AtomicBool::new(true)), Arc::new(AtomicU64::new(0)));
+    let (p, m) = (probe.clone(), rss_max.clone());
+    let sampler = std::thread::spawn(move || {
+        while p.load(Ordering::Relaxed) {
+            m.fetch_max((status_mb("VmRSS:") * 10.0) as u64, Ordering::Relaxed);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    });
+    let t0 = std::time::Instant::now();
+    let uri = format!("{scheme}://{addr}/x");
+    let args = <coapcc_net::ClientArgs as clap::Parser>::parse_from(["client", &uri, "--timeout", "120"]);
+    let r = rt().block_on(coapcc_net::run_client(args, &mut std::io::sink()));
+    probe.store(false, Ordering::Relaxed);
+    sampler.join().unwrap();
+    let outcome = match r {
+        Ok(s) => format!(
+            "{} exchanges, {}",
+            s.exchanges,
+            s.first_failure
+                .map_or_else(|| format!("{} bytes", s.last_payload.map_or(0, |p| p.len())), |f| f.to_string())
+        ),
+        Err(e) => format!("error: {e}"),
+    };
+    println!(
+        "| {name} | {outcome} | {:.1} | {:.1} |",
+        t0.elapsed().as_secs_f64(),
+        rss_max.load(Ordering::Relaxed) as f64 / 10.0
+    );
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("client") {
+        println!("The client against hostile servers (default flags: --max-blocks 16384, 16 MiB body):");
+        for (name, what) in CLIENT_CASES {
+            println!("- {name}: {what}");
+        }
+        println!("| hostile server | client's outcome | seconds | process RSS max (MB) |");
+        println!("|---|---|---|---|");
+        for (name, _) in CLIENT_CASES {
+            client_case(name);
+        }
+        return;
+    }
     let mut argv = std::env::args().skip(1);
     let secs: u32 = argv.next().and_then(|a| a.parse().ok()).unwrap_or(5).max(1);
     let only: Vec<String> =

@@ -8,7 +8,7 @@
 //!   same algorithm as every other CON), a NON one is sent at once. While a CON notification
 //!   waits for its turn, a newer one replaces it (RFC 7641 §4.5.2: only the newest state
 //!   matters). The observation ends when a CON notification is reset or times out (reported
-//!   as [`Event::ResponseFailed`](super::Event::ResponseFailed) for the registering request),
+//!   as [`Event::ResponseFailed`] for the registering request),
 //!   when the client deregisters (a request with Observe = 1 and the same token), or with
 //!   [`Endpoint::cancel_observation`]. Observers are kept in an [`Observers`] registry keyed
 //!   by peer and token: a registration with the same peer and token replaces the earlier one
@@ -21,7 +21,7 @@
 //! - **Client**: a request with [`Request::observe`](super::Request::observe) keeps its token
 //!   after the first answer if that answer carries Observe; every later notification with
 //!   that token is acknowledged and reported as another
-//!   [`Event::Response`](super::Event::Response) for the same request id (its Observe option
+//!   [`Event::Response`] for the same request id (its Observe option
 //!   tells them apart). [`Endpoint::stop_observing`] forgets it, so the next notification
 //!   gets RST (RFC 7641 §3.6). Notifications are delivered whole (a notification carrying
 //!   Block2 delivers its first block).

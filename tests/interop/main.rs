@@ -360,7 +360,11 @@ async fn libcoap_client_vs_server(link: Link) {
     // the representation our server kept (it used to ask the resource again, which stored an
     // empty body: "4.02 Block2 out of range"); GET /echo then returns the body.
     let (bs, mut sizes) = block_bodies(&link);
-    sizes.push(3000);
+    // 3 000 bytes over loopback only: in 128-byte blocks through the lossy link it is 47
+    // exchanges, beyond coap-client's -B limit (it then prints what it has and exits 0).
+    if !link.lossy() {
+        sizes.push(3000);
+    }
     let b_arg = bs.to_string();
     for n in sizes {
         let f = upload_file(&format!("libcoap-client-echo-{n}-{}", link.name().replace(' ', "-")), n);

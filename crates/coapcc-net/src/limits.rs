@@ -11,7 +11,7 @@
 //! | a TCP connection's time | `csm_timeout` for the peer's CSM, `frame_timeout` for a frame once started, `idle_timeout` without a frame or pending work (libcoap's `coap_context_set_session_timeout`, 300 s, `src/coap_io.c`; Californium's `TCP.CONNECTION_IDLE_TIMEOUT`) |
 //! | partial TCP frames | `max_buffered` bytes in all, beyond [`FREE_PARTIAL`] per connection; a connection that would exceed it is aborted |
 //! | Pings | `ping_rate` per second per connection (a burst of one second's worth); beyond, no Pong |
-//! | block-wise state | [`TransferLimits`] (uploads and kept representations per peer and in all) |
+//! | block-wise state | [`TransferLimits`] (uploads and kept representations per peer and in all, their timeout and linger) |
 //! | observations | `max_observations` in all, `max_observations_per_peer` per peer (UDP: address and port; TCP: connection) |
 //! | the `--log` file | rotated at `log_max_bytes` (one older file kept) |
 //!

@@ -143,6 +143,10 @@ pub struct ServerArgs {
     /// A block-wise transfer not continued for this long is dropped.
     #[arg(long, default_value_t = 93.0, value_name = "SECS")]
     pub transfer_timeout: f64,
+    /// A representation served to its last block is kept this long more, for a block asked
+    /// for again after a lost answer (no longer counted as active).
+    #[arg(long, default_value_t = 8.0, value_name = "SECS")]
+    pub transfer_linger: f64,
     /// Most observations (RFC 7641) in all.
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub max_observations: usize,
@@ -196,6 +200,7 @@ impl ServerArgs {
                 max_body_size: at_least_one("--max-upload-size", self.max_upload_size)?,
                 max_bytes: at_least_one("--max-transfer-bytes", self.max_transfer_bytes)?,
                 timeout: secs("--transfer-timeout", self.transfer_timeout, false)?,
+                linger: secs("--transfer-linger", self.transfer_linger, true)?,
                 ..TransferLimits::default()
             },
             max_observations: at_least_one("--max-observations", self.max_observations)?,

@@ -198,8 +198,9 @@ impl Conn {
             return Some(match kept {
                 Some(r) => {
                     let m = fit_response(&req, &r, caps);
+                    // Over TCP nothing is lost: no need to keep it after its last block.
                     if more(&m) {
-                        self.shared().transfers.lock().expect("transfers lock").restore(now_cc, &id, key, r);
+                        self.shared().transfers.lock().expect("transfers lock").restore(now_cc, &id, key, r, false);
                     }
                     m
                 }

@@ -108,9 +108,8 @@ impl<P: Peer> Endpoint<P> {
             Some(r) => {
                 let more = self.more_blocks(&s, &r);
                 self.answer(now, id, s, &r);
-                if more {
-                    self.transfers.restore(now, &peer, key, r);
-                }
+                // After its last block it lingers a while, for a block asked for again.
+                self.transfers.restore(now, &peer, key, r, !more);
             }
             None => self.answer(now, id, s, &super::transfers::follow_up_unknown()),
         }

@@ -56,6 +56,12 @@ pub struct TransferLimits {
     pub timeout: Duration,
     /// Max-Age, seconds, of the 5.03 answer when the global budget is used up. Default 2.
     pub busy_max_age_s: u32,
+    /// A kept representation whose last block was served stays this long, for a client that
+    /// asks for a block again after a lost answer (with a new Message ID, so the duplicate
+    /// cache does not answer it); it is no longer active, so a new transfer of any peer may
+    /// take its place. Default 8 s (libcoap keeps a block-wise answer 8 s after its last block,
+    /// `src/coap_block.c`).
+    pub linger: Duration,
 }
 
 impl Default for TransferLimits {
@@ -67,6 +73,7 @@ impl Default for TransferLimits {
             max_bytes: 8 << 20,
             timeout: Duration::from_secs(93),
             busy_max_age_s: 2,
+            linger: Duration::from_secs(8),
         }
     }
 }
@@ -112,6 +119,8 @@ impl State {
 struct Entry {
     state: State,
     last: Instant,
+    /// A kept representation whose last block was served (lingering, not active).
+    done: bool,
 }
 
 /// Uploads and kept representations of a server, by peer and [`resource_key`], within
@@ -209,7 +218,7 @@ impl<P: Ord + Clone> Transfers<P> {
     fn insert(&mut self, key: (P, Vec<u8>), state: State, now: Instant) {
         self.bytes += state.bytes();
         *self.per_peer.entry(key.0.clone()).or_insert(0) += 1;
-        self.table.insert(key, Entry { state, last: now });
+        self.table.insert(key, Entry { state, last: now, done: false });
     }
 
     /// Drop every entry not used for `timeout` (also done by every other call that takes
@@ -218,29 +227,59 @@ impl<P: Ord + Clone> Transfers<P> {
         if self.table.is_empty() {
             return;
         }
-        let t = self.limits.timeout;
-        let old: Vec<(P, Vec<u8>)> =
-            self.table.iter().filter(|(_, e)| e.last + t <= now).map(|(k, _)| k.clone()).collect();
+        let (t, linger) = (self.limits.timeout, self.limits.linger.min(self.limits.timeout));
+        let old: Vec<(P, Vec<u8>)> = self
+            .table
+            .iter()
+            .filter(|(_, e)| e.last + if e.done { linger } else { t } <= now)
+            .map(|(k, _)| k.clone())
+            .collect();
         for k in old {
             self.remove(&k);
             self.stats.expired += 1;
         }
     }
 
-    /// Make room for one more entry of `peer`: within its share by replacing its own least
-    /// recently used entry; `false` when the global budget leaves no room (nothing evicted).
+    /// Make room for one more entry of `peer` holding `bytes`: within its share by replacing
+    /// its own least recently used entry; `false` when the global budget leaves no room even
+    /// then (nothing is removed: not even the peer's own state).
     fn admit(&mut self, peer: &P, bytes: usize) -> bool {
-        if self.peer_len(peer) >= self.limits.max_per_peer.max(1) {
-            let lru =
-                self.table.iter().filter(|((p, _), _)| p == peer).min_by_key(|(_, e)| e.last).map(|(k, _)| k.clone());
-            if let Some(k) = lru {
-                self.remove(&k);
-                self.stats.replaced += 1;
+        let lru = if self.peer_len(peer) >= self.limits.max_per_peer.max(1) {
+            self.table
+                .iter()
+                .filter(|((p, _), _)| p == peer)
+                .min_by_key(|(_, e)| e.last)
+                .map(|(k, e)| (k.clone(), e.state.bytes()))
+        } else {
+            None
+        };
+        let (freed_count, freed_bytes) = lru.as_ref().map_or((0, 0), |(_, b)| (1, *b));
+        let fits = |t: &Self| {
+            t.table.len() - freed_count < t.limits.max_transfers.max(1)
+                && t.bytes - freed_bytes + bytes <= t.limits.max_bytes
+        };
+        // Representations served to their end are no longer active: any peer's new transfer
+        // may take their place, the oldest first.
+        while !fits(self) {
+            let done = self
+                .table
+                .iter()
+                .filter(|(k, e)| e.done && !lru.as_ref().is_some_and(|(l, _)| l == *k))
+                .min_by_key(|(_, e)| e.last)
+                .map(|(k, _)| k.clone());
+            match done {
+                Some(k) => {
+                    self.remove(&k);
+                }
+                None => {
+                    self.stats.refused += 1;
+                    return false;
+                }
             }
         }
-        if self.table.len() >= self.limits.max_transfers.max(1) || self.bytes + bytes > self.limits.max_bytes {
-            self.stats.refused += 1;
-            return false;
+        if let Some((k, _)) = lru {
+            self.remove(&k);
+            self.stats.replaced += 1;
         }
         true
     }
@@ -271,7 +310,7 @@ impl<P: Ord + Clone> Transfers<P> {
             self.insert(key.clone(), State::Upload(Vec::new()), now);
         }
         let (max_body, max_bytes, bytes) = (self.limits.max_body_size, self.limits.max_bytes, self.bytes);
-        let Some(Entry { state: State::Upload(body), last }) = self.table.get_mut(&key) else {
+        let Some(Entry { state: State::Upload(body), last, .. }) = self.table.get_mut(&key) else {
             return Step::Answer(incomplete());
         };
         if body.len() != offset {
@@ -337,9 +376,19 @@ impl<P: Ord + Clone> Transfers<P> {
     }
 
     /// Put back a representation taken with [`Transfers::take_kept`] (its place was just
-    /// freed, so no budget check), marked as used at `now`.
-    pub fn restore(&mut self, now: Instant, peer: &P, key: Vec<u8>, response: Response) {
-        self.insert((peer.clone(), key), State::Kept(response), now);
+    /// freed, so no budget check), marked as used at `now`; `done` when its last block was just
+    /// served (it then lingers for `linger`, no longer active).
+    pub fn restore(&mut self, now: Instant, peer: &P, key: Vec<u8>, response: Response, done: bool) {
+        let key = (peer.clone(), key);
+        self.insert(key.clone(), State::Kept(response), now);
+        if let Some(e) = self.table.get_mut(&key) {
+            e.done = done;
+        }
+    }
+
+    /// Entries in progress: uploads, and kept representations with blocks still to serve.
+    pub fn active(&self) -> usize {
+        self.table.values().filter(|e| !e.done).count()
     }
 
     /// Forget everything of `peer` (a CoAP-over-TCP connection closed); returns how many
@@ -434,6 +483,9 @@ mod tests {
         let busy = t.upload_block(now, &4, key(0), blk(0, true), &[0; 16]);
         assert_eq!(code(&busy), Code::SERVICE_UNAVAILABLE);
         assert_eq!(t.stats().refused, 1);
+        // A peer at its share may still replace its own when the table is full.
+        assert_eq!(code(&t.upload_block(now, &2, key(9), blk(0, true), &[0; 16])), Code::CONTINUE);
+        assert_eq!((t.len(), t.peer_len(&2)), (6, 2));
         // The victim completes.
         assert_eq!(
             t.upload_block(now, &9, key(200), blk(1, false), &[8; 3]),
@@ -454,6 +506,7 @@ mod tests {
         assert_eq!(code(&t.upload_block(t0, &2, key(0), blk(1, true), &[0; 16])), Code::SERVICE_UNAVAILABLE);
         assert_eq!(t.bytes(), 48);
         assert!(!t.keep(t0, &3, key(1), Response::content(vec![0; 17])), "no room for 17 more bytes");
+        assert_eq!((t.len(), t.bytes()), (1, 48), "a refusal removes nothing");
         let later = t0 + Duration::from_secs(10);
         t.expire(later);
         assert_eq!((t.len(), t.bytes(), t.stats().expired), (0, 0, 1));
@@ -469,7 +522,7 @@ mod tests {
         assert!(t.take_kept(now, &1, &key(1)).is_none(), "another request");
         let r = t.take_kept(now, &1, &key(0)).unwrap();
         assert_eq!((r.payload.len(), t.len(), t.bytes()), (3000, 0, 0));
-        t.restore(now, &1, key(0), r);
+        t.restore(now, &1, key(0), r, false);
         assert_eq!((t.len(), t.bytes(), t.stats().follow_ups), (1, 3000, 1));
         // A new upload of the same request replaces the kept representation.
         assert_eq!(code(&t.upload_block(now, &1, key(0), blk(0, true), &[1; 16])), Code::CONTINUE);
@@ -477,6 +530,24 @@ mod tests {
         assert_eq!((t.len(), t.bytes()), (1, 16));
         assert_eq!(t.forget_peer(&1), 1);
         assert_eq!((t.len(), t.bytes()), (0, 0));
+        // Served to its end, a representation lingers (not active), then expires; another
+        // peer's new transfer may take its place when the budget is full.
+        let mut t = Transfers::<u8>::new(TransferLimits { max_transfers: 1, ..Default::default() });
+        assert!(t.keep(now, &1, key(0), Response::content(vec![5; 3000])));
+        let r = t.take_kept(now, &1, &key(0)).unwrap();
+        t.restore(now, &1, key(0), r, true);
+        assert_eq!((t.len(), t.active()), (1, 0));
+        assert!(t.take_kept(now, &1, &key(0)).is_some(), "asked again within the linger time");
+        let r = Response::content(vec![5; 3000]);
+        t.restore(now, &1, key(0), r, true);
+        assert_eq!(code(&t.upload_block(now, &2, key(1), blk(0, true), &[0; 16])), Code::CONTINUE);
+        assert_eq!((t.len(), t.active(), t.peer_len(&1)), (1, 1, 0));
+        let mut t = Transfers::<u8>::new(TransferLimits::default());
+        assert!(t.keep(now, &1, key(0), Response::content(vec![5; 30])));
+        let r = t.take_kept(now, &1, &key(0)).unwrap();
+        t.restore(now, &1, key(0), r, true);
+        t.expire(now + Duration::from_secs(8));
+        assert_eq!(t.len(), 0, "gone after the linger time");
     }
 
     #[test]

@@ -7,8 +7,8 @@
 //! | state | bound |
 //! |---|---|
 //! | delayed (`/slow`) answers | `max_delayed` in all, `max_delayed_per_peer` per client (UDP: address and port; TCP: address), `max_delayed_per_connection` per TCP connection; beyond, 5.03 at once. A TCP connection's delayed answers end with it. |
-//! | TCP connections | `accept_rate` new ones per second; `max_connections` at once; when full, the least recently active idle connection is closed (Release) to admit a new one, and a new one is refused only when every connection is working (libcoap's `coap_context_set_max_idle_sessions`, `src/coap_session.c`) |
-//! | a TCP connection's time | `csm_timeout` for the peer's CSM, `frame_timeout` for a frame once started, `idle_timeout` without a frame or pending work (libcoap's `coap_context_set_session_timeout`, 300 s, `src/coap_io.c`; Californium's `TCP.CONNECTION_IDLE_TIMEOUT`) |
+//! | TCP connections | `accept_rate` new ones per second; `max_connections` at once; when full, the connection whose peer sent nothing for the longest and that has no delayed answer or observation is closed (Release) to admit a new one, and a new one is refused only when every connection has pending work (libcoap's `coap_context_set_max_idle_sessions`, `src/coap_session.c`) |
+//! | a TCP connection's time | `csm_timeout` for the peer's CSM, `frame_timeout` for a frame that stopped arriving (libcoap clears half-open sessions after 30 s, `COAP_PARTIAL_SESSION_TIMEOUT_TICKS`), `idle_timeout` without a frame or pending work (libcoap's `coap_context_set_session_timeout`, 300 s, `src/coap_io.c`; Californium's `TCP.CONNECTION_IDLE_TIMEOUT`) |
 //! | partial TCP frames | `max_buffered` bytes in all, beyond [`FREE_PARTIAL`] per connection; a connection that would exceed it is aborted |
 //! | Pings | `ping_rate` per second per connection (a burst of one second's worth); beyond, no Pong |
 //! | block-wise state | [`TransferLimits`] (uploads and kept representations per peer and in all, their timeout and linger) |
@@ -49,7 +49,9 @@ pub struct ServerLimits {
     pub idle_timeout: Duration,
     /// The peer's CSM must arrive within this time of the connection. Default 10 s.
     pub csm_timeout: Duration,
-    /// A frame must arrive whole within this time of its first byte. Default 10 s.
+    /// A frame that stopped arriving (no byte of it for this long) aborts the connection; a
+    /// large frame on a slow link keeps arriving. Default 30 s (libcoap's time for a half-open
+    /// session).
     pub frame_timeout: Duration,
     /// Bytes of partial frames in all, beyond [`FREE_PARTIAL`] per connection. Default 8 MiB.
     pub max_buffered: usize,
@@ -77,7 +79,7 @@ impl Default for ServerLimits {
             accept_rate: 100.0,
             idle_timeout: Duration::from_secs(300),
             csm_timeout: Duration::from_secs(10),
-            frame_timeout: Duration::from_secs(10),
+            frame_timeout: Duration::from_secs(30),
             max_buffered: 8 << 20,
             ping_rate: 10.0,
             transfers: TransferLimits::default(),

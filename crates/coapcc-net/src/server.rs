@@ -101,8 +101,9 @@ pub struct ServerArgs {
     /// TCP: most delayed answers pending per connection (they end with it).
     #[arg(long, default_value_t = 8, value_name = "N")]
     pub max_delayed_per_connection: usize,
-    /// TCP: most connections at once. When full, the least recently active idle connection
-    /// is closed to admit a new one; a new one is refused only when all are working.
+    /// TCP: most connections at once. When full, the connection whose peer sent nothing for
+    /// the longest (without delayed answers or observations) is closed to admit a new one; a
+    /// new one is refused only when every connection has such pending work.
     #[arg(long, default_value_t = 256, value_name = "N")]
     pub max_connections: usize,
     /// TCP: connections accepted per second (a burst of a tenth of a second's worth); the
@@ -115,9 +116,8 @@ pub struct ServerArgs {
     /// TCP: abort a connection whose CSM has not arrived within this time.
     #[arg(long, default_value_t = 10.0, value_name = "SECS")]
     pub csm_timeout: f64,
-    /// TCP: abort a connection whose frame, once started, has not arrived whole within this
-    /// time.
-    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    /// TCP: abort a connection whose frame stopped arriving (no byte of it for this long).
+    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
     pub frame_timeout: f64,
     /// TCP: most bytes of partial frames buffered over all connections (each connection may
     /// hold 16 KiB besides); a connection that would exceed it is aborted.

@@ -89,8 +89,9 @@ impl Held {
         Ok(())
     }
 
-    fn working(&self, buffered: usize) -> bool {
-        buffered > 0 || !self.delayed.is_empty() || !self.observations.is_empty()
+    /// Delayed answers or observations pending: not to be closed to admit another.
+    fn working(&self) -> bool {
+        !self.delayed.is_empty() || !self.observations.is_empty()
     }
 }
 
@@ -328,7 +329,8 @@ impl Conn {
         writer.send(&self.shared().session.csm()).await?;
         let opened = TInstant::now();
         let mut last_frame = opened;
-        let mut partial_since: Option<TInstant> = None;
+        // When the peer last sent a byte (a frame arriving slowly is progress).
+        let mut last_byte = opened;
         // Not read before this instant (a Ping flood's pause).
         let mut read_from = opened;
         loop {
@@ -377,23 +379,21 @@ impl Conn {
                 tokio::task::yield_now().await;
                 continue;
             }
-            let progressed = frames > 0;
             let now = TInstant::now();
             let buffered = reader.buffered();
             self.held.charge(buffered)?;
-            if buffered == 0 {
-                partial_since = None;
-            } else if progressed || partial_since.is_none() {
-                partial_since = Some(now);
-            }
-            let working = self.held.working(buffered);
-            self.touch(last_frame, working);
-            // The earliest of the deadlines that apply.
+            let working = self.held.working();
+            self.touch(last_byte, working);
+            // The earliest of the deadlines that apply: the CSM, a frame that stopped arriving
+            // (no byte of it for the frame timeout: a slow link's large frame keeps its
+            // connection, a stalled one does not), an idle connection.
             let deadlines = [
                 (!reader.peer().csm_seen)
                     .then(|| (opened + limits.csm_timeout, SessionError::CsmTimeout(limits.csm_timeout))),
-                partial_since.map(|t| (t + limits.frame_timeout, SessionError::FrameTimeout(limits.frame_timeout))),
-                (!working).then(|| (last_frame + limits.idle_timeout, SessionError::IdleTimeout(limits.idle_timeout))),
+                (buffered > 0)
+                    .then(|| (last_byte + limits.frame_timeout, SessionError::FrameTimeout(limits.frame_timeout))),
+                (!working && buffered == 0)
+                    .then(|| (last_frame + limits.idle_timeout, SessionError::IdleTimeout(limits.idle_timeout))),
             ];
             let deadline = deadlines.into_iter().flatten().min_by_key(|(t, _)| *t);
             let deadline_at = deadline.as_ref().map(|(t, _)| *t);
@@ -404,6 +404,7 @@ impl Conn {
                     if let Some(Inbound::Closed) = r? {
                         return Ok("closed");
                     }
+                    last_byte = TInstant::now();
                 }
                 _ = tokio::time::sleep_until(read_from), if paused => {}
                 _ = tokio::time::sleep_until(due.unwrap_or(now)), if due.is_some() => self.send_due(writer).await?,

@@ -86,9 +86,9 @@ pub struct TcpUsage {
 
 /// A connection slot.
 pub(crate) struct Slot {
-    /// When the peer last sent a whole frame (or connected).
+    /// When the peer last sent a byte (or connected).
     pub(crate) last_active: tokio::time::Instant,
-    /// A partial frame, delayed answers or observations: not to be evicted.
+    /// Delayed answers or observations pending: not to be evicted.
     pub(crate) working: bool,
     /// Wakes the connection's task to close it.
     pub(crate) close: Arc<Notify>,

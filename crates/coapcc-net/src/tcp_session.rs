@@ -88,7 +88,7 @@ pub enum SessionError {
     WriteTimeout(Duration),
     /// The peer's CSM did not arrive within the CSM timeout.
     CsmTimeout(Duration),
-    /// A frame the peer started did not arrive whole within the frame timeout.
+    /// A frame the peer started stopped arriving: no byte of it for the frame timeout.
     FrameTimeout(Duration),
     /// The peer sent nothing and had nothing pending for the idle timeout.
     IdleTimeout(Duration),
@@ -118,7 +118,7 @@ impl fmt::Display for SessionError {
             }
             SessionError::CsmTimeout(d) => write!(f, "no CSM from the peer within {:.1} s", d.as_secs_f64()),
             SessionError::FrameTimeout(d) => {
-                write!(f, "a frame did not arrive whole within {:.1} s", d.as_secs_f64())
+                write!(f, "a frame stopped arriving: no byte of it for {:.1} s", d.as_secs_f64())
             }
             SessionError::IdleTimeout(d) => write!(f, "idle for {:.1} s", d.as_secs_f64()),
             SessionError::BufferBudget { buffered } => write!(

@@ -195,7 +195,8 @@ async fn tcp_idle_sockets_cannot_shut_others_out() {
 
 /// Probe item 2: sockets each holding a partial 2 MiB frame. What they make the server buffer
 /// stays within `--max-buffered` (beyond 16 KiB each), connections that would exceed it are
-/// aborted, the others by the frame timeout; another client is served meanwhile.
+/// aborted, the others by the frame timeout (their frames stopped arriving); another client is
+/// served meanwhile.
 #[tokio::test]
 async fn tcp_partial_frames_are_bounded() {
     let srv = tcp_server(&["--max-buffered", "1048576", "--frame-timeout", "4"]).await;

@@ -37,11 +37,30 @@ async fn wait_tcp_coap(link: &Link, addr: SocketAddr, path: &str, within: Durati
     false
 }
 
+/// Where our TCP server on `addr` writes its log.
+fn server_log(addr: SocketAddr) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("coapcc-interop-tcp-{}-{}.jsonl", std::process::id(), addr.port()))
+}
+
+/// The connections of our TCP server on `addr` that did not end cleanly (for failure messages).
+fn unclean_connections(addr: SocketAddr) -> String {
+    let text = std::fs::read_to_string(server_log(addr)).unwrap_or_default();
+    let bad: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            l.contains("\"type\":\"connection\"")
+                && !l.contains("\"outcome\":\"release\"")
+                && !l.contains("\"outcome\":\"closed\"")
+        })
+        .collect();
+    format!("our server's unclean connections: {bad:?}")
+}
+
 /// Our server with `--tcp` on a free port on the server side of `link`.
 async fn our_tcp_server(link: &Link) -> (tokio::process::Child, SocketAddr) {
     let addr = link.server_addr();
     let mut cmd = link.command(Side::Server, &coapcc_net());
-    cmd.args(["server", "--tcp", "--bind", &addr.to_string()]);
+    cmd.args(["server", "--tcp", "--bind", &addr.to_string(), "--log"]).arg(server_log(addr));
     let mut child = spawn(cmd);
     assert!(
         wait_tcp_coap(link, addr, "/hello", Duration::from_secs(20)).await,
@@ -186,6 +205,7 @@ async fn libcoap_client_vs_server(link: Link) -> Option<String> {
     assert_eq!(body(run(get("/echo", &[])).await), b"from libcoap over tcp");
     let wkc = body(run(get("/.well-known/core", &[])).await);
     assert!(String::from_utf8_lossy(&wkc).contains("</large>"));
+    let _ = std::fs::remove_file(server_log(addr));
     tcp_finish(&link, test)
 }
 
@@ -266,7 +286,12 @@ async fn aiocoap_client_vs_server(link: Link) -> Option<String> {
     };
     let run = |c| link.run(c);
     let json = |o: std::process::Output| -> serde_json::Value {
-        assert!(o.status.success(), "aiocoap client failed: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "aiocoap client failed: {} ({})",
+            String::from_utf8_lossy(&o.stderr),
+            unclean_connections(addr)
+        );
         serde_json::from_slice(&o.stdout).expect("JSON from aiocoap_client.py")
     };
     let r = json(run(call("get", "/hello", &["--repeat", "3"])).await);
@@ -296,6 +321,7 @@ async fn aiocoap_client_vs_server(link: Link) -> Option<String> {
     assert_eq!((r["code"].as_str(), r["payload"].as_str()), (Some("2.04"), Some("from aiocoap over tcp")));
     let r = json(run(call("get", "/nope", &[])).await);
     assert_eq!(r["code"], "4.04");
+    let _ = std::fs::remove_file(server_log(addr));
     tcp_finish(&link, test)
 }
 

@@ -47,7 +47,9 @@ pub struct ServerLimits {
     /// A TCP connection without a frame from the peer and without pending work for this long
     /// is closed with Release. Default 300 s (libcoap's session timeout).
     pub idle_timeout: Duration,
-    /// The peer's CSM must arrive within this time of the connection. Default 10 s.
+    /// The peer's CSM must arrive within this time of the connection. Default 30 s (a
+    /// connection without its CSM is half-open: libcoap clears half-open sessions after 30 s;
+    /// meanwhile such a connection is the first to be closed for a new one).
     pub csm_timeout: Duration,
     /// A frame that stopped arriving (no byte of it for this long) aborts the connection; a
     /// large frame on a slow link keeps arriving. Default 30 s (libcoap's time for a half-open
@@ -78,7 +80,7 @@ impl Default for ServerLimits {
             max_connections: 256,
             accept_rate: 100.0,
             idle_timeout: Duration::from_secs(300),
-            csm_timeout: Duration::from_secs(10),
+            csm_timeout: Duration::from_secs(30),
             frame_timeout: Duration::from_secs(30),
             max_buffered: 8 << 20,
             ping_rate: 10.0,

@@ -114,7 +114,7 @@ pub struct ServerArgs {
     #[arg(long, default_value_t = 300.0, value_name = "SECS")]
     pub idle_timeout: f64,
     /// TCP: abort a connection whose CSM has not arrived within this time.
-    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
     pub csm_timeout: f64,
     /// TCP: abort a connection whose frame stopped arriving (no byte of it for this long).
     #[arg(long, default_value_t = 30.0, value_name = "SECS")]

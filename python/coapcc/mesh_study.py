@@ -27,12 +27,10 @@ import base64
 import json
 import math
 import os
-import time
 from pathlib import Path
 from typing import Any
 
-from .config import canonical_json
-from .meshsim import CC_LABELS, report_metrics
+from .meshsim import CC_LABELS
 
 __all__ = [
     "execute_mesh",
@@ -44,47 +42,8 @@ __all__ = [
     "CC_LABELS",
 ]
 
-# -- one run ----------------------------------------------------------------------------------
-
-
-def run_summary(report: dict, cpu_s: float) -> dict:
-    """A mesh run's row of metrics from its report (``coapcc mesh --json``): ``config_json``
-    (the resolved configuration, canonical JSON), ``cc_resolved``, ``clients``, the scalar
-    metrics, ``loss_<cause>`` counts, ``<distribution>_<quantile>`` of the RTO and RTT
-    distributions (NaN where absent), ``cpu_s`` (the run's CPU seconds) and the coapcc version."""
-    from . import __version__
-
-    row: dict[str, Any] = {
-        "config_json": canonical_json(report["config"]),
-        "cc_resolved": report.get("cc_resolved"),
-        **report_metrics(report),
-    }
-    row["cpu_s"] = cpu_s
-    row["coapcc_version"] = __version__
-    return row
-
-
-def execute_mesh(runner, config_json: str, config_hash: str, common_json: str) -> tuple:
-    """Worker entry point of a mesh run (:func:`coapcc.sweeper.execute` with ``kind =
-    "mesh"``): run the configuration (the simulator, ``coapcc._native.mesh_json``, or
-    ``runner``: a callable or ``"module:function"`` taking the configuration's JSON and
-    returning the report's JSON) and return its record (:func:`coapcc.dataset.encode_columns`:
-    :func:`run_summary` as the run's row, the clients as its rows) and its number of clients."""
-    from .dataset import encode_columns
-    from .runner import columns_from_report, get_runner
-
-    t0 = time.thread_time()
-    if runner is None:
-        from . import _native
-
-        text = _native.mesh_json(config_json, None)
-    else:
-        text = get_runner(runner)(config_json)
-    cpu_s = time.thread_time() - t0
-    report = json.loads(text)
-    cols = {"flows": columns_from_report({"flows": report["clients"]})["flows"]}
-    record = encode_columns(config_hash, common_json, cols, run=run_summary(report, cpu_s))
-    return record, len(report["clients"])
+from .kinds.mesh import execute as execute_mesh  # noqa: E402 - the kind runs mesh runs
+from .kinds.mesh import run_summary  # noqa: E402
 
 
 def load_tables(out: str | os.PathLike, experiment=None):

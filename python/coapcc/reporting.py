@@ -424,8 +424,9 @@ def report(
     trace_run: str | None = None,
     runner: RunnerLike = None,
     title: str | None = None,
-    formats: tuple[str, ...] = ("png", "svg", "pdf"),
+    formats: tuple[str, ...] = ("png",),
     log=None,
+    progress: bool = True,
 ) -> Path:
     """Write the HTML report of the dataset at ``path`` and return its path (default
     ``path/report.html``; with ``compare``, ``path/compare-<other>.html``). The figures are
@@ -446,12 +447,21 @@ def report(
     import pandas as pd
 
     matplotlib.use("Agg")
-    if compare is None and _kind(path) == "mesh":  # a mesh study: its own figures (coapcc.mesh_study)
-        from .mesh_study import write_report
+    from .kinds import get_kind
 
+    kinds = [_kind(p) for p in ([path] if compare is None else [path, compare])]
+    if len(set(kinds)) > 1:
+        raise ValueError(
+            f"{path} holds a {kinds[0]!r} study and {compare} a {kinds[1]!r} study: "
+            "only datasets of the same kind of study can be compared"
+        )
+    kind = get_kind(kinds[0])
+    if kind.report != "coapcc.reporting:report":
+        if compare is not None:
+            raise ValueError(f"comparing two datasets of the {kind.name!r} kind is not supported yet")
         if out is not None:
-            raise ValueError("the report of a mesh study is written into its dataset folder: leave out --out")
-        return write_report(path, log=log)
+            raise ValueError("the report of this study is written into its dataset folder: leave out --out")
+        return kind.call("report")(path, log=log)
     t0 = time.perf_counter()
     results = [load_results(path)] + ([load_results(compare)] if compare is not None else [])
     for r in results:
@@ -699,6 +709,28 @@ def _render(**context: Any) -> str:
     return env.get_template("report.html.j2").render(**context)
 
 
+#: Figure file formats: PNG is embedded in the HTML and always written; the others on request.
+FORMATS = ("png", "svg", "pdf")
+
+
+def add_format_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--formats",
+        default="png",
+        metavar="LIST",
+        help="figure files to write besides the HTML, comma-separated: png (always), svg, pdf",
+    )
+
+
+def parse_formats(p: argparse.ArgumentParser, text: str) -> tuple[str, ...]:
+    """``--formats`` as a tuple, PNG first (the HTML embeds it); a usage error for an unknown one."""
+    formats = [f.strip().lower() for f in text.split(",") if f.strip()]
+    bad = [f for f in formats if f not in FORMATS]
+    if bad:
+        p.error(f"--formats: unknown format {bad[0]!r} (valid: {', '.join(FORMATS)})")
+    return ("png", *dict.fromkeys(f for f in formats if f != "png"))
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(
         prog="coapcc report",
@@ -719,17 +751,10 @@ def main(argv: list[str]) -> int:
         "--trace-run", default=None, metavar="HASH", help="config hash (prefix) of the run to trace"
     )
     p.add_argument("--title", default=None, help="report title")
-    p.add_argument(
-        "--formats",
-        default="png,svg,pdf",
-        help="figure files to write, comma-separated (png, svg, pdf; default all three)",
-    )
+    add_format_args(p)
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     a = p.parse_args(argv)
-    formats = tuple(f.strip().lower() for f in a.formats.split(",") if f.strip())
-    bad = [f for f in formats if f not in ("png", "svg", "pdf")]
-    if bad:
-        p.error(f"--formats: unknown format {bad[0]!r} (valid: png, svg, pdf)")
+    formats = parse_formats(p, a.formats)
     log = open(os.devnull, "w") if a.quiet else sys.stderr  # noqa: SIM115 - lives as long as the command
     try:
         path = report(

@@ -7,9 +7,9 @@ Executors (all give identical tables; the simulator is deterministic given the s
 * ``dask`` (``--scheduler ADDRESS``, or ``--dask local`` for a LocalCluster of ``--workers``
   single-threaded worker processes): dask.distributed; lost workers' runs are rescheduled.
 
-An experiment of ``kind = "mesh"`` (``ancillotti``) sweeps the same way: its runs are mesh
-runs (:mod:`coapcc.mesh_study` makes their records), its dataset has the same layout, journal,
-resume and format checks, and a run shared by several blocks lists them in ``blocks``.
+Every kind of experiment (:mod:`coapcc.kinds`: simulator runs, mesh runs, Makarem's studies,
+the sensitivity study) sweeps the same way: the kind resolves, identifies and runs each run,
+and its dataset has the same layout, journal, resume and format checks.
 
 Whatever the executor, the simulator runs on the workers and this process writes each
 finished run into the dataset at once (see :mod:`coapcc.dataset`), so workers need no shared
@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import hashlib
 import json
 import logging
 import os
@@ -32,55 +31,39 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import ConfigError, canonical_json, to_native
-from .experiment import Experiment, PlannedRun, check_name, find_experiment
+from .config import ConfigError
+from .experiment import DEFAULT_KIND, Experiment, PlannedRun, check_name, find_experiment
+from .kinds import SEED_PLACEHOLDER, SEED_TEXT, PointTemplate, get_kind
 from .runner import RunnerLike, worker_init
 
 __all__ = ["sweep", "plan", "Task", "SweepOutcome", "DatasetMismatch", "main"]
 
 
-#: Stands for the seed in a point's configuration text (:attr:`Task.native`); JSON spells it
-#: ``"\u0000seed\u0000"``, which no configuration value can produce.
-_SEED = "\0seed\0"
-_SEED_TEXT = json.dumps(_SEED)
-
-
 @dataclass(frozen=True)
 class Task:
-    """One run to do: what it is (``planned``), its hash and the simulator's input."""
+    """One run to do: what it is (``planned``), its hash and the runner's input."""
 
     planned: PlannedRun
     config_hash: str
     block_index: int
-    #: The simulator's configuration of the run's grid point as canonical JSON text, the seed
-    #: replaced by a placeholder (one string shared by every replication of the point).
-    native: str = ""
-    #: Mesh runs: every block that has this run, its own block first (a mesh dataset's
-    #: ``blocks`` column, ``|``-separated).
+    #: The runner's input for the run's grid point, the seed a placeholder (shared by every
+    #: replication of the point).
+    template: PointTemplate
+    #: The experiment's kind (:mod:`coapcc.kinds`).
+    kind: str = "sim"
+    #: Every block that has this run, its own block first (listed in a ``blocks`` column by
+    #: kinds that ask for it).
     blocks: tuple[str, ...] = ()
 
     @property
-    def kind(self) -> str:
-        """``"sim"`` or ``"mesh"`` (the experiment's kind)."""
-        return getattr(self.planned.config, "kind", "sim")
-
-    @property
     def config_json(self) -> str:
-        """The simulator's input (made when the run is sent, so a plan stays small)."""
-        if self.native:
-            return self.native.replace(_SEED_TEXT, str(int(self.planned.config.seed)), 1)
-        if self.kind == "mesh":
-            return self.planned.config.config_json()
-        return json.dumps(to_native(self.planned.config))
+        """The runner's input (made when the run is sent, so a plan stays small)."""
+        return self.template.input_json(self.planned.config.seed)
 
     @property
     def cost(self) -> float:
-        """Rough relative cost (to start the longest runs first): flows x exchanges (mesh
-        runs: nodes x simulated seconds)."""
-        c = self.planned.config
-        if self.kind == "mesh":
-            return c.cost
-        return float(c.clients * c.exchanges)
+        """Rough relative cost (to start the longest runs first)."""
+        return get_kind(self.kind).cost(self.planned.config)
 
     def ident(self) -> dict:
         p = self.planned
@@ -93,17 +76,28 @@ class Task:
             "config_hash": self.config_hash,
             "point_hash": p.point_hash,
         }
-        if self.kind == "mesh":
+        if get_kind(self.kind).lists_blocks:
             out["blocks"] = "|".join(self.blocks or (p.block,))
         return out
 
-    def common(self) -> dict:
-        """The run's configuration columns: its identity, then
-        :func:`coapcc.dataset.config_columns` (seed included)."""
-        from .dataset import _config_columns_cached
-
+    def _point_columns(self) -> dict:
+        """The kind's configuration columns of the run's grid point (computed once per point)."""
         p = self.planned
-        return {**self.ident(), **_config_columns_cached(p.config, p.point_hash)}
+        cols = _POINT_COLUMNS.get(p.point_hash) if p.point_hash else None
+        if cols is None:
+            cols = get_kind(self.kind).columns(p.config)
+            if p.point_hash:
+                if len(_POINT_COLUMNS) > 4096:
+                    _POINT_COLUMNS.clear()
+                _POINT_COLUMNS[p.point_hash] = cols
+        return cols
+
+    def common(self) -> dict:
+        """The run's configuration columns: its identity, then its kind's configuration
+        columns, ``seed`` included."""
+        cols = {**self.ident(), **self._point_columns()}
+        cols["seed"] = self.planned.config.seed
+        return cols
 
     def common_json(self) -> str:
         """:meth:`common` as JSON text (the configuration's part made once per grid point)."""
@@ -112,18 +106,17 @@ class Task:
             return json.dumps(self.common(), separators=(",", ":"))
         text = _POINT_TEXT.get(p.point_hash)
         if text is None:
-            from .dataset import _config_columns_cached
-
-            cols = {**_config_columns_cached(p.config, p.point_hash), "seed": _SEED}
+            cols = {**self._point_columns(), "seed": SEED_PLACEHOLDER}
             if len(_POINT_TEXT) > 4096:
                 _POINT_TEXT.clear()
             text = _POINT_TEXT[p.point_hash] = json.dumps(cols, separators=(",", ":"))
         ident = json.dumps(self.ident(), separators=(",", ":"))
-        return ident[:-1] + "," + text[1:].replace(_SEED_TEXT, str(int(p.config.seed)), 1)
+        return ident[:-1] + "," + text[1:].replace(SEED_TEXT, str(int(p.config.seed)), 1)
 
 
-#: Configuration columns of grid points as JSON text, the seed a placeholder (see
-#: :meth:`Task.common_json`).
+#: Configuration columns of grid points, and the same as JSON text with the seed a placeholder
+#: (see :meth:`Task.common_json`).
+_POINT_COLUMNS: dict[str, dict] = {}
 _POINT_TEXT: dict[str, str] = {}
 
 
@@ -147,58 +140,33 @@ class SweepOutcome:
 
 
 def plan(experiment: Experiment) -> list[Task]:
-    """Every distinct run of ``experiment`` as a :class:`Task`, validated (algorithm specs are
-    resolved against the Rust registry, so a bad spec fails here, naming the key)."""
+    """Every distinct run of ``experiment`` as a :class:`Task`, validated (a simulator run's
+    algorithm specs are resolved against the Rust registry, so a bad spec fails here, naming
+    the key). A run that several blocks have is planned once, in its first block, and lists
+    them all (:attr:`Task.blocks`)."""
+    kind = get_kind(experiment.kind)
     block_index = {b.name: i for i, b in enumerate(experiment.blocks)}
-    if experiment.kind == "mesh":
-        return _plan_mesh(experiment, block_index)
-    resolved: dict[str, str] = {}
-    points: dict[str, tuple[str, str]] = {}  # point hash -> (native text with _SEED, resolved specs text)
-    tasks, seen = [], set()
-    for run in experiment.runs():
-        cfg = run.config
-        known = points.get(run.point_hash) if run.point_hash else None
-        if known is None:
-            specs = []
-            for i, (spec, _) in enumerate(cfg.algorithm_specs()):
-                if spec not in resolved:
-                    try:
-                        resolved[spec] = cfg.resolved_specs()[i]
-                    except ConfigError as e:
-                        raise ConfigError(
-                            e.key,
-                            f"{str(e).split(': ', 1)[1]} [in block '{run.block}' point {dict(run.assignment)}]",
-                        ) from None
-                specs.append(resolved[spec])
-            native = to_native(cfg)
-            native.pop("trace", None)
-            native["seed"] = _SEED
-            known = (canonical_json(native), canonical_json(specs))
-            if run.point_hash:
-                points[run.point_hash] = known
-        # config_hash(cfg, specs), from the point's text: the same bytes, hashed.
-        text = known[0].replace(_SEED_TEXT, str(int(cfg.seed)), 1)
-        h = hashlib.sha256(f'{{"native":{text},"resolved":{known[1]},"v":1}}'.encode()).hexdigest()[:16]
-        if h in seen:
-            continue
-        seen.add(h)
-        tasks.append(Task(run, h, block_index[run.block], known[0]))
-    return tasks
-
-
-def _plan_mesh(experiment: Experiment, block_index: dict[str, int]) -> list[Task]:
-    """:func:`plan` of a mesh experiment: a run is identified by the hash of its configuration
-    (seed included) and resolved algorithm spec (:meth:`coapcc.meshsim.MeshConfig.config_hash`);
-    a run that several blocks have is planned once, in its first block, and lists them all."""
+    templates: dict[str, PointTemplate] = {}
     tasks: dict[str, Task] = {}
     blocks: dict[str, list[str]] = {}
     for run in experiment.runs():
-        h = run.config.config_hash()
+        tpl = templates.get(run.point_hash) if run.point_hash else None
+        if tpl is None:
+            try:
+                tpl = kind.template(run.config)
+            except ConfigError as e:
+                raise ConfigError(
+                    e.key,
+                    f"{str(e).split(': ', 1)[1]} [in block '{run.block}' point {dict(run.assignment)}]",
+                ) from None
+            if run.point_hash:
+                templates[run.point_hash] = tpl
+        h = tpl.config_hash(run.config.seed)
         if h in tasks:
             if run.block not in blocks[h]:
                 blocks[h].append(run.block)
             continue
-        tasks[h] = Task(run, h, block_index[run.block])
+        tasks[h] = Task(run, h, block_index[run.block], tpl, kind.name)
         blocks[h] = [run.block]
     return [dataclasses.replace(t, blocks=tuple(blocks[h])) for h, t in tasks.items()]
 
@@ -221,23 +189,10 @@ def _describe(e: BaseException) -> str:
 def execute(
     runner: RunnerLike, config_json: str, config_hash: str, common_json: str, kind: str = "sim"
 ) -> tuple:
-    """Worker entry point: run one configuration; returns its record
-    (:func:`coapcc.dataset.encode_columns`) and its number of flows, as
-    :meth:`coapcc.dataset.DatasetWriter.add` takes them. ``kind = "mesh"``: a mesh run
-    (:func:`coapcc.mesh_study.execute_mesh`; its clients are the record's rows)."""
-    from .dataset import encode_columns, flow_count
-    from .runner import run_columns
-
-    if kind == "mesh":
-        from .mesh_study import execute_mesh
-
-        return execute_mesh(runner, config_json, config_hash, common_json)
-
-    cols = run_columns(runner, config_json)
-    if cols.get("config_json") is None:
-        cols["config_json"] = canonical_json(json.loads(config_json))
-    record = encode_columns(config_hash, common_json, cols)
-    return record, flow_count(cols)
+    """Worker entry point: run one configuration with its kind's ``execute``
+    (:mod:`coapcc.kinds`); returns its record (:func:`coapcc.records.encode_columns`) and its
+    number of rows, as :meth:`coapcc.storage.DatasetWriter.add` takes them."""
+    return get_kind(kind).call("execute")(runner, config_json, config_hash, common_json)
 
 
 def _args(t: Task) -> tuple:
@@ -491,10 +446,17 @@ def default_out(experiment: Experiment) -> Path:
 def definition(experiment: Experiment) -> dict:
     """What defines an experiment's runs (not its title or description): base seed,
     replications, base and blocks, as stored in ``experiment.json``."""
-    # "kind" only when not "sim", so that simulator datasets record what they always did.
-    kind = {"kind": experiment.kind} if experiment.kind != "sim" else {}
+    # "kind", "seeds" and "sections" only when they say something, so that simulator datasets
+    # record what they always did.
+    extra: dict = {}
+    if experiment.kind != DEFAULT_KIND:
+        extra["kind"] = experiment.kind
+    if experiment.seeds != "per-point":
+        extra["seeds"] = experiment.seeds
+    if experiment.sections:
+        extra["sections"] = dict(experiment.sections)
     return {
-        **kind,
+        **extra,
         "seed": experiment.seed,
         "replications": experiment.replications,
         "base": dict(experiment.base),
@@ -552,11 +514,11 @@ def _check_same_definition(out: Path, experiment: Experiment, has_runs: bool) ->
 
 def _write_meta(out: Path, experiment: Experiment, tasks: list[Task]) -> None:
     from . import __version__
-    from .dataset import DATASET_FORMAT, _atomic_write_bytes
+    from .storage import DATASET_FORMAT, atomic_write_bytes
 
     out.mkdir(parents=True, exist_ok=True)
     if experiment.source is not None:
-        _atomic_write_bytes(experiment.source.encode(), out / "experiment.toml")
+        atomic_write_bytes(experiment.source.encode(), out / "experiment.toml")
     meta = {
         "name": experiment.name,
         "title": experiment.title,
@@ -567,7 +529,7 @@ def _write_meta(out: Path, experiment: Experiment, tasks: list[Task]) -> None:
         "dataset_format": DATASET_FORMAT,
         "source_path": experiment.path,
     }
-    _atomic_write_bytes(json.dumps(meta, indent=2, default=str).encode(), out / "experiment.json")
+    atomic_write_bytes(json.dumps(meta, indent=2, default=str).encode(), out / "experiment.json")
 
 
 def sweep(
@@ -598,7 +560,7 @@ def sweep(
     >>> res = coapcc.load_results(outcome.out)        # doctest: +SKIP
     """
     log = log or sys.stderr
-    from .dataset import DatasetLock, check_format, compact, done_hashes, quarantine_damaged
+    from .storage import DatasetLock, check_format, compact, done_hashes, quarantine_damaged
 
     if isinstance(experiment, str):
         experiment = find_experiment(experiment)
@@ -630,7 +592,7 @@ def sweep(
 
 
 def _run(experiment, out, todo, outcome, workers, scheduler, dask_local, runner, progress, log, t0) -> None:
-    from .dataset import DatasetWriter
+    from .storage import DatasetWriter
 
     workers = workers or os.cpu_count() or 1
     if workers < 1:

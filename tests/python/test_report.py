@@ -23,7 +23,7 @@ def report_path(tmp_path_factory):
     # 2 500 B buffer and 6 clients of a 2 s timer: congested enough to retransmit
     f.write_text(TINY.replace("exchanges = 4", "exchanges = 6"))
     coapcc.sweep(str(f), d / "res", workers=1, progress=False)
-    return coapcc.report(d / "res")
+    return coapcc.report(d / "res", formats=("png", "svg", "pdf"))
 
 
 def test_report_is_self_contained(report_path):

@@ -1,0 +1,1 @@
+"""What each study kind puts into its report (:mod:`coapcc.reporting` builds it)."""

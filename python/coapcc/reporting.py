@@ -320,7 +320,11 @@ def _traces(res: Results, rows: list, runner_trace, log) -> tuple[list, list, li
 def _tcp_seq_panels(res: Results, notes: list[dict]) -> list[tuple[str, str, list[dict]]]:
     """The TCP trace records (sender events) of the traced flow of each traced TCP run."""
     panels = []
+    runs = res.runs
+    tcp = set(runs.loc[runs["transport"] == "tcp", "config_hash"]) if "transport" in runs else set()
     for n in notes:
+        if n["config_hash"] not in tcp:  # only a TCP run's trace has sender events
+            continue
         path = res.path / "traces" / n["trace"]
         recs = []
         with open(path) as f:
@@ -398,6 +402,34 @@ def _algorithms_as_run(results: list[Results], names: list[str] | None):
     return table.drop(columns="clients").drop_duplicates()
 
 
+#: The flows' own fields the report reads (the rest of a dataset stays on disk).
+_FLOW_FIELDS = (
+    "client",
+    "group",
+    "fct_s",
+    "transmissions",
+    "retransmissions",
+    "unnecessary_retransmissions",
+    "completed_exchanges",
+    "failed_exchanges",
+    "segments_sent",
+    "rto_expiries",
+)
+
+
+def _load(path) -> Results:
+    """A dataset with the runs table whole and, of the flows, only what the report reads: the
+    fields above and the configuration columns that identify a case (the panel dimensions
+    among them)."""
+    runs_only = load_results(path, flow_columns=())
+    runs = runs_only.runs
+    keep = ["config_hash", "algorithm", "clients", "groups", "buffer_bytes", "workload", "errors", *_FLOW_FIELDS]
+    if len(runs):
+        keep += _panel_dims(runs)
+    res = load_results(path, flow_columns=keep)
+    return Results(path=res.path, runs=runs, flows=res.flows, experiment=res.experiment)
+
+
 def _names(results: list[Results]) -> list[str]:
     names = [r.experiment.get("name") or r.path.name for r in results]
     if len(set(names)) < len(names):
@@ -463,7 +495,7 @@ def report(
             raise ValueError("the report of this study is written into its dataset folder: leave out --out")
         return kind.call("report")(path, log=log)
     t0 = time.perf_counter()
-    results = [load_results(path)] + ([load_results(compare)] if compare is not None else [])
+    results = [_load(p) for p in ([path] if compare is None else [path, compare])]
     for r in results:
         if r.runs.empty:
             raise ValueError(f"{r.path}: the dataset has no runs yet (run coapcc sweep first)")

@@ -394,7 +394,8 @@ def _boxes(ax, stats: list[dict], positions: list[float], width: float, color) -
         ]
         medians.append([(lo, st["med"]), (hi, st["med"])])
     ax.add_collection(
-        PolyCollection(boxes, facecolors=[color], edgecolors="black", linewidths=0.8, alpha=0.85), autolim=True
+        PolyCollection(boxes, facecolors=[color], edgecolors="black", linewidths=0.8, alpha=0.85),
+        autolim=True,
     )
     ax.add_collection(LineCollection(lines, colors="black", linewidths=0.8), autolim=True)
     ax.add_collection(LineCollection(medians, colors="black", linewidths=1.2), autolim=True)

@@ -423,7 +423,16 @@ def _load(path) -> Results:
     among them)."""
     runs_only = load_results(path, flow_columns=())
     runs = runs_only.runs
-    keep = ["config_hash", "algorithm", "clients", "groups", "buffer_bytes", "workload", "errors", *_FLOW_FIELDS]
+    keep = [
+        "config_hash",
+        "algorithm",
+        "clients",
+        "groups",
+        "buffer_bytes",
+        "workload",
+        "errors",
+        *_FLOW_FIELDS,
+    ]
     if len(runs):
         keep += _panel_dims(runs)
     res = load_results(path, flow_columns=keep)

@@ -142,13 +142,18 @@ class Results:
             )
             if c in self.runs
         ]
-        rows = []
+        cols = [*keep, "retransmissions", "count"]
         if "retransmissions_per_exchange" not in self.runs:  # a mesh study's dataset
-            return pd.DataFrame(rows, columns=[*keep, "retransmissions", "count"])
-        for rec, hist in zip(self.runs[keep].to_dict("records"), self.runs["retransmissions_per_exchange"]):
-            for k, n in enumerate(list(hist) if hist is not None else []):
-                rows.append({**rec, "retransmissions": k, "count": int(n)})
-        return pd.DataFrame(rows, columns=[*keep, "retransmissions", "count"])
+            return pd.DataFrame(columns=cols)
+        import numpy as np
+
+        hists = [list(h) if h is not None else [] for h in self.runs["retransmissions_per_exchange"]]
+        n = np.fromiter((len(h) for h in hists), dtype=np.int64, count=len(hists))
+        at = np.repeat(np.arange(len(hists)), n)
+        out = self.runs[keep].iloc[at].reset_index(drop=True)
+        out["retransmissions"] = np.arange(len(at)) - np.repeat(np.cumsum(n) - n, n)
+        out["count"] = np.fromiter((int(c) for h in hists for c in h), dtype=np.int64, count=len(at))
+        return out[cols]
 
     @property
     def clients(self):
@@ -181,6 +186,8 @@ def _flows_part(out: Path, name: str, runs_t, flow_cols: set[str] | None):
     path = out / "flows" / name
     cols = _columns_of(path, None if flow_cols is None else {"config_hash", *flow_cols})
     ft = pq.read_table(path, columns=cols)
+    if flow_cols is not None:  # join only the configuration columns asked for
+        runs_t = runs_t.select([c for c in runs_t.column_names if c in flow_cols or c == "config_hash"])
     joined = join_flows(runs_t, ft)
     if flow_cols is not None:
         joined = joined.select([c for c in joined.column_names if c in flow_cols or c == "config_hash"])
@@ -266,6 +273,7 @@ def load_results(
     *,
     columns: Iterable[str] | None = None,
     flow_columns: Iterable[str] | None = None,
+    sort: bool = True,
 ) -> Results:
     """Load a results dataset: concatenate its files, sorted by block, point, replication (and
     client), so the tables do not depend on the order the runs finished in.
@@ -273,7 +281,9 @@ def load_results(
     ``columns`` / ``flow_columns``: read only these columns of the runs / flows tables (and
     ``config_hash``, and the ordering columns); a flows column that is a configuration column
     comes from the runs parts. ``flow_columns=()`` reads no flows at all. Reading a few
-    columns of a large dataset costs a fraction of reading it whole.
+    columns of a large dataset costs a fraction of reading it whole. ``sort=False``: the rows
+    in the order they are stored, and no ordering columns added (for aggregations, which do
+    not depend on the order).
 
     >>> res = coapcc.load_results("results/anrw18")        # doctest: +SKIP
     >>> res.flows.groupby(["algorithm", "buffer_bytes"])["fct_s"].median()  # doctest: +SKIP
@@ -284,7 +294,7 @@ def load_results(
     if not (path / "runs").is_dir():
         raise FileNotFoundError(f"{path}: not a results dataset (no runs/ folder)")
     check_format(path)
-    order_cols = {"block_index", "block", "point", "replication", "client", "node"}
+    order_cols = {"block_index", "block", "point", "replication", "client", "node"} if sort else set()
     run_cols = None if columns is None else {*columns, *order_cols}
     flow_cols = None if flow_columns is None else set(flow_columns)
     if flow_cols:
@@ -292,10 +302,10 @@ def load_results(
     runs_t, flows_t = _read_dataset(path, run_cols, flow_cols)
     runs = runs_t.to_pandas() if runs_t is not None else pd.DataFrame()
     flows = flows_t.to_pandas() if flows_t is not None else pd.DataFrame()
-    order = [c for c in ("block_index", "block", "point", "replication", "config_hash") if c in runs]
+    order = [c for c in ("block_index", "block", "point", "replication", "config_hash") if c in runs and sort]
     if order:
         runs = runs.sort_values(order, kind="stable").reset_index(drop=True)
-    forder = [c for c in (*order, "client", "node") if c in flows]
+    forder = [c for c in (*order, "client", "node") if c in flows and sort]
     if forder:
         flows = flows.sort_values(forder, kind="stable").reset_index(drop=True)
     meta = {}

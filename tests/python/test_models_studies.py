@@ -124,11 +124,11 @@ def test_reproduce_makarem21_end_to_end(tmp_path):
     args = [str(cfg), "--out", str(out), "--quick", "--workers", "1", "--no-progress"]
     assert reproduce_main(args) == 0
     for name in (
-        "model-loss-ratio.png",
+        "figures/model-loss-ratio.png",
         "model-vs-simulation.csv",
         "model-table-4-3.csv",
         "rtt-scenarios.csv",
-        "rtt-rto-vs-rtt-s7.png",
+        "figures/rtt-rto-vs-rtt-s7.png",
         "rtt-study-k.csv",
         "resbw-bad-only.csv",
         "resbw-set1.csv",

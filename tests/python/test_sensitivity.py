@@ -148,9 +148,9 @@ def tiny_out(tmp_path_factory):
 
 def test_tiny_study_writes_table_figure_and_summary(tiny_out):
     out, page, _ = tiny_out
-    for name in ("sensitivity.csv", "transfers.csv", "sensitivity.png", "summary.md"):
+    for name in ("sensitivity.csv", "transfers.csv", "figures/sensitivity.png", "summary.md"):
         assert (out / name).stat().st_size > 0, name
-    assert (out / "sensitivity.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "figures" / "sensitivity.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert page.name == "report.html" and "data:image/png;base64," in page.read_text()
     table = pd.read_csv(out / "sensitivity.csv")
     # 2 profiles x 3 settings (2 sojourns, 1 burst length) x 1 workload x 2 baselines

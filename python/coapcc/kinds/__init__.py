@@ -11,8 +11,10 @@ that is particular to it:
   record (:func:`coapcc.records.encode_columns`);
 * **its columns**: ``columns`` gives a run's configuration columns (every row of its
   dataset carries them), ``cost`` a relative cost so that the longest runs start first;
-* **its report**: ``report`` (``"module:function"``) turns the loaded datasets into the
-  figures and tables of the one report builder (:mod:`coapcc.reporting`);
+* **its report**: ``report`` (``"module:function"``) turns one dataset, or two to compare,
+  into a :class:`coapcc.reports.Report`: its figures (drawing functions of aggregated
+  tables, :mod:`coapcc.figures`) and tables, which the one report builder
+  (:mod:`coapcc.reporting`) draws, writes and renders through the one template;
 * optionally, **its own file sections** (``sections`` and ``expand``): a kind whose file is
   not written as ``[[block]]`` grids (``makarem-studies``) turns its sections into blocks,
   and everything after that is the same as for every other kind.
@@ -83,7 +85,7 @@ class StudyKind:
     execute: str
     #: A run configuration -> its configuration columns (``seed`` is set per run).
     columns: Callable[[Any], dict]
-    #: ``"module:function"`` building the report: ``f(ctx) -> None`` (see :mod:`coapcc.reporting`).
+    #: ``"module:function"`` of the report: ``f(ctx: coapcc.reports.Context) -> coapcc.reports.Report``.
     report: str
     #: A run configuration -> its relative cost (the longest runs start first).
     cost: Callable[[Any], float] = lambda cfg: 1.0

@@ -92,7 +92,7 @@ KIND = register(
         execute="coapcc.kinds.mesh:execute",
         columns=columns,
         cost=lambda cfg: cfg.cost,
-        report="coapcc.mesh_study:write_report",
+        report="coapcc.reports.mesh:build",
         lists_blocks=True,
     )
 )

@@ -181,6 +181,6 @@ KIND = register(
         execute="coapcc.kinds.sim:execute",
         columns=config_columns,
         cost=cost,
-        report="coapcc.reporting:report",
+        report="coapcc.reports.sim:build",
     )
 )

@@ -100,7 +100,15 @@ def reproduce(
     if outcome.failed:
         print(f"reproduce: {len(outcome.failed)} runs failed; the report covers the others", file=log)
     t1 = time.perf_counter()
-    path = report(outcome.out, trace=trace, formats=formats, log=log, progress=progress)
+    path = report(
+        outcome.out,
+        trace=trace,
+        formats=formats,
+        workers=workers,
+        log=log,
+        progress=progress,
+        outcome=outcome,
+    )
     t2 = time.perf_counter()
     print(
         f"reproduce {exp.name}: done in {t2 - t0:.1f} s (runs {outcome.wall_s:.1f} s, report {t2 - t1:.1f} s); "

@@ -72,20 +72,15 @@ def layout(
     )
 
 
-def legend_rows(n: int, ncol: int | None = None) -> int:
-    """Rows of a legend of ``n`` entries in ``ncol`` columns (at most six by default)."""
-    ncol = min(max(n, 1), 6) if ncol is None else max(1, ncol)
-    return math.ceil(max(n, 1) / ncol)
+def legend_top(rows: int, title: bool = True) -> float:
+    """Inches above the panels for a legend of ``rows`` rows (:func:`legend`) and panel titles."""
+    return 0.12 + 0.24 * max(rows, 1) + (0.3 if title else 0.0)
 
 
-def legend_top(n: int, ncol: int | None = None, title: bool = True) -> float:
-    """Inches above the panels for a legend of ``n`` entries (:func:`legend`) and panel titles."""
-    return 0.12 + 0.24 * legend_rows(n, ncol) + (0.3 if title else 0.0)
-
-
-def legend(fig, series: list[str], colors: dict, kind: str = "patch", ncol: int | None = None) -> None:
+def legend(fig, series: list[str], colors: dict, kind: str = "patch", ncol: int | None = None) -> int:
     """One legend above the panels: a coloured patch (``kind="patch"``) or a line with a marker
-    (``"line"``) per series, in ``ncol`` columns (at most six by default)."""
+    (``"line"``) per series, in ``ncol`` columns (at most six by default), fewer when they
+    would not fit the figure's width; returns its number of rows (for :func:`legend_top`)."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -93,13 +88,12 @@ def legend(fig, series: list[str], colors: dict, kind: str = "patch", ncol: int 
         handles = [Line2D([], [], color=colors[s], marker="o", label=s) for s in series]
     else:
         handles = [Patch(facecolor=colors[s], label=s) for s in series]
-    fig.legend(
-        handles=handles,
-        loc="upper center",
-        ncol=min(len(series), 6) if ncol is None else ncol,
-        frameon=False,
-        bbox_to_anchor=(0.5, 1.0),
-    )
+    # an entry is about 0.085 in per character at the legend's font size, plus its handle
+    entry = 0.085 * max((len(str(s)) for s in series), default=1) + 0.75
+    fit = max(1, int(fig.get_size_inches()[0] // entry))
+    ncol = max(1, min(len(series), 6 if ncol is None else ncol, fit))
+    fig.legend(handles=handles, loc="upper center", ncol=ncol, frameon=False, bbox_to_anchor=(0.5, 1.0))
+    return math.ceil(max(len(series), 1) / ncol)
 
 
 def colors(series: list[str]) -> dict[str, Any]:

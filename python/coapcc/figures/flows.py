@@ -142,10 +142,10 @@ def box_figure(stats, ylabel: str, dims: list[str], series: list[str], scale: st
         ax.set_title(panel_title(dims, key), fontsize=10)
         ax.grid(axis="y", alpha=0.3, which="both")
     hide_unused(axes, len(keys), rows, cols)
-    legend(fig, series, cmap)
+    lrows = legend(fig, series, cmap)
     if title:
         fig.suptitle(title, y=1.04)
-    layout(fig, rows, cols, top=legend_top(len(series)))
+    layout(fig, rows, cols, top=legend_top(lrows))
     return fig
 
 
@@ -200,8 +200,8 @@ def ci_figure(stats, ylabel: str, dims: list[str], series: list[str]):
         ax.set_title(panel_title(dims, key), fontsize=10)
         ax.grid(axis="y", alpha=0.3, which="both")
     hide_unused(axes, len(keys), rows, cols)
-    legend(fig, series, cmap, "line")
-    layout(fig, rows, cols, top=legend_top(len(series)))
+    lrows = legend(fig, series, cmap, "line")
+    layout(fig, rows, cols, top=legend_top(lrows))
     return fig
 
 
@@ -278,8 +278,8 @@ def cdf_figure(curves, log: bool, dims: list[str], series: list[str]):
         ax.set_title(f"{panel_title(dims, key)} · {n} clients", fontsize=10)
         ax.grid(alpha=0.3, which="both")
     hide_unused(axes, len(keys), rows, cols)
-    legend(fig, series, cmap, "line")
-    layout(fig, rows, cols, top=legend_top(len(series)))
+    lrows = legend(fig, series, cmap, "line")
+    layout(fig, rows, cols, top=legend_top(lrows))
     return fig
 
 
@@ -334,6 +334,6 @@ def histogram_figure(hist, dims: list[str], series: list[str] | None = None):
         ax.set_title(f"{panel_title(dims, key)} · {n} clients", fontsize=10)
         ax.grid(axis="y", alpha=0.3, which="both")
     hide_unused(axes, len(keys), rows, cols)
-    legend(fig, series, cmap)
-    layout(fig, rows, cols, top=legend_top(len(series)))
+    lrows = legend(fig, series, cmap)
+    layout(fig, rows, cols, top=legend_top(lrows))
     return fig

@@ -94,8 +94,8 @@ def ci_figure(
                 ax.set_xlabel(xlabel)
             if pi == 0:
                 ax.set_ylabel(ylabel)
-    legend(fig, series, cmap, "line", ncol=len(series))
-    layout(fig, len(ys), len(panels), top=legend_top(len(series), len(series)), hgap=0.55)
+    lrows = legend(fig, series, cmap, "line", ncol=len(series))
+    layout(fig, len(ys), len(panels), top=legend_top(lrows), hgap=0.55)
     return fig
 
 
@@ -143,6 +143,6 @@ def box_figure(points, panels: list, series: list, xs: list, panel_fmt, xlabel: 
         ax.grid(axis="y", alpha=0.3)
         if pi == 0:
             ax.set_ylabel(ylabel)
-    legend(fig, series, cmap, ncol=len(series))
-    layout(fig, 1, len(panels), top=legend_top(len(series), len(series)))
+    lrows = legend(fig, series, cmap, ncol=len(series))
+    layout(fig, 1, len(panels), top=legend_top(lrows))
     return fig

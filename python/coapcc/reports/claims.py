@@ -131,7 +131,7 @@ def claims_section(ctx, claims=None) -> Section | None:
     counts = []
     for name, vs in zip(ctx.names, per):
         n = summary(vs)
-        text = ", ".join(f"{k} {m}" for k, m in n.items() if m)
+        text = ", ".join(f"{m} {k}" for k, m in n.items() if m)
         counts.append(f"{name}: {text} of {len(vs)} claims" if ctx.compare else f"{text} of {len(vs)} claims")
     source = f" ({cf.source})" if cf.source else ""
     return Section(

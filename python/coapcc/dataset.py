@@ -300,8 +300,15 @@ def load_results(
     if flow_cols:
         flow_cols |= order_cols
     runs_t, flows_t = _read_dataset(path, run_cols, flow_cols)
+    # the flows (most of a dataset): each Arrow column freed once converted (half the peak)
     runs = runs_t.to_pandas() if runs_t is not None else pd.DataFrame()
-    flows = flows_t.to_pandas() if flows_t is not None else pd.DataFrame()
+    flows = (
+        flows_t.to_pandas(split_blocks=True, self_destruct=True) if flows_t is not None else pd.DataFrame()
+    )
+    del runs_t, flows_t
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()  # the Arrow buffers just freed, back to the system
     order = [c for c in ("block_index", "block", "point", "replication", "config_hash") if c in runs and sort]
     if order:
         runs = runs.sort_values(order, kind="stable").reset_index(drop=True)

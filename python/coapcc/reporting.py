@@ -7,9 +7,11 @@ figures as drawing functions of aggregated tables, the tables as text. This modu
 rest, the same for every kind:
 
 * the claims table first, when the study has claims (:mod:`coapcc.reports.claims`);
-* the figures drawn several at a time in worker processes (forked, so that they share the
-  report's tables), each as a PNG embedded in the HTML and written to ``figures/``, and in
-  the other formats of ``--formats`` (SVG, PDF) as files only;
+* the figures drawn several at a time in processes of their own (forked, so that they share
+  the report's tables; started as soon as the report's function defines each one, so that
+  they are drawn while the rest of the report is computed: :class:`FigureDrawer`), each as a
+  PNG embedded in the HTML and written to ``figures/``, and in the other formats of
+  ``--formats`` (SVG, PDF) as files only;
 * the CSV tables beside the report;
 * the HTML from the one template (``templates/report.html.j2``, jinja2 with
   ``StrictUndefined``: a name the document lacks is an error, never an empty string);
@@ -32,7 +34,7 @@ from typing import Any
 
 from .runner import RunnerLike
 
-__all__ = ["report", "main", "draw_figures", "add_format_args", "parse_formats", "FORMATS"]
+__all__ = ["report", "main", "FigureDrawer", "add_format_args", "parse_formats", "FORMATS"]
 
 #: Figure file formats: PNG is embedded in the HTML and always written; the others on request.
 FORMATS = ("png", "svg", "pdf")
@@ -56,71 +58,150 @@ def _meta(path: Path) -> dict:
 
 # -- drawing the figures ----------------------------------------------------------------------
 
-#: The figures being drawn, for the forked workers (they inherit it; nothing is pickled but
-#: an index and the PNG bytes coming back).
-_PENDING: list = []
 
-
-def _draw(i: int, figdir: str, formats: tuple[str, ...]) -> bytes:
-    """Draw figure ``i`` of :data:`_PENDING`, write its files, return its PNG."""
+def _draw_one(fig, figdir: Path, formats) -> None:
+    """Draw ``fig`` and write its files (``figdir/<id>.<format>``)."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
     from .figures import save
 
-    f = _PENDING[i]
-    data = save(f.draw(), Path(figdir) / f.id, formats)
-    return data["png"]
+    save(fig.draw(), figdir / fig.id, formats)
 
 
-def _fork_available() -> bool:
-    import multiprocessing as mp
+def _warm_up() -> None:
+    """Import matplotlib and load its fonts once, here, so that every forked drawing
+    process has them (each would otherwise spend a third of a second on it)."""
+    import io
 
-    return "fork" in mp.get_all_start_methods()
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(1, 1))
+    ax = fig.subplots()
+    ax.set_title("warm-up")
+    ax.set_yscale("log")
+    fig.savefig(io.BytesIO(), format="png", dpi=10)
 
 
-def draw_figures(
-    figures: list, figdir: Path, formats, workers: int, bar=None, log=None
-) -> list[tuple[str, str]]:
-    """Draw every figure (several at a time in forked worker processes when ``workers`` > 1
-    and the platform can fork), write its files into ``figdir`` and fill in its PNG; returns
-    (id, why) for the figures that failed (left out with a note, the rest of the report is
-    still written)."""
-    global _PENDING
-    failed = []
-    workers = max(1, min(workers, len(figures)))
-
-    def done(i: int, png: bytes | None, error: BaseException | None) -> None:
-        f = figures[i]
-        if error is not None:
-            failed.append((f.id, f"drawing failed: {type(error).__name__}: {error}"))
-            print(f"report: warning: figure {f.id}: {type(error).__name__}: {error}", file=log)
-        else:
-            f.png_b64 = base64.b64encode(png).decode()
-            f.files = [(fmt.upper(), f"{figdir.name}/{f.id}.{fmt}") for fmt in formats if fmt != "png"]
-        if bar is not None:
-            bar.update(1)
-
-    _PENDING = figures
+def _child(conn, fig, figdir: Path, formats) -> None:
+    """A forked drawing process: draws one figure, says how it went (the files carry the
+    figure: the message stays small, so the child never waits for the report to read it)."""
     try:
-        if workers > 1 and _fork_available():
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor, as_completed
-
-            with ProcessPoolExecutor(workers, mp_context=mp.get_context("fork")) as ex:
-                futures = {ex.submit(_draw, i, str(figdir), formats): i for i in range(len(figures))}
-                for fut in as_completed(futures):
-                    e = fut.exception()
-                    done(futures[fut], None if e else fut.result(), e)
-        else:
-            for i in range(len(figures)):
-                try:
-                    done(i, _draw(i, str(figdir), formats), None)
-                except Exception as e:  # noqa: BLE001 - reported, the report goes on
-                    done(i, None, e)
+        _draw_one(fig, figdir, formats)
+        conn.send(None)
+    except Exception as e:  # noqa: BLE001 - sent to the report, which leaves the figure out
+        conn.send(f"{type(e).__name__}: {e}")
     finally:
-        _PENDING = []
-    return failed
+        conn.close()
+
+
+class FigureDrawer:
+    """Draws a report's figures while the report is still being computed: each figure, as
+    soon as the report's function hands it over (:meth:`submit`), in a forked process of its
+    own (at most ``workers`` at a time; a fork shares the report's tables, nothing is
+    pickled), the rest at :meth:`finish`. Where the platform cannot fork, or with one
+    worker, every figure is drawn in this process at :meth:`finish`."""
+
+    def __init__(self, figdir: Path, formats, workers: int, log=None):
+        import multiprocessing as mp
+
+        # PNG always: the HTML embeds it
+        self.figdir, self.log = figdir, log
+        self.formats = ("png", *dict.fromkeys(f for f in formats if f != "png"))
+        self.workers = max(1, workers)
+        self.fork = self.workers > 1 and "fork" in mp.get_all_start_methods()
+        self.queue: list = []
+        self.running: dict = {}  # connection -> (process, figure)
+        self.seen: set[int] = set()
+        self.failed: list[tuple[str, str]] = []
+        self.bar = None
+        self.done = 0
+        if self.fork:
+            _warm_up()
+
+    def submit(self, fig) -> None:
+        """Start drawing ``fig`` now if a worker is free, else as soon as one is."""
+        if id(fig) in self.seen:
+            return
+        self.seen.add(id(fig))
+        self.queue.append(fig)
+        if self.fork:
+            self._pump(block=False)
+
+    def _start(self, fig) -> None:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork")
+        parent, child = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_child, args=(child, fig, self.figdir, self.formats), daemon=True)
+        p.start()
+        child.close()
+        self.running[parent] = (p, fig)
+
+    def _finished(self, fig, error: str | None) -> None:
+        if error is None:
+            png = (self.figdir / f"{fig.id}.png").read_bytes()
+            fig.png_b64 = base64.b64encode(png).decode()
+            fig.files = [
+                (fmt.upper(), f"{self.figdir.name}/{fig.id}.{fmt}") for fmt in self.formats if fmt != "png"
+            ]
+        else:
+            self.failed.append((fig.id, f"drawing failed: {error}"))
+            print(f"report: warning: figure {fig.id}: {error}", file=self.log)
+        self.done += 1
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def _pump(self, block: bool) -> None:
+        from multiprocessing.connection import wait
+
+        while True:
+            if self.running:
+                for conn in wait(list(self.running), timeout=None if block else 0):
+                    p, fig = self.running.pop(conn)
+                    try:
+                        error = conn.recv()
+                    except EOFError:  # the process died without a word (killed, out of memory)
+                        error = "the drawing process died"
+                    conn.close()
+                    p.join()
+                    self._finished(fig, error)
+            while self.queue and len(self.running) < self.workers:
+                self._start(self.queue.pop(0))
+            if not block or not (self.running or self.queue):
+                return
+
+    def finish(self, figures: list, bar=None) -> list[tuple[str, str]]:
+        """Draw what is left of ``figures`` and wait for every figure; returns (id, why) of
+        the figures that failed (left out with a note: the rest of the report is written)."""
+        self.bar = bar
+        if bar is not None and self.done:
+            bar.update(self.done)
+        for f in figures:
+            self.submit(f)
+        if self.fork:
+            self._pump(block=True)
+        else:
+            for f in self.queue:
+                try:
+                    _draw_one(f, self.figdir, self.formats)
+                    self._finished(f, None)
+                except Exception as e:  # noqa: BLE001 - reported, the report goes on
+                    self._finished(f, f"{type(e).__name__}: {e}")
+            self.queue = []
+        return self.failed
+
+    def close(self) -> None:
+        """Stop drawing (the report failed): no process is left behind."""
+        self.queue = []
+        for conn, (p, _) in list(self.running.items()):
+            p.terminate()
+            p.join()
+            conn.close()
+        self.running = {}
 
 
 def versions() -> list[tuple[str, str]]:
@@ -228,6 +309,7 @@ def report(
         if progress:
             print(f"report {label}: {text}", file=log, flush=True)
 
+    drawer = FigureDrawer(figdir, formats, workers or os.cpu_count() or 1, log)
     ctx = Context(
         datasets=[Dataset(p, n, m) for p, n, m in zip(paths, names, metas)],
         out=out,
@@ -238,34 +320,44 @@ def report(
         log=log,
         progress=say,
         outcome=outcome,
+        draw=drawer.submit,
     )
     say("reading the dataset" + ("s" if compare is not None else ""))
-    doc = kind.call("report")(ctx)
-    if title is not None:
-        doc.title = title
-    claim_sec = claims_section(ctx, claims)
-    if claim_sec is not None:
-        doc.sections.insert(0, claim_sec)
+    import pyarrow as pa
 
-    figures = doc.figures()
-    bar = None
-    if progress and figures:
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=len(figures),
-            file=log,
-            unit="figure",
-            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} figures [{elapsed}<{remaining}]",
-            desc=f"report {label}",
-            dynamic_ncols=True,
-            mininterval=0.5,
-        )
+    # Arrow's own allocator keeps what a large read freed; the system's returns it, which
+    # keeps the report's peak memory to what it holds (a third less on anrw18).
+    pool = pa.default_memory_pool()
+    pa.set_memory_pool(pa.system_memory_pool())
     try:
-        failed = draw_figures(figures, figdir, formats, workers or os.cpu_count() or 1, bar, log)
+        doc = kind.call("report")(ctx)
+        if title is not None:
+            doc.title = title
+        claim_sec = claims_section(ctx, claims)
+        if claim_sec is not None:
+            doc.sections.insert(0, claim_sec)
+        figures = doc.figures()
+        bar = None
+        if progress and figures:
+            from tqdm import tqdm
+
+            bar = tqdm(
+                total=len(figures),
+                file=log,
+                unit="figure",
+                bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} figures [{elapsed}<{remaining}]",
+                desc=f"report {label}",
+                dynamic_ncols=True,
+                mininterval=0.5,
+            )
+        try:
+            failed = drawer.finish(figures, bar)
+        finally:
+            if bar is not None:
+                bar.close()
     finally:
-        if bar is not None:
-            bar.close()
+        drawer.close()
+        pa.set_memory_pool(pool)
     if failed:
         doc.omitted += failed
         for s in doc.sections:  # a figure that failed is left out, with its note

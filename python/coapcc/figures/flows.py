@@ -48,27 +48,34 @@ _Q = (0.10, 0.25, 0.50, 0.75, 0.90)
 _QNAMES = ("p10", "p25", "median", "p75", "p90")
 
 
-def box_stats(flows, value: str, dims: list[str], series_col: str = "series"):
+def box_stats(flows, value: str, dims: list[str], series_col: str = "series", mask=None):
     """Per case (``dims``, clients, series): the 10th, 25th, 50th, 75th and 90th percentiles
-    of ``value`` over its flows (NaN ignored), and the value's range over all flows
-    (``attrs["min"]``, ``attrs["max"]``, ``attrs["positive"]``: every value > 0), which
-    chooses the axis scale."""
+    of ``value`` over its flows (NaN ignored; only the rows of the boolean array ``mask``
+    when given), and the value's range over those flows (``attrs["min"]``, ``attrs["max"]``,
+    ``attrs["positive"]``: every value > 0), which chooses the axis scale."""
+    import numpy as np
     import pandas as pd
 
-    v = flows[value].astype(float)
-    keep = v.notna()
-    f = flows.loc[keep, [*dims, "clients", series_col]].assign(_v=v[keep])
-    if not len(f):
-        out = pd.DataFrame(columns=[*dims, "clients", series_col, *_QNAMES])
+    v = flows[value].to_numpy(dtype=float, na_value=np.nan)
+    keep = ~np.isnan(v) if mask is None else (~np.isnan(v) & mask)
+    cols = [*dims, "clients", series_col]
+    if not keep.any():
+        out = pd.DataFrame(columns=[*cols, *_QNAMES])
     else:
-        qs = f.groupby([*dims, "clients", series_col], sort=False)["_v"].quantile(list(_Q)).unstack()
+        # grouped by the key columns themselves: no copy of the flows table
+        vals = pd.Series(np.where(keep, v, np.nan), index=flows.index)
+        g = vals[keep].groupby([flows[c][keep] for c in cols], sort=False, observed=True)
+        qs = g.quantile(list(_Q)).unstack()
         qs.columns = list(_QNAMES)
         out = qs.reset_index()
-    vals = v[keep]
+        for c in cols:  # categories (the flows' keys) back to plain values
+            if isinstance(out[c].dtype, pd.CategoricalDtype):
+                out[c] = out[c].astype(out[c].cat.categories.dtype)
+    x = v[keep]
     out.attrs.update(
-        min=float(vals.min()) if len(vals) else float("nan"),
-        max=float(vals.max()) if len(vals) else float("nan"),
-        positive=bool(len(vals) and (vals > 0).all()),
+        min=float(x.min()) if len(x) else float("nan"),
+        max=float(x.max()) if len(x) else float("nan"),
+        positive=bool(len(x) and (x > 0).all()),
     )
     return out
 

@@ -190,8 +190,11 @@ class Context:
     log: Any = None
     #: ``progress(text)``: a line of progress on the log (nothing when quiet).
     progress: Callable[[str], None] = lambda text: None
-    #: Set by the kind: the sweep outcome of ``coapcc reproduce`` (for the overview), or None.
+    #: The sweep outcome of ``coapcc reproduce`` (for the overview), or None.
     outcome: Any = None
+    #: ``draw(figure)``: start drawing a figure now, while the report goes on (optional: the
+    #: builder draws every figure of the document at the end anyway).
+    draw: Callable[[Any], None] = lambda figure: None
 
     @property
     def compare(self) -> bool:

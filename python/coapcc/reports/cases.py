@@ -78,16 +78,30 @@ def jain_index(values) -> float:
     return float(x.sum() ** 2 / (x.size * (x * x).sum()))
 
 
+def _lookup(values, index):
+    """``values`` (indexed by plain case keys) at the summary's ``index`` (whose levels may be
+    categories)."""
+    import pandas as pd
+
+    plain = pd.MultiIndex.from_tuples([tuple(k) for k in index], names=index.names) if len(index) else index
+    out = values.reindex(plain)
+    out.index = index
+    return out
+
+
 def _jain_per_run(flows, keys: list[str]):
     """Jain's index of the flows' throughput (completed exchanges / FCT) per ``keys`` group,
-    vectorised: (sum x)^2 / (n sum x^2) over the non-NaN x."""
+    vectorised: (sum x)^2 / (n sum x^2) over the non-NaN x (no copy of the flows table)."""
     import numpy as np
+    import pandas as pd
 
-    x = flows["completed_exchanges"].astype(float) / flows["fct_s"].astype(float)
-    ok = x.notna()
-    x = x.where(ok, 0.0)
-    g = flows.assign(_x=x, _x2=x * x, _n=ok.astype(int)).groupby(keys, sort=False, observed=True)
-    s, s2, n = g["_x"].sum(), g["_x2"].sum(), g["_n"].sum()
+    x = flows["completed_exchanges"].to_numpy(dtype=float) / flows["fct_s"].to_numpy(dtype=float)
+    ok = ~np.isnan(x)
+    x[~ok] = 0.0
+    by = [flows[k] for k in keys]
+    parts = pd.DataFrame({"x": x, "x2": x * x, "n": ok.astype(np.int32)}, index=flows.index)
+    g = parts.groupby(by, sort=False, observed=True).sum()
+    s, s2, n = g["x"], g["x2"], g["n"]
     with np.errstate(all="ignore"):
         out = s * s / (n * s2)
     return out.where((n > 0) & (s2 > 0))
@@ -103,12 +117,13 @@ def per_run(flows, series_col: str = "series"):
     return out.reset_index()
 
 
-def summary_table(flows, runs, dims: list[str], series_order: list[str] | None = None):
+def summary_table(flows, runs, dims: list[str], series_order: list[str] | None = None, quantiles=None):
     """Per case (panel dims x series x clients): runs, flows, FCT median/p10/p25/p75/p90 (s),
     the mean over replications of each run's median FCT with its 95 % confidence half-width,
     Jain's fairness index (mean over runs), median retransmissions and unnecessary
     retransmissions per flow, failed exchanges, mean useful fraction and downlink busy
-    fraction."""
+    fraction. ``quantiles``: the FCT's per case when the caller has them already
+    (:func:`coapcc.figures.flows.box_stats`)."""
     import pandas as pd
 
     from ..stats import ci95_half
@@ -116,22 +131,23 @@ def summary_table(flows, runs, dims: list[str], series_order: list[str] | None =
     keys = ["series", "clients", *dims]
     if not len(flows):
         return pd.DataFrame()
-    f = flows.assign(_unfinished=flows["fct_s"].isna(), fct_s=flows["fct_s"].astype(float))
+    f = flows
     g = f.groupby(keys, sort=False, dropna=False, observed=True)
-    qs = g["fct_s"].quantile([0.10, 0.25, 0.50, 0.75, 0.90])  # linear interpolation, NaN ignored
-    qs = qs.unstack()
+    if quantiles is None:
+        qs = g["fct_s"].quantile([0.10, 0.25, 0.50, 0.75, 0.90])  # linear interpolation, NaN ignored
+        qs = qs.unstack().rename(columns={0.10: "p10", 0.25: "p25", 0.50: "median", 0.75: "p75", 0.90: "p90"})
+    else:
+        qs = quantiles.set_index(keys)
+    size = g.size()
     df = pd.DataFrame(
         {
             "runs": g["config_hash"].nunique(),
-            "flows": g.size(),
-            "unfinished": g["_unfinished"].sum().astype(int),
-            "fct_median": qs[0.50],
-            "fct_p10": qs[0.10],
-            "fct_p25": qs[0.25],
-            "fct_p75": qs[0.75],
-            "fct_p90": qs[0.90],
+            "flows": size,
+            "unfinished": (size - g["fct_s"].count()).astype(int),
         }
     )
+    for q in ("median", "p10", "p25", "p75", "p90"):
+        df[f"fct_{q}"] = qs[q].reindex(df.index) if quantiles is None else _lookup(qs[q], df.index)
     # per run (and series, for mixed runs): its median FCT and Jain's index, then over the
     # replications of each case
     runs_of = per_run(f)
@@ -173,17 +189,25 @@ def load(ds, tag, compare: bool):
     runs = ds.load(flow_columns=()).runs
     if runs.empty:
         raise ValueError(f"{ds.path}: the dataset has no runs yet (run coapcc sweep first)")
-    flows = ds.load(flow_columns=FLOW_FIELDS, sort=False).flows
+    flows = ds.load(columns=("config_hash",), flow_columns=FLOW_FIELDS, sort=False).flows
     dims = panel_dims(runs)
     at = pd.Index(runs["config_hash"]).get_indexer(flows["config_hash"])
     if (at < 0).any():  # flows of a run the runs table does not have: not part of the dataset
         keep = at >= 0
         flows, at = flows[keep].reset_index(drop=True), at[keep]
+    # Compact: the run as a category (its codes index the runs table), counters as 32 bits.
+    flows["config_hash"] = pd.Categorical.from_codes(at, categories=runs["config_hash"])
+    for c in flows.columns:
+        col = flows[c]
+        if col.dtype.kind in "iu" and len(col) and col.min() >= -(2**31) and col.max() < 2**31:
+            flows[c] = col.astype(np.int32)
     for c in dict.fromkeys(["algorithm", "clients", "groups", "buffer_bytes", "workload", "errors", *dims]):
         if c not in runs:
             continue
         col = runs[c]
-        if col.dtype.kind in "iufb":
+        if col.dtype.kind in "iu" and col.min() >= -(2**31) and col.max() < 2**31:
+            flows[c] = col.to_numpy().astype(np.int32)[at]
+        elif col.dtype.kind in "fb":
             flows[c] = col.to_numpy()[at]
         else:
             codes, cats = pd.factorize(col)

@@ -205,16 +205,36 @@ def _comparison(summary, dims: list[str], names: list[str]):
     )
 
 
-def _histogram(ds, runs, dims, tag):
-    """Retransmissions per exchange, per single-algorithm run, in long form."""
-    from ..dataset import Results
+def _histogram(runs, dims: list[str], tag):
+    """Completed exchanges by number of retransmissions, summed over the single-algorithm
+    runs of each case: one row per case (``dims``, clients, algorithm) and k
+    (``retransmissions``), with ``count``."""
+    import numpy as np
+    import pandas as pd
 
-    h = Results(ds.path, runs, None, ds.experiment).histogram
-    h = h[h["config_hash"].isin(runs.loc[runs["groups"] == "", "config_hash"])]
-    for d in dims:  # a panel dimension the histogram does not keep: from the runs
-        if d not in h:
-            h[d] = h["config_hash"].map(dict(zip(runs["config_hash"], runs[d])))
-    return h.assign(algorithm=[tag(a) for a in h["algorithm"]])
+    keys = [*dims, "clients", "algorithm"]
+    cols = [*keys, "retransmissions", "count"]
+    if "retransmissions_per_exchange" not in runs:
+        return pd.DataFrame(columns=cols)
+    single = runs[runs["groups"] == ""]
+    acc: dict[tuple, np.ndarray] = {}
+    for key, h in zip(
+        single[keys].itertuples(index=False, name=None), single["retransmissions_per_exchange"]
+    ):
+        if h is None or not len(h):
+            continue
+        h = np.asarray(h, dtype=np.int64)
+        key = (*key[:-1], tag(key[-1]))
+        a = acc.get(key)
+        if a is None:
+            acc[key] = h.copy()
+        else:
+            if len(a) < len(h):
+                a = np.concatenate([a, np.zeros(len(h) - len(a), dtype=np.int64)])
+            a[: len(h)] += h
+            acc[key] = a
+    rows = [(*k, i, int(n)) for k, a in acc.items() for i, n in enumerate(a)]
+    return pd.DataFrame(rows, columns=cols)
 
 
 def build(ctx) -> Report:
@@ -238,19 +258,24 @@ def build(ctx) -> Report:
         order = series_all
 
     mixed = (flows["groups"] != "").to_numpy()
-    single_flows, mixed_flows = flows[~mixed], flows[mixed]
+    single = ~mixed
     figs: list[Figure] = []
     omitted: list[tuple[str, str]] = []
 
     def add(fig_id: str, draw, notes=None) -> None:
         figs.append(Figure(fig_id, FIGURES[fig_id], draw, notes))
+        ctx.draw(figs[-1])  # drawn while the report goes on
 
-    def box(fig_id, df, col, ylabel, scale="auto"):
-        st = FF.box_stats(df, col, dims)
+    def box(fig_id, col, ylabel, mask, scale="auto"):
+        st = FF.box_stats(flows, col, dims, mask=mask)
         add(fig_id, lambda: FF.box_figure(st, ylabel, dims, order, scale=scale))
+        return st
 
-    if len(single_flows):
-        box("fct", single_flows, "fct_s", "FCT (s)")
+    # The FCT's quantiles per case, for the figures and the summary (computed once).
+    fct_q = []
+    if single.any():
+        fct_q.append(box("fct", "fct_s", "FCT (s)", single))
+        single_flows = flows[single]
         runs_of = per_run(single_flows).merge(
             runs[["config_hash", "clients", *dims]].drop_duplicates("config_hash"), on="config_hash"
         )
@@ -261,15 +286,16 @@ def build(ctx) -> Report:
             omitted.append(("fct-ci", "one replication per case: no confidence intervals."))
         curves, log = FF.cdf_curves(single_flows, dims)
         add("fct-cdf", lambda: FF.cdf_figure(curves, log, dims, order))
-    if len(mixed_flows):
-        box("fct-mixed", mixed_flows, "fct_s", "FCT (s)")
-    if len(single_flows):
+        del single_flows, runs_of
+    if mixed.any():
+        fct_q.append(box("fct-mixed", "fct_s", "FCT (s)", mixed))
+    if single.any():
         for fig_id, col, ylabel in (
             ("retransmissions", "retransmissions", "retransmissions per flow"),
             ("unnecessary", "unnecessary_retransmissions", "unnecessary retransmissions per flow"),
         ):
-            if (single_flows[col].fillna(0) > 0).any():
-                box(fig_id, single_flows, col, ylabel, scale="linear")
+            if (flows[col].to_numpy(dtype=float, na_value=0.0)[single] > 0).any():
+                box(fig_id, col, ylabel, single, scale="linear")
             else:
                 omitted.append((fig_id, f"none: no flow of any single-algorithm run had {ylabel[:-9]}."))
     # CoAP over TCP (transport = "tcp"): data segments sent and RTO expiries per transfer.
@@ -277,19 +303,15 @@ def build(ctx) -> Report:
         ("segments", "segments_sent", "TCP segments sent per flow"),
         ("rto", "rto_expiries", "TCP RTO expiries per flow"),
     ):
-        if len(single_flows) and col in single_flows and single_flows[col].notna().any():
-            box(fig_id, single_flows[single_flows[col].notna()], col, ylabel, scale="linear")
+        if single.any() and col in flows and flows[col][single].notna().any():
+            box(fig_id, col, ylabel, single, scale="linear")
+    summary = summary_table(flows, runs, dims, order, quantiles=pd.concat(fct_q) if fct_q else None)
     hist = pd.concat(
-        [
-            _histogram(ds, r, dims, lambda v, i=i: ctx.tag(v, i))
-            for i, (ds, (r, _, _)) in enumerate(zip(ctx.datasets, loaded))
-        ],
+        [_histogram(r, dims, lambda v, i=i: ctx.tag(v, i)) for i, (r, _, _) in enumerate(loaded)],
         ignore_index=True,
     )
     if len(hist) and (hist.loc[hist["retransmissions"] > 0, "count"] > 0).any():
-        hkeys = [*dims, "clients", "algorithm", "retransmissions"]
-        counts = hist.groupby(hkeys, sort=False)["count"].sum().reset_index()
-        add("histogram", lambda: FF.histogram_figure(counts, dims))
+        add("histogram", lambda: FF.histogram_figure(hist, dims))
     elif len(hist):
         omitted.append(("histogram", "none: every completed exchange succeeded without a retransmission."))
     if ctx.trace:
@@ -326,7 +348,6 @@ def build(ctx) -> Report:
     else:
         omitted.append(("queue", "none: no traced run (--no-trace)."))
 
-    summary = summary_table(flows, runs, dims, order)
     # Retransmissions-per-exchange table (counts), one row per case, in the summary's order.
     kmax = int(hist.loc[hist["count"] > 0, "retransmissions"].max()) if (hist["count"] > 0).any() else 0
     hkeys = ["algorithm", "clients", *dims]

@@ -58,7 +58,8 @@ def _trace_one(path, row, flows, runner_trace, log):
     if not file.exists():
         tmp = path / f".{h}.{os.getpid()}.{id(row)}.tmp"
         clients = f"{cfg.clients} client" + ("s" if cfg.clients != 1 else "")
-        print(f"report: tracing run {h} ({cfg.label}, {clients})", file=log, flush=True)
+        log.write(f"report: tracing run {h} ({cfg.label}, {clients})\n")  # one write: threads print too
+        log.flush()
         rep = json.loads((runner_trace or run_traced)(json.dumps(to_native(cfg)), str(tmp)))
         os.replace(tmp, file)
         mine = sorted((f["client"], f["fct_s"], f["transmissions"]) for f in rep["flows"])

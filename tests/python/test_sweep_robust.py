@@ -281,7 +281,9 @@ def test_damaged_part_is_quarantined_and_rerun(tiny_file, tmp_path, damage, caps
     coapcc.sweep(str(tiny_file), ref, workers=1, **kw)
     # The same runs, written in two parts (as two sweeps, or the part limit, would).
     from coapcc.dataset import DatasetWriter
-    from coapcc.sweeper import _args, _write_meta, execute
+    from coapcc.executors import args as _args
+    from coapcc.executors import execute
+    from coapcc.sweeper import _write_meta
 
     exp = load_experiment(tiny_file)
     tasks = plan(exp)
@@ -485,7 +487,8 @@ def test_progress_bar_counts_runs(tiny_file, tmp_path, capsys):
 
 
 def _records(tiny_file):
-    from coapcc.sweeper import _args, execute
+    from coapcc.executors import args as _args
+    from coapcc.executors import execute
 
     tasks = plan(load_experiment(tiny_file))
     return [execute("fakesim:fake_runner", *_args(t)) for t in tasks]
@@ -761,7 +764,9 @@ def test_journal_of_packed_records_loads_and_becomes_a_part(tiny_file, tmp_path,
     (pending runs) and after a sweep turns the journal into a part: from a journal of this
     version (binary records, the last one cut off by a crash) and of the previous one (JSON
     lines, base64 of the packed columns)."""
-    from coapcc.sweeper import _args, _write_meta, execute
+    from coapcc.executors import args as _args
+    from coapcc.executors import execute
+    from coapcc.sweeper import _write_meta
 
     ref, out = tmp_path / "ref", tmp_path / "res"
     coapcc.sweep(str(tiny_file), ref, workers=1, progress=False)

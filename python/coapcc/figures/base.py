@@ -190,6 +190,12 @@ def fmt_value(col: str, v: Any) -> str:
     return f"{col}={v}"
 
 
+def title_panel(ax, text: str) -> None:
+    """A panel's title, smaller when it would overrun a narrow panel."""
+    width = ax.get_position().width * ax.figure.get_size_inches()[0]
+    ax.set_title(text, fontsize=10 if len(text) * 0.075 <= width else 8)
+
+
 def panel_title(dims: list[str], key: tuple) -> str:
     return " · ".join(fmt_value(c, v) for c, v in zip(dims, key)) or "all runs"
 

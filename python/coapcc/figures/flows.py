@@ -32,6 +32,7 @@ from .base import (
     panels,
     plain_log_axis,
     sorted_values,
+    title_panel,
 )
 
 __all__ = [
@@ -146,7 +147,7 @@ def box_figure(stats, ylabel: str, dims: list[str], series: list[str], scale: st
             box_limits(ax, here, "linear")
             ax.set_ylim(bottom=0, top=max(2.0, 1.4 * ax.get_ylim()[1]))
             ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.set_title(panel_title(dims, key), fontsize=10)
+        title_panel(ax, panel_title(dims, key))
         ax.grid(axis="y", alpha=0.3, which="both")
     hide_unused(axes, len(keys), rows, cols)
     lrows = legend(fig, series, cmap)
@@ -204,7 +205,7 @@ def ci_figure(stats, ylabel: str, dims: list[str], series: list[str]):
             plain_log_axis(ax)
         else:
             ax.set_ylim(bottom=0)
-        ax.set_title(panel_title(dims, key), fontsize=10)
+        title_panel(ax, panel_title(dims, key))
         ax.grid(axis="y", alpha=0.3, which="both")
     hide_unused(axes, len(keys), rows, cols)
     lrows = legend(fig, series, cmap, "line")
@@ -282,7 +283,7 @@ def cdf_figure(curves, log: bool, dims: list[str], series: list[str]):
         ax.set_ylim(0, 1.02)
         ax.set_xlabel("FCT (s)")
         ax.set_ylabel("fraction of flows")
-        ax.set_title(f"{panel_title(dims, key)} · {n} clients", fontsize=10)
+        title_panel(ax, f"{panel_title(dims, key)} · {n} clients")
         ax.grid(alpha=0.3, which="both")
     hide_unused(axes, len(keys), rows, cols)
     lrows = legend(fig, series, cmap, "line")
@@ -338,7 +339,7 @@ def histogram_figure(hist, dims: list[str], series: list[str] | None = None):
         ax.set_xticks(range(0, kmax + 1, max(1, (kmax + 1) // 10)))
         ax.set_xlabel("retransmissions before success")
         ax.set_ylabel("% of exchanges")
-        ax.set_title(f"{panel_title(dims, key)} · {n} clients", fontsize=10)
+        title_panel(ax, f"{panel_title(dims, key)} · {n} clients")
         ax.grid(axis="y", alpha=0.3, which="both")
     hide_unused(axes, len(keys), rows, cols)
     lrows = legend(fig, series, cmap)

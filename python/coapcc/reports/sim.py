@@ -326,6 +326,9 @@ def build(ctx) -> Report:
             if panels:
                 add("trace", lambda: FT.trace_figure(panels), notes=table(pd.DataFrame(notes)))
                 add("timeline", lambda: FT.timeline_figure(with_ex))
+            else:
+                why = "none: the traced runs are CoAP over TCP, whose traces have no per-exchange records (see tcp-seq)."
+                omitted += [("trace", why), ("timeline", why)]
             if any(len(w[2].queue) for w in whole):
                 add("queue", lambda: FT.queue_figure(whole))
             else:

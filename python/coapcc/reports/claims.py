@@ -37,9 +37,8 @@ def claims_for(experiment_name: str):
     return None
 
 
-def _columns(args: Any, out: set[str]) -> bool:
-    """Collect the column names in a measure's arguments into ``out``; False if a column
-    cannot be told (then the dataset is read whole)."""
+def _columns(args: Any, out: set[str]) -> None:
+    """Collect the column names in a built-in measure's arguments into ``out``."""
     if isinstance(args, dict):
         for k, v in args.items():
             if k == "where" and isinstance(v, dict):
@@ -51,7 +50,6 @@ def _columns(args: Any, out: set[str]) -> bool:
                     out.update(str(c) for c in v)
             elif isinstance(v, dict):
                 _columns(v, out)
-    return True
 
 
 def _needed(claims) -> set[str] | None:

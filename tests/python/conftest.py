@@ -1,11 +1,19 @@
 """Shared fixtures of the Python suite."""
 
 import os
+import signal
 import sys
 import textwrap
 import time
 
 import pytest
+
+# Tests send Ctrl-C (SIGINT) to the commands they start. A suite launched as a background job
+# without job control (`nohup scripts/test &`) inherits SIGINT ignored, and an ignored signal
+# stays ignored across exec, so every command would shrug the Ctrl-C off. Handling it here
+# (Python's own handler) makes the commands start with the default disposition again.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

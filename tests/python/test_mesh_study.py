@@ -155,7 +155,7 @@ MISTAKES = [
         "must be an integer >= 1",
     ),
     ("bad name", ("\nseed = ", '\nname = "../x"\nseed = '), "name", "cannot name a results folder"),
-    ("unknown kind", ("\nseed = ", '\nkind = "nope"\nseed = '), "kind", "not a kind of sweep"),
+    ("unknown kind", ("\nseed = ", '\nkind = "nope"\nseed = '), "kind", "not a kind of study"),
 ]
 
 

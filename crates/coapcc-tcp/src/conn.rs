@@ -13,7 +13,7 @@ use coapcc_cc::{Instant, SplitMix64};
 use crate::cc::{BbrMode, CaState, CcCtx, RateSample, TcpCc, TcpCongestionControl, INFINITE_SSTHRESH};
 use crate::config::{TcpCcConfig, TcpConfig};
 use crate::rate::gives_rate_sample;
-use crate::recv::Receiver;
+use crate::recv::{Receiver, RecvCtx};
 use crate::rtt::RtoEstimator;
 use crate::segment::Segment;
 use crate::stats::{Counters, TraceEvent, TraceRecord};
@@ -229,7 +229,7 @@ impl Connection {
 
     /// In-order bytes received since the last call.
     pub fn take_delivered(&mut self) -> u64 {
-        std::mem::take(&mut self.recv.pending)
+        self.recv.take(&self.cfg)
     }
 
     /// In-order bytes received in total.
@@ -330,7 +330,7 @@ impl Connection {
 
     /// Handle every timer that has expired at `now`.
     pub fn on_timeout(&mut self, now: Instant) {
-        self.recv.on_delack(now);
+        self.recv.on_delack(now, &self.cfg, self.rto.rto());
         if self.pacing_blocked && self.pacing_next <= now {
             self.pacing_blocked = false;
         }
@@ -471,7 +471,8 @@ impl Connection {
             self.on_ack(now, a, seg.is_pure_ack());
         }
         if seg.len > 0 {
-            self.recv.on_data(now, seg.seq, seg.len, &self.cfg);
+            let ctx = RecvCtx { srtt: self.rto.srtt(), rto: self.rto.rto() };
+            self.recv.on_data(now, seg.seq, seg.len, &self.cfg, ctx);
         }
     }
 
@@ -743,6 +744,10 @@ impl Connection {
             self.force_ack = false;
             return Some(self.pure_ack());
         }
+        if self.recv.read_ack {
+            // Linux sends this ACK from the read, before the application writes again.
+            return Some(self.pure_ack());
+        }
         if let Some(seg) = self.next_data(now) {
             return Some(seg);
         }
@@ -865,7 +870,9 @@ impl Connection {
         self.pacing_blocked = false;
         self.counters.segments_sent += 1;
         self.counters.data_segments_sent += 1;
+        // Linux tcp_transmit_skb: tcp_event_ack_sent, then tcp_event_data_sent.
         self.recv.ack_sent();
+        self.recv.data_sent(now, &self.cfg);
         Some(Segment {
             seq: seg.0,
             len: seg.1,

@@ -1,7 +1,8 @@
 //! The text form of TCP configurations.
 
 use coapcc_tcp::config::{
-    CcKind, CycleStart, RtoBackoffReset, RttEstimator, TcpBase, TcpCcConfig, TcpConfig, TCP_INFO,
+    CcKind, CycleStart, DelackTimer, ReceiverModel, RtoBackoffReset, RttEstimator, TcpBase, TcpCcConfig, TcpConfig,
+    TCP_INFO,
 };
 use coapcc_tcp::Preset;
 
@@ -13,9 +14,13 @@ fn helsinki2018_sets_the_study_values() {
     assert_eq!((c.tcp.syn_retries, c.tcp.synack_retries), (40, 41));
     assert_eq!((c.tcp.min_rto, c.tcp.max_rto), (0.2, 120.0));
     assert_eq!(c.tcp.mss(), 256);
-    // Limited Transmit as Linux; the recovery and the backoff as the thesis describes them.
+    // Limited Transmit as Linux; the recovery and the backoff as the thesis describes them;
+    // the receiver of its kernel, Linux 4.15 (out-of-order data enters quick-ACK mode).
     assert!(c.tcp.limited_transmit && !c.tcp.prr);
     assert_eq!(c.tcp.rto_backoff_reset, RtoBackoffReset::NewData);
+    assert_eq!(c.tcp.receiver, ReceiverModel::Linux);
+    assert!(c.tcp.quickack_ofo);
+    assert_eq!(c.tcp.delack_timer, DelackTimer::Ato);
     assert_eq!(c.tcp.rtt_estimator, RttEstimator::Linux);
     assert_eq!(c.base, TcpBase::Preset(Preset::Helsinki2018));
     assert!(c.to_string().starts_with("newreno:preset=helsinki2018,ssthresh_base=cwnd,"), "{c}");
@@ -24,6 +29,9 @@ fn helsinki2018_sets_the_study_values() {
     assert_eq!(d.tcp.init_cwnd, 10);
     assert!(d.tcp.prr);
     assert_eq!(d.tcp.rto_backoff_reset, RtoBackoffReset::Sample);
+    // Linux since 4.18: out-of-order data no longer enters quick-ACK mode.
+    assert_eq!(d.tcp.receiver, ReceiverModel::Linux);
+    assert!(!d.tcp.quickack_ofo);
     // A name alone says which defaults it runs.
     assert_eq!(d.base, TcpBase::Linux);
     assert!(d.to_string().starts_with("bbr:preset=linux,"), "{d}");
@@ -78,6 +86,10 @@ fn bad_specs_have_clear_errors() {
     assert!(e("newreno:preset=nope").contains("unknown preset 'nope' for newreno; valid: linux, helsinki2018"));
     assert!(e("newreno:rto_backoff_reset=never").contains("sample, new_data or ack"));
     assert!(e("newreno:rtt_estimator=x").contains("linux or rfc6298"));
+    assert!(e("newreno:receiver=bsd").contains("linux or rfc5681"));
+    assert!(e("newreno:delack_timer=x").contains("ato or fixed"));
+    assert!(e("newreno:rcv_clamp=big").contains("auto, or bytes"));
+    assert!(e("newreno:init_rwnd=0").contains("1-1000"));
     assert!(e("newreno:preset=rfc7252").contains("defines no settings"));
     assert!(e("newreno:min_rto=5,max_rto=1").contains("min_rto"));
     assert!(e("newreno:mtu=30,header_bytes=40").contains("mtu"));

@@ -1,4 +1,5 @@
-//! The delayed-ACK rule, driven segment by segment.
+//! The receiver on a connection, driven segment by segment: RFC 5681's fixed rule
+//! (`receiver=rfc5681`); Linux's receiver is `tests/linux_receiver.rs`.
 
 use coapcc_cc::Instant;
 use coapcc_tcp::{Connection, Segment, TcpCcConfig};
@@ -9,7 +10,7 @@ fn ms(t: u64) -> Instant {
 
 /// A client connection established at t = 0 (SYN out, SYN-ACK in, ACK out).
 fn established_client() -> Connection {
-    let cfg = TcpCcConfig::parse("newreno:preset=helsinki2018").unwrap();
+    let cfg = TcpCcConfig::parse("newreno:preset=helsinki2018,receiver=rfc5681").unwrap();
     let mut c = Connection::client(&cfg, 1);
     c.connect(ms(0));
     let syn = c.poll_transmit(ms(0)).unwrap();

@@ -52,9 +52,10 @@ fn syn_retries_are_bounded() {
 
 #[test]
 fn slow_start_with_delayed_acks_doubles_per_round() {
-    // IW 4: the client ACKs every second segment, each ACK covers 2 segments, Linux adds 2
-    // per ACK: 4 -> 6, 8 | 10, 12, 14, 16 | ...
-    let mut p = Pipe::new(&helsinki("newreno"), fast_link(0.1), 1).unwrap();
+    // IW 4, RFC 5681's receiver: the client ACKs every second segment, each ACK covers 2
+    // segments, Linux adds 2 per ACK: 4 -> 6, 8 | 10, 12, 14, 16 | ...
+    let rfc = TcpCcConfig::parse("newreno:preset=helsinki2018,receiver=rfc5681").unwrap();
+    let mut p = Pipe::new(&rfc, fast_link(0.1), 1).unwrap();
     p.server.enable_trace();
     let r = p.transfer(256 * 64).unwrap();
     let acks: Vec<_> = r.server_trace.iter().filter(|t| t.event == TraceEvent::Ack).collect();
@@ -64,12 +65,29 @@ fn slow_start_with_delayed_acks_doubles_per_round() {
     assert!(close(acks[0].time.as_secs_f64(), 0.5, 1e-4));
     assert!(close(acks[2].time.as_secs_f64(), 0.7, 1e-4));
     // RFC 5681's one SMSS per ACK (abc_limit=1): 4 -> 5, 6 | 7, 8, 9 | ...
-    let cfg = TcpCcConfig::parse("newreno:preset=helsinki2018,abc_limit=1").unwrap();
+    let cfg = TcpCcConfig::parse("newreno:preset=helsinki2018,receiver=rfc5681,abc_limit=1").unwrap();
     let mut p = Pipe::new(&cfg, fast_link(0.1), 1).unwrap();
     p.server.enable_trace();
     let r = p.transfer(256 * 64).unwrap();
     let cw: Vec<u32> = r.server_trace.iter().filter(|t| t.event == TraceEvent::Ack).take(5).map(|t| t.cwnd).collect();
     assert_eq!(cw, [5, 6, 7, 8, 9]);
+}
+
+#[test]
+fn slow_start_with_linux_acks_while_the_window_opens() {
+    // Linux's receiver ACKs every segment while its window grows (tcp_grow_window), so each
+    // ACK covers one segment and adds one: 4 -> 5, 6, 7, 8 | 9, ..., 16 | ..., still doubling
+    // per round trip, with twice the ACKs.
+    let mut p = Pipe::new(&helsinki("newreno"), fast_link(0.1), 1).unwrap();
+    p.server.enable_trace();
+    let r = p.transfer(256 * 64).unwrap();
+    let acks: Vec<_> = r.server_trace.iter().filter(|t| t.event == TraceEvent::Ack).collect();
+    let cw: Vec<u32> = acks.iter().take(12).map(|t| t.cwnd).collect();
+    assert_eq!(cw, [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]);
+    assert!(close(acks[0].time.as_secs_f64(), 0.5, 1e-4));
+    assert!(close(acks[4].time.as_secs_f64(), 0.7, 1e-4));
+    // 64 segments, each ACKed on its own (the window is still opening at segment 64).
+    assert_eq!(acks.len(), 64);
 }
 
 /// Drop the first transmission of the data segments starting at these sequence numbers.
@@ -174,7 +192,8 @@ fn rto_after_an_ack_of_retransmitted_data_keeps_or_ends_the_backoff() {
     let b_seq = 3 + 256 * 400;
     let a_seq = b_seq - 256;
     for (mode, after_ack, after_rto2) in [("sample", 2.0, 4.0), ("ack", 1.0, 2.0)] {
-        let cfg = TcpCcConfig::parse(&format!("newreno:preset=helsinki2018,rto_backoff_reset={mode}")).unwrap();
+        let cfg = TcpCcConfig::parse(&format!("newreno:preset=helsinki2018,receiver=rfc5681,rto_backoff_reset={mode}"))
+            .unwrap();
         let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1).unwrap();
         p.server.enable_trace();
         let b_drops = Rc::new(RefCell::new(0));
@@ -226,8 +245,8 @@ fn bbr_states_and_gains_on_the_testbed() {
             modes.push(m);
         }
     }
-    assert_eq!(&modes[..3], &[BbrMode::Startup, BbrMode::Drain, BbrMode::ProbeRtt], "{modes:?}");
-    assert!(modes.contains(&BbrMode::ProbeBw));
+    assert_eq!(&modes[..2], &[BbrMode::Startup, BbrMode::Drain], "{modes:?}");
+    assert!(modes.contains(&BbrMode::ProbeBw) && modes.contains(&BbrMode::ProbeRtt), "{modes:?}");
     // The bottleneck is 30 kbit/s = 3750 B/s of 296-byte packets: BtlBw is exact, so every
     // ProbeBW pacing rate is one of the cycle gains times 3750 B/s.
     let link = 3750.0;
@@ -297,8 +316,8 @@ fn bbr_rto_sets_cwnd_to_one_then_restores() {
 
 #[test]
 fn rto_backoff_rule_on_a_hand_made_loss_sequence() {
-    // A 12-segment response on a fast link (0.1 s each way, RTO `base` = 0.6 s from the
-    // handshake's 0.2 s sample). Every first transmission is lost except segment 5's. RTO 1
+    // RFC 5681's receiver (ACK every second segment). A 12-segment response on a fast link
+    // (0.1 s each way, RTO `base` = 0.6 s from the handshake's 0.2 s sample). Every first transmission is lost except segment 5's. RTO 1
     // fires one base after the initial window (segments 1-4) went out, doubles the timer and
     // starts go-back-N: retransmit 1 (cwnd 1) | 2, 3 (cwnd 2) | 4 and the new 5, 6 (cwnd 3).
     // The ACKs of 1 and of 2-3 cover only retransmitted data; the ACK of 4 and 5 is the one
@@ -309,7 +328,8 @@ fn rto_backoff_rule_on_a_hand_made_loss_sequence() {
     //   ack (ns-3): already the ACK of segment 1 ended it: the same as new_data here.
     let seg = |k: u64| 1 + 256 * (k - 1);
     for (mode, gap, rto2) in [("sample", 2.0, 4.0), ("new_data", 1.0, 2.0), ("ack", 1.0, 2.0)] {
-        let cfg = TcpCcConfig::parse(&format!("newreno:preset=helsinki2018,rto_backoff_reset={mode}")).unwrap();
+        let cfg = TcpCcConfig::parse(&format!("newreno:preset=helsinki2018,receiver=rfc5681,rto_backoff_reset={mode}"))
+            .unwrap();
         let mut p = Pipe::new(&cfg, fast_link(0.1), 1).unwrap();
         p.server.enable_trace();
         p.set_drop_rule(move |d, s, _| d == Dir::Down && s.len > 0 && !s.retransmission && s.seq != seg(5));
@@ -352,8 +372,8 @@ fn rto_backoff_rule_on_a_hand_made_loss_sequence() {
 
 #[test]
 fn rto_resending_and_loss_episode_on_a_hand_made_loss_sequence() {
-    // A 12-segment response on a fast link (0.1 s each way): the initial window (segments
-    // 1-4) is lost, nothing else. RTO 1 resends 1 alone (cwnd 1); the receiver holds its ACK
+    // RFC 5681's receiver. A 12-segment response on a fast link (0.1 s each way): the
+    // initial window (segments 1-4) is lost, nothing else. RTO 1 resends 1 alone (cwnd 1); the receiver holds its ACK
     // for the 200 ms delayed-ACK timer (one segment, in order), so the ACK is back 0.4 s
     // after the RTO; 2 and 3 go out (cwnd 2) and their ACK, at once (two full segments), is
     // back 0.6 s after the RTO; 4 goes out with the new 5-7 (cwnd 4), the last resend. The
@@ -361,7 +381,8 @@ fn rto_resending_and_loss_episode_on_a_hand_made_loss_sequence() {
     // 0.8 s after it. So the RTO is followed by 0.6 s of resending (`rto_resend_s`) and a
     // 0.8 s loss episode (`rto_episode_s`).
     let seg = |k: u64| 1 + 256 * (k - 1);
-    let mut p = Pipe::new(&helsinki("newreno"), fast_link(0.1), 1).unwrap();
+    let rfc = TcpCcConfig::parse("newreno:preset=helsinki2018,receiver=rfc5681").unwrap();
+    let mut p = Pipe::new(&rfc, fast_link(0.1), 1).unwrap();
     p.server.enable_trace();
     p.set_drop_rule(move |d, s, _| d == Dir::Down && s.len > 0 && !s.retransmission && s.seq <= seg(4));
     let r = p.transfer(12 * 256).unwrap();

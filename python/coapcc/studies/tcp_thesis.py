@@ -13,6 +13,9 @@ per-flow columns the TCP transport reports (``docs/tcp.md``):
 
 Pooled over the selected flows (every flow of every replication), as the thesis pools its
 runs. ``None`` when the selection has no flow (or, for a ratio, no denominator).
+
+:func:`rto_backoff_rules` runs the comparison behind docs/tcp.md's "BBR's RTO backoff": BBR
+at 2 500 B, error-free, with each receiver and each rule that may end the RTO backoff.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 __all__ = [
     "new_data_before_first_dupack",
     "retransmissions_per_recovery_round",
+    "rto_backoff_rules",
     "seconds_per_rto_episode",
     "seconds_resending_per_rto",
 ]
@@ -87,3 +91,59 @@ def seconds_resending_per_rto(results, *, where: Mapping[str, Any] | None = None
     outstanding, which a sequence plot shows as retransmissions; the wait for their ACKs
     after the last one is not resending)."""
     return _per_rto(results, where, "rto_resend_s")
+
+
+def rto_backoff_rules(
+    seeds: int = 40,
+    receivers: tuple[str, ...] = ("linux", "rfc5681"),
+    rules: tuple[str, ...] = ("sample", "new_data", "ack"),
+):
+    """BBR's 102 400-byte transfer at 2 500 B, error-free, one client, in the study's setup
+    (``preset=helsinki2018``, starts at U[0, 1 s], the rest of the path a constant 15 ms,
+    seeds 1..``seeds``), once per receiver (``receiver=``) and RTO backoff rule
+    (``rto_backoff_reset=``): a table of the FCT median and range, the RTOs per transfer and
+    the seconds of resending per RTO (the measure of claim TR5)."""
+    import pandas as pd
+
+    from coapcc import simulate
+
+    rows = []
+    for receiver in receivers:
+        for rule in rules:
+            fct, rtos, resend = [], [], 0.0
+            for seed in range(1, seeds + 1):
+                r = simulate(
+                    {
+                        "transport": "tcp",
+                        "algorithm": f"bbr:receiver={receiver},rto_backoff_reset={rule}",
+                        "preset": "helsinki2018",
+                        "workload": "bulk:102400",
+                        "clients": 1,
+                        "buffer_bytes": 2500,
+                        "errors": "none",
+                        "start_jitter_ms": 1000.0,
+                        "link.rest_of_path_min_ms": 15.0,
+                        "link.rest_of_path_max_ms": 15.0,
+                        "seed": seed,
+                    }
+                )
+                f = r.flows.iloc[0]
+                fct.append(float(f["fct_s"]))
+                rtos.append(int(f["rto_expiries"]))
+                if f["rto_expiries"] > 0:
+                    resend += float(f["rto_resend_s"]) * float(f["rto_expiries"])
+            s = pd.Series(fct)
+            n = sum(rtos)
+            rows.append(
+                {
+                    "receiver": receiver,
+                    "rule": rule,
+                    "fct_median_s": round(float(s.median()), 1),
+                    "fct_min_s": round(float(s.min()), 1),
+                    "fct_max_s": round(float(s.max()), 1),
+                    "rtos_median": float(pd.Series(rtos).median()),
+                    "rtos_max": max(rtos),
+                    "resend_per_rto_s": round(resend / n, 2) if n else None,
+                }
+            )
+    return pd.DataFrame(rows)

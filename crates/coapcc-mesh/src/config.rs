@@ -9,6 +9,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::contiki::NullrdcConfig;
+use crate::mote::MoteConfig;
+use crate::mrm::MrmConfig;
+use crate::rpl::RplConfig;
+
 /// The full configuration of one mesh run. A run is a pure function of this value.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -39,6 +44,8 @@ pub struct MeshConfig {
     pub frame: FrameConfig,
     /// DODAG construction and forwarding.
     pub routing: RoutingConfig,
+    /// The motes' processor and buffers.
+    pub mote: MoteConfig,
     /// The CoAP application: fragmentation, no-caching rule, workload details.
     pub app: AppConfig,
 }
@@ -65,6 +72,8 @@ pub struct MediumConfig {
     pub frame: FrameConfig,
     /// DODAG construction and forwarding (`sink`: where the server sits, default node 0).
     pub routing: RoutingConfig,
+    /// The motes' processor and buffers.
+    pub mote: MoteConfig,
 }
 
 impl Default for MediumConfig {
@@ -83,14 +92,18 @@ impl MediumConfig {
             mac: c.mac.clone(),
             frame: c.frame.clone(),
             routing: c.routing.clone(),
+            mote: c.mote.clone(),
         }
     }
 
     /// The network of a named mesh preset (`ancillotti-cooja`, `makarem2021`, `ieee802154`)
-    /// on `topology`.
+    /// on `topology`, without RPL's control traffic: a general-simulator run ends when its
+    /// traffic has, and RPL's Trickle timers never stop (`routing.rpl.control = true` turns
+    /// it back on; the run then lasts until its time bound).
     pub fn preset(name: &str, topology: &str) -> Result<MediumConfig, String> {
         let mut c = MeshConfig::preset(name)?;
         c.topology = topology.into();
+        c.routing.rpl.control = false;
         Ok(MediumConfig::from_mesh(&c))
     }
 
@@ -105,6 +118,7 @@ impl MediumConfig {
             mac: self.mac.clone(),
             frame: self.frame.clone(),
             routing: self.routing.clone(),
+            mote: self.mote.clone(),
             ..MeshConfig::default()
         }
     }
@@ -160,6 +174,10 @@ pub struct RadioConfig {
     pub path_loss_exponent: f64,
     /// PHY header: preamble 4 + SFD 1 + length 1 bytes.
     pub phy_header_bytes: u32,
+    /// Cooja's MRM reception rules (`null`: the reception curve, `capture_db` and the ranges
+    /// above). With MRM, `curve`, `range_full_m`, `interference_range_m`, `cca_range_m`,
+    /// `capture_db` and `path_loss_exponent` are not used.
+    pub mrm: Option<MrmConfig>,
 }
 
 /// Unslotted CSMA/CA (IEEE 802.15.4-2006 §7.5.1.4) with acknowledged unicast frames.
@@ -226,6 +244,9 @@ pub struct MacConfig {
     /// goes at once), instead of unit periods, since a strobe keeps the channel busy for up to
     /// one interval. Default 3. (The `contiki` rules use the interval as their time base.)
     pub rdc_max_backoff_intervals: u32,
+    /// Contiki's `nullrdc` and the release details of its `csma.c` (with `csma = contiki`
+    /// and `rdc = none`).
+    pub nullrdc: NullrdcConfig,
 }
 
 /// Channel access and MAC retransmission rules.
@@ -289,8 +310,14 @@ pub enum Objective {
     /// Expected transmission count, link ETX = 1 / PRR² (data and ACK directions): like
     /// Contiki's MRHOF.
     Etx,
-    /// Hop count over links of PRR ≥ `min_link_prr` (like OF0).
+    /// Hop count over links of PRR ≥ `min_link_prr` (like OF0), ties to the lowest parent
+    /// index.
     Hops,
+    /// Hop count over links of PRR ≥ `min_link_prr`, ties to the link of higher PRR: Contiki's
+    /// MRHOF when links are not acknowledged (`rpl-mrhof.c`: every new neighbour starts at the
+    /// same link metric, and an unacknowledged transmission always reports one attempt, so a
+    /// link's ETX never grows with its losses).
+    HopsLink,
 }
 
 /// DODAG construction and storing-mode forwarding.
@@ -308,6 +335,8 @@ pub struct RoutingConfig {
     pub sink: Option<usize>,
     /// Processing delay per hop before a received packet is queued for forwarding, µs.
     pub forward_delay_us: u32,
+    /// RPL control traffic (DIO Trickle, DAO).
+    pub rpl: RplConfig,
 }
 
 /// How a CoAP message is cut into reliable exchanges.
@@ -379,6 +408,7 @@ impl Default for MeshConfig {
             mac: MacConfig::default(),
             frame: FrameConfig::default(),
             routing: RoutingConfig::default(),
+            mote: MoteConfig::default(),
             app: AppConfig::default(),
         }
     }
@@ -395,6 +425,7 @@ impl Default for RadioConfig {
             capture_db: Some(3.0),
             path_loss_exponent: 3.0,
             phy_header_bytes: 6,
+            mrm: None,
         }
     }
 }
@@ -424,6 +455,7 @@ impl Default for MacConfig {
             phase_lock: true,
             phase_guard_us: 2_000,
             rdc_max_backoff_intervals: 3,
+            nullrdc: NullrdcConfig::default(),
         }
     }
 }
@@ -445,7 +477,14 @@ impl Default for FrameConfig {
 
 impl Default for RoutingConfig {
     fn default() -> Self {
-        RoutingConfig { objective: Objective::Etx, min_link_prr: 0.1, root: None, sink: None, forward_delay_us: 0 }
+        RoutingConfig {
+            objective: Objective::Etx,
+            min_link_prr: 0.1,
+            root: None,
+            sink: None,
+            forward_delay_us: 0,
+            rpl: RplConfig::default(),
+        }
     }
 }
 
@@ -535,7 +574,18 @@ impl MeshConfig {
             "ieee802154" => Ok(MeshConfig::default()),
             "ancillotti-cooja" => {
                 let mut c = MeshConfig { preset: "ancillotti-cooja".into(), ..MeshConfig::default() };
+                // Cooja's MRM, tuned to 100 % at 10 m and 0 at 20 m (crate::mrm).
+                c.radio.mrm = Some(MrmConfig::default());
+                // Contiki's csma.c over nullrdc, no link-layer ACKs (Sky and Z1 builds):
+                // QUEUEBUF_CONF_NUM 4 (Z1 with IPv6, rpl-border-router), 2 neighbour queues.
                 c.mac.csma = CsmaMode::Contiki;
+                c.mac.queue_packets = 4;
+                c.mac.max_neighbor_queues = 2;
+                // Emulated motes: processing time, one packet at a time, the CC2420's FIFO.
+                c.mote.cpu = true;
+                // MRHOF without link-layer ACKs ranks by hops; RPL's DIOs and DAOs are sent.
+                c.routing.objective = Objective::HopsLink;
+                c.routing.rpl.control = true;
                 Ok(c)
             }
             "makarem2021" => {
@@ -621,7 +671,35 @@ impl MeshConfig {
         if !(0.0..=1.0).contains(&self.routing.min_link_prr) || self.routing.min_link_prr == 0.0 {
             return Err("routing.min_link_prr must be in (0, 1]".into());
         }
+        if let Some(mrm) = &r.mrm {
+            mrm.validate()?;
+        }
+        self.mote.validate()?;
+        m.nullrdc.validate()?;
+        self.routing.rpl.validate(self.frame.max_psdu_bytes)?;
+        let nullrdc_stack = m.csma == CsmaMode::Contiki && m.rdc == Rdc::None;
+        if r.mrm.is_some() && m.rdc == Rdc::Contikimac {
+            return Err(
+                "radio.mrm with mac.rdc = contikimac is not modelled (strobed frames use the reception curve)".into()
+            );
+        }
+        if self.mote.cpu && !nullrdc_stack {
+            return Err("mote.cpu needs Contiki's nullrdc stack: mac.csma = contiki and mac.rdc = none".into());
+        }
+        if self.routing.rpl.control && !nullrdc_stack {
+            return Err(
+                "routing.rpl.control needs Contiki's nullrdc stack (broadcast DIOs): mac.csma = contiki and mac.rdc = none"
+                    .into(),
+            );
+        }
         Ok(())
+    }
+
+    /// Whether the network runs Contiki's `csma.c` over `nullrdc` (`mac.csma = contiki`, `mac.rdc
+    /// = none`): per-neighbour queues, `nullrdc`'s sending and, with `mote.cpu`, the motes'
+    /// processor and receive FIFO (`net/contiki.rs`).
+    pub fn nullrdc_stack(&self) -> bool {
+        self.mac.csma == CsmaMode::Contiki && self.mac.rdc == Rdc::None
     }
 
     /// Check the mesh study's application fields (`app`, `traffic`, `cc`, sizes).

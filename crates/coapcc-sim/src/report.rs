@@ -80,6 +80,12 @@ pub struct MeshDrops {
     pub mac_no_ack: u64,
     /// Channel access failure (busy CCAs).
     pub mac_channel_access: u64,
+    /// Lost on the air at the next hop without link-layer ACKs (a collision).
+    pub air_collision: u64,
+    /// Lost on the air at the next hop without link-layer ACKs (its reception draw failed).
+    pub air_fading: u64,
+    /// Lost in the next hop's receive FIFO.
+    pub fifo_overflow: u64,
 }
 
 /// One client's flow.

@@ -169,6 +169,9 @@ impl<B> MeshLink<B> {
                 neighbor_queues_full: c.neighbor_queues_full,
                 mac_no_ack: c.mac_no_ack,
                 mac_channel_access: c.mac_channel_access,
+                air_collision: c.air_collision,
+                air_fading: c.air_fading,
+                fifo_overflow: c.fifo_overflow,
             },
             conservation: self.net.conservation(),
         }

@@ -175,3 +175,44 @@ fn same_seed_same_events() {
     let other = MeshConfig { seed: 2, ..c.clone() };
     assert_ne!(a.1, run(&other).1);
 }
+
+#[test]
+fn with_autoack_nullrdc_waits_for_the_hardware_ack() {
+    // NULLRDC_802154_AUTOACK: node 1's frame to 0 ends at 320 + 56·32 = 2 112 µs; node 0's
+    // CC2420 answers 192 µs later (352 µs on air); node 1 looks after ACK_WAIT_TIME (2 512
+    // µs), senses the ACK arriving, waits AFTER_ACK_DETECTED_WAIT_TIME (667 µs) and reads it.
+    let c = cfg("chain:3", |c| {
+        c.routing.root = Some(2);
+        c.mote.cpu = false;
+        c.mac.nullrdc.autoack = true;
+    });
+    let mut n = net(&c);
+    let mut seq = 0;
+    n.inject(0, &mut seq, 1, 0, 50, 1);
+    let got = drain(&mut n, &mut seq);
+    assert_eq!(got.len(), 1);
+    let log = n.mac_log();
+    let at = |node: u16, what: MacWhat| {
+        log.iter().filter(|r| r.node == node && r.what == what).map(|r| r.t_ns / US).collect::<Vec<_>>()
+    };
+    assert_eq!(at(0, MacWhat::TxAck { to: 1 }), vec![2304]);
+    assert_eq!(at(1, MacWhat::AckReceived), vec![2512 + 667]);
+    // To a node out of reception range: no ACK; two retries after T + U{0..2^n·T − 1} ticks
+    // (n = transmissions so far, T = 16 ticks), then the packet is dropped.
+    let mut n = net(&c);
+    n.inject(0, &mut seq, 0, 2, 50, 2);
+    let _ = drain(&mut n, &mut seq);
+    let log = n.mac_log();
+    let tx: Vec<u64> =
+        log.iter().filter(|r| r.node == 0 && matches!(r.what, MacWhat::TxData { .. })).map(|r| r.t_ns).collect();
+    assert_eq!(tx.len(), 3);
+    let tick = 1_000_000_000u64 / 128;
+    let frame = (1792 + 400) * US;
+    for (k, w) in tx.windows(2).enumerate() {
+        let wait = w[1] - w[0] - frame - 128 * US - 192 * US;
+        assert!(wait % tick == 0 && wait >= 16 * tick && wait < (16 + 16 * (2 << k)) * tick, "retry {k}: {wait}");
+    }
+    let drop = log.iter().find(|r| r.what == MacWhat::Drop(DropCause::NoAck)).expect("dropped").t_ns;
+    assert_eq!(drop, tx[2] + (1792 + 400) * US);
+    assert_eq!(n.drop_causes().mac_no_ack, 1);
+}

@@ -229,10 +229,13 @@ def argmax_within(
     where=None,
 ):
     """1 when ``algorithm``'s largest cell value of ``column`` lies in a small network at a low
-    rate (``grid_n <= grid_max`` and ``load_kbps <= load_max``), else 0."""
+    rate (``grid_n <= grid_max`` and ``load_kbps <= load_max``), else 0 (also when every cell
+    is 0: there is no peak)."""
     c = cells(results, column=column, block=block, where={**dict(where or {}), "algorithm": algorithm})
     if not len(c):
         return None
+    if c["value"].max() <= 0:
+        return 0.0  # nothing to locate
     top = c.loc[c["value"].idxmax()]
     return float(top["grid_n"] <= grid_max and top["load_kbps"] <= load_max)
 
@@ -275,7 +278,7 @@ _HEADLINE = (
 
 def _swept_label(df, config_cols: list[str]):
     """A label per run from the configuration columns that vary within ``df`` (besides the
-    cell's own columns and the algorithm spec): ``key=value, ...``."""
+    cell's own columns and the run's seed): ``key=value, ...``."""
     varying = []
     for c in config_cols:
         if c in _NOT_SWEPT or c not in df.columns:
@@ -307,7 +310,8 @@ def sensitivity_figures(runs_df, config_cols: list[str] | None = None) -> list[t
     Returns ``(id, caption, matplotlib figure)`` for the report builder.
 
     The swept value is read from the configuration columns that vary within the block
-    (``config_cols``: the candidates; default every column up to ``config_json``)."""
+    (``config_cols``: the candidates; default the columns between ``blocks`` and
+    ``config_json``, a sweep dataset's configuration)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -317,7 +321,8 @@ def sensitivity_figures(runs_df, config_cols: list[str] | None = None) -> list[t
         return []
     if config_cols is None:
         cols = list(runs_df.columns)
-        config_cols = cols[: cols.index("config_json")] if "config_json" in cols else cols
+        start = cols.index("blocks") + 1 if "blocks" in cols else 0
+        config_cols = cols[start : cols.index("config_json")] if "config_json" in cols else cols[start:]
     blocks = sorted(
         {b for bs in runs_df["blocks"].astype(str) for b in bs.split("|") if b.startswith("sens-")}
     )

@@ -232,12 +232,11 @@ def test_sensitivity_figures_label_the_swept_value():
     for us, alg, n, load in itertools.product([500.0, 2000.0], [CC, CP], [3, 6], [0.5, 3.0]):
         rows.append(run_row(alg, n, load, block="sens-cpu", mote_rx_process_us=us, plr_mean=us / 1e4))
     runs = pd.DataFrame(rows)
-    # As a dataset orders them: configuration columns, config_json, then the metrics.
-    config = [*run_row(CC, 3, 0.5).keys()][:10] + ["mote_rx_process_us"]
-    config.remove("config_json")
-    runs = runs[
-        config + ["config_json"] + [c for c in runs.columns if c not in config and c != "config_json"]
-    ]
+    # As a dataset orders them: identity columns, blocks, configuration, config_json, metrics.
+    ident = ["config_hash", "seed", "blocks"]
+    config = ["algorithm", "cc", "grid_n", "load_kbps", "topology", "traffic", "mote_rx_process_us"]
+    rest = [c for c in runs.columns if c not in ident + config + ["config_json"]]
+    runs = runs[ident + config + ["config_json"] + rest]
     figs = an.sensitivity_figures(runs)
     assert [f[0] for f in figs] == ["sens-cpu"]
     assert "v1: mote_rx_process_us=500" in figs[0][1] and "v2: mote_rx_process_us=2000" in figs[0][1]

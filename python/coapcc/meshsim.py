@@ -43,8 +43,8 @@ def mesh_config(preset: str = DEFAULT_PRESET, **options: Any) -> dict:
     """
     try:
         cfg = json.loads(_native.mesh_config_json(preset))
-    except ValueError as e:
-        raise ConfigError("preset", str(e)) from None
+    except _native.ConfigError as e:
+        raise ConfigError(e.key, e.problem) from None
     for key, value in options.items():
         dotted = key.replace("__", ".")
         parts = dotted.split(".")
@@ -58,17 +58,6 @@ def mesh_config(preset: str = DEFAULT_PRESET, **options: Any) -> dict:
             raise ConfigError(dotted, "unknown mesh parameter", sorted(node))
         node[parts[-1]] = value
     return cfg
-
-
-def _error_key(message: str) -> str:
-    """The configuration key a message of the simulator's mesh check is about (``bad
-    topology ...``, ``duration_s must be ...``), else ``mesh``."""
-    words = message.split()
-    if len(words) >= 2 and words[0] == "bad":
-        return words[1].lstrip("-")
-    if len(words) >= 2 and words[1] == "must":
-        return words[0]
-    return "mesh"
 
 
 #: Short labels of the Cooja study's algorithms (the ``cc`` spec's name, before ``:``).
@@ -161,8 +150,8 @@ class MeshConfig:
         cfg = mesh_config(preset, **fields)
         try:
             _native.mesh_check_json(json.dumps(cfg))
-        except ValueError as e:
-            raise ConfigError(_error_key(str(e)), str(e)) from None
+        except _native.ConfigError as e:
+            raise ConfigError(e.key, e.problem) from None
         return cls(cfg)
 
     @property
@@ -341,5 +330,8 @@ def mesh(
     simulator runs in this process with the GIL released.
     """
     cfg = mesh_config(preset, topology=topology, cc=cc, traffic=traffic, **options)
-    text = _native.mesh_json(json.dumps(cfg), None if trace is None else os.fspath(trace))
+    try:
+        text = _native.mesh_json(json.dumps(cfg), None if trace is None else os.fspath(trace))
+    except _native.ConfigError as e:
+        raise ConfigError(e.key, e.problem) from None
     return MeshResult(report=json.loads(text), config=cfg)

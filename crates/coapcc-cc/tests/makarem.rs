@@ -198,6 +198,22 @@ fn idc_ack_after_the_rto_applies_the_loss_first() {
     exact(mk(&d).spacing(), 1.47015);
 }
 
+/// An ACK exactly at the RTO is an ACK, not a loss: the hosts (the reliability layer) take an
+/// ACK before a timer expiring at the same instant, and so does the algorithm. With a constant
+/// RTT the thesis estimator's RTTVAR decays towards 0 and its RTO reaches the RTT, so every
+/// ACK then arrives at the RTO; counting those as losses grew the spacing by iw on every ACK.
+#[test]
+fn idc_ack_exactly_at_the_rto_is_not_a_loss() {
+    // RTO after the first sample: SRTT 0.5 + K 1 * RTTVAR 0.25 = 0.75.
+    let mut d = Driver::new("idc-coap:spacing0=1,k=1");
+    let ex = start_paced(&mut d, 0.0);
+    ack_after(&mut d, &ex, 0.5); // spacing 0.99
+    let ex = start_paced(&mut d, 0.0);
+    ack_after(&mut d, &ex, 0.75); // at the RTO: spacing 0.99 * 0.99, loss_spacing unchanged
+    exact(mk(&d).loss_spacing(), 0.0);
+    exact(mk(&d).spacing(), 0.99 * 0.99);
+}
+
 #[test]
 fn idc_variants() {
     // Algorithm 7: the ACK after a loss returns 3/4 of the way to the congestion level.

@@ -37,7 +37,7 @@ enum Command {
     /// Run commands in two network namespaces joined by the emulated constrained link (root).
     Emulate(coapcc_emu::EmulateArgs),
     /// Simulate CoAP over a multi-hop 802.15.4 mesh (CSMA/CA, RPL grid; deterministic, seeded).
-    Mesh(coapcc_sim::mesh_study::cli::MeshArgs),
+    Mesh(coapcc_sim::mesh_command::MeshArgs),
     /// Replay the RTT scenarios of Makarem's Table 5.1 through RTO algorithms: spurious
     /// retransmissions and RMSE(RTO, RTT) per scenario.
     RttScenarios(coapcc_studies::cli::RttScenariosArgs),
@@ -82,7 +82,7 @@ where
     let result = match &cli.command {
         Command::Algorithms(a) => algorithms::run(a, &mut out),
         Command::Simulate(a) => coapcc_sim::cli::run(a, &mut out),
-        Command::Mesh(a) => coapcc_sim::mesh_study::cli::run(a, &mut out),
+        Command::Mesh(a) => coapcc_sim::mesh_command::run(a, &mut out),
         Command::RttScenarios(a) => coapcc_studies::cli::run_rtt_scenarios(a, &mut out),
         Command::Resbw(a) => coapcc_studies::cli::run_resbw(a, &mut out),
         Command::Server(_) | Command::Client(_) | Command::Emulate(_) => unreachable!("handled above"),

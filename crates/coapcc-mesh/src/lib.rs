@@ -3,19 +3,17 @@
 //! The network component of the Cooja scenarios of Ancillotti & Bruno (CoAP and CoCoA+ in RPL
 //! grids): motes on a shared 250 kbit/s radio medium with a distance-dependent reception
 //! curve, collisions and capture, unslotted CSMA/CA with MAC ACKs and retries, Contiki-sized
-//! queues, an RPL-like DODAG with storing-mode forwarding ([`MeshNet`]), plus the study's
-//! configuration ([`MeshConfig`]), report types ([`MeshReport`]) and the per-unit CoAP
-//! reliability adapter ([`reliability`]).
+//! queues, an RPL-like DODAG with storing-mode forwarding ([`MeshNet`]), and its configuration
+//! ([`MediumConfig`]) and counters ([`report`]).
 //!
-//! This crate has no event loop of its own: the general simulator (`coapcc-sim`) hosts
-//! [`MeshNet`] as one event source of its engine, both for `topology.mesh` (any workload over
-//! the mesh, [`MediumConfig`]) and for the mesh study (`coapcc_sim::mesh_study`, `coapcc
-//! mesh`: the message workload, the units' exchanges, the study's metrics).
+//! This crate has no event loop of its own and no CoAP: the general simulator (`coapcc-sim`)
+//! hosts [`MeshNet`] as one event source of its engine (`topology.mesh`: any workload over
+//! the mesh, among them the message workload of the Cooja study, `coapcc mesh`).
 //!
 //! ```
-//! use coapcc_mesh::{MeshConfig, MeshNet};
-//! let cfg = MeshConfig { topology: "grid:3".into(), ..MeshConfig::preset("ancillotti-cooja").unwrap() };
-//! let mut net: MeshNet<u32> = MeshNet::new(&cfg).unwrap();
+//! use coapcc_mesh::{MediumConfig, MeshNet};
+//! let cfg = MediumConfig::preset("ancillotti-cooja", "grid:3").unwrap();
+//! let mut net: MeshNet<u32> = MeshNet::new(&cfg, 1).unwrap();
 //! let (mut seq, sink) = (0, net.sink() as u16);
 //! net.push(0, &mut seq, 8, sink, 60, 7); // a 60-byte frame from the far corner to the sink
 //! let mut delivered = None;
@@ -29,16 +27,15 @@
 //! ```
 //!
 //! ## Map
-//! - [`config`]: [`MeshConfig`], every parameter, presets, `KEY=VALUE` setting.
+//! - [`config`]: [`MediumConfig`], every parameter, presets, `KEY=VALUE` setting, keyed
+//!   errors ([`MediumError`]); its sections in [`config::layers`].
 //! - [`topology`]: positions from generators (`grid:N`, `chain:N`, `ring:N`,
 //!   `dumbbell:K,M`) or a file. [`radio`]: reception curve, power, hearing tables.
 //! - [`routing`]: the DODAG and storing-mode next hops.
-//! - [`reliability`]: the one CoAP piece, a Confirmable exchange on `coapcc-proto`'s
-//!   reliability layer (the same lifecycle the real endpoint and the general simulator run).
 //! - [`net`]: [`MeshNet`], the network as one component: radio medium, CSMA/CA MAC, per-node
 //!   queues, forwarding; an event source (`push`, `peek`, `poll`) numbered from its host's
 //!   counter.
-//! - [`report`]: [`MeshReport`], the study's metrics.
+//! - [`report`]: the network's counters (MAC events, drops by cause, packet accounting).
 //!
 //! This crate never depends on the simulator. The model and its mapping to the papers are in
 //! `docs/mesh.md`.
@@ -51,12 +48,10 @@ pub mod mote;
 pub mod mrm;
 pub mod net;
 pub mod radio;
-pub mod reliability;
 pub mod report;
 pub mod routing;
 pub mod rpl;
 pub mod topology;
 
-pub use config::{MediumConfig, MeshConfig, Traffic};
+pub use config::{MediumConfig, MediumError};
 pub use net::{Delivery, DropCause, MacRecord, MacWhat, MeshNet};
-pub use report::{ClientReport, MeshReport, Summary};

@@ -6,7 +6,7 @@
 //! output power (0 dBm) and the system gain.
 
 use coapcc_mesh::mrm::{CaptureMode, MrmConfig};
-use coapcc_mesh::{MacWhat, MeshConfig, MeshNet};
+use coapcc_mesh::{MacWhat, MediumConfig, MeshNet};
 
 const US: u64 = 1_000;
 
@@ -18,13 +18,12 @@ fn line(xs: &[f64], mrm: MrmConfig) -> MeshNet<u32> {
     let text: String = xs.iter().map(|x| format!("{x} 0\n")).collect();
     let path = std::env::temp_dir().join(format!("coapcc-mrm-{}-{k}.txt", std::process::id()));
     std::fs::write(&path, text).unwrap();
-    let mut c =
-        MeshConfig { topology: format!("file:{}", path.display()), ..MeshConfig::preset("ancillotti-cooja").unwrap() };
+    let mut c = MediumConfig::preset("ancillotti-cooja", &format!("file:{}", path.display())).unwrap();
     c.mote.cpu = false;
     c.routing.rpl.control = false;
     c.routing.min_link_prr = 1e-6;
     c.radio.mrm = Some(mrm);
-    let mut n = MeshNet::new(&c).unwrap();
+    let mut n = MeshNet::new(&c, 1).unwrap();
     std::fs::remove_file(&path).unwrap();
     n.enable_mac_log();
     n

@@ -5,16 +5,16 @@
 //! turnaround 192 µs + the frame's airtime ((PSDU + 6) · 32 µs), and the next hop starts at
 //! once at the receiver (no forwarding delay).
 
-use coapcc_mesh::{Delivery, MeshConfig, MeshNet};
+use coapcc_mesh::{Delivery, MediumConfig, MeshNet};
 
 const US: u64 = 1_000;
 
-fn chain(n: usize, tweak: impl FnOnce(&mut MeshConfig)) -> MeshNet<u32> {
-    let mut cfg = MeshConfig { topology: format!("chain:{n}"), ..MeshConfig::default() };
+fn chain(n: usize, tweak: impl FnOnce(&mut MediumConfig)) -> MeshNet<u32> {
+    let mut cfg = MediumConfig { topology: format!("chain:{n}"), ..MediumConfig::default() };
     cfg.mac.min_be = 0;
     cfg.mac.max_be = 0;
     tweak(&mut cfg);
-    MeshNet::new(&cfg).unwrap()
+    MeshNet::new(&cfg, 1).unwrap()
 }
 
 /// Poll to the end; (time, seq, delivery) of every event that delivered something. Checks

@@ -10,6 +10,30 @@ use pyo3::prelude::*;
 mod canonical;
 mod custom;
 
+pyo3::create_exception!(
+    _native,
+    ConfigError,
+    PyValueError,
+    "A configuration that cannot run: `key` is the dotted key at fault, `problem` what is wrong \
+     (the message is `key: problem`)."
+);
+
+/// A [`ConfigError`] (Python) for `key` and `problem`.
+pub(crate) fn keyed_error(key: &str, problem: &str) -> PyErr {
+    Python::attach(|py| {
+        let err = ConfigError::new_err(format!("{key}: {problem}"));
+        let v = err.value(py);
+        let _ = v.setattr("key", key);
+        let _ = v.setattr("problem", problem);
+        err
+    })
+}
+
+/// The simulator's configuration error, keyed.
+pub(crate) fn sim_error(e: &coapcc_sim::ConfigError) -> PyErr {
+    keyed_error(&e.key(), e.problem())
+}
+
 /// Run the Rust command line with `argv` (program name first); returns the exit code.
 #[pyfunction]
 fn cli(py: Python<'_>, argv: Vec<String>) -> i32 {
@@ -286,8 +310,12 @@ fn sim_limits_json() -> String {
         "profiles": profiles,
         "link": d,
         "choices": {
-            // `bulk` carries a size (`{"bulk": BYTES}`), not a plain name.
-            "workload": variants::<WorkloadKind>().into_iter().filter(|v| v != "bulk").collect::<Vec<_>>(),
+            // The closed-loop flows named plainly (`bulk` carries a size, `{"bulk": BYTES}`; the
+            // message workloads run over a mesh, `coapcc.mesh`).
+            "workload": variants::<WorkloadKind>()
+                .into_iter()
+                .filter(|v| WorkloadKind::parse(v).is_ok_and(|k| !k.is_messages()))
+                .collect::<Vec<_>>(),
             "failed_exchanges": variants::<FailedPolicy>(),
             "duplicate_mode": variants::<DuplicateMode>(),
             "unnecessary_def": variants::<UnnecessaryDef>(),
@@ -309,47 +337,55 @@ fn variants<T: serde::de::DeserializeOwned>() -> Vec<String> {
     list.split('`').skip(1).step_by(2).map(str::to_string).collect()
 }
 
-/// Run one mesh study (`coapcc_sim::mesh_study`, on the general engine). `config_json` is a
-/// `MeshConfig` as JSON (unknown keys are errors, missing keys take their defaults); returns
-/// the report as JSON (the object `coapcc mesh --json` prints). With `trace_path`, writes one
-/// JSON line per finished exchange there. Raises ValueError with a one-line message. Releases
-/// the GIL.
+/// Run one `coapcc mesh` simulation (`coapcc_sim::mesh_command`: the simulator with a mesh
+/// topology and the message workload). `config_json` is a `MeshRun` as JSON (unknown keys are
+/// errors, missing keys take their defaults); returns the report as JSON (the object `coapcc
+/// mesh --json` prints). With `trace_path`, writes one JSON line per finished unit there.
+/// Raises ValueError with a one-line message `key: problem`. Releases the GIL.
 #[pyfunction]
 #[pyo3(signature = (config_json, trace_path=None))]
 fn mesh_json(py: Python<'_>, config_json: &str, trace_path: Option<std::path::PathBuf>) -> PyResult<String> {
-    let cfg: coapcc_mesh::MeshConfig =
+    let cfg: coapcc_sim::mesh_command::MeshRun =
         serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("invalid mesh config: {e}")))?;
-    py.detach(|| -> Result<String, String> {
-        let mut sim = coapcc_sim::mesh_study::MeshStudy::new(&cfg)?;
-        if let Some(path) = trace_path {
-            let f = std::fs::File::create(&path)
-                .map_err(|e| format!("cannot create trace file {}: {e}", path.display()))?;
-            sim.set_trace(Box::new(std::io::BufWriter::new(f)));
-        }
-        serde_json::to_string(&sim.run()?).map_err(|e| e.to_string())
+    py.detach(|| -> PyResult<String> {
+        let report = match trace_path {
+            None => coapcc_sim::mesh_command::simulate(&cfg, None).map_err(|e| sim_error(&e))?,
+            Some(path) => {
+                let f = std::fs::File::create(&path)
+                    .map_err(|e| PyValueError::new_err(format!("cannot create trace file {}: {e}", path.display())))?;
+                let mut sink = coapcc_sim::JsonLinesTrace::new(std::io::BufWriter::new(f));
+                let r = coapcc_sim::mesh_command::simulate(&cfg, Some(&mut sink)).map_err(|e| sim_error(&e))?;
+                sink.finish()
+                    .map_err(|e| PyValueError::new_err(format!("cannot write trace file {}: {e}", path.display())))?;
+                r
+            }
+        };
+        serde_json::to_string(&report).map_err(|e| PyValueError::new_err(e.to_string()))
     })
-    .map_err(PyValueError::new_err)
 }
 
 /// Check a mesh configuration without running it (parameters, algorithm, topology, DODAG):
-/// returns None or raises ValueError with a one-line message. For sweep planners.
+/// returns None or raises `ConfigError` (a ValueError) with the key at fault. For sweep
+/// planners.
 #[pyfunction]
 fn mesh_check_json(config_json: &str) -> PyResult<()> {
-    let cfg: coapcc_mesh::MeshConfig =
+    let cfg: coapcc_sim::mesh_command::MeshRun =
         serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("invalid mesh config: {e}")))?;
-    coapcc_sim::mesh_study::MeshStudy::new(&cfg).map(|_| ()).map_err(PyValueError::new_err)
+    cfg.to_sim().map(|_| ()).map_err(|e| sim_error(&e))
 }
 
-/// The mesh configuration of a preset (`ancillotti-cooja`, `makarem2021`) as JSON.
+/// The mesh configuration of a preset (`ancillotti-cooja`, `makarem2021`) as JSON; raises
+/// `ConfigError` (key `preset`) for an unknown one.
 #[pyfunction]
 fn mesh_config_json(preset: &str) -> PyResult<String> {
-    let cfg = coapcc_mesh::MeshConfig::preset(preset).map_err(PyValueError::new_err)?;
+    let cfg = coapcc_sim::mesh_command::MeshRun::preset(preset).map_err(|e| keyed_error(&e.key, &e.problem))?;
     Ok(serde_json::to_string(&cfg).expect("config serialises"))
 }
 
 /// The extension module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add_function(wrap_pyfunction!(cli, m)?)?;
     m.add_function(wrap_pyfunction!(rust_commands_json, m)?)?;
     m.add_function(wrap_pyfunction!(rtt_scenarios_json, m)?)?;

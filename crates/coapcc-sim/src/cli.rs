@@ -160,17 +160,9 @@ fn parse_enum<T: DeserializeOwned>(s: &str) -> Result<T, String> {
 /// Algorithm of a group over TCP when no --cc is given.
 pub const DEFAULT_TCP_CC: &str = "newreno:preset=helsinki2018";
 
-/// Parse `--workload`: `continuous`, `random` or `bulk:BYTES`.
+/// Parse `--workload` ([`WorkloadKind::parse`]).
 fn parse_workload(s: &str) -> Result<WorkloadKind, String> {
-    let s = s.trim();
-    match s.strip_prefix("bulk:") {
-        Some(n) => match n.trim().parse::<u64>() {
-            Ok(b) if b > 0 => Ok(WorkloadKind::Bulk(b)),
-            _ => Err(format!("bulk:BYTES needs a positive number of bytes, got '{n}'")),
-        },
-        None if s == "bulk" => Err("bulk needs a size: bulk:BYTES (e.g. bulk:102400)".into()),
-        None => parse_enum::<WorkloadKind>(s).map_err(|e| format!("{e}, or bulk:BYTES")),
-    }
+    WorkloadKind::parse(s)
 }
 
 /// `--mesh`, `--mesh-preset`, `--mesh-param` onto `cfg.topology.mesh`: a preset replaces the
@@ -182,8 +174,15 @@ fn apply_mesh_args(args: &SimulateArgs, cfg: &mut SimConfig) -> anyhow::Result<(
     let current = cfg.topology.mesh.take();
     let topology = args.mesh.clone().or_else(|| current.as_ref().map(|m| m.topology.clone()));
     let mut m = match (&args.mesh_preset, current) {
-        (Some(p), _) => coapcc_mesh::MediumConfig::preset(p, topology.as_deref().unwrap_or("grid:3"))
-            .map_err(|e| anyhow::anyhow!("--mesh-preset: {e}"))?,
+        // Without RPL's control traffic: a run of flows ends when its traffic has, and RPL's
+        // Trickle timers never stop (`--mesh-param routing.rpl.control=true` turns it on; the
+        // run then lasts until its time bound).
+        (Some(p), _) => {
+            let mut m = coapcc_mesh::MediumConfig::preset(p, topology.as_deref().unwrap_or("grid:3"))
+                .map_err(|e| anyhow::anyhow!("--mesh-preset: {e}"))?;
+            m.routing.rpl.control = false;
+            m
+        }
         (None, Some(m)) => m,
         (None, None) => coapcc_mesh::MediumConfig::default(),
     };
@@ -446,12 +445,14 @@ pub fn summary(r: &SimReport) -> String {
     let mut s = String::new();
     let (buffer, loss) = describe_chain(&c.link.downlink);
     let kind = match c.workload.kind {
-        WorkloadKind::Continuous => "continuous",
-        WorkloadKind::Random => "random",
-        WorkloadKind::Bulk(_) => "bulk",
+        WorkloadKind::Continuous => "continuous".to_string(),
+        WorkloadKind::Random => "random".to_string(),
+        WorkloadKind::Bulk(_) => "bulk".to_string(),
+        k => k.to_string(),
     };
     let exchanges = match c.workload.kind {
         WorkloadKind::Bulk(b) => format!("one GET of {b} B"),
+        k if k.is_messages() => format!("{} s", c.max_sim_time_s),
         _ => format!("{} exchanges", c.workload.exchanges),
     };
     let path = match &c.topology.mesh {
@@ -471,7 +472,8 @@ pub fn summary(r: &SimReport) -> String {
             (_, EndpointModel::Full) => ", full endpoints",
             _ => "",
         },
-        if r.truncated {
+        // An open-loop workload always runs to the bound: its duration.
+        if r.truncated && r.messages.is_none() {
             format!(
                 " -- TRUNCATED: the run reached max_sim_time_s ({} s) before every flow finished ({})",
                 c.max_sim_time_s,
@@ -509,6 +511,19 @@ pub fn summary(r: &SimReport) -> String {
             if exchanges > 0 { g.retransmissions as f64 / exchanges as f64 } else { 0.0 },
             g.unnecessary_retransmissions,
             plural(g.failed_exchanges, "failed exchange")
+        );
+    }
+    if let Some(m) = &r.messages {
+        let _ = writeln!(
+            s,
+            "messages: PLR mean {:.4} max {:.4}; lost {} to no caching, {} to give-ups; retransmissions/unit mean {:.3}; early retransmissions mean {:.3}{}",
+            m.plr_mean,
+            m.plr_max,
+            m.lost_no_caching,
+            m.lost_give_up,
+            m.retransmissions_per_unit_mean,
+            m.early_retransmissions_mean,
+            m.unit_rtt_s.map_or(String::new(), |u| format!("; unit RTT median {:.3} s", u.median))
         );
     }
     s.push_str(&shared_table(r, &names));
@@ -558,7 +573,11 @@ pub fn summary(r: &SimReport) -> String {
         r.wall_s,
         speed,
         plural(r.events, "event"),
-        if r.truncated { "max_sim_time_s reached" } else { "every flow finished" }
+        match (r.messages.is_some(), r.truncated) {
+            (true, _) => "the run's duration (max_sim_time_s)",
+            (false, true) => "max_sim_time_s reached",
+            (false, false) => "every flow finished",
+        }
     );
     s
 }
@@ -645,9 +664,10 @@ mod tests {
     #[test]
     fn enums_parse_with_dashes() {
         assert_eq!(parse_enum::<DuplicateMode>("replay-cached").unwrap(), DuplicateMode::ReplayCached);
-        assert_eq!(parse_enum::<WorkloadKind>("random").unwrap(), WorkloadKind::Random);
+        assert_eq!(parse_workload("random").unwrap(), WorkloadKind::Random);
+        assert_eq!(parse_workload("periodic:3").unwrap(), WorkloadKind::Periodic { load_kbps: 3.0 });
         assert_eq!(parse_enum::<EndpointModel>("full").unwrap(), EndpointModel::Full);
-        let e = parse_enum::<WorkloadKind>("bursty").unwrap_err();
+        let e = parse_workload("bursty").unwrap_err();
         assert!(e.contains("continuous") && !e.contains('\n'), "{e}");
     }
 }

@@ -143,8 +143,11 @@ pub struct GroupConfig {
     pub clients: u32,
 }
 
-/// Which workload a client runs (spec §2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Which workload the clients run: a closed-loop flow (spec §2: `continuous`, `random`,
+/// `bulk`), or the open-loop message workload (`periodic`, `events`, `none`: application
+/// messages arriving on their own schedule, cut into units, [`MessagesConfig`]; the mesh
+/// study's workload).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkloadKind {
     /// `exchanges` exchanges back to back, congestion-control state kept throughout.
@@ -155,6 +158,143 @@ pub enum WorkloadKind {
     /// line; `exchanges` is not used). Over UDP a Block2 transfer, over TCP one RFC 8323
     /// response message.
     Bulk(u64),
+    /// Continuous monitoring (`periodic:LOAD_KBPS`): `load_kbps` network-wide, every client
+    /// sends a `messages.message_bytes` message every T = clients · message_bytes · 8 / load.
+    Periodic {
+        /// Network-wide offered load, kbit/s.
+        load_kbps: f64,
+    },
+    /// Global event detection (`events:TB_S,SIZE_B`): on each event (mean inter-event time
+    /// `tb_s`, `messages.event_dist`) every client sends `size_bytes` at once, plus one
+    /// `messages.background_bytes` message every `messages.background_period_s`.
+    Events {
+        /// Mean time between events, seconds.
+        tb_s: f64,
+        /// Event message size, bytes.
+        size_bytes: u32,
+    },
+    /// No application traffic (the clients never send).
+    None,
+}
+
+impl WorkloadKind {
+    /// Whether this is one of the open-loop message workloads.
+    pub fn is_messages(&self) -> bool {
+        matches!(self, WorkloadKind::Periodic { .. } | WorkloadKind::Events { .. } | WorkloadKind::None)
+    }
+
+    /// Parse the command line's form: `continuous`, `random`, `bulk:BYTES`,
+    /// `periodic:LOAD_KBPS`, `events:TB_S,SIZE_B` or `none`.
+    pub fn parse(s: &str) -> Result<WorkloadKind, String> {
+        let s = s.trim();
+        let (kind, arg) = match s.split_once(':') {
+            Some((k, a)) => (k.trim().to_ascii_lowercase(), Some(a.trim())),
+            None => (s.to_ascii_lowercase(), None),
+        };
+        let expected = "expected continuous, random, bulk:BYTES, periodic:LOAD_KBPS, events:TB_S,SIZE_B or none";
+        match (kind.as_str(), arg) {
+            ("continuous", None) => Ok(WorkloadKind::Continuous),
+            ("random", None) => Ok(WorkloadKind::Random),
+            ("none", None) => Ok(WorkloadKind::None),
+            ("bulk", Some(n)) => match n.parse::<u64>() {
+                Ok(b) if b > 0 => Ok(WorkloadKind::Bulk(b)),
+                _ => Err(format!("bulk:BYTES needs a positive number of bytes, got '{n}'")),
+            },
+            ("bulk", None) => Err("bulk needs a size: bulk:BYTES (e.g. bulk:102400)".into()),
+            ("periodic", Some(a)) => match a.parse::<f64>() {
+                Ok(load_kbps) if load_kbps.is_finite() && load_kbps > 0.0 => Ok(WorkloadKind::Periodic { load_kbps }),
+                _ => Err(format!("periodic:LOAD_KBPS needs a positive load in kbit/s, got '{a}'")),
+            },
+            ("events", Some(a)) => {
+                let bad = || format!("events:TB_S,SIZE_B needs TB_S >= 0.001 and SIZE_B > 0, got '{a}'");
+                let (tb, size) = a.split_once(',').ok_or_else(bad)?;
+                let tb_s: f64 = tb.trim().parse().map_err(|_| bad())?;
+                let size_bytes: u32 = size.trim().parse().map_err(|_| bad())?;
+                if !(tb_s.is_finite() && tb_s >= 0.001) || size_bytes == 0 {
+                    return Err(bad());
+                }
+                Ok(WorkloadKind::Events { tb_s, size_bytes })
+            }
+            _ => Err(format!("unknown workload '{s}': {expected}")),
+        }
+    }
+}
+
+impl std::fmt::Display for WorkloadKind {
+    /// The command line's form ([`WorkloadKind::parse`] reads it back).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WorkloadKind::Continuous => write!(f, "continuous"),
+            WorkloadKind::Random => write!(f, "random"),
+            WorkloadKind::Bulk(b) => write!(f, "bulk:{b}"),
+            WorkloadKind::Periodic { load_kbps } => write!(f, "periodic:{load_kbps}"),
+            WorkloadKind::Events { tb_s, size_bytes } => write!(f, "events:{tb_s},{size_bytes}"),
+            WorkloadKind::None => write!(f, "none"),
+        }
+    }
+}
+
+/// How a message of the message workload is cut into reliable exchanges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnitMode {
+    /// Each `unit_bytes` unit is an independent Confirmable PUT (per-frame congestion
+    /// control, Ancillotti & Bruno's rule).
+    Frames,
+    /// Each unit is one Block1 block of a PUT (adds the Block1 option to every request and
+    /// response); `unit_bytes` must be a Block1 size (16..1024, a power of two).
+    Block1,
+    /// The whole message is one exchange (over a mesh it must fit one 802.15.4 frame).
+    Message,
+}
+
+/// Distribution of the time between global events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EventDist {
+    /// Exponential with mean T_b (recommended; not published).
+    Exponential,
+    /// Exactly T_b.
+    Fixed,
+}
+
+/// The message workload's parameters (`workload.kind` = `periodic`, `events` or `none`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MessagesConfig {
+    /// Size of a periodic monitoring message, bytes (Ancillotti & Bruno: 96).
+    pub message_bytes: u32,
+    /// Unit of congestion control.
+    pub unit_mode: UnitMode,
+    /// Bytes of CoAP payload per unit (the study: 32).
+    pub unit_bytes: u32,
+    /// "No caching": a message generated while the previous one is still in flight is lost
+    /// (the study). With `false` it waits in an unbounded client queue.
+    pub no_caching: bool,
+    /// Periodic monitoring: each client starts at a uniformly random phase in [0, T) (`true`,
+    /// our reading of "asynchronous") or all at t = 0.
+    pub random_phase: bool,
+    /// Global events: inter-event distribution.
+    pub event_dist: EventDist,
+    /// Global events: background message period per client, seconds (the study: 60).
+    pub background_period_s: f64,
+    /// Global events: background message size, bytes (not published; default one unit).
+    pub background_bytes: u32,
+}
+
+impl Default for MessagesConfig {
+    fn default() -> Self {
+        MessagesConfig {
+            message_bytes: 96,
+            unit_mode: UnitMode::Frames,
+            unit_bytes: 32,
+            no_caching: true,
+            random_phase: true,
+            event_dist: EventDist::Exponential,
+            background_period_s: 60.0,
+            background_bytes: 32,
+        }
+    }
 }
 
 /// The transport carrying CoAP.
@@ -204,6 +344,11 @@ pub struct WorkloadConfig {
     pub start_jitter_ms: f64,
     /// `replace` (default) or `count`; see [`FailedPolicy`].
     pub failed_exchanges: FailedPolicy,
+    /// The message workload's parameters (`periodic`, `events`, `none`; the resolved
+    /// configuration of such a run always has them). Left out of the serialised form when
+    /// absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<MessagesConfig>,
 }
 
 impl Default for WorkloadConfig {
@@ -215,6 +360,7 @@ impl Default for WorkloadConfig {
             batch_max: 10,
             start_jitter_ms: 0.0,
             failed_exchanges: FailedPolicy::Replace,
+            messages: None,
         }
     }
 }
@@ -357,8 +503,32 @@ pub enum ConfigError {
     },
 }
 
+impl ConfigError {
+    /// The dotted key of the field at fault (`groups[1].cc`, `workload.kind`,
+    /// `topology.mesh.mac.min_be`).
+    pub fn key(&self) -> String {
+        match self {
+            ConfigError::Algorithm { group, .. } => format!("groups[{group}].cc"),
+            ConfigError::Invalid { field, .. } => field.clone(),
+        }
+    }
+
+    /// What is wrong, without the key.
+    pub fn problem(&self) -> &str {
+        match self {
+            ConfigError::Algorithm { message, .. } => message,
+            ConfigError::Invalid { problem, .. } => problem,
+        }
+    }
+}
+
 pub(crate) fn invalid(field: &str, problem: impl Into<String>) -> ConfigError {
     ConfigError::Invalid { field: field.into(), problem: problem.into() }
+}
+
+/// A mesh network's error, keyed within `topology.mesh`.
+pub(crate) fn mesh_error(e: coapcc_mesh::MediumError) -> ConfigError {
+    ConfigError::Invalid { field: format!("topology.mesh.{}", e.key), problem: e.problem }
 }
 
 /// A finite number in [0, `hi`], with the bound worded as Python words it (`must be finite`,
@@ -556,6 +726,7 @@ impl SimConfig {
         if let Some(m) = &self.topology.mesh {
             self.validate_mesh(m, req as u32, resp as u32)?;
         }
+        self.validate_messages()?;
         let s = &self.server;
         check_range("server.processing_delay_ms", s.processing_delay_ms, 1e12)?;
         if self.max_sim_time_s <= 0.0 {
@@ -602,7 +773,7 @@ impl SimConfig {
             return Ok(c);
         }
         let algs = self.group_algorithms(custom)?;
-        let mut c = self.clone();
+        let mut c = self.with_messages_defaults();
         c.max_sim_time_s = self.scaled_time_bound();
         for (g, a) in c.groups.iter_mut().zip(&algs) {
             if let GroupAlg::Registry(a) = a {
@@ -621,7 +792,8 @@ impl SimConfig {
     /// rate stage of the busier direction, when that
     /// is longer (capped at 1e9 s). Small populations keep 100 000 s.
     pub fn scaled_time_bound(&self) -> f64 {
-        if self.max_sim_time_s != DEFAULT_MAX_SIM_TIME_S {
+        // An open-loop workload runs to the bound: it is the run's duration.
+        if self.max_sim_time_s != DEFAULT_MAX_SIM_TIME_S || self.workload.kind.is_messages() {
             return self.max_sim_time_s;
         }
         // Seconds to serialise one packet of `bytes` on the first rate stage of `chain`.
@@ -644,6 +816,10 @@ impl SimConfig {
     /// `bulk:BYTES` transfer counts at least one exchange per 256 bytes (a Block2 block, or a
     /// TCP segment at the default MTU), so that large transfers fit.
     pub fn event_budget(&self) -> u64 {
+        if self.workload.kind.is_messages() {
+            // An open-loop workload runs for `max_sim_time_s`, which bounds it.
+            return self.max_events.unwrap_or(u64::MAX);
+        }
         self.max_events.unwrap_or_else(|| {
             let exchanges = match self.workload.kind {
                 WorkloadKind::Bulk(bytes) => (self.workload.exchanges as u64).max(bytes.div_ceil(256)),
@@ -688,7 +864,8 @@ impl SimConfig {
         Ok(())
     }
 
-    /// Check `topology.mesh` (request and response of `req`/`resp` IP bytes).
+    /// Check `topology.mesh` (the flow workloads' request and response of `req`/`resp` IP
+    /// bytes; the message workload's units are checked with it, [`SimConfig::validate_messages`]).
     fn validate_mesh(&self, m: &coapcc_mesh::MediumConfig, req: u32, resp: u32) -> Result<(), ConfigError> {
         let field = "topology.mesh";
         if !self.topology.access_links.is_empty() {
@@ -697,22 +874,22 @@ impl SimConfig {
         if self.endpoint.model != EndpointModel::Compact {
             return Err(invalid(field, "the mesh topology runs the compact endpoint model (endpoint.model = compact)"));
         }
-        if !m.mac.duplicate_detection {
-            return Err(invalid(field, "mac.duplicate_detection = false is not supported in the general simulator"));
-        }
-        let net = coapcc_mesh::MeshNet::<u32>::new(&m.to_mesh(self.seed)).map_err(|e| invalid(field, e))?;
+        let net = coapcc_mesh::MeshNet::<u32>::new(m, self.seed).map_err(mesh_error)?;
         let (n, root, sink) = (net.topology().len(), net.dodag().root, net.sink());
         if (0..n).all(|v| v == root || v == sink) {
             return Err(invalid(
-                field,
+                "topology.mesh.topology",
                 format!("the topology has no node for a client besides the root ({root}) and the sink ({sink})"),
             ));
+        }
+        if self.workload.kind.is_messages() {
+            return Ok(());
         }
         for (what, ip) in [("request", req), ("response", resp)] {
             let psdu = m.psdu_of_coap(ip - crate::coap::ip_len(0, self.coap.ip_version) as u32);
             if psdu > m.frame.max_psdu_bytes {
                 return Err(invalid(
-                    field,
+                    "topology.mesh.frame.max_psdu_bytes",
                     format!("the {what} needs a {psdu}-byte 802.15.4 frame, above frame.max_psdu_bytes = {} (6LoWPAN fragmentation is not modelled)", m.frame.max_psdu_bytes),
                 ));
             }
@@ -720,11 +897,117 @@ impl SimConfig {
         Ok(())
     }
 
+    /// Check the message workload (`workload.kind` = `periodic`, `events` or `none`, and
+    /// `workload.messages`).
+    fn validate_messages(&self) -> Result<(), ConfigError> {
+        let kind = self.workload.kind;
+        let Some(mc) = self.workload.messages.as_ref().filter(|_| kind.is_messages()) else {
+            if self.workload.messages.is_some() {
+                return Err(invalid(
+                    "workload.messages",
+                    format!("applies to the message workloads (periodic, events, none), not to {kind}"),
+                ));
+            }
+            return if kind.is_messages() { self.with_messages_defaults().validate_messages() } else { Ok(()) };
+        };
+        let Some(m) = &self.topology.mesh else {
+            return Err(invalid(
+                "workload.kind",
+                format!("{kind} runs over a mesh (topology.mesh): its units are sized as the mesh's frames"),
+            ));
+        };
+        if self.transport != Transport::Udp {
+            return Err(invalid("workload.kind", format!("{kind} runs over UDP (transport = udp)")));
+        }
+        match kind {
+            WorkloadKind::Periodic { load_kbps } if !(load_kbps.is_finite() && load_kbps > 0.0) => {
+                return Err(invalid(
+                    "workload.kind",
+                    format!("periodic: the load must be a positive number of kbit/s, got {load_kbps}"),
+                ));
+            }
+            WorkloadKind::Events { tb_s, size_bytes } if !(tb_s.is_finite() && tb_s >= 0.001) || size_bytes == 0 => {
+                return Err(invalid(
+                    "workload.kind",
+                    format!("events: needs tb_s >= 0.001 and size_bytes > 0, got {tb_s}, {size_bytes}"),
+                ));
+            }
+            _ => {}
+        }
+        let key = |k: &str| format!("workload.messages.{k}");
+        if mc.unit_bytes == 0 {
+            return Err(invalid(&key("unit_bytes"), "must be positive"));
+        }
+        if mc.unit_mode == UnitMode::Block1
+            && !(mc.unit_bytes.is_power_of_two() && (16..=1024).contains(&mc.unit_bytes))
+        {
+            return Err(invalid(
+                &key("unit_bytes"),
+                format!("Block1 units must be 16, 32, ..., 1024 bytes, got {}", mc.unit_bytes),
+            ));
+        }
+        if !(mc.background_period_s.is_finite() && mc.background_period_s >= 0.001) {
+            return Err(invalid(&key("background_period_s"), "must be at least 0.001 s"));
+        }
+        if mc.message_bytes == 0 {
+            return Err(invalid(&key("message_bytes"), "must be positive"));
+        }
+        if mc.background_bytes == 0 {
+            return Err(invalid(&key("background_bytes"), "must be positive"));
+        }
+        let rng = coapcc_cc::SplitMix64::new(0);
+        crate::workload::messages::Messages::new(kind, mc, self.total_clients() as usize, rng)
+            .map_err(|e| invalid("workload.kind", e))?;
+        // The largest request must fit one 802.15.4 frame.
+        let largest = crate::workload::messages::Messages::largest_unit(mc, kind);
+        let sizes = crate::workload::messages::UnitSizes::new(mc, &m.frame);
+        let psdu = m.psdu_of_coap(sizes.request_len(largest, 4096));
+        if psdu > m.frame.max_psdu_bytes {
+            return Err(invalid(
+                &key(if mc.unit_mode == UnitMode::Message { "unit_mode" } else { "unit_bytes" }),
+                format!(
+                    "a request of {largest} payload bytes needs a {psdu}-byte 802.15.4 frame, above the {}-byte limit \
+                     (6LoWPAN fragmentation is not modelled): use smaller units",
+                    m.frame.max_psdu_bytes
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// This configuration with the message workload's parameters at their defaults where
+    /// absent (a message workload's resolved form).
+    fn with_messages_defaults(&self) -> SimConfig {
+        let mut c = self.clone();
+        if c.workload.kind.is_messages() && c.workload.messages.is_none() {
+            c.workload.messages = Some(MessagesConfig::default());
+        }
+        c
+    }
+
     /// A rough upper estimate of the run's memory, bytes: per client (the compact model's
     /// client record and timers, about 1 KB; a real endpoint pair of the full model, about
     /// 12 KB, measured at 100 000 clients) plus a 40-byte record per exchange.
     pub fn memory_estimate(&self) -> u64 {
         let clients: u64 = self.groups.iter().map(|g| g.clients as u64).sum();
+        if let Some(mc) = self.workload.messages.as_ref().filter(|_| self.workload.kind.is_messages()) {
+            // Per client, and 40 bytes per exchange (kept to the end) for every unit of every
+            // message the workload generates within the run.
+            let d = self.max_sim_time_s;
+            let (messages, largest) = match self.workload.kind {
+                WorkloadKind::Periodic { load_kbps } => {
+                    let period = clients.max(1) as f64 * mc.message_bytes as f64 * 8.0 / (load_kbps * 1e3);
+                    (d / period, mc.message_bytes)
+                }
+                WorkloadKind::Events { tb_s, size_bytes } => {
+                    (d / tb_s + d / mc.background_period_s, size_bytes.max(mc.background_bytes))
+                }
+                _ => (0.0, 0),
+            };
+            let units = if mc.unit_mode == UnitMode::Message { 1 } else { largest.div_ceil(mc.unit_bytes.max(1)) };
+            let exchanges = ((messages + 1.0) * units as f64).min(1e15) as u64;
+            return clients.saturating_mul(1_024u64.saturating_add(exchanges.saturating_mul(40)));
+        }
         let per_client = match self.endpoint.model {
             EndpointModel::Compact => 1_024,
             EndpointModel::Full => 12 * 1_024,

@@ -18,10 +18,12 @@
 //! - [`config`]: [`SimConfig`], every parameter with its default and the ambiguity it
 //!   resolves; [`SimConfig::validate`].
 //! - [`link`]: the link model (the `coapcc-link` crate), reusable outside the simulator.
-//! - [`coap`]: exact message sizes. [`workload`]: continuous and random clients.
+//! - [`coap`]: exact message sizes. [`workload`]: what clients do: closed-loop flows
+//!   (continuous, random, bulk) and the open-loop message workload (periodic, events).
 //! - [`report`]: [`SimReport`] and its metrics. [`trace`]: optional per-exchange trace (and,
 //!   on request, the queue of every link direction over time).
-//! - [`cli`]: the `coapcc simulate` arguments and runner.
+//! - [`cli`]: the `coapcc simulate` arguments and runner; [`mesh_command`]: `coapcc mesh`, a
+//!   front for the simulator with a mesh topology and the message workload.
 //! - Endpoint models ([`EndpointModel`]): the simulator's compact clients and server
 //!   (default), or the real `coapcc_proto::endpoint::Endpoint`s exchanging encoded datagrams
 //!   (`full`), with identical results wherever both model the same thing.
@@ -40,8 +42,7 @@ pub mod config;
 mod engine;
 /// The link model ([`coapcc_link`]), reusable outside the simulator (pure, clock-injected).
 pub use coapcc_link as link;
-pub mod mesh_study;
-pub mod messages;
+pub mod mesh_command;
 pub mod report;
 mod timers;
 pub mod trace;
@@ -50,18 +51,19 @@ pub mod workload;
 pub use algorithms::CustomAlgorithms;
 pub use coapcc_proto::endpoint::{Controller, ControllerFactory, FnFactory};
 pub use config::{
-    AccessLinkConfig, CoapConfig, ConfigError, DuplicateMode, EndpointModel, EndpointModelConfig, FailedPolicy,
-    GroupConfig, LinkConfig, MetricsConfig, ServerConfig, SimConfig, TopologyConfig, Transport, UnnecessaryDef,
-    WorkloadConfig, WorkloadKind,
+    AccessLinkConfig, CoapConfig, ConfigError, DuplicateMode, EndpointModel, EndpointModelConfig, EventDist,
+    FailedPolicy, GroupConfig, LinkConfig, MessagesConfig, MetricsConfig, ServerConfig, SimConfig, TopologyConfig,
+    Transport, UnitMode, UnnecessaryDef, WorkloadConfig, WorkloadKind,
 };
 pub use engine::{
-    STREAM_DITHER, STREAM_DOWNLINK, STREAM_ENDPOINT, STREAM_SERVER, STREAM_TCP_CLIENT, STREAM_TCP_SERVER,
-    STREAM_UPLINK, STREAM_WORKLOAD,
+    STREAM_DITHER, STREAM_DOWNLINK, STREAM_ENDPOINT, STREAM_MESH_DITHER, STREAM_MESSAGES, STREAM_SERVER,
+    STREAM_TCP_CLIENT, STREAM_TCP_SERVER, STREAM_UPLINK, STREAM_WORKLOAD,
 };
 pub use report::{
-    AccessLinkReport, FlowReport, GroupReport, LinkReport, LinksReport, MeshDrops, MeshLinkReport, SimReport, Summary,
+    AccessLinkReport, FlowReport, GroupReport, LinkReport, LinksReport, MeshDrops, MeshLinkReport, MessageClientReport,
+    MessagesReport, SimReport, Summary,
 };
-pub use trace::{ExchangeTrace, JsonLinesTrace, QueueTrace, TraceSink};
+pub use trace::{ExchangeTrace, JsonLinesTrace, QueueTrace, TraceSink, UnitTrace};
 
 /// Run one simulation. Validates the configuration first (no run starts with an invalid
 /// one); the report's `config` is the fully resolved configuration.
@@ -134,22 +136,39 @@ fn run_with<'t>(
     }
     let algs = resolved.group_algorithms(custom)?;
     let registry_only = algs.iter().all(|a| matches!(a, GroupAlg::Registry(_)));
-    let mut report = match (resolved.endpoint.model, registry_only) {
-        // Every group from the registry: static dispatch (the fast path).
-        (EndpointModel::Compact, true) => {
-            let all_default =
-                algs.iter().all(|a| matches!(a, GroupAlg::Registry(coapcc_cc::AlgorithmConfig::Default(_))));
-            if all_default {
-                // Every group a Default CoAP variant: its own (small) type.
-                engine::run::<engine::Compact<coapcc_cc::default::DefaultCoap>>(resolved, &algs, trace, progress)?
-            } else {
-                engine::run::<engine::Compact<coapcc_cc::Algorithm>>(resolved, &algs, trace, progress)?
+    let mut report = if resolved.workload.kind.is_messages() {
+        // The message workload runs on the compact model (the configuration check says so).
+        if registry_only {
+            engine::run_coap::<engine::Compact<coapcc_cc::Algorithm>, engine::Messages>(
+                resolved, &algs, trace, progress,
+            )?
+        } else {
+            engine::run_coap::<engine::Compact<Controller>, engine::Messages>(resolved, &algs, trace, progress)?
+        }
+    } else {
+        match (resolved.endpoint.model, registry_only) {
+            // Every group from the registry: static dispatch (the fast path).
+            (EndpointModel::Compact, true) => {
+                let all_default =
+                    algs.iter().all(|a| matches!(a, GroupAlg::Registry(coapcc_cc::AlgorithmConfig::Default(_))));
+                if all_default {
+                    // Every group a Default CoAP variant: its own (small) type.
+                    engine::run_coap::<engine::Compact<coapcc_cc::default::DefaultCoap>, engine::Flows>(
+                        resolved, &algs, trace, progress,
+                    )?
+                } else {
+                    engine::run_coap::<engine::Compact<coapcc_cc::Algorithm>, engine::Flows>(
+                        resolved, &algs, trace, progress,
+                    )?
+                }
+            }
+            (EndpointModel::Compact, false) => {
+                engine::run_coap::<engine::Compact<Controller>, engine::Flows>(resolved, &algs, trace, progress)?
+            }
+            (EndpointModel::Full, _) => {
+                engine::run_coap::<engine::Full, engine::Flows>(resolved, &algs, trace, progress)?
             }
         }
-        (EndpointModel::Compact, false) => {
-            engine::run::<engine::Compact<Controller>>(resolved, &algs, trace, progress)?
-        }
-        (EndpointModel::Full, _) => engine::run::<engine::Full>(resolved, &algs, trace, progress)?,
     };
     report.wall_s = t0.elapsed().as_secs_f64();
     Ok(report)

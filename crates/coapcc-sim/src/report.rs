@@ -45,6 +45,9 @@ pub struct SimReport {
     /// The mesh network of `topology.mesh` (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mesh: Option<MeshLinkReport>,
+    /// The message workload's metrics (`periodic`, `events`, `none`; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<MessagesReport>,
 }
 
 /// The mesh network of a run (`topology.mesh`).
@@ -65,8 +68,107 @@ pub struct MeshLinkReport {
     /// Packets dropped in the network, by cause.
     pub drops: MeshDrops,
     /// Packets entered, delivered, dropped and still in the network at the end: entered +
-    /// duplicates forwarded = delivered + dropped + in network.
+    /// duplicates forwarded = delivered + dropped + in network. A response waiting out the
+    /// server's processing delay counts as entered and in the network.
     pub conservation: coapcc_mesh::report::Conservation,
+    /// Preferred parent of every node in the DODAG (`null` for the root).
+    pub parents: Vec<Option<usize>>,
+    /// Hops of every node to the DODAG root.
+    pub depth: Vec<u32>,
+    /// Node positions, metres.
+    pub positions: Vec<(f64, f64)>,
+}
+
+/// The message workload's metrics (Ancillotti & Bruno's definitions):
+/// - **PLR** per client = lost messages / messages generated, where lost = a unit gave up
+///   after MAX_RETRANSMIT, or the message was generated while the previous one was still in
+///   flight ("no caching"). Messages still in flight when the run ends are neither lost nor
+///   delivered and leave the denominator (`in_flight_at_end`).
+/// - **Retransmissions per unit** = retransmissions / exchanges (units) started.
+/// - **Early retransmissions** = share of first transmissions received by the server whose
+///   response came back to the client, yet which were retransmitted because the timer
+///   expired first.
+/// - **RTO of first transmissions** = the timer `T_0` armed with each unit's original copy.
+/// - **Weak/strong RTT estimates** = the estimator's RTO (`SRTT + K·RTTVAR`) after each update.
+#[derive(Clone, Debug, Serialize)]
+pub struct MessagesReport {
+    /// Per client, in client order.
+    pub clients: Vec<MessageClientReport>,
+    /// Mean per-client PLR.
+    pub plr_mean: f64,
+    /// Largest per-client PLR.
+    pub plr_max: f64,
+    /// Mean per-client PLR of global-event messages (`events` only).
+    pub plr_event_mean: Option<f64>,
+    /// Largest per-client PLR of global-event messages (`events` only).
+    pub plr_event_max: Option<f64>,
+    /// Messages lost by the no-caching rule, all clients.
+    pub lost_no_caching: u64,
+    /// Messages lost because a unit gave up after MAX_RETRANSMIT, all clients.
+    pub lost_give_up: u64,
+    /// Mean over clients of retransmissions per unit.
+    pub retransmissions_per_unit_mean: f64,
+    /// Largest per-client retransmissions per unit.
+    pub retransmissions_per_unit_max: f64,
+    /// Mean over clients of retransmissions per message.
+    pub retransmissions_per_message_mean: f64,
+    /// Mean over clients of the early-retransmission share.
+    pub early_retransmissions_mean: f64,
+    /// Largest per-client early-retransmission share.
+    pub early_retransmissions_max: f64,
+    /// RTO armed with every first transmission, seconds.
+    pub rto_first_s: Option<Summary>,
+    /// Weak-estimator RTO after each weak update, seconds (CoCoA family).
+    pub rtt_weak_s: Option<Summary>,
+    /// Strong-estimator RTO after each strong update, seconds.
+    pub rtt_strong_s: Option<Summary>,
+    /// Time from a unit's first transmission to its first response, seconds.
+    pub unit_rtt_s: Option<Summary>,
+    /// Retransmission timers a response disarmed whose deadline fell within the run (the
+    /// mesh study's own event loop processed each of them as an event; `coapcc mesh` counts
+    /// them in its `events`).
+    pub disarmed_timers_due: u64,
+}
+
+/// One client's message metrics.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MessageClientReport {
+    /// Messages generated.
+    pub messages: u64,
+    /// Messages lost (no caching + give-ups).
+    pub lost: u64,
+    /// lost / (messages − in_flight_at_end).
+    pub plr: f64,
+    /// Lost because the previous message was still in flight.
+    pub lost_no_caching: u64,
+    /// Lost because a unit exhausted MAX_RETRANSMIT.
+    pub lost_give_up: u64,
+    /// Messages complete (every unit acknowledged).
+    pub delivered: u64,
+    /// Messages still in flight at the end of the run.
+    pub in_flight_at_end: u64,
+    /// Global-event messages generated (`events` only).
+    pub event_messages: u64,
+    /// Global-event messages lost.
+    pub event_lost: u64,
+    /// Units (reliable exchanges) started.
+    pub units: u64,
+    /// Retransmissions sent.
+    pub retransmissions: u64,
+    /// retransmissions / units.
+    pub retransmissions_per_unit: f64,
+    /// retransmissions / messages started.
+    pub retransmissions_per_message: f64,
+    /// First transmissions that reached the server.
+    pub first_tx_at_sink: u64,
+    /// Of those, retransmitted although their response came back.
+    pub early_retransmission_count: u64,
+    /// early_retransmission_count / first_tx_at_sink (0 if none reached the server).
+    pub early_retransmissions: f64,
+    /// Mean RTO armed with first transmissions, seconds.
+    pub rto_first_mean_s: f64,
+    /// Largest RTO armed with a first transmission, seconds.
+    pub rto_first_max_s: f64,
 }
 
 /// Packets a mesh network dropped, by cause.
@@ -244,7 +346,9 @@ pub struct GroupReport {
     pub clients: u32,
     /// Flows that finished.
     pub finished_flows: u32,
-    /// FCT summary over the finished flows, seconds (`null` if none finished).
+    /// FCT summary over the finished flows, seconds (`null` if none finished): its
+    /// quantiles (without `count` and `mean`).
+    #[serde(serialize_with = "quantiles_only")]
     pub fct_s: Option<Summary>,
     /// Completed exchanges.
     pub completed_exchanges: u64,
@@ -282,9 +386,14 @@ impl GroupReport {
     }
 }
 
-/// Order statistics (AMBIG-T10: linear interpolation between closest ranks).
+/// Order statistics of a sample (AMBIG-T10: linear interpolation between closest ranks), its
+/// size and mean: the one summary of every report.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Summary {
+    /// Number of values.
+    pub count: usize,
+    /// Mean (the sum taken in increasing order).
+    pub mean: f64,
     /// Smallest value.
     pub min: f64,
     /// 10th percentile.
@@ -313,6 +422,8 @@ impl Summary {
         v.sort_by(f64::total_cmp);
         let q = |p| percentile_sorted(&v, p);
         Some(Summary {
+            count: v.len(),
+            mean: v.iter().sum::<f64>() / v.len() as f64,
             min: v[0],
             p10: q(0.10),
             p25: q(0.25),
@@ -323,6 +434,33 @@ impl Summary {
             max: v[v.len() - 1],
         })
     }
+}
+
+/// A summary as its quantiles only (`min` to `max`): the form of the flow completion times in
+/// every report since the first.
+fn quantiles_only<S: serde::Serializer>(s: &Option<Summary>, out: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Quantiles {
+        min: f64,
+        p10: f64,
+        p25: f64,
+        median: f64,
+        p75: f64,
+        p90: f64,
+        p95: f64,
+        max: f64,
+    }
+    s.map(|s| Quantiles {
+        min: s.min,
+        p10: s.p10,
+        p25: s.p25,
+        median: s.median,
+        p75: s.p75,
+        p90: s.p90,
+        p95: s.p95,
+        max: s.max,
+    })
+    .serialize(out)
 }
 
 /// Percentile `p` ∈ [0, 1] of sorted, non-empty data by linear interpolation between closest
@@ -521,6 +659,7 @@ mod tests {
                 links: LinksReport { downlink: link.clone(), uplink: link.clone() },
                 access_links: vec![],
                 mesh: None,
+                messages: None,
                 useful_fraction: 0.0,
                 sim_time_s: 0.0,
                 wall_s: 0.0,

@@ -4,28 +4,47 @@
 //! fixed by the constants: CCA 128 µs, turnaround 192 µs, ACK wait 864 µs, 32 µs per byte.
 //! A 50-byte PSDU takes (50 + 6) · 32 = 1792 µs on air; a MAC ACK (5 + 6) · 32 = 352 µs.
 
-use coapcc_mesh::{DropCause, MacRecord, MacWhat, MeshConfig};
-use coapcc_sim::mesh_study::MeshStudy;
+use coapcc_mesh::{DropCause, MacRecord, MacWhat, MeshNet};
+use coapcc_sim::mesh_command::MeshRun;
 
 const US: u64 = 1_000;
 
-fn sim(name: &str, positions: &str, tweak: impl FnOnce(&mut MeshConfig)) -> MeshStudy {
+/// A mesh network driven alone (no traffic but the frames a test injects), to its duration.
+struct Mac {
+    net: MeshNet<u32>,
+    seq: u64,
+    end_ns: u64,
+}
+
+impl Mac {
+    /// A bare frame of `psdu` bytes at node `src` for its neighbour `to` at `at_ns`.
+    fn inject(&mut self, at_ns: u64, src: usize, to: usize, psdu: u32) {
+        self.net.inject(at_ns, &mut self.seq, src as u16, to as u16, psdu, 0);
+    }
+
+    /// With duty cycling, the first wake-up of `node` at or after `t_ns`.
+    fn wake_up_after(&self, node: usize, t_ns: u64) -> Option<u64> {
+        self.net.wake_up_after(node, t_ns)
+    }
+}
+
+fn sim(name: &str, positions: &str, tweak: impl FnOnce(&mut MeshRun)) -> Mac {
     let path = std::env::temp_dir().join(format!("coapcc-mesh-test-{}-{name}.txt", std::process::id()));
     std::fs::write(&path, positions).unwrap();
-    let mut cfg = MeshConfig {
+    let mut cfg = MeshRun {
         topology: format!("file:{}", path.display()),
         traffic: "none".into(),
         duration_s: 1.0,
-        ..MeshConfig::default()
+        ..MeshRun::default()
     };
     cfg.mac.min_be = 0;
     cfg.mac.max_be = 0;
     cfg.routing.root = Some(1);
     tweak(&mut cfg);
-    let mut s = MeshStudy::new(&cfg).unwrap();
-    s.enable_mac_log();
+    let mut net = MeshNet::new(&cfg.medium(), cfg.seed).unwrap();
+    net.enable_mac_log();
     std::fs::remove_file(&path).unwrap();
-    s
+    Mac { net, seq: 0, end_ns: (cfg.duration_s * 1e9) as u64 }
 }
 
 fn times(log: &[MacRecord], node: u16, pred: impl Fn(&MacWhat) -> bool) -> Vec<u64> {
@@ -54,11 +73,16 @@ fn one_sender_follows_the_standard_sequence() {
 }
 
 /// Run to the end, check frame conservation, return the MAC log.
-fn run_log(s: MeshStudy) -> Vec<MacRecord> {
-    let (report, log) = s.run_with_log().unwrap();
-    let c = &report.conservation;
-    assert_eq!(c.created + report.mac.duplicates_forwarded, c.delivered + c.dropped + c.in_network_at_end);
-    log
+fn run_log(mut s: Mac) -> Vec<MacRecord> {
+    while let Some((t, _)) = s.net.peek() {
+        if t > s.end_ns {
+            break;
+        }
+        s.net.poll(&mut s.seq);
+    }
+    let c = s.net.conservation();
+    assert_eq!(c.created + s.net.mac_counters().duplicates_forwarded, c.delivered + c.dropped + c.in_network_at_end);
+    s.net.take_mac_log().unwrap()
 }
 
 #[test]
@@ -84,7 +108,7 @@ fn hidden_senders_collide_where_cca_cannot_help() {
     // A(0) and B(2) are 21 m apart, beyond CCA and interference range of each other, both
     // 10.5 m from R(1) (step curve to 11 m: PRR 1). B starts 1 ms after A, while A is on air.
     let geometry = "0 0\n10.5 0\n21 0\n";
-    let step = |c: &mut MeshConfig| {
+    let step = |c: &mut MeshRun| {
         c.radio.curve = coapcc_mesh::config::Curve::Step;
         c.radio.range_full_m = 11.0;
     };

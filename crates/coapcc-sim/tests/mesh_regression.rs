@@ -3,8 +3,8 @@
 //! component shared with the general simulator).
 //!
 //! `tests/data/mesh_regression.jsonl` holds one JSON object per case: its name, the report of
-//! [`MeshStudy`] (with `wall_s` zeroed), an FNV-1a digest of the per-exchange trace and, for
-//! some cases, of the MAC event log. The test recomputes every case and asserts byte
+//! `coapcc mesh` ([`MeshReport`], with `wall_s` zeroed), an FNV-1a digest of the per-unit
+//! trace and, for some cases, of the MAC event log. The test recomputes every case and asserts byte
 //! equality, naming the case on a mismatch. The matrix: algorithms {Contiki's default CoAP,
 //! CoCoA, CoCoA+, FASOR with copy identification, IDC-CoAP} × traffic {periodic monitoring,
 //! global events} × seeds {1, 2} × {no duty cycling (`ancillotti-cooja`, Contiki CSMA),
@@ -19,31 +19,30 @@
 //! ```
 
 use std::fmt::Write as _;
-use std::io::Write;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 
-use coapcc_mesh::MeshConfig;
-use coapcc_sim::mesh_study::MeshStudy;
+use coapcc_mesh::MacRecord;
+use coapcc_sim::mesh_command::{simulate, MeshReport, MeshRun};
+use coapcc_sim::trace::{ExchangeTrace, TraceSink, UnitTrace};
 use serde_json::{json, Value};
 
 fn data_file() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/mesh_regression.jsonl")
 }
 
-fn base(preset: &str, topology: &str, cc: &str, traffic: &str, seed: u64) -> MeshConfig {
-    MeshConfig {
+fn base(preset: &str, topology: &str, cc: &str, traffic: &str, seed: u64) -> MeshRun {
+    MeshRun {
         topology: topology.into(),
         cc: cc.into(),
         traffic: traffic.into(),
         duration_s: 300.0,
         seed,
-        ..MeshConfig::preset(preset).expect("a known preset")
+        ..MeshRun::preset(preset).expect("a known preset")
     }
 }
 
 /// Every case, in a fixed order: (name, configuration, record the MAC log).
-fn cases() -> Vec<(String, MeshConfig, bool)> {
+fn cases() -> Vec<(String, MeshRun, bool)> {
     let mut out = Vec::new();
     let algs =
         ["default:preset=ancillotti-cooja", "cocoa", "cocoa-plus:preset=ancillotti-cooja", "fasor-token", "idc-coap"];
@@ -98,39 +97,40 @@ fn fnv1a(bytes: &[u8]) -> String {
     format!("{h:016x}")
 }
 
-/// A trace sink shared with the test after the run.
-#[derive(Clone, Default)]
-struct Buf(Arc<Mutex<Vec<u8>>>);
+/// The trace as the command writes it (one JSON line per unit) and the MAC log.
+#[derive(Default)]
+struct Sink {
+    units: Vec<u8>,
+    mac: Option<Vec<MacRecord>>,
+}
 
-impl Write for Buf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
+impl TraceSink for Sink {
+    fn exchange(&mut self, _rec: &ExchangeTrace<'_>) {}
+    fn unit(&mut self, rec: &UnitTrace) {
+        rec.write_line(&mut self.units).unwrap();
     }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+    fn wants_mac(&self) -> bool {
+        self.mac.is_some()
+    }
+    fn mac(&mut self, rec: &MacRecord) {
+        self.mac.as_mut().unwrap().push(*rec);
     }
 }
 
-fn record(name: &str, cfg: &MeshConfig, mac_log: bool) -> Value {
-    let mut sim = MeshStudy::new(cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let buf = Buf::default();
-    sim.set_trace(Box::new(buf.clone()));
-    if mac_log {
-        sim.enable_mac_log();
-    }
-    let (mut report, log) = sim.run_with_log().unwrap_or_else(|e| panic!("{name}: {e}"));
+fn record(name: &str, cfg: &MeshRun, mac_log: bool) -> Value {
+    let mut sink = Sink { units: Vec::new(), mac: mac_log.then(Vec::new) };
+    let mut report: MeshReport = simulate(cfg, Some(&mut sink)).unwrap_or_else(|e| panic!("{name}: {e}"));
     report.wall_s = 0.0;
-    let trace = buf.0.lock().unwrap().clone();
+    let trace = &sink.units;
     let mut v = json!({
         "name": name,
         "report": serde_json::to_value(&report).unwrap(),
         "trace_lines": trace.iter().filter(|&&b| b == b'\n').count(),
-        "trace_fnv1a": fnv1a(&trace),
+        "trace_fnv1a": fnv1a(trace),
     });
-    if mac_log {
+    if let Some(log) = &sink.mac {
         let mut text = String::new();
-        for r in &log {
+        for r in log {
             writeln!(text, "{r:?}").unwrap();
         }
         v["mac_log_records"] = json!(log.len());

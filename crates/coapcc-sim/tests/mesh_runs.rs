@@ -1,23 +1,27 @@
 //! End-to-end runs: every algorithm on a grid, frame conservation, the no-caching rule,
 //! early retransmissions, global events, determinism.
 
-use coapcc_mesh::{MeshConfig, MeshReport};
-use coapcc_sim::mesh_study::simulate;
+use coapcc_sim::mesh_command::{MeshReport, MeshRun};
 
-fn cfg(topology: &str, cc: &str, traffic: &str, duration_s: f64) -> MeshConfig {
-    MeshConfig {
+/// Run `c` as `coapcc mesh` does; the error as its one line.
+fn simulate(c: &MeshRun) -> Result<MeshReport, String> {
+    coapcc_sim::mesh_command::simulate(c, None).map_err(|e| e.to_string())
+}
+
+fn cfg(topology: &str, cc: &str, traffic: &str, duration_s: f64) -> MeshRun {
+    MeshRun {
         topology: topology.into(),
         cc: cc.into(),
         traffic: traffic.into(),
         duration_s,
-        ..MeshConfig::preset("ancillotti-cooja").unwrap()
+        ..MeshRun::preset("ancillotti-cooja").unwrap()
     }
 }
 
 /// The study's grid with the standard's CSMA/CA (MAC ACKs and retries, duplicates after a lost
 /// ACK, one FIFO per node) and no processor model or RPL traffic.
-fn with_standard_mac(mut c: MeshConfig) -> MeshConfig {
-    let d = MeshConfig::default();
+fn with_standard_mac(mut c: MeshRun) -> MeshRun {
+    let d = MeshRun::default();
     (c.mac, c.radio, c.mote) = (d.mac, d.radio, d.mote);
     c.routing.rpl.control = false;
     c
@@ -126,7 +130,7 @@ fn spurious_timeouts_count_as_early_retransmissions() {
 #[test]
 fn global_events_make_every_client_send_at_once() {
     let mut c = cfg("grid:4", "cocoa-plus:preset=ancillotti-cooja", "events:100,192", 1000.0);
-    c.app.event_dist = coapcc_mesh::config::EventDist::Fixed;
+    c.app.event_dist = coapcc_sim::config::EventDist::Fixed;
     let r = simulate(&c).unwrap();
     conserved(&r);
     for cl in &r.clients {
@@ -142,7 +146,7 @@ fn global_events_make_every_client_send_at_once() {
 #[test]
 fn runs_are_deterministic() {
     let c = cfg("grid:4", "cocoa-plus:preset=ancillotti-cooja", "periodic:2", 300.0);
-    let json = |c: &MeshConfig| {
+    let json = |c: &MeshRun| {
         let mut r = simulate(c).unwrap();
         r.wall_s = 0.0;
         serde_json::to_string(&r).unwrap()
@@ -154,17 +158,23 @@ fn runs_are_deterministic() {
     assert_ne!(a, json(&other));
 }
 
-/// A trace sink the test reads after the run.
-#[derive(Clone, Default)]
-struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+/// A trace sink the test reads after the run: the unit lines and the MAC log.
+#[derive(Default)]
+struct Sink {
+    units: Vec<u8>,
+    mac: Vec<coapcc_mesh::MacRecord>,
+}
 
-impl std::io::Write for Shared {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
+impl coapcc_sim::TraceSink for Sink {
+    fn exchange(&mut self, _rec: &coapcc_sim::ExchangeTrace<'_>) {}
+    fn unit(&mut self, rec: &coapcc_sim::UnitTrace) {
+        rec.write_line(&mut self.units).unwrap();
     }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+    fn wants_mac(&self) -> bool {
+        true
+    }
+    fn mac(&mut self, rec: &coapcc_mesh::MacRecord) {
+        self.mac.push(*rec);
     }
 }
 
@@ -174,18 +184,14 @@ fn same_seed_same_bytes_with_trace_and_mac_log() {
     // simultaneous events are the most frequent.
     let mut c = cfg("grid:4", "fasor-token", "events:20,192", 200.0);
     c.app.server_delay_us = 5_000;
-    let mk = MeshConfig::preset("makarem2021").unwrap();
+    let mk = MeshRun::preset("makarem2021").unwrap();
     (c.mac, c.radio, c.mote, c.routing) = (mk.mac, mk.radio, mk.mote, mk.routing);
-    let run = |c: &MeshConfig| {
-        let mut s = coapcc_sim::mesh_study::MeshStudy::new(c).unwrap();
-        let buf = Shared::default();
-        s.set_trace(Box::new(buf.clone()));
-        s.enable_mac_log();
-        let (mut r, log) = s.run_with_log().unwrap();
+    let run = |c: &MeshRun| {
+        let mut sink = Sink::default();
+        let mut r = coapcc_sim::mesh_command::simulate(c, Some(&mut sink)).unwrap();
         r.wall_s = 0.0;
         conserved(&r);
-        let trace = buf.0.lock().unwrap().clone();
-        (serde_json::to_string(&r).unwrap(), trace, format!("{log:?}"))
+        (serde_json::to_string(&r).unwrap(), sink.units, format!("{:?}", sink.mac))
     };
     let (a, b) = (run(&c), run(&c));
     assert!(a.1.iter().filter(|&&x| x == b'\n').count() > 100, "the trace has the units");
@@ -215,7 +221,7 @@ fn conservation_holds_with_duplicates_and_forwarding_delay() {
 fn topologies_of_makarems_setups_run() {
     // Duty-cycled (ContikiMAC-like, 8 Hz) rings, chains and dumbbells at a light load.
     for t in ["ring:8", "chain:5", "dumbbell:3,2"] {
-        let mut c = MeshConfig::preset("makarem2021").unwrap();
+        let mut c = MeshRun::preset("makarem2021").unwrap();
         c.topology = t.into();
         c.traffic = "periodic:0.2".into();
         c.duration_s = 600.0;
@@ -225,14 +231,14 @@ fn topologies_of_makarems_setups_run() {
         // Strobing to sleeping receivers makes hops tens of ms long: the unit RTT grows
         // beyond the always-on mesh's.
         let on =
-            simulate(&MeshConfig { preset: "ancillotti-cooja".into(), mac: Default::default(), ..c.clone() }).unwrap();
+            simulate(&MeshRun { preset: "ancillotti-cooja".into(), mac: Default::default(), ..c.clone() }).unwrap();
         assert!(r.unit_rtt_s.unwrap().median > 2.0 * on.unit_rtt_s.unwrap().median, "{t}");
     }
 }
 
 #[test]
 fn bad_configurations_are_refused_with_a_message() {
-    let bad = |c: MeshConfig| simulate(&c).unwrap_err();
+    let bad = |c: MeshRun| simulate(&c).unwrap_err();
     assert!(bad(cfg("grid:3", "default", "periodic:100000", 10.0)).contains("smallest period"));
     assert!(bad(cfg("grid:3", "default", "events:0,96", 10.0)).contains("TB_S"));
     assert!(bad(cfg("grid:3", "nope", "periodic:1", 10.0)).contains("unknown algorithm"));
@@ -280,7 +286,7 @@ fn both_csma_rules_run_the_study_grid() {
 
 #[test]
 fn block1_and_whole_message_units() {
-    use coapcc_mesh::config::UnitMode;
+    use coapcc_sim::config::UnitMode;
     // Block1: 96-byte messages are still 3 exchanges of 32 bytes, with larger frames.
     let mut c = cfg("grid:3", "cocoa-plus:preset=ancillotti-cooja", "periodic:1", 300.0);
     c.app.unit_mode = UnitMode::Block1;
@@ -307,7 +313,7 @@ fn the_command_prints_the_documented_json_keys() {
     #[derive(Parser)]
     struct Cli {
         #[command(flatten)]
-        args: coapcc_sim::mesh_study::cli::MeshArgs,
+        args: coapcc_sim::mesh_command::MeshArgs,
     }
     let cli = Cli::try_parse_from([
         "mesh",
@@ -325,7 +331,7 @@ fn the_command_prints_the_documented_json_keys() {
     ])
     .unwrap();
     let mut out = Vec::new();
-    coapcc_sim::mesh_study::cli::run(&cli.args, &mut out).unwrap();
+    coapcc_sim::mesh_command::run(&cli.args, &mut out).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     for key in [
         "config",
@@ -349,6 +355,32 @@ fn the_command_prints_the_documented_json_keys() {
     assert_eq!(v["sim_time_s"], 120.0);
     // Bad input: a one-line error, no panic.
     let bad = Cli::try_parse_from(["mesh", "--param", "radio.capture_db"]).unwrap();
-    let e = coapcc_sim::mesh_study::cli::run(&bad.args, &mut Vec::new()).unwrap_err();
+    let e = coapcc_sim::mesh_command::run(&bad.args, &mut Vec::new()).unwrap_err();
     assert!(e.to_string().contains("KEY=VALUE"), "{e}");
+}
+
+#[test]
+fn the_command_is_a_view_of_the_simulators_report() {
+    // `coapcc mesh` is `simulate` with the mesh topology and the message workload: the same
+    // run through `simulate` carries the same metrics in its `messages` and `mesh` parts.
+    let run = cfg("grid:3", "cocoa-plus:preset=ancillotti-cooja", "events:20,96", 200.0);
+    let view = simulate(&run).unwrap();
+    let sim_cfg = run.to_sim().unwrap();
+    assert_eq!(sim_cfg.workload.kind, coapcc_sim::WorkloadKind::Events { tb_s: 20.0, size_bytes: 96 });
+    let r = coapcc_sim::simulate(&sim_cfg).unwrap();
+    let (m, mesh) = (r.messages.as_ref().unwrap(), r.mesh.as_ref().unwrap());
+    assert_eq!((m.plr_mean, m.plr_event_mean), (view.plr_mean, view.plr_event_mean));
+    assert_eq!(m.rto_first_s, view.rto_first_s);
+    assert_eq!(r.events + m.disarmed_timers_due, view.events);
+    for (c, (f, v)) in r.flows.iter().zip(&view.clients).enumerate() {
+        assert_eq!(f.retransmissions, v.retransmissions, "client {c}");
+        assert_eq!(
+            f.completed_exchanges + f.failed_exchanges,
+            v.frames - u64::from(v.in_flight_at_end > 0),
+            "client {c}"
+        );
+        assert_eq!(mesh.client_nodes[c] as usize, v.node);
+    }
+    // The flows of an open-loop workload never finish: the run lasts its duration.
+    assert!(r.truncated && r.flows.iter().all(|f| f.fct_s.is_none()));
 }

@@ -51,6 +51,38 @@ pub struct RttScenariosArgs {
     /// Messages per scenario and algorithm written by --series (from the first).
     #[arg(long = "series-count", value_name = "N", default_value_t = 1000)]
     pub series_count: usize,
+    /// The reliability layer's choices (the thesis's simulator by default).
+    #[command(flatten)]
+    pub reliability: ReliabilityArgs,
+    /// Scenario values: each message takes one (`per-message`, default, M-AMBIG-19), or each
+    /// transmission, retransmissions included (`per-transmission`).
+    #[arg(long = "rtt-consumption", default_value = "per-message", value_parser = ["per-message", "per-transmission"])]
+    pub rtt_consumption: String,
+}
+
+/// The reliability layer's options (`coapcc_proto::endpoint::lifecycle::ReliabilityOptions`),
+/// shared by `coapcc rtt-scenarios` and `coapcc resbw`.
+#[derive(Args, Clone, Debug, PartialEq, Eq)]
+pub struct ReliabilityArgs {
+    /// An ACK that arrives after its message was given up: the algorithm takes it as a sample
+    /// (`sample`, default: the thesis's simulator) or it is dropped (`ignore`: RFC 7252).
+    #[arg(long = "late-ack", default_value = "sample", value_parser = ["sample", "ignore"])]
+    pub late_ack: String,
+    /// The RTT an ACK reports: from the copy it answers (`copy`, default: the thesis's
+    /// simulator) or from the original transmission (`original`: RFC 6298/CoCoA's reading).
+    #[arg(long = "ack-rtt", default_value = "copy", value_parser = ["copy", "original"])]
+    pub ack_rtt: String,
+    /// The timer every copy waits: the algorithm's undithered RTO `estimate` (the default of
+    /// `rtt-scenarios`: the thesis's "RTO-only" runs) or the `algorithm`'s own, with its
+    /// dithering and backoff (the default of `resbw`).
+    #[arg(long = "retransmit-timer", value_parser = ["estimate", "algorithm"])]
+    pub retransmit_timer: Option<String>,
+}
+
+impl Default for ReliabilityArgs {
+    fn default() -> Self {
+        ReliabilityArgs { late_ack: "sample".into(), ack_rtt: "copy".into(), retransmit_timer: None }
+    }
 }
 
 /// Expand `--vary KEY=V1,V2` over the specs.
@@ -94,6 +126,10 @@ pub fn run_rtt_scenarios(a: &RttScenariosArgs, out: &mut dyn Write) -> anyhow::R
         trace_label,
         scenario33: Some(a.scenario33.clone()),
         rtt_floor: Some(a.rtt_floor.clone()),
+        late_ack: Some(a.reliability.late_ack.clone()),
+        ack_rtt: Some(a.reliability.ack_rtt.clone()),
+        retransmit_timer: a.reliability.retransmit_timer.clone(),
+        rtt_consumption: Some(a.rtt_consumption.clone()),
     };
     if req.scenarios.is_empty() && req.trace.is_none() {
         eprintln!("rtt-scenarios: scenarios 5 and 6 (real traces, unpublished) skipped; give --trace FILE to run them");
@@ -191,6 +227,13 @@ pub struct ResBwArgs {
     /// for instantaneous-behaviour plots.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// The reliability layer's choices (the thesis's simulator by default).
+    #[command(flatten)]
+    pub reliability: ReliabilityArgs,
+    /// When the RTT is drawn: for every transmission (`per-transmission`, default) or once per
+    /// period with its residual bandwidth (`per-period`).
+    #[arg(long = "rtt-draw", default_value = "per-transmission", value_parser = ["per-transmission", "per-period"])]
+    pub rtt_draw: String,
 }
 
 /// Run `coapcc resbw`.
@@ -205,6 +248,10 @@ pub fn run_resbw(a: &ResBwArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         duration_s: a.duration_s,
         seed: a.seed,
         trace: a.trace.is_some(),
+        late_ack: Some(a.reliability.late_ack.clone()),
+        ack_rtt: Some(a.reliability.ack_rtt.clone()),
+        retransmit_timer: a.reliability.retransmit_timer.clone(),
+        rtt_draw: Some(a.rtt_draw.clone()),
     };
     let mut r = req.run().map_err(|e| anyhow!(e))?;
     if let (Some(path), Some(tr)) = (&a.trace, r.trace.take()) {
@@ -251,6 +298,7 @@ mod tests {
             scenario33: "table".into(),
             rtt_floor: "resample".into(),
             json: true,
+            rtt_consumption: "per-message".into(),
             ..Default::default()
         }
     }
@@ -295,6 +343,8 @@ mod tests {
             seed: 1,
             json: true,
             trace: Some(dir.join("trace.jsonl")),
+            reliability: ReliabilityArgs::default(),
+            rtt_draw: "per-transmission".into(),
         };
         let mut out = Vec::new();
         run_resbw(&r, &mut out).unwrap();
@@ -326,6 +376,8 @@ mod tests {
             seed: 1,
             json: false,
             trace: None,
+            reliability: ReliabilityArgs::default(),
+            rtt_draw: "per-transmission".into(),
         };
         assert!(run_resbw(&bad, &mut out).unwrap_err().to_string().contains("resbw"));
         assert!(run_resbw(&ResBwArgs { resbw: "fixed:1".into(), duration_s: -1.0, ..bad.clone() }, &mut out).is_err());

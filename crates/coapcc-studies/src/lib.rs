@@ -40,16 +40,53 @@ pub mod scenarios;
 pub mod cli;
 
 use coapcc_cc::AlgorithmConfig;
+use coapcc_proto::endpoint::lifecycle::{AckRtt, LateAck, ReliabilityOptions, RetransmitTimer};
 use serde::{Deserialize, Serialize};
 
 pub use dist::{Dist, Floor};
-pub use resbw::{ResBwConfig, ResBwOutcome};
-pub use rtt::{RttOutcome, RttPoint};
+pub use resbw::{ResBwConfig, ResBwOutcome, RttDraw};
+pub use rtt::{ReplayOptions, RttConsumption, RttOutcome, RttPoint};
 pub use scenarios::{Scenario, Scenario33, ScenarioOptions, TABLE_5_1};
 
 /// Parse an algorithm spec, with the registry's message on error.
 pub fn parse_cc(spec: &str) -> Result<AlgorithmConfig, String> {
     AlgorithmConfig::parse(spec).map_err(|e| e.to_string())
+}
+
+/// Names of [`LateAck`] values (`late_ack`).
+pub const LATE_ACKS: &[(&str, LateAck)] = &[("sample", LateAck::Sample), ("ignore", LateAck::Ignore)];
+/// Names of [`AckRtt`] values (`ack_rtt`).
+pub const ACK_RTTS: &[(&str, AckRtt)] = &[("copy", AckRtt::FromCopy), ("original", AckRtt::FromOriginal)];
+/// Names of [`RetransmitTimer`] values (`retransmit_timer`).
+pub const RETRANSMIT_TIMERS: &[(&str, RetransmitTimer)] =
+    &[("estimate", RetransmitTimer::Estimate), ("algorithm", RetransmitTimer::Algorithm)];
+
+fn choice<T: Copy>(key: &str, v: Option<&str>, table: &[(&str, T)], default: T) -> Result<T, String> {
+    match v {
+        None => Ok(default),
+        Some(x) => table.iter().find(|(n, _)| *n == x).map(|(_, t)| *t).ok_or_else(|| {
+            let valid: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
+            format!("{key}: unknown value {x:?} (valid: {})", valid.join(", "))
+        }),
+    }
+}
+
+/// The reliability layer's options from their names (`late_ack`, `ack_rtt`,
+/// `retransmit_timer`); a missing one takes its value in `defaults` (the thesis's simulator:
+/// [`ReliabilityOptions::MAKAREM2021_RTO_ONLY`] for the RTT scenarios,
+/// [`ReliabilityOptions::MAKAREM2021`] for the residual bandwidth).
+pub fn reliability_options(
+    late_ack: Option<&str>,
+    ack_rtt: Option<&str>,
+    retransmit_timer: Option<&str>,
+    defaults: ReliabilityOptions,
+) -> Result<ReliabilityOptions, String> {
+    let d = defaults;
+    Ok(ReliabilityOptions {
+        late_ack: choice("late_ack", late_ack, LATE_ACKS, d.late_ack)?,
+        ack_rtt: choice("ack_rtt", ack_rtt, ACK_RTTS, d.ack_rtt)?,
+        retransmit_timer: choice("retransmit_timer", retransmit_timer, RETRANSMIT_TIMERS, d.retransmit_timer)?,
+    })
 }
 
 /// A request for the RTT-scenario study (the input of [`rtt_scenarios_json`]).
@@ -72,6 +109,16 @@ pub struct RttStudyRequest {
     pub scenario33: Option<String>,
     /// Non-positive draws: `resample` (default) or `clip`.
     pub rtt_floor: Option<String>,
+    /// An ACK after a give-up: `sample` (default, the thesis's simulator) or `ignore` (RFC 7252).
+    pub late_ack: Option<String>,
+    /// An ACK's RTT: from the `copy` it answers (default, the thesis's simulator) or from the
+    /// `original` transmission.
+    pub ack_rtt: Option<String>,
+    /// Scenario values: `per-message` (default, M-AMBIG-19) or `per-transmission`.
+    pub rtt_consumption: Option<String>,
+    /// The timer every copy waits: the algorithm's undithered RTO `estimate` (default: the
+    /// thesis's "RTO-only" runs) or the `algorithm`'s own (dithering, backoff).
+    pub retransmit_timer: Option<String>,
 }
 
 /// One (scenario, algorithm) result.
@@ -85,6 +132,10 @@ pub struct RttRow {
     pub cc_resolved: String,
     /// Spurious retransmissions.
     pub spurious: u64,
+    /// Messages with at least one spurious retransmission.
+    pub spurious_messages: u64,
+    /// ACKs taken after their message was given up.
+    pub late_acks: u64,
     /// RMSE(RTO, RTT), ms.
     pub rmse_ms: f64,
     /// Transmissions.
@@ -115,6 +166,10 @@ impl RttStudyRequest {
             "trace_label": self.trace_label,
             "scenario33": self.scenario33,
             "rtt_floor": self.rtt_floor,
+            "late_ack": self.late_ack,
+            "ack_rtt": self.ack_rtt,
+            "rtt_consumption": self.rtt_consumption,
+            "retransmit_timer": self.retransmit_timer,
         })
     }
 
@@ -139,6 +194,24 @@ impl RttStudyRequest {
         Ok(o)
     }
 
+    /// How the scenarios are replayed (the thesis's simulator unless a field says otherwise).
+    pub fn replay_options(&self) -> Result<ReplayOptions, String> {
+        Ok(ReplayOptions {
+            reliability: reliability_options(
+                self.late_ack.as_deref(),
+                self.ack_rtt.as_deref(),
+                self.retransmit_timer.as_deref(),
+                ReliabilityOptions::MAKAREM2021_RTO_ONLY,
+            )?,
+            consumption: choice(
+                "rtt_consumption",
+                self.rtt_consumption.as_deref(),
+                rtt::RTT_CONSUMPTIONS,
+                RttConsumption::PerMessage,
+            )?,
+        })
+    }
+
     /// The scenario ids to run: the requested ones, or all (5 and 6 only with a trace).
     pub fn scenario_ids(&self) -> Vec<u32> {
         if self.scenarios.is_empty() {
@@ -155,17 +228,20 @@ impl RttStudyRequest {
         }
         let ccs: Vec<AlgorithmConfig> = self.cc.iter().map(|s| parse_cc(s)).collect::<Result<_, _>>()?;
         let opts = self.options()?;
+        let replay = self.replay_options()?;
         let mut rows = Vec::new();
         for id in self.scenario_ids() {
             let rtts = scenarios::generate(id, self.seed, &opts, self.trace.as_deref()).map_err(|e| e.to_string())?;
             let trace = matches!(id, 5 | 6).then(|| self.trace_label.clone().unwrap_or_else(|| "trace".into()));
             for (spec, cfg) in self.cc.iter().zip(&ccs) {
-                let o = rtt::replay(cfg, &rtts, self.seed, None);
+                let o = rtt::replay(cfg, &rtts, self.seed, &replay, None);
                 rows.push(RttRow {
                     scenario: id,
                     cc: spec.clone(),
                     cc_resolved: cfg.to_string(),
                     spurious: o.spurious,
+                    spurious_messages: o.spurious_messages,
+                    late_acks: o.late_acks,
                     rmse_ms: o.rmse_ms,
                     transmissions: o.transmissions,
                     messages: o.messages,
@@ -197,7 +273,7 @@ pub fn rtt_trace_json(request: &str, first: usize, count: usize) -> Result<Strin
     let cfg = parse_cc(cc)?;
     let rtts = scenarios::generate(id, req.seed, &req.options()?, req.trace.as_deref()).map_err(|e| e.to_string())?;
     let mut pts = Vec::new();
-    rtt::replay(&cfg, &rtts, req.seed, Some(&mut pts));
+    rtt::replay(&cfg, &rtts, req.seed, &req.replay_options()?, Some(&mut pts));
     let end = first.saturating_add(count).min(pts.len());
     let start = first.min(end);
     serde_json::to_string(&pts[start..end]).map_err(|e| e.to_string())
@@ -226,6 +302,14 @@ pub struct ResBwRequest {
     pub seed: u64,
     /// Return every transmission too (`trace` key).
     pub trace: bool,
+    /// An ACK after a give-up: `sample` (default, the thesis's simulator) or `ignore`.
+    pub late_ack: Option<String>,
+    /// An ACK's RTT: from the `copy` it answers (default) or from the `original`.
+    pub ack_rtt: Option<String>,
+    /// The timer every copy waits: the `algorithm`'s (default) or its undithered `estimate`.
+    pub retransmit_timer: Option<String>,
+    /// When the RTT is drawn: `per-transmission` (default) or `per-period`.
+    pub rtt_draw: Option<String>,
 }
 
 impl Default for ResBwRequest {
@@ -241,6 +325,10 @@ impl Default for ResBwRequest {
             duration_s: d.duration_s,
             seed: d.seed,
             trace: false,
+            late_ack: None,
+            ack_rtt: None,
+            retransmit_timer: None,
+            rtt_draw: None,
         }
     }
 }
@@ -274,6 +362,13 @@ impl ResBwRequest {
             rtt_ms: dist("rtt_ms", &self.rtt_ms)?,
             duration_s: self.duration_s,
             seed: self.seed,
+            reliability: reliability_options(
+                self.late_ack.as_deref(),
+                self.ack_rtt.as_deref(),
+                self.retransmit_timer.as_deref(),
+                ReliabilityOptions::MAKAREM2021,
+            )?,
+            rtt_draw: choice("rtt_draw", self.rtt_draw.as_deref(), resbw::RTT_DRAWS, resbw::RttDraw::PerTransmission)?,
         };
         cfg.validate()?;
         Ok(cfg)

@@ -12,10 +12,16 @@
 //!
 //! Residual-bandwidth draws below 0 (a `normal:M,SD` near 0) are clipped to 0.
 //!
-//! Every registry algorithm runs here. Backoff-based ones retransmit when their timer fires;
-//! rate-based ones space their sends through the pacing hook
-//! [`coapcc_cc::CongestionControl::earliest_start`], which is consulted before **every** send,
-//! new message or retransmission (for backoff-based algorithms it returns `now`).
+//! Every registry algorithm runs here, on the one CoAP reliability layer
+//! (`coapcc_proto::endpoint::lifecycle`): a new message is admitted by [`Nstart`] (NSTART = 1
+//! and the algorithm's pacing, [`coapcc_cc::CongestionControl::earliest_start`]), its timers
+//! are [`ConExchange::expire`]'s, and a retransmission goes out when its timer fires. The
+//! rate-based controls (IDC-, MBC-, BDP-CoAP) pace a retransmission by the timer they arm
+//! (`max(RTO, spacing)`), as every host runs them; asking the pacing hook again before a
+//! retransmission (what this simulator did before it ran on the layer) delays every
+//! retransmission by one more spacing. The layer's options ([`ReliabilityOptions`]) are the
+//! thesis's simulator's by default: an ACK's RTT is that of the copy it answers, and an ACK
+//! that arrives after its message was dropped still informs the algorithm.
 //!
 //! Metrics (chapter 6): goodput = delivered messages per second; overhead = transmissions that
 //! did not deliver a message (lost ones and spurious duplicates) per delivered message, so 1.0
@@ -25,7 +31,8 @@
 
 use core::time::Duration;
 
-use coapcc_cc::{AckInfo, AlgorithmConfig, CongestionControl, GiveUpReason, Instant, SplitMix64, TimeoutAction};
+use coapcc_cc::{AlgorithmConfig, CongestionControl, Instant, SplitMix64};
+use coapcc_proto::endpoint::lifecycle::{Admission, ConExchange, Expiry, Nstart, ReliabilityOptions, Waiting};
 use serde::Serialize;
 
 use crate::dist::{Dist, Floor};
@@ -55,7 +62,28 @@ pub struct ResBwConfig {
     pub duration_s: f64,
     /// Master seed.
     pub seed: u64,
+    /// The reliability layer's options: what an ACK after a give-up does and from when an
+    /// ACK's RTT counts (default: the thesis's simulator, [`ReliabilityOptions::MAKAREM2021`]).
+    pub reliability: ReliabilityOptions,
+    /// When `rtt_ms` is drawn (not stated by the thesis).
+    pub rtt_draw: RttDraw,
 }
+
+/// When the RTT of a transmission is drawn (Table 6.1 gives only "RTT N(500, 10) ms").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RttDraw {
+    /// Every transmission draws its own RTT (the thesis's simulator draws "one value per
+    /// transmission" for its RTT patterns): consecutive ACKs jitter by the RTT's spread.
+    #[default]
+    PerTransmission,
+    /// One RTT per period (bad or good), drawn with its residual bandwidth: no jitter within a
+    /// period.
+    PerPeriod,
+}
+
+/// Names of [`RttDraw`] values (`rtt_draw`).
+pub const RTT_DRAWS: &[(&str, RttDraw)] =
+    &[("per-transmission", RttDraw::PerTransmission), ("per-period", RttDraw::PerPeriod)];
 
 impl Default for ResBwConfig {
     /// Table 6.1's instantaneous-behaviour setting: U(0.6, 1) pkt/s, 5 s bad periods, RTT
@@ -69,6 +97,8 @@ impl Default for ResBwConfig {
             rtt_ms: Dist::Normal { mean: 500.0, sd: 10.0 },
             duration_s: 5.0 * 3600.0,
             seed: 1,
+            reliability: ReliabilityOptions::MAKAREM2021,
+            rtt_draw: RttDraw::PerTransmission,
         }
     }
 }
@@ -156,6 +186,10 @@ struct Periods {
     end: f64,
     bw: f64,
     next_good: bool,
+    /// With [`RttDraw::PerPeriod`]: the RTT distribution and its own stream (so the bandwidth
+    /// sequence is the same either way), and the period's RTT, ms.
+    rtt: Option<(Dist, SplitMix64)>,
+    rtt_ms: f64,
 }
 
 impl Periods {
@@ -169,6 +203,8 @@ impl Periods {
             end: 0.0,
             bw: 0.0,
             next_good: cfg.good.is_some(),
+            rtt: (cfg.rtt_draw == RttDraw::PerPeriod).then(|| (cfg.rtt_ms, SplitMix64::stream(cfg.seed, 0x7E))),
+            rtt_ms: 0.0,
         };
         p.advance();
         p
@@ -184,6 +220,9 @@ impl Periods {
         let len = Dist::Exp { mean }.sample_raw(&mut self.rng).max(1e-9);
         self.end = start + len;
         self.next_good = self.good.is_some() && !self.next_good;
+        if let Some((d, rng)) = &mut self.rtt {
+            self.rtt_ms = d.sample(rng, Floor::Resample, MIN_RTT_MS);
+        }
     }
 
     /// Residual bandwidth at `t` (t never decreases between calls).
@@ -215,10 +254,14 @@ fn secs(x: f64) -> Duration {
     Duration::from_nanos((x * 1e9).round().max(0.0) as u64)
 }
 
+/// The earliest ACK on its way for the message in flight: (arrival, copy, its send time).
+type Pending = Option<(Instant, u32, Instant)>;
+
 /// Run `cc` in the residual-bandwidth simulator. With `trace`, every transmission is pushed.
 pub fn run(cc_cfg: &AlgorithmConfig, cfg: &ResBwConfig, mut trace: Option<&mut Vec<SendPoint>>) -> ResBwOutcome {
     let mut cc = cc_cfg.build();
-    let copy_id = cc.uses_copy_id();
+    let rel = cfg.reliability;
+    let copy_id = rel.needs_copy(cc.uses_copy_id());
     let mut rng_cc = SplitMix64::stream(cfg.seed, 0xCC);
     let mut rng_rtt = SplitMix64::stream(cfg.seed, 0x77);
     let mut periods = Periods::new(cfg);
@@ -250,10 +293,26 @@ pub fn run(cc_cfg: &AlgorithmConfig, cfg: &ResBwConfig, mut trace: Option<&mut V
             out.lost += 1;
             None
         } else {
-            Some(t + secs(cfg.rtt_ms.sample(&mut rng_rtt, Floor::Resample, MIN_RTT_MS) * 1e-3))
+            let rtt = match cfg.rtt_draw {
+                RttDraw::PerTransmission => cfg.rtt_ms.sample(&mut rng_rtt, Floor::Resample, MIN_RTT_MS),
+                RttDraw::PerPeriod => periods.rtt_ms,
+            };
+            Some(t + secs(rtt * 1e-3))
         }
     };
+    // The earliest of two pending ACKs.
+    let earliest = |a: Pending, b: Pending| match (a, b) {
+        (Some(x), Some(y)) => Some(if y.0 < x.0 { y } else { x }),
+        (x, None) => x,
+        (None, y) => y,
+    };
 
+    // One sender, NSTART = 1, always backlogged: the next message is admitted (slot and the
+    // algorithm's pacing) when the previous one is acknowledged or given up.
+    let mut slots = Nstart::new(Waiting::default());
+    // Given-up exchanges whose ACK is still on its way (rare: a copy's timer shorter than
+    // its RTT), with that ACK.
+    let mut late: Vec<(ConExchange, (Instant, u32, Instant))> = Vec::new();
     let mut now = Instant::ZERO;
     cc.reset(now);
     'run: while now < end {
@@ -261,22 +320,54 @@ pub fn run(cc_cfg: &AlgorithmConfig, cfg: &ResBwConfig, mut trace: Option<&mut V
             out.truncated = true;
             break;
         }
-        let start = cc.earliest_start(now).max(now);
-        if start >= end {
+        slots.push_back(());
+        let in_flight = loop {
+            match slots.poll_start(1, &cc, now) {
+                Admission::Start { in_flight, .. } => break in_flight,
+                Admission::WaitUntil(t) => {
+                    // A late ACK arriving while the next message waits for its pacing is taken at
+                    // its time (it may change the pacing): then ask again.
+                    match (0..late.len()).min_by_key(|&i| late[i].1 .0) {
+                        Some(i) if late[i].1 .0 <= t => {
+                            let (old, (at, copy, sent)) = late.swap_remove(i);
+                            if at >= end {
+                                break 'run;
+                            }
+                            old.acknowledge_late(&mut cc, at, copy_id.then_some((copy, sent)), &rel);
+                            now = now.max(at);
+                        }
+                        _ => now = t,
+                    }
+                }
+                Admission::Idle => unreachable!("the previous message released its slot"),
+            }
+        };
+        if now >= end {
             break;
         }
-        let mut ex = cc.start_exchange(start, 0, &mut rng_cc);
-        // Earliest ACK on its way: (arrival, ordinal, sent).
-        let mut ack: Option<(Instant, u32, Instant)> = send(start, 0, &mut out).map(|a| (a, 0, start));
-        let mut fire = start + ex.timer();
+        let start = now;
+        let mut x = ConExchange::start_with(&mut cc, start, in_flight, &mut rng_cc, &rel);
+        let mut ack: Pending = send(start, 0, &mut out).map(|a| (a, 0, start));
         loop {
-            if let Some((at, ord, sent)) = ack {
+            let fire = x.deadline();
+            // A late ACK of a given-up message first (at a tie too).
+            if let Some(i) = (0..late.len()).min_by_key(|&i| late[i].1 .0) {
+                let (old, (at, copy, sent)) = late[i];
+                if ack.map_or(true, |a| at <= a.0) && at <= fire {
+                    if at >= end {
+                        break 'run;
+                    }
+                    old.acknowledge_late(&mut cc, at, copy_id.then_some((copy, sent)), &rel);
+                    late.swap_remove(i);
+                    continue;
+                }
+            }
+            if let Some((at, copy, sent)) = ack {
                 if at <= fire {
                     if at >= end {
                         break 'run;
                     }
-                    let info = if copy_id { AckInfo::with_copy(&ex, at, ord, sent) } else { AckInfo::new(&ex, at) };
-                    cc.on_ack(at, &ex, &info);
+                    x.acknowledge_with(&mut cc, at, copy_id.then_some((copy, sent)), &rel);
                     out.delivered += 1;
                     now = at;
                     break;
@@ -285,37 +376,25 @@ pub fn run(cc_cfg: &AlgorithmConfig, cfg: &ResBwConfig, mut trace: Option<&mut V
             if fire >= end {
                 break 'run;
             }
-            match cc.on_timeout(fire, &mut ex) {
-                TimeoutAction::Retransmit(timer) => {
-                    let s = cc.earliest_start(fire).max(fire);
-                    if let Some((at, _, _)) = ack {
-                        if at <= s {
-                            // The ACK arrives while the retransmission waits for its slot.
-                            fire = at;
-                            continue;
-                        }
+            match x.expire_with(&mut cc, fire, &rel) {
+                Expiry::Retransmit { ordinal, .. } => {
+                    if ack.is_some() {
                         out.spurious += 1;
                     }
-                    if s >= end {
-                        break 'run;
-                    }
-                    let ord = ex.retransmissions();
-                    if let Some(a) = send(s, ord, &mut out) {
-                        match ack {
-                            Some((cur, _, _)) if cur <= a => {}
-                            _ => ack = Some((a, ord, s)),
-                        }
-                    }
-                    fire = s + timer;
+                    let a = send(fire, ordinal, &mut out).map(|a| (a, ordinal, fire));
+                    ack = earliest(ack, a);
                 }
-                TimeoutAction::GiveUp => {
-                    cc.on_give_up(fire, &ex, GiveUpReason::Timeout);
+                Expiry::GiveUp => {
                     out.dropped += 1;
+                    if let Some(a) = ack {
+                        late.push((x, a));
+                    }
                     now = fire;
                     break;
                 }
             }
         }
+        slots.release();
     }
     out.duration_s = if out.truncated { now.as_secs_f64().max(1e-9) } else { cfg.duration_s };
     out.goodput_pps = out.delivered as f64 / out.duration_s;
@@ -360,6 +439,70 @@ mod tests {
         let o = run(&cc("default"), &cfg(Dist::Fixed { v: 2.0 }, 1000.0), None);
         assert_eq!((o.lost, o.spurious, o.dropped), (0, 0, 0));
         assert!((o.goodput_pps - 2.0).abs() < 0.002, "{}", o.goodput_pps);
+    }
+
+    /// IDC-CoAP's steady state (6.1) under a stable residual bandwidth: GP/ResBW =
+    /// (dw/iw) n / (1 - (1 - dw)^(n+1)), n = -ln(iw)/ln(1 - dw): 0.7910 for iw = 1.5, 0.8621 for
+    /// iw = 1.1 (dw = 0.01). A 5-hour run at 1 pkt/s is within 5 % of it, with a constant RTT
+    /// (the formula's premise) and with the thesis's N(500, 10) ms.
+    #[test]
+    fn idc_follows_6_1_at_a_stable_bandwidth() {
+        let formula = |iw: f64, dw: f64| {
+            let n = -iw.ln() / (1.0 - dw).ln();
+            (dw / iw) * n / (1.0 - (1.0 - dw).powf(n + 1.0))
+        };
+        assert!((formula(1.5, 0.01) - 0.7910).abs() < 1e-4 && (formula(1.1, 0.01) - 0.8621).abs() < 1e-4);
+        for (iw, spec) in [(1.5, "idc-coap:preset=makarem2021"), (1.1, "idc-coap:preset=makarem2021,iw=1.1")] {
+            for rtt in [Dist::Fixed { v: 500.0 }, Dist::Normal { mean: 500.0, sd: 10.0 }] {
+                let c = ResBwConfig { rtt_ms: rtt, ..cfg(Dist::Fixed { v: 1.0 }, 18_000.0) };
+                let o = run(&cc(spec), &c, None);
+                let want = formula(iw, 0.01);
+                assert!((o.goodput_pps / want - 1.0).abs() < 0.05, "iw {iw}, {rtt:?}: {} vs {want}", o.goodput_pps);
+            }
+        }
+    }
+
+    /// On the reliability layer a rate-based control's retransmission goes out when its timer
+    /// fires: IDC-CoAP arms `max(iw * spacing, RTO)`, so after a lost send at gap g the copy
+    /// follows at exactly 1.5 g (the simulator used to ask the pacing hook again and wait one
+    /// more spacing).
+    #[test]
+    fn a_retransmission_is_paced_by_its_timer() {
+        let mut tr = Vec::new();
+        let c = cfg(Dist::Fixed { v: 1.0 }, 2000.0);
+        run(&cc("idc-coap:preset=makarem2021"), &c, Some(&mut tr));
+        let mut checked = 0;
+        for w in tr.windows(3).skip(10) {
+            let (a, b, c) = (w[0], w[1], w[2]);
+            if b.lost && c.ordinal == b.ordinal + 1 {
+                let (g, g2) = (b.t_s - a.t_s, c.t_s - b.t_s);
+                assert!((g2 - 1.5 * g).abs() < 1e-6, "lost at gap {g}, copy after {g2}");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 30, "{checked}");
+    }
+
+    /// A late ACK after a give-up: makarem-rto starting from a 90 ms RTO (no backoff) against a
+    /// 500 ms RTT gives up each message at 450 ms. Under `late_ack = ignore` it never learns and
+    /// drops every message; under `sample` the first two messages' late ACKs (at 0.5 s and
+    /// 0.95 s) are samples (RTO 0.5 + 7 * 0.25 = 2.25 s), and from the third message on every
+    /// message is delivered.
+    #[test]
+    fn late_acks_after_give_ups() {
+        use coapcc_proto::endpoint::lifecycle::LateAck;
+        let spec = cc("makarem-rto:preset=makarem2021,ack_timeout=0.09");
+        let base = ResBwConfig { rtt_ms: Dist::Fixed { v: 500.0 }, ..cfg(Dist::Fixed { v: 100.0 }, 100.0) };
+        let ignore = ResBwConfig {
+            reliability: ReliabilityOptions { late_ack: LateAck::Ignore, ..ReliabilityOptions::MAKAREM2021 },
+            ..base.clone()
+        };
+        let o = run(&spec, &ignore, None);
+        assert_eq!(o.delivered, 0);
+        assert!(o.spurious >= 4 * o.dropped && o.spurious < 4 * (o.dropped + 1), "{o:?}");
+        let o = run(&spec, &base, None);
+        assert_eq!(o.dropped, 2);
+        assert!(o.delivered > 190, "{o:?}");
     }
 
     #[test]

@@ -532,6 +532,17 @@ def _backoff_study(cfg: dict, seed: int, rep: _Report):
     rep.table(df, "resbw-backoff-factor", "Backoff-factor study (means over repetitions shown)", show=mean)
 
 
+def _claims(cfg: dict, seed: int, rep: _Report):
+    """The claims table and the thesis's chapter 5-6 figures (coapcc.models.makarem21), placed
+    at the top of the report."""
+    from .makarem21 import claims_and_figures
+
+    head = _Report(rep.out, rep.log)
+    claims_and_figures(cfg, seed, head)
+    rep.parts[:0] = head.parts
+    rep.notes += head.notes
+
+
 def reproduce_makarem21(
     out: str | Path | None = None, *, quick: bool = False, config: str | Path | None = None, log=None
 ) -> Path:
@@ -549,6 +560,7 @@ def reproduce_makarem21(
         ("rtt scenarios", _rtt),
         ("residual bandwidth", _resbw),
         ("backoff-factor study", _backoff_study),
+        ("claims", _claims),
     ):
         t = time.perf_counter()
         print(f"makarem21: {title}...", file=log, flush=True)

@@ -6,6 +6,19 @@
 * :func:`resbw`: one residual-bandwidth run; :func:`resbw_curve`: goodput, overhead and
   application loss against the mean residual bandwidth (the chapter 6 curves).
 
+Both simulators run on the one CoAP reliability layer. Its options, named as in the Rust
+core, default to the thesis's simulator (``None`` keeps that default):
+
+* ``late_ack``: ``"sample"`` (an ACK after its message was given up still informs the
+  algorithm) or ``"ignore"`` (RFC 7252);
+* ``ack_rtt``: ``"copy"`` (an ACK's RTT is that of the copy it answers) or ``"original"``
+  (counted from the original transmission, CoCoA's weak sample);
+* ``retransmit_timer``: ``"estimate"`` (every copy waits the undithered RTO estimate: the
+  chapter 5 "RTO-only" runs, the default there) or ``"algorithm"`` (the algorithm's own
+  dithering and backoff, the default in the residual-bandwidth runs);
+* ``rtt_consumption`` (RTT scenarios): ``"per-message"`` or ``"per-transmission"``;
+* ``rtt_draw`` (residual bandwidth): ``"per-transmission"`` or ``"per-period"``.
+
 >>> df = rtt_scenarios(["default", "cocoa"], scenarios=[7], len=2000)   # doctest: +SKIP
 """
 
@@ -52,8 +65,11 @@ def read_trace(path: str | Path) -> list[float]:
     return out
 
 
-def _request(cc, scenarios, seed, len, trace, scenario33, rtt_floor) -> dict:
+def _request(cc, scenarios, seed, len, trace, scenario33, rtt_floor, options=None) -> dict:
     req: dict = {"cc": list(cc), "scenarios": list(scenarios or []), "seed": int(seed)}
+    for key, value in (options or {}).items():
+        if value is not None:
+            req[key] = str(value)
     if len is not None:
         req["len"] = int(len)
     if trace is not None:
@@ -75,16 +91,25 @@ def rtt_scenarios(
     trace=None,
     scenario33: str = "table",
     rtt_floor: str = "resample",
+    late_ack: str | None = None,
+    ack_rtt: str | None = None,
+    retransmit_timer: str | None = None,
+    rtt_consumption: str | None = None,
 ):
-    """One row per (scenario, algorithm): ``scenario, cc, cc_resolved, spurious, rmse_ms,
-    transmissions, messages, gave_up, mean_rto_ms, mean_rtt_ms`` (a pandas DataFrame).
+    """One row per (scenario, algorithm): ``scenario, cc, cc_resolved, spurious,
+    spurious_messages, late_acks, rmse_ms, transmissions, messages, gave_up, mean_rto_ms,
+    mean_rtt_ms`` (a pandas DataFrame).
 
     ``scenarios`` defaults to all of Table 5.1 (5 and 6, the unpublished real traces, only when
     ``trace`` — a path or a list of RTTs in ms — is given; results on it are a substitute).
+    The replay options (module docs) default to the thesis's simulator.
     """
     import pandas as pd
 
-    req = _request(cc, scenarios, seed, len, trace, scenario33, rtt_floor)
+    opts = dict(
+        late_ack=late_ack, ack_rtt=ack_rtt, retransmit_timer=retransmit_timer, rtt_consumption=rtt_consumption
+    )
+    req = _request(cc, scenarios, seed, len, trace, scenario33, rtt_floor, opts)
     return pd.DataFrame(json.loads(_native().rtt_scenarios_json(json.dumps(req))))
 
 
@@ -97,11 +122,13 @@ def rtt_trace(
     count: int = 1000,
     len: int | None = None,
     trace=None,
+    **options,
 ):
-    """Per message: ``i, t_s, rtt_ms, rto_ms, retransmissions`` (a pandas DataFrame)."""
+    """Per message: ``i, t_s, rtt_ms, rto_ms, retransmissions`` (a pandas DataFrame);
+    ``options`` are :func:`rtt_scenarios`' replay options."""
     import pandas as pd
 
-    req = _request([cc], [scenario], seed, len, trace, "table", "resample")
+    req = _request([cc], [scenario], seed, len, trace, "table", "resample", options)
     return pd.DataFrame(json.loads(_native().rtt_trace_json(json.dumps(req), int(first), int(count))))
 
 
@@ -138,10 +165,15 @@ def resbw(
     duration_s: float = 18_000.0,
     seed: int = 1,
     trace: bool = False,
+    late_ack: str | None = None,
+    ack_rtt: str | None = None,
+    retransmit_timer: str | None = None,
+    rtt_draw: str | None = None,
 ) -> dict:
     """One residual-bandwidth run: ``goodput_pps, overhead, app_loss_ratio, transmissions,
     delivered, dropped, lost, spurious, mean_resbw_pps`` (and ``trace``, every transmission,
-    when asked). Distributions: ``uniform:A,B``, ``normal:M,SD``, ``fixed:V``."""
+    when asked). Distributions: ``uniform:A,B``, ``normal:M,SD``, ``fixed:V``. The options
+    (module docs) default to the thesis's simulator."""
     req = {
         "cc": cc,
         "resbw": resbw,
@@ -153,6 +185,14 @@ def resbw(
         "seed": int(seed),
         "trace": bool(trace),
     }
+    for key, value in (
+        ("late_ack", late_ack),
+        ("ack_rtt", ack_rtt),
+        ("retransmit_timer", retransmit_timer),
+        ("rtt_draw", rtt_draw),
+    ):
+        if value is not None:
+            req[key] = str(value)
     return json.loads(_native().resbw_json(json.dumps(req)))
 
 
@@ -191,6 +231,10 @@ def resbw_curve(
                                 "app_loss_ratio",
                                 "transmissions",
                                 "delivered",
+                                "dropped",
+                                "lost",
+                                "spurious",
+                                "mean_resbw_pps",
                             )
                         },
                     }

@@ -396,9 +396,10 @@ impl CongestionControl for Makarem {
         if matches!(self.kind, Kind::Rto) {
             return;
         }
-        // Rate-based: a loss declared at the copy's RTO comes first.
+        // Rate-based: a loss declared at the copy's RTO comes first (strictly after it: an ACK
+        // at the RTO's instant is taken first, as the hosts take it before the timer).
         let d = time::to_secs(now - self.last_send);
-        if d >= self.copy_rto {
+        if d > self.copy_rto {
             let more = self.cfg.common.may_retransmit(ex);
             self.loss(more);
         }

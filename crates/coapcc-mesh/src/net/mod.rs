@@ -24,7 +24,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use coapcc_cc::{Entropy, SplitMix64};
 
-use crate::config::{CsmaMode, MeshConfig, Rdc};
+use crate::config::{CsmaMode, MediumConfig, MediumError, Rdc};
 use crate::radio::Medium;
 use crate::report::{Conservation, LossCauses, MacCounters};
 use crate::routing::Dodag;
@@ -332,7 +332,7 @@ pub struct MacRecord {
 /// `P` is the host's payload, carried untouched (copied when a frame is duplicated: a
 /// retransmission whose MAC ACK was lost, forwarded twice without duplicate detection).
 pub struct MeshNet<P> {
-    pub(crate) cfg: MeshConfig,
+    pub(crate) cfg: MediumConfig,
     pub(crate) topo: Topology,
     pub(crate) medium: Medium,
     pub(crate) dodag: Dodag,
@@ -389,28 +389,32 @@ pub struct MeshNet<P> {
 }
 
 impl<P: Copy> MeshNet<P> {
-    /// Build the topology, medium tables and DODAG of `cfg` (its `topology`, `spacing_m`,
-    /// `radio`, `mac`, `frame`, `routing`, `mote` and `seed`; checked with
-    /// [`MeshConfig::validate_medium`]).
-    pub fn new(cfg: &MeshConfig) -> Result<MeshNet<P>, String> {
-        cfg.validate_medium()?;
+    /// Build the topology, medium tables and DODAG of `cfg` (checked with
+    /// [`MediumConfig::validate`]), its random streams from `seed`.
+    pub fn new(cfg: &MediumConfig, seed: u64) -> Result<MeshNet<P>, MediumError> {
+        cfg.validate()?;
         let cfg = cfg.clone();
-        let topo = Topology::parse(&cfg.topology, cfg.spacing_m)?;
+        let topo = Topology::parse(&cfg.topology, cfg.spacing_m).map_err(|e| MediumError::new("topology", e))?;
         let n = topo.len();
         if n >= BCAST as usize {
-            return Err(format!("a mesh has at most {} nodes, the topology has {n}", BCAST - 1));
+            return Err(MediumError::new(
+                "topology",
+                format!("a mesh has at most {} nodes, the topology has {n}", BCAST - 1),
+            ));
         }
         let sink = cfg.routing.sink.unwrap_or(0);
         if sink >= n {
-            return Err(format!("routing.sink {sink} is not a node (the topology has {n})"));
+            return Err(MediumError::new("routing.sink", format!("{sink} is not a node (the topology has {n})")));
         }
         let root = match cfg.routing.root {
-            Some(r) if r >= n => return Err(format!("routing.root {r} is not a node (the topology has {n})")),
+            Some(r) if r >= n => {
+                return Err(MediumError::new("routing.root", format!("{r} is not a node (the topology has {n})")))
+            }
             Some(r) => r,
             None => topo.nearest_centre(sink),
         };
         let medium = Medium::new(&topo, &cfg.radio);
-        let dodag = Dodag::build(&medium, &cfg.routing, root)?;
+        let dodag = Dodag::build(&medium, &cfg.routing, root).map_err(|e| MediumError::new("topology", e))?;
         let mut cca_hearers = vec![Vec::new(); n];
         for (listener, senders) in medium.cca_senders.iter().enumerate() {
             for &s in senders {
@@ -419,7 +423,6 @@ impl<P: Copy> MeshNet<P> {
         }
         let m = &cfg.mac;
         let air = cfg.airtime_us(m.ack_frame_bytes) as Ns * US;
-        let seed = cfg.seed;
         let wake_period = (1e9 / m.channel_check_rate_hz).round().max(1.0) as Ns;
         let mut rng_rdc = SplitMix64::stream(seed, STREAM_RDC);
         let wake_phase = (0..n).map(|_| below(&mut rng_rdc, wake_period)).collect();
@@ -604,7 +607,7 @@ impl<P: Copy> MeshNet<P> {
     }
 
     /// The configuration the network was built from.
-    pub fn config(&self) -> &MeshConfig {
+    pub fn config(&self) -> &MediumConfig {
         &self.cfg
     }
 

@@ -12,6 +12,12 @@
 //! duplicate gets ([`classify`], with [`DuplicateMode::echo`] choosing the copy its answer
 //! identifies).
 //!
+//! Where hosts differ in how they read an acknowledgement (does an ACK after a give-up still
+//! inform the algorithm? is an ACK's RTT counted from the original or from the copy it
+//! answers?), the choice is a [`ReliabilityOptions`] value passed to
+//! [`ConExchange::acknowledge_with`] and [`ConExchange::acknowledge_late`]; its default is RFC
+//! 7252's reading, that of [`ConExchange::acknowledge`].
+//!
 //! Two users drive it with their own message representation:
 //! - the real [`Endpoint`](super::Endpoint): encoded [`Message`](crate::Message)s, Message
 //!   IDs, tokens whose last byte is the copy ordinal, an [`Nstart`] queue of exchange ids
@@ -33,12 +39,14 @@ use super::DuplicateMode;
 
 mod admission;
 mod duplicates;
+mod options;
 
 pub use admission::{Admission, Nstart, WaitQueue, Waiting};
 pub use duplicates::{
     classify, classify_entry, Arrival, ClientEntry, DuplicateAnswer, DuplicateCache, DuplicateEntry, DuplicateRules,
     PerClientCache, Remembered,
 };
+pub use options::{AckRtt, LateAck, ReliabilityOptions, RetransmitTimer};
 
 /// When the next exchange may start under the algorithm's pacing (`earliest_start`): `None`
 /// if it may start at `now`, else the instant to wait for.

@@ -21,16 +21,15 @@
 
 use std::time::Instant;
 
-use coapcc_mesh::{MeshConfig, MeshReport};
-use coapcc_sim::mesh_study::simulate;
+use coapcc_sim::mesh_command::{simulate, MeshReport, MeshRun};
 
-fn scenario(topology: &str, cc: &str, load: f64, seed: u64) -> MeshConfig {
-    MeshConfig {
+fn scenario(topology: &str, cc: &str, load: f64, seed: u64) -> MeshRun {
+    MeshRun {
         topology: topology.into(),
         cc: cc.into(),
         traffic: format!("periodic:{load}"),
         seed,
-        ..MeshConfig::preset("ancillotti-cooja").expect("a preset")
+        ..MeshRun::preset("ancillotti-cooja").expect("a preset")
     }
 }
 
@@ -50,12 +49,12 @@ fn cpu_s() -> f64 {
 }
 
 /// Median wall and CPU seconds of `reps` runs, and the last report.
-fn time_runs(cfg: &MeshConfig, reps: usize) -> (f64, f64, MeshReport) {
+fn time_runs(cfg: &MeshRun, reps: usize) -> (f64, f64, MeshReport) {
     let (mut walls, mut cpus) = (Vec::new(), Vec::new());
     let mut last = None;
     for _ in 0..reps {
         let (t, c) = (Instant::now(), cpu_s());
-        let r = simulate(cfg).expect("valid scenario");
+        let r = simulate(cfg, None).expect("valid scenario");
         walls.push(t.elapsed().as_secs_f64());
         cpus.push(cpu_s() - c);
         last = Some(r);
@@ -160,7 +159,7 @@ fn main() {
         for load in [0.5, 1.0, 1.5, 2.0, 2.5, 3.0] {
             let mut row = format!("  grid:{n} {load:.1} kbit/s:");
             for cc in ["default:preset=ancillotti-cooja", "cocoa-plus:preset=ancillotti-cooja"] {
-                let r = simulate(&scenario(&format!("grid:{n}"), cc, load, 1)).expect("valid scenario");
+                let r = simulate(&scenario(&format!("grid:{n}"), cc, load, 1), None).expect("valid scenario");
                 row += &format!(" {:.4} ({:.4})", r.plr_mean, r.plr_max);
                 runs += 1;
             }
@@ -183,7 +182,7 @@ fn main() {
             for cc in ["default:preset=ancillotti-cooja", "cocoa-plus:preset=ancillotti-cooja"] {
                 let mut cfg = scenario(&format!("grid:{n}"), cc, 1.0, 1);
                 cfg.traffic = format!("events:{tr}");
-                let r = simulate(&cfg).expect("valid scenario");
+                let r = simulate(&cfg, None).expect("valid scenario");
                 row += &format!(" {:.4} ({:.4})", r.plr_event_mean.unwrap_or(0.0), r.plr_event_max.unwrap_or(0.0));
                 runs += 1;
             }

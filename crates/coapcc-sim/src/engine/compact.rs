@@ -3,7 +3,16 @@
 //! and pacing (`Nstart`), the exchange lifecycle (`ConExchange`), and the server's duplicate
 //! detection and duplicate rules (`classify` over a `PerClientCache`).
 
-use super::*;
+use coapcc_cc::{Instant, Snapshot, SplitMix64};
+use coapcc_proto::endpoint::lifecycle::{self, ConExchange, Expiry};
+use coapcc_proto::endpoint::{self as ep};
+
+use super::model::{Coap, Model};
+use super::sim::{FlowPart, Packet, Sim};
+use super::workload::{Acked, Workload};
+use super::{proto_duplicate_mode, Placement};
+use crate::algorithms::{ClientCc, GroupAlg};
+use crate::config::{ConfigError, SimConfig, UnnecessaryDef};
 
 /// The simulator's own endpoints: each client is an algorithm instance and a dither stream;
 /// packets are [`Packet<()>`], sized by [`crate::coap`]; the server deduplicates by
@@ -23,6 +32,7 @@ pub(crate) struct Compact<C> {
     nstart: u32,
     req_size: u32,
     resp_size: u32,
+    ip_version: u8,
 }
 
 /// A client: the algorithm's state and the exchange's first (`repr(C)`: in this order), which
@@ -40,6 +50,15 @@ struct CompactClient<C> {
 }
 
 impl<C> Compact<C> {
+    /// The IP size of a request of `len` CoAP bytes (the configured GET when `None`).
+    #[inline(always)]
+    fn request_size(&self, len: Option<u32>) -> u32 {
+        match len {
+            None => self.req_size,
+            Some(l) => crate::coap::ip_len(l as usize, self.ip_version) as u32,
+        }
+    }
+
     /// The bytes of a [`CompactClient`] a timer that does not give up touches.
     const TIMER_BYTES: usize = std::mem::offset_of!(CompactClient<C>, ex) + std::mem::size_of::<ConExchange>();
 
@@ -56,11 +75,11 @@ impl<C> Compact<C> {
 /// With Default CoAP, a timer's state is two cache lines.
 const _: () = assert!(Compact::<coapcc_cc::default::DefaultCoap>::TIMER_BYTES == 128);
 
-impl<C: ClientCc> Model for Compact<C> {
+impl<C: ClientCc, W: Workload> Model<W> for Compact<C> {
     type Buf = ();
     const LOOKAHEAD: bool = true;
 
-    fn try_new(cfg: &SimConfig, algs: &[GroupAlg]) -> Result<Self, ConfigError> {
+    fn try_new(cfg: &SimConfig, algs: &[GroupAlg], placement: &Placement) -> Result<Self, ConfigError> {
         let n = cfg.total_clients() as usize;
         let mut cl = Vec::with_capacity(n);
         crate::timers::advise_huge_pages(&cl);
@@ -69,7 +88,7 @@ impl<C: ClientCc> Model for Compact<C> {
                 let c = cl.len() as u64;
                 let cc = C::make(alg).expect("the run chose a client type that holds every group's algorithm");
                 cl.push(CompactClient {
-                    dither: SplitMix64::stream(cfg.seed, STREAM_DITHER + c),
+                    dither: SplitMix64::stream(cfg.seed, placement.dither_stream(c as usize)),
                     ex: ConExchange::idle(),
                     slots: lifecycle::Nstart::default(),
                     copy_id: cc.uses_copy_id(),
@@ -87,7 +106,11 @@ impl<C: ClientCc> Model for Compact<C> {
             },
             nstart: ep::EndpointConfig::default().nstart,
             req_size: cfg.coap.request_bytes(),
-            resp_size: cfg.coap.response_bytes(),
+            resp_size: match super::Messages::response_len(cfg) {
+                Some(len) => crate::coap::ip_len(len as usize, cfg.coap.ip_version) as u32,
+                None => cfg.coap.response_bytes(),
+            },
+            ip_version: cfg.coap.ip_version,
         })
     }
 
@@ -95,55 +118,29 @@ impl<C: ClientCc> Model for Compact<C> {
         clients
     }
 
-    fn needs_log(&self, c: usize) -> bool {
-        self.cl[c].copy_id
+    fn flow_start(sim: &mut Sim<'_, Self, W>, c: usize) {
+        sim.coap_flow_start(c);
     }
 
-    /// The workload's next exchange: it starts now if NSTART and the algorithm's pacing
-    /// allow, else when the pacing says (a deferred begin comes back here; the workload asks
-    /// for one exchange at a time, so it never waits for a slot).
-    fn begin(sim: &mut Sim<'_, Self>, c: usize) {
-        let now = Instant::from_nanos(sim.now);
-        let nstart = sim.m.nstart;
-        let k = &mut sim.m.cl[c];
-        if k.slots.waiting() == 0 {
-            k.slots.push_back(());
-        }
-        let in_flight = match k.slots.poll_start(nstart, &k.cc, now) {
-            lifecycle::Admission::Start { in_flight, .. } => in_flight,
-            lifecycle::Admission::WaitUntil(t) => {
-                sim.defer_begin(c, t.as_nanos());
-                return;
-            }
-            lifecycle::Admission::Idle => return,
-        };
-        k.ex = ConExchange::start(&mut k.cc, now, in_flight, &mut k.dither);
-        let last = sim.prefetch && k.cc.max_retransmit() == 0;
-        let deadline = k.ex.deadline().as_nanos();
-        if sim.prefetch {
-            sim.m.note_last_copy(c, last);
-        }
-        sim.start_exchange(c);
-        sim.send_copy(c, sim.m.req_size, deadline, ());
-    }
-
-    fn timer(sim: &mut Sim<'_, Self>, c: usize) {
-        let now = Instant::from_nanos(sim.now);
-        if !sim.clients[c].active {
+    fn timer(sim: &mut Sim<'_, Self, W>, c: usize) {
+        let now = sim.instant();
+        if !sim.exchange_active(c) {
             // Cannot happen (every path that deactivates a client re-arms or disarms it);
             // kept so a stray entry can never fire.
-            sim.timers.remove(c as u32);
+            sim.disarm_timer(c);
             return;
         }
+        let ahead = sim.loads_ahead();
         let k = &mut sim.m.cl[c];
         match k.ex.expire(&mut k.cc, now) {
             Expiry::Retransmit { deadline, ordinal, .. } => {
                 // Only a population large enough to load its state ahead uses the hint.
-                if sim.prefetch {
+                if ahead {
                     let last = ordinal >= k.cc.max_retransmit();
                     sim.m.note_last_copy(c, last);
                 }
-                sim.send_copy(c, sim.m.req_size, deadline.as_nanos(), ())
+                let size = sim.m.request_size(sim.request_len(c));
+                sim.send_copy(c, size, deadline.as_nanos(), ())
             }
             Expiry::GiveUp => {
                 k.slots.release();
@@ -154,7 +151,7 @@ impl<C: ClientCc> Model for Compact<C> {
 
     /// A request copy reaches the server: new or duplicate by the protocol layer's rules,
     /// answered identifying the copy they choose.
-    fn at_server(sim: &mut Sim<'_, Self>, p: Packet<()>) {
+    fn at_server(sim: &mut Sim<'_, Self, W>, p: Packet<()>) {
         sim.note_request(&p);
         let key = (p.client, p.exchange);
         let echo = match lifecycle::classify(&mut sim.m.server_cache, sim.m.duplicate_rules, &key, true, p.copy) {
@@ -169,35 +166,27 @@ impl<C: ClientCc> Model for Compact<C> {
         sim.server_answer(Packet { echo, ..p }, sim.m.resp_size, 0);
     }
 
-    fn server_send(sim: &mut Sim<'_, Self>, p: Packet<()>, _sid: u64) {
-        sim.send_response(p, sim.m.resp_size);
-    }
-
     /// A response reaches its client.
     #[inline(always)]
-    fn at_client(sim: &mut Sim<'_, Self>, p: Packet<()>) {
+    fn at_client(sim: &mut Sim<'_, Self, W>, p: Packet<()>) {
         let c = p.client as usize;
         sim.note_response(&p);
-        let cl = &sim.clients[c];
-        if !(cl.active && cl.cur == p.exchange) {
+        if !(sim.exchange_active(c) && sim.current_exchange(c) == p.exchange) {
             return; // a late duplicate, or the response to an exchange that gave up
         }
-        let now = Instant::from_nanos(sim.now);
+        let now = sim.instant();
+        let sent = if sim.m.cl[c].copy_id { sim.copy_sent_at(c, p.echo) } else { None };
+        let observe = sim.observes_snapshots();
         let k = &mut sim.m.cl[c];
-        let echoed = k.copy_id.then(|| {
-            (p.echo as u32, sim.logs[c].get(p.echo as usize).map_or(k.ex.started(), |l| Instant::from_nanos(l.0)))
-        });
-        k.ex.acknowledge(&mut k.cc, now, echoed);
+        let echoed = k.copy_id.then(|| (p.echo as u32, sent.map_or(k.ex.started(), Instant::from_nanos)));
+        let before = if observe { k.cc.snapshot() } else { Snapshot::default() };
+        let info = k.ex.acknowledge(&mut k.cc, now, echoed);
         k.slots.release();
+        if observe {
+            let a = Acked { rtt: info.rtt, deadline: k.ex.deadline().as_nanos(), before, after: k.cc.snapshot() };
+            sim.observe_acked(c, &a);
+        }
         sim.exchange_done(c, (p.copy, p.echo, sim.m.resp_size));
-    }
-
-    fn reset(sim: &mut Sim<'_, Self>, c: usize) {
-        sim.m.cl[c].cc.reset(Instant::from_nanos(sim.now));
-    }
-
-    fn snapshot(&self, c: usize) -> Snapshot {
-        self.cl[c].cc.snapshot()
     }
 
     #[inline(always)]
@@ -233,5 +222,59 @@ impl<C: ClientCc> Model for Compact<C> {
         if let Some(e) = self.server_cache.slot(c as u32) {
             crate::timers::prefetch(e);
         }
+    }
+
+    fn flow_reports(sim: &mut Sim<'_, Self, W>, cfg: &SimConfig, def: UnnecessaryDef) -> FlowPart {
+        sim.coap_flow_reports(cfg, def)
+    }
+}
+
+impl<C: ClientCc, W: Workload> Coap<W> for Compact<C> {
+    fn needs_log(&self, c: usize) -> bool {
+        self.cl[c].copy_id
+    }
+
+    /// The workload's next exchange: it starts now if NSTART and the algorithm's pacing
+    /// allow, else when the pacing says (a deferred begin comes back here; the workload asks
+    /// for one exchange at a time, so it never waits for a slot).
+    fn begin(sim: &mut Sim<'_, Self, W>, c: usize) {
+        let now = sim.instant();
+        let nstart = sim.m.nstart;
+        let ahead = sim.loads_ahead();
+        let k = &mut sim.m.cl[c];
+        if k.slots.waiting() == 0 {
+            k.slots.push_back(());
+        }
+        let in_flight = match k.slots.poll_start(nstart, &k.cc, now) {
+            lifecycle::Admission::Start { in_flight, .. } => in_flight,
+            lifecycle::Admission::WaitUntil(t) => {
+                sim.defer_begin(c, t.as_nanos());
+                return;
+            }
+            lifecycle::Admission::Idle => return,
+        };
+        k.ex = ConExchange::start(&mut k.cc, now, in_flight, &mut k.dither);
+        let last = ahead && k.cc.max_retransmit() == 0;
+        let (deadline, t0) = (k.ex.deadline().as_nanos(), k.ex.timer());
+        if ahead {
+            sim.m.note_last_copy(c, last);
+        }
+        sim.start_exchange(c);
+        sim.observe_started(c, t0);
+        let size = sim.m.request_size(sim.request_len(c));
+        sim.send_copy(c, size, deadline, ());
+    }
+
+    fn server_send(sim: &mut Sim<'_, Self, W>, p: Packet<()>, _sid: u64) {
+        sim.send_response(p, sim.m.resp_size);
+    }
+
+    fn reset(sim: &mut Sim<'_, Self, W>, c: usize) {
+        let now = sim.instant();
+        sim.m.cl[c].cc.reset(now);
+    }
+
+    fn snapshot(&self, c: usize) -> Snapshot {
+        self.cl[c].cc.snapshot()
     }
 }

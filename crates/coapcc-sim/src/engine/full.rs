@@ -1,7 +1,18 @@
 //! The full endpoint model: one real `coapcc_proto::endpoint::Endpoint` per client and one for
 //! the server, exchanging encoded datagrams.
 
-use super::*;
+use coapcc_cc::{CongestionControl, Instant, Snapshot, SplitMix64};
+use coapcc_proto::endpoint::lifecycle;
+use coapcc_proto::endpoint::{self as ep, Endpoint, Event, Request, Response, ServerRequestId, TransmitKind};
+use coapcc_proto::{option, Code};
+
+use super::model::{Coap, Model};
+use super::sim::{Answer, FlowPart, Packet, Sim, NONE};
+use super::workload::Flows;
+use super::{proto_duplicate_mode, Placement, STREAM_ENDPOINT, STREAM_SERVER};
+use crate::algorithms::GroupAlg;
+use crate::coap;
+use crate::config::{ConfigError, SimConfig, UnnecessaryDef, WorkloadKind};
 
 /// Real endpoints: one [`Endpoint<u32>`] per client (node id = client index) and one for the
 /// server (node id = number of clients, which is also its timer slot). Packets carry the
@@ -41,13 +52,13 @@ impl Full {
 
     /// Collect what client `c`'s endpoint did: datagrams to send, its next wake-up, events.
     /// `via`: the response delivered by the call, if any.
-    fn client_sync(sim: &mut Sim<'_, Self>, c: usize, via: Option<Answer>) {
-        let now = Instant::from_nanos(sim.now);
+    fn client_sync(sim: &mut Sim<'_, Self, Flows>, c: usize, via: Option<Answer>) {
+        let now = sim.instant();
         let mut sent_copy = false;
         while let Some(t) = sim.m.eps[c].poll_transmit(now) {
             let size = sim.m.ip_size(&t.bytes);
             if t.kind == TransmitKind::Request {
-                if !sim.clients[c].active {
+                if !sim.exchange_active(c) {
                     sim.start_exchange(c);
                 } else if sim.m.bulk {
                     Full::bulk_request(sim, c, via, &t.bytes);
@@ -63,14 +74,8 @@ impl Full {
             }
         }
         if !sent_copy {
-            match sim.m.eps[c].poll_timeout() {
-                None => sim.timers.remove(c as u32),
-                Some(d) if sim.timers.time_of(c as u32) != Some(d.as_nanos()) => {
-                    let seq = sim.next_seq();
-                    sim.timers.set(c as u32, d.as_nanos(), seq);
-                }
-                Some(_) => {}
-            }
+            let wake = sim.m.eps[c].poll_timeout().map(Instant::as_nanos);
+            sim.set_timer(c, wake);
         }
         while let Some(ev) = sim.m.eps[c].poll_event() {
             match ev {
@@ -90,42 +95,35 @@ impl Full {
 
     /// Client `c`'s exchange got its response (`copy`: the copy its token identifies).
     #[inline(never)]
-    fn client_done(sim: &mut Sim<'_, Self>, c: usize, via: Option<Answer>, copy: Option<u32>) {
-        let rec = sim.clients[c].recs[sim.clients[c].cur as usize];
+    fn client_done(sim: &mut Sim<'_, Self, Flows>, c: usize, via: Option<Answer>, copy: Option<u32>) {
         let answer = match via {
             // The echoed copy: the one the client's layer read from the token
             // (copy identification), else the server's duplicate rule's.
             Some(a) if a.0 != NONE => (a.0, copy.map_or(a.1, |k| k as u16), a.2),
             // A separate response (sent on the server's timer or after an Empty
             // ACK) answers the request the server received first.
-            _ => {
-                let size = via.map_or(0, |a| a.2);
-                let cl = &mut sim.clients[c];
-                let r = &mut cl.recs[cl.cur as usize];
-                r.min_resp = r.min_resp.min(rec.min_req);
-                (rec.min_req, rec.first_req, size)
-            }
+            _ => sim.separate_answer(c, via.map_or(0, |a| a.2)),
         };
         sim.exchange_done(c, answer);
     }
 
     #[cold]
     #[inline(never)]
-    fn client_failed(sim: &mut Sim<'_, Self>, c: usize) {
+    fn client_failed(sim: &mut Sim<'_, Self, Flows>, c: usize) {
         sim.exchange_failed(c);
     }
 
     /// A client datagram other than a request (an ACK of a separate response, an RST).
     #[cold]
     #[inline(never)]
-    fn client_other(sim: &mut Sim<'_, Self>, c: usize, size: u32, bytes: Vec<u8>) {
+    fn client_other(sim: &mut Sim<'_, Self, Flows>, c: usize, size: u32, bytes: Vec<u8>) {
         sim.send_other(c, size, bytes);
     }
 
     /// Bulk only: a request of client `c`'s Block2 transfer (`bytes`) while its exchange is
     /// active; a new Message ID is the next block's.
     #[inline(never)]
-    fn bulk_request(sim: &mut Sim<'_, Self>, c: usize, via: Option<Answer>, bytes: &[u8]) {
+    fn bulk_request(sim: &mut Sim<'_, Self, Flows>, c: usize, via: Option<Answer>, bytes: &[u8]) {
         if bytes.len() >= 4 && [bytes[2], bytes[3]] != sim.m.last_mid[c].to_be_bytes() {
             // The next block of a Block2 transfer: the previous block's request
             // completed (its retransmissions go to the histogram).
@@ -136,11 +134,11 @@ impl Full {
 
     /// Collect what the server endpoint did: answer new requests, send its datagrams, re-arm
     /// its timer. `origin`: the request copy the call handled, if any.
-    fn server_sync(sim: &mut Sim<'_, Self>, origin: Option<Origin>) {
-        let now = Instant::from_nanos(sim.now);
+    fn server_sync(sim: &mut Sim<'_, Self, Flows>, origin: Option<Origin>) {
+        let now = sim.instant();
         while let Some(ev) = sim.m.server.poll_event() {
             if let Event::Request { id, .. } = ev {
-                if sim.server_delay == 0 {
+                if !sim.server_delays() {
                     let Full { server, response, .. } = &mut sim.m;
                     server.respond_ref(now, id, response).expect("a new request is pending");
                 } else if let Some(o) = origin {
@@ -160,15 +158,13 @@ impl Full {
             let size = sim.m.ip_size(&t.bytes);
             let peer = t.peer;
             let is_response = t.kind == TransmitKind::Response;
-            let exchange = sim.clients[peer as usize].cur;
+            let exchange = sim.current_exchange(peer as usize);
             let p = match origin {
                 Some(o) if is_response && o.client == peer && o.copy != NONE => {
                     // Which copy the answer identifies, as the server's reliability layer
                     // decided it (with copy identification the client reads it from the token).
                     let echo = match t.echoed {
-                        Some(lifecycle::Echoed::Cached) => {
-                            sim.clients[peer as usize].recs[o.exchange as usize].first_req
-                        }
+                        Some(lifecycle::Echoed::Cached) => sim.first_copy_received(peer as usize, o.exchange),
                         Some(lifecycle::Echoed::Incoming) | None => o.copy,
                     };
                     Packet { seq: 0, client: peer, exchange: o.exchange, copy: o.copy, echo, buf: t.bytes }
@@ -177,22 +173,15 @@ impl Full {
             };
             sim.send_response(p, size);
         }
-        let slot = sim.m.server_id;
-        match sim.m.server.poll_timeout() {
-            None => sim.timers.remove(slot),
-            Some(d) if sim.timers.time_of(slot) != Some(d.as_nanos()) => {
-                let seq = sim.next_seq();
-                sim.timers.set(slot, d.as_nanos(), seq);
-            }
-            Some(_) => {}
-        }
+        let (slot, wake) = (sim.m.server_id as usize, sim.m.server.poll_timeout().map(Instant::as_nanos));
+        sim.set_timer(slot, wake);
     }
 }
 
-impl Model for Full {
+impl Model<Flows> for Full {
     type Buf = Vec<u8>;
 
-    fn try_new(cfg: &SimConfig, algs: &[GroupAlg]) -> Result<Self, ConfigError> {
+    fn try_new(cfg: &SimConfig, algs: &[GroupAlg], placement: &Placement) -> Result<Self, ConfigError> {
         let n = cfg.total_clients() as usize;
         let bulk = match cfg.workload.kind {
             WorkloadKind::Bulk(b) => Some(b as usize),
@@ -212,7 +201,7 @@ impl Model for Full {
                 };
                 // The generators in the endpoint itself (no allocation to reach per exchange).
                 let mut e = Endpoint::with_split_mix(ecfg, SplitMix64::stream(cfg.seed, STREAM_ENDPOINT + c))
-                    .with_cc_split_mix(SplitMix64::stream(cfg.seed, STREAM_DITHER + c));
+                    .with_cc_split_mix(SplitMix64::stream(cfg.seed, placement.dither_stream(c as usize)));
                 if let Some(f) = alg.factory() {
                     e = e.with_controller(f);
                 }
@@ -258,22 +247,12 @@ impl Model for Full {
         clients + 1
     }
 
-    fn needs_log(&self, _c: usize) -> bool {
-        false
+    fn flow_start(sim: &mut Sim<'_, Self, Flows>, c: usize) {
+        sim.coap_flow_start(c);
     }
 
-    /// Hand the request to the endpoint, which starts it now or when the algorithm's pacing
-    /// allows (its wake-up is the client's timer).
-    fn begin(sim: &mut Sim<'_, Self>, c: usize) {
-        let now = Instant::from_nanos(sim.now);
-        let req = sim.m.request.clone();
-        let server = sim.m.server_id;
-        sim.m.eps[c].request(now, server, req);
-        Full::client_sync(sim, c, None);
-    }
-
-    fn timer(sim: &mut Sim<'_, Self>, slot: usize) {
-        let now = Instant::from_nanos(sim.now);
+    fn timer(sim: &mut Sim<'_, Self, Flows>, slot: usize) {
+        let now = sim.instant();
         if slot == sim.m.server_id as usize {
             sim.m.server.handle_timeout(now);
             Full::server_sync(sim, None);
@@ -283,10 +262,10 @@ impl Model for Full {
         }
     }
 
-    fn at_server(sim: &mut Sim<'_, Self>, p: Packet<Vec<u8>>) {
+    fn at_server(sim: &mut Sim<'_, Self, Flows>, p: Packet<Vec<u8>>) {
         sim.note_request(&p);
-        let now = Instant::from_nanos(sim.now);
-        if sim.server_delay == 0 {
+        let now = sim.instant();
+        if !sim.server_delays() {
             // Every new request is answered at once with the one response: inside the
             // endpoint's call, as `server_sync` would answer its event.
             let Full { server, response, .. } = &mut sim.m;
@@ -301,33 +280,56 @@ impl Model for Full {
         Full::server_sync(sim, Some(origin));
     }
 
-    fn server_send(sim: &mut Sim<'_, Self>, p: Packet<Vec<u8>>, sid: u64) {
-        // The request may have been answered meanwhile only if the endpoint answered it
-        // itself (never: it reports every new request and we answer each once).
-        let Full { server, response, .. } = &mut sim.m;
-        let _ = server.respond_ref(Instant::from_nanos(sim.now), ServerRequestId(sid), response);
-        let origin = Origin { client: p.client, exchange: p.exchange, copy: p.copy };
-        Full::server_sync(sim, Some(origin));
-    }
-
-    fn at_client(sim: &mut Sim<'_, Self>, p: Packet<Vec<u8>>) {
+    fn at_client(sim: &mut Sim<'_, Self, Flows>, p: Packet<Vec<u8>>) {
         let c = p.client as usize;
         sim.note_response(&p);
         let size = sim.m.ip_size(&p.buf);
         let server = sim.m.server_id;
-        sim.m.eps[c].handle_datagram(Instant::from_nanos(sim.now), server, &p.buf);
+        let now = sim.instant();
+        sim.m.eps[c].handle_datagram(now, server, &p.buf);
         sim.m.eps[c].recycle(p.buf);
         // A late copy of a response (matching nothing) changes nothing: no datagram, no
         // event, the same wake-up; `client_sync` would do nothing.
         let ep = &sim.m.eps[c];
-        if ep.has_output() || ep.poll_timeout().map(Instant::as_nanos) != sim.timers.time_of(c as u32) {
+        if ep.has_output() || ep.poll_timeout().map(Instant::as_nanos) != sim.timer_deadline(c) {
             Full::client_sync(sim, c, Some((p.copy, p.echo, size)));
         }
     }
 
-    fn reset(sim: &mut Sim<'_, Self>, c: usize) {
+    fn flow_reports(sim: &mut Sim<'_, Self, Flows>, cfg: &SimConfig, def: UnnecessaryDef) -> FlowPart {
+        sim.coap_flow_reports(cfg, def)
+    }
+}
+
+impl Coap<Flows> for Full {
+    fn needs_log(&self, _c: usize) -> bool {
+        false
+    }
+
+    /// Hand the request to the endpoint, which starts it now or when the algorithm's pacing
+    /// allows (its wake-up is the client's timer).
+    fn begin(sim: &mut Sim<'_, Self, Flows>, c: usize) {
+        let now = sim.instant();
+        let req = sim.m.request.clone();
         let server = sim.m.server_id;
-        sim.m.eps[c].reset_cc(Instant::from_nanos(sim.now), &server);
+        sim.m.eps[c].request(now, server, req);
+        Full::client_sync(sim, c, None);
+    }
+
+    fn server_send(sim: &mut Sim<'_, Self, Flows>, p: Packet<Vec<u8>>, sid: u64) {
+        // The request may have been answered meanwhile only if the endpoint answered it
+        // itself (never: it reports every new request and we answer each once).
+        let now = sim.instant();
+        let Full { server, response, .. } = &mut sim.m;
+        let _ = server.respond_ref(now, ServerRequestId(sid), response);
+        let origin = Origin { client: p.client, exchange: p.exchange, copy: p.copy };
+        Full::server_sync(sim, Some(origin));
+    }
+
+    fn reset(sim: &mut Sim<'_, Self, Flows>, c: usize) {
+        let server = sim.m.server_id;
+        let now = sim.instant();
+        sim.m.eps[c].reset_cc(now, &server);
     }
 
     fn snapshot(&self, c: usize) -> Snapshot {

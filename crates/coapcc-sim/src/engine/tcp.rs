@@ -21,16 +21,19 @@
 //! seeds from stream 4·2^32 + c, server connections from 5·2^32 + c, one draw per
 //! connection; the workload (start jitter, random batch sizes) from 2·2^32 + c as over UDP.
 
-use coapcc_cc::{Entropy, Instant, Snapshot, SplitMix64};
+use coapcc_cc::{Entropy, SplitMix64};
 use coapcc_tcp::app::{AppEvent, ClientApp, MessageSizes, ServerApp};
 use coapcc_tcp::{Connection, Segment, State, TcpCcConfig, TcpConfig};
 
-use super::{FlowPart, Model, Packet, Sim, NONE};
+use super::model::Model;
+use super::sim::{FlowPart, Packet, Sim};
+use super::workload::Flows;
+use super::Placement;
 use crate::algorithms::GroupAlg;
 use crate::config::{invalid, ConfigError, EndpointModel, SimConfig, UnnecessaryDef, WorkloadKind, MAX_CLIENTS};
 use crate::link;
 use crate::report::{secs, FlowReport, GroupReport, SimReport, Summary};
-use crate::trace::TraceSink;
+use crate::trace::{Direction, TraceSink};
 use crate::workload::Next;
 
 /// Stream id base of the client connections' seeds (TCP transport).
@@ -184,15 +187,15 @@ pub(crate) fn run<'t>(
     trace: Option<&'t mut dyn TraceSink>,
     progress: Option<&'t mut dyn FnMut(&crate::Progress)>,
 ) -> Result<SimReport, ConfigError> {
-    super::run::<Tcp>(cfg, &[], trace, progress)
+    super::run::<Tcp, Flows>(cfg, &[], trace, progress)
 }
 
-impl Model for Tcp {
+impl Model<Flows> for Tcp {
     type Buf = Segment;
 
     /// Check the configuration ([`tcp_configs`]); every flow's connection pair (opened when
     /// the flow starts).
-    fn try_new(cfg: &SimConfig, _algs: &[GroupAlg]) -> Result<Self, ConfigError> {
+    fn try_new(cfg: &SimConfig, _algs: &[GroupAlg], _placement: &Placement) -> Result<Self, ConfigError> {
         let tcp = tcp_configs(cfg)?;
         let sizes = match cfg.workload.kind {
             WorkloadKind::Bulk(bytes) => MessageSizes::thesis(bytes),
@@ -228,15 +231,11 @@ impl Model for Tcp {
         2 * clients
     }
 
-    fn needs_log(&self, _c: usize) -> bool {
-        false
-    }
-
     /// The flow's connections: every exchange on one connection, or one connection per
     /// random batch (the workload draws the same batches as over UDP). The first pair opens
     /// and the client connects.
-    fn flow_start(sim: &mut Sim<'_, Self>, c: usize) {
-        let plan = &mut sim.cold[c].plan;
+    fn flow_start(sim: &mut Sim<'_, Self, Flows>, c: usize) {
+        let plan = sim.plan_mut(c);
         let mut batches: Vec<u32> = Vec::new();
         let mut next = plan.start();
         while let Next::Exchange { reset, .. } = next {
@@ -247,22 +246,19 @@ impl Model for Tcp {
             next = plan.after(true);
         }
         batches.reverse();
-        let tracing = sim.trace.is_some();
+        let (tracing, now) = (sim.tracing(), sim.instant());
         let f = &mut sim.m.flows[c];
         f.requests = batches.pop().unwrap_or(1);
         f.batches = batches;
         f.capp = ClientApp::new(sim.m.sizes, f.requests);
         f.open(tracing);
-        f.client.connect(Instant::from_nanos(sim.now));
+        f.client.connect(now);
         service(sim, c, Side::Client);
     }
 
-    /// Never called: TCP does not defer exchange starts.
-    fn begin(_sim: &mut Sim<'_, Self>, _c: usize) {}
-
     /// Slot 2c is flow c's client connection, 2c + 1 its server connection.
-    fn timer(sim: &mut Sim<'_, Self>, slot: usize) {
-        let now = Instant::from_nanos(sim.now);
+    fn timer(sim: &mut Sim<'_, Self, Flows>, slot: usize) {
+        let now = sim.instant();
         let (c, side) = (slot / 2, if slot % 2 == 0 { Side::Client } else { Side::Server });
         let f = &mut sim.m.flows[c];
         match side {
@@ -272,35 +268,26 @@ impl Model for Tcp {
         service(sim, c, side);
     }
 
-    fn at_server(sim: &mut Sim<'_, Self>, p: Packet<Segment>) {
+    fn at_server(sim: &mut Sim<'_, Self, Flows>, p: Packet<Segment>) {
+        let now = sim.instant();
         let f = &mut sim.m.flows[p.client as usize];
         if p.exchange == f.generation {
-            f.server.on_segment(Instant::from_nanos(sim.now), &p.buf);
+            f.server.on_segment(now, &p.buf);
             service(sim, p.client as usize, Side::Server);
         }
     }
 
-    /// Never called: a server processing delay is not modelled over TCP.
-    fn server_send(_sim: &mut Sim<'_, Self>, _p: Packet<Segment>, _sid: u64) {}
-
-    fn at_client(sim: &mut Sim<'_, Self>, p: Packet<Segment>) {
+    fn at_client(sim: &mut Sim<'_, Self, Flows>, p: Packet<Segment>) {
+        let now = sim.instant();
         let f = &mut sim.m.flows[p.client as usize];
         if p.exchange == f.generation {
-            f.client.on_segment(Instant::from_nanos(sim.now), &p.buf);
+            f.client.on_segment(now, &p.buf);
             service(sim, p.client as usize, Side::Client);
         }
     }
 
-    /// Never called: a random batch opens a new connection pair instead.
-    fn reset(_sim: &mut Sim<'_, Self>, _c: usize) {}
-
-    /// TCP has no CoAP algorithm state (its trace records are the connections' own).
-    fn snapshot(&self, _c: usize) -> Snapshot {
-        Snapshot::default()
-    }
-
     /// Per flow: the connections' counters (closed ones summed), responses, setup time.
-    fn flow_reports(sim: &mut Sim<'_, Self>, cfg: &SimConfig, _def: UnnecessaryDef) -> FlowPart {
+    fn flow_reports(sim: &mut Sim<'_, Self, Flows>, cfg: &SimConfig, _def: UnnecessaryDef) -> FlowPart {
         let mut groups: Vec<GroupReport> = cfg
             .groups
             .iter()
@@ -310,12 +297,12 @@ impl Model for Tcp {
         let mut fcts: Vec<Vec<f64>> = vec![Vec::new(); groups.len()];
         let mut delivered = 0u64;
         let mut flows = Vec::with_capacity(sim.m.flows.len());
-        for (i, (f, cl)) in sim.m.flows.iter().zip(&sim.cold).enumerate() {
+        for (i, f) in sim.m.flows.iter().enumerate() {
             let mut tot = f.closed;
             tot.add(&f.client, &f.server);
             delivered += tot.bytes_delivered;
-            let fct = match (cl.first_sent, cl.done_at, f.failed) {
-                (Some(s), Some(d), false) => Some(secs(d - s)),
+            let fct = match (sim.flow_times(i), f.failed) {
+                ((Some(s), Some(d)), false) => Some(secs(d - s)),
                 _ => None,
             };
             let failed = u64::from(f.failed);
@@ -355,20 +342,19 @@ impl Model for Tcp {
 
 /// After an input to flow `c`'s `side`: its application writes, its segments go out, its
 /// timer slot is re-keyed.
-fn service(sim: &mut Sim<'_, Tcp>, c: usize, side: Side) {
-    let now = Instant::from_nanos(sim.now);
-    let t = sim.now;
+fn service(sim: &mut Sim<'_, Tcp, Flows>, c: usize, side: Side) {
+    let now = sim.instant();
+    let t = sim.now();
+    let done = sim.flow_done(c);
     let f = &mut sim.m.flows[c];
-    let cl = &mut sim.cold[c];
     let mut finished = false;
+    let mut sent_request = false;
     match side {
         Side::Client => {
-            let (first, last) = (&mut cl.first_sent, f.requests.saturating_sub(1));
+            let last = f.requests.saturating_sub(1);
             let mut last_response = false;
             f.capp.poll(&mut f.client, |e| match e {
-                AppEvent::RequestSent { .. } => {
-                    first.get_or_insert(t);
-                }
+                AppEvent::RequestSent { .. } => sent_request = true,
                 AppEvent::ResponseReceived { index } => {
                     f.responses += 1;
                     last_response |= index == last;
@@ -378,7 +364,7 @@ fn service(sim: &mut Sim<'_, Tcp>, c: usize, side: Side) {
             if f.setup_s.is_none() {
                 f.setup_s = f.client.counters().setup_s;
             }
-            if f.client.state() == State::Failed && cl.done_at.is_none() {
+            if f.client.state() == State::Failed && !done {
                 f.failed = true;
                 finished = true;
             } else if last_response {
@@ -387,46 +373,40 @@ fn service(sim: &mut Sim<'_, Tcp>, c: usize, side: Side) {
                 } else {
                     // Random workload: the next batch on a new connection pair.
                     drain_trace(sim, c);
-                    let sizes = sim.m.sizes;
+                    let (sizes, tracing) = (sim.m.sizes, sim.tracing());
                     let f = &mut sim.m.flows[c];
                     f.closed.add(&f.client, &f.server);
                     f.generation += 1;
                     f.requests = f.batches.pop().expect("non-empty");
                     f.capp = ClientApp::new(sizes, f.requests);
                     f.sapp = ServerApp::new(sizes);
-                    f.open(sim.trace.is_some());
+                    f.open(tracing);
                     f.client.connect(now);
-                    sim.timers.remove(2 * c as u32 + 1);
+                    sim.disarm_timer(2 * c + 1);
                 }
             }
         }
         Side::Server => f.sapp.poll(&mut f.server),
     }
+    if sent_request {
+        sim.note_first_sent(c);
+    }
     if finished {
-        sim.cold[c].done_at = Some(t);
-        sim.done += 1;
-        if sim.done == sim.clients.len() {
-            sim.close_window(t);
-        }
+        sim.flow_finished(c);
     }
     let generation = sim.m.flows[c].generation;
     // Over the client's access link (the testbed's, or its group's own), queue trace included.
+    let dir = match side {
+        Side::Client => Direction::Uplink,
+        Side::Server => Direction::Downlink,
+    };
     while let Some(seg) = sim.m.flows[c].conn(side).poll_transmit(now) {
-        sim.seq += 1;
-        let p = Packet { seq: sim.seq, client: c as u32, exchange: generation, copy: NONE, echo: NONE, buf: seg };
-        sim.first_packet.get_or_insert(t);
-        match side {
-            Side::Client => sim.send_up(c, seg.wire_len(), p),
-            Side::Server => sim.send_down(seg.wire_len(), p),
-        };
+        sim.send_plain(c, dir, generation, seg.wire_len(), seg);
     }
-    let slot = 2 * c as u32 + u32::from(side == Side::Server);
+    let slot = 2 * c + usize::from(side == Side::Server);
     match sim.m.flows[c].conn(side).poll_timeout() {
-        Some(at) => {
-            let seq = sim.next_seq();
-            sim.timers.set(slot, at.as_nanos().max(t), seq);
-        }
-        None => sim.timers.remove(slot),
+        Some(at) => sim.arm_timer(slot, at.as_nanos().max(t)),
+        None => sim.disarm_timer(slot),
     }
     if side == Side::Server {
         drain_trace(sim, c);
@@ -434,9 +414,14 @@ fn service(sim: &mut Sim<'_, Tcp>, c: usize, side: Side) {
 }
 
 /// Flow `c`'s server connection's trace records, to the sink.
-fn drain_trace(sim: &mut Sim<'_, Tcp>, c: usize) {
-    let Some(sink) = sim.trace.as_deref_mut() else { return };
-    for r in sim.m.flows[c].server.take_trace() {
-        sink.tcp(&r.line(c as u32));
+fn drain_trace(sim: &mut Sim<'_, Tcp, Flows>, c: usize) {
+    if !sim.tracing() {
+        return;
+    }
+    let lines: Vec<_> = sim.m.flows[c].server.take_trace().into_iter().map(|r| r.line(c as u32)).collect();
+    if let Some(sink) = sim.trace_sink() {
+        for l in &lines {
+            sink.tcp(l);
+        }
     }
 }

@@ -1,5 +1,19 @@
-//! The `coapcc mesh` command: arguments ([`MeshArgs`]) and runner ([`run`]). Never exits or
-//! panics on bad input; returns one-line errors.
+//! The `coapcc mesh` command: a front for the simulator with a mesh topology and the message
+//! workload (the Cooja scenarios of Ancillotti & Bruno): its arguments ([`MeshArgs`]), its
+//! flat configuration ([`MeshRun`], turned into a [`SimConfig`](crate::SimConfig)), its report
+//! ([`MeshReport`], from the simulation's report) and runner ([`run`], [`simulate`]). Never
+//! exits or panics on bad input; returns one-line errors.
+//!
+//! ```
+//! use coapcc_sim::mesh_command::{simulate, MeshRun};
+//! let mut run = MeshRun::preset("ancillotti-cooja").unwrap();
+//! run.topology = "grid:3".into();
+//! run.traffic = "periodic:0.5".into();
+//! run.duration_s = 120.0;
+//! let report = simulate(&run, None).unwrap();
+//! assert_eq!(report.clients.len(), 7);     // every node but the root and the sink
+//! assert!(report.plr_mean < 0.2);
+//! ```
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -8,7 +22,25 @@ use std::path::PathBuf;
 use anyhow::{anyhow, Context};
 use clap::Args;
 
-use coapcc_mesh::{MeshConfig, MeshReport};
+use crate::config::ConfigError;
+use crate::trace::{JsonLinesTrace, TraceSink};
+
+mod config;
+mod report;
+
+pub use config::{AppConfig, MeshRun, DEFAULT_CC};
+pub use report::{ClientReport, MeshReport, TopologyReport};
+
+/// Run `run` (a trace of every unit to `trace`, when given): its report.
+pub fn simulate(run: &MeshRun, trace: Option<&mut dyn TraceSink>) -> Result<MeshReport, ConfigError> {
+    let cfg = run.to_sim()?;
+    let report = match trace {
+        None => crate::simulate(&cfg)?,
+        Some(t) => crate::simulate_with_trace(&cfg, t)?,
+    };
+    MeshReport::new(run, report)
+        .ok_or_else(|| ConfigError::Invalid { field: "topology".into(), problem: "not a mesh run".into() })
+}
 
 /// Arguments of `coapcc mesh`. Flags override `--config`, which overrides `--preset`.
 #[derive(Args, Clone, Debug, Default, PartialEq)]
@@ -56,10 +88,9 @@ pub struct MeshArgs {
 }
 
 impl MeshArgs {
-    /// The configuration these arguments describe.
-    pub fn to_config(&self) -> anyhow::Result<MeshConfig> {
-        let mut cfg =
-            MeshConfig::preset(self.preset.as_deref().unwrap_or("ancillotti-cooja")).map_err(|e| anyhow!(e))?;
+    /// The configuration these arguments describe (checked).
+    pub fn to_config(&self) -> anyhow::Result<MeshRun> {
+        let mut cfg = MeshRun::preset(self.preset.as_deref().unwrap_or("ancillotti-cooja")).map_err(|e| anyhow!(e))?;
         if let Some(p) = &self.config {
             let text = std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
             cfg = serde_json::from_str(&text).with_context(|| format!("bad configuration {}", p.display()))?;
@@ -86,7 +117,7 @@ impl MeshArgs {
             let (k, v) = p.split_once('=').ok_or_else(|| anyhow!("--param {p:?}: expected KEY=VALUE"))?;
             cfg.set(k, v).map_err(|e| anyhow!(e))?;
         }
-        cfg.validate().map_err(|e| anyhow!(e))?;
+        cfg.to_sim().map_err(|e| anyhow!(e))?;
         Ok(cfg)
     }
 }
@@ -99,12 +130,16 @@ pub fn run(args: &MeshArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         writeln!(out)?;
         return Ok(());
     }
-    let mut sim = super::MeshStudy::new(&cfg).map_err(|e| anyhow!(e))?;
-    if let Some(p) = &args.trace {
-        let f = File::create(p).with_context(|| format!("cannot create trace file {}", p.display()))?;
-        sim.set_trace(Box::new(BufWriter::new(f)));
-    }
-    let report = sim.run().map_err(|e| anyhow!(e))?;
+    let report = match &args.trace {
+        None => simulate(&cfg, None)?,
+        Some(p) => {
+            let f = File::create(p).with_context(|| format!("cannot create trace file {}", p.display()))?;
+            let mut sink = JsonLinesTrace::new(BufWriter::new(f));
+            let r = simulate(&cfg, Some(&mut sink))?;
+            sink.finish().map_err(|e| anyhow!("cannot write the trace: {e}"))?;
+            r
+        }
+    };
     if args.json {
         serde_json::to_writer(&mut *out, &report)?;
         writeln!(out)?;
@@ -138,8 +173,16 @@ pub fn write_summary(r: &MeshReport, out: &mut dyn Write) -> std::io::Result<()>
     writeln!(
         out,
         "losses: no-caching {}  give-up {}  | packets: buffer overflow {}  neighbour queues {}  MAC no-ACK {}  \
-         channel access {}",
-        l.no_caching, l.coap_give_up, l.buffer_overflow, l.neighbor_queues_full, l.mac_no_ack, l.mac_channel_access
+         channel access {}  air collision {}  air fading {}  FIFO overflow {}",
+        l.no_caching,
+        l.coap_give_up,
+        l.buffer_overflow,
+        l.neighbor_queues_full,
+        l.mac_no_ack,
+        l.mac_channel_access,
+        l.air_collision,
+        l.air_fading,
+        l.fifo_overflow
     )?;
     writeln!(
         out,

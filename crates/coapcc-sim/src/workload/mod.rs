@@ -1,19 +1,28 @@
-//! Workloads (testbed spec §2): what a client does next after each exchange.
+//! Workloads: what the clients do.
 //!
-//! A workload is a small per-client state machine asked two questions: how the flow starts,
-//! and what comes after an exchange ended (success or failure). The answer says when the next
-//! exchange starts and whether the congestion-control state is reset first. Periodic or
-//! bursty workloads fit the same shape (a non-zero `delay_ns`, a reset per burst).
+//! - [`FlowPlan`] (testbed spec §2): a closed-loop flow, a small per-client state machine
+//!   asked two questions: how the flow starts, and what comes after an exchange ended
+//!   (success or failure). The answer says when the next exchange starts and whether the
+//!   congestion-control state is reset first (continuous, random batches, one bulk transfer).
+//! - [`messages::Messages`]: the open-loop message workload (periodic monitoring, global
+//!   events): messages arrive on their own schedule and are cut into units, each one
+//!   exchange.
+//!
+//! Both are pure state machines; the engine hosts them (`engine::workload`).
 
 use coapcc_cc::{Entropy, SplitMix64};
 
 use crate::config::{FailedPolicy, WorkloadConfig, WorkloadKind};
 
-/// The next step of a flow.
+pub mod messages;
+
+/// The next step of a client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
     /// The flow is finished.
     Done,
+    /// Nothing to send until the workload's next arrival (open-loop workloads).
+    Idle,
     /// Start another exchange `delay_ns` from now, after `reset()` if `reset`.
     Exchange {
         /// Wait before the next exchange (0 for back-to-back workloads).
@@ -29,10 +38,19 @@ pub fn uniform_u64(rng: &mut SplitMix64, lo: u64, hi: u64) -> u64 {
     lo + ((rng.next_u64() as u128 * span) >> 64) as u64
 }
 
-/// One client's position in its workload.
+/// The flow kinds a [`FlowPlan`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FlowKind {
+    /// Back to back (continuous, and the one exchange of a bulk transfer).
+    Continuous,
+    /// Random batches.
+    Random,
+}
+
+/// One client's position in its closed-loop flow.
 #[derive(Clone, Debug)]
 pub struct FlowPlan {
-    kind: WorkloadKind,
+    kind: FlowKind,
     policy: FailedPolicy,
     batch_min: u32,
     batch_max: u32,
@@ -44,14 +62,19 @@ pub struct FlowPlan {
 }
 
 impl FlowPlan {
-    /// A flow of `cfg.exchanges` exchanges drawing batch sizes from `rng`.
+    /// A flow of `cfg.exchanges` exchanges drawing batch sizes from `rng` (a bulk transfer
+    /// is one exchange; the open-loop kinds have no flow plan: one exchange, continuous).
     pub fn new(cfg: &WorkloadConfig, rng: SplitMix64) -> Self {
         FlowPlan {
-            kind: cfg.kind,
+            kind: if cfg.kind == WorkloadKind::Random { FlowKind::Random } else { FlowKind::Continuous },
             policy: cfg.failed_exchanges,
             batch_min: cfg.batch_min,
             batch_max: cfg.batch_max,
-            remaining: if matches!(cfg.kind, WorkloadKind::Bulk(_)) { 1 } else { cfg.exchanges },
+            remaining: if matches!(cfg.kind, WorkloadKind::Continuous | WorkloadKind::Random) {
+                cfg.exchanges
+            } else {
+                1
+            },
             batch_left: 0,
             rng,
         }
@@ -66,8 +89,8 @@ impl FlowPlan {
     /// batch (spec §11: `reset()` at flow start and at every batch boundary).
     pub fn start(&mut self) -> Next {
         match self.kind {
-            WorkloadKind::Continuous | WorkloadKind::Bulk(_) => Next::Exchange { delay_ns: 0, reset: false },
-            WorkloadKind::Random => {
+            FlowKind::Continuous => Next::Exchange { delay_ns: 0, reset: false },
+            FlowKind::Random => {
                 self.new_batch();
                 Next::Exchange { delay_ns: 0, reset: true }
             }
@@ -84,8 +107,8 @@ impl FlowPlan {
             return Next::Done;
         }
         match self.kind {
-            WorkloadKind::Continuous | WorkloadKind::Bulk(_) => Next::Exchange { delay_ns: 0, reset: false },
-            WorkloadKind::Random => {
+            FlowKind::Continuous => Next::Exchange { delay_ns: 0, reset: false },
+            FlowKind::Random => {
                 if self.batch_left == 0 {
                     self.new_batch();
                     Next::Exchange { delay_ns: 0, reset: true }
@@ -113,7 +136,7 @@ mod tests {
             let mut done = 0;
             loop {
                 match next {
-                    Next::Done => break,
+                    Next::Done | Next::Idle => break,
                     Next::Exchange { reset, .. } => {
                         if reset {
                             resets += 1;

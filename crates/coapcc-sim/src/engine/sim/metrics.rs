@@ -2,22 +2,24 @@
 //! goes (the report is assembled from them in `assemble`).
 
 use super::*;
+use crate::engine::workload::ExchangeObserver;
+use crate::trace::ExchangeOutcome;
 
 /// Per-exchange record (unnecessary-retransmission metric), kept while a packet in flight
 /// can still change it.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct ExRec {
+pub(crate) struct ExRec {
     /// Copies sent.
-    pub(super) tx: u16,
+    pub(crate) tx: u16,
     /// Smallest copy that reached the server.
-    pub(super) min_req: u16,
+    pub(crate) min_req: u16,
     /// Smallest copy whose response reached the client.
-    pub(super) min_resp: u16,
+    pub(crate) min_resp: u16,
     /// First copy that reached the server.
-    pub(super) first_req: u16,
+    pub(crate) first_req: u16,
     /// Request copies and responses of the exchange held by the links and the server's
     /// queue (while the engine counts them, [`Sim::counting`]; `u16::MAX` sticks).
-    pub(super) held: u16,
+    pub(crate) held: u16,
 }
 
 impl ExRec {
@@ -87,13 +89,22 @@ impl Recs {
     /// records that are final are folded away; with `fold_settled`, the previous record is
     /// also folded when it is [settled](ExRec::settled) (it may still have packets in
     /// flight). Returns the sum of the folded records' unnecessary retransmissions under
-    /// `def`, and whether the previous record was kept (among the earlier records).
+    /// `def`, and whether the previous record was kept (among the earlier records);
+    /// `on_final` sees a record folded away.
     #[inline]
-    pub(super) fn push(&mut self, r: ExRec, fold: bool, fold_settled: bool, def: UnnecessaryDef) -> (u64, bool) {
+    pub(super) fn push(
+        &mut self,
+        r: ExRec,
+        fold: bool,
+        fold_settled: bool,
+        def: UnnecessaryDef,
+        on_final: impl FnOnce(&ExRec),
+    ) -> (u64, bool) {
         let mut folded = 0;
         let mut kept = false;
         if self.len > 0 {
             if self.old.is_empty() && ((fold && self.last.held == 0) || (fold_settled && self.last.settled(def))) {
+                on_final(&self.last);
                 folded = self.last.unnecessary(def);
                 self.base = self.len;
             } else {
@@ -107,11 +118,11 @@ impl Recs {
     }
 
     /// Fold away the leading records that no packet can reach any more: returns the sum of
-    /// their unnecessary retransmissions under `def`.
+    /// their unnecessary retransmissions under `def` (`on_final` sees each).
     #[inline]
-    pub(super) fn fold_front(&mut self, def: UnnecessaryDef) -> u64 {
+    pub(super) fn fold_front(&mut self, def: UnnecessaryDef, mut on_final: impl FnMut(&ExRec)) -> u64 {
         let n = self.old.iter().take_while(|r| r.held == 0).count();
-        let folded = self.old[..n].iter().map(|r| r.unnecessary(def)).sum();
+        let folded = self.old[..n].iter().inspect(|r| on_final(r)).map(|r| r.unnecessary(def)).sum();
         self.old.drain(..n);
         self.base += n as u32;
         folded
@@ -177,10 +188,10 @@ pub(super) struct Group {
     pub(super) hist: Vec<u64>,
 }
 
-impl<'t, M: Model> Sim<'t, M> {
+impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
     /// A request copy reached the server (metrics only).
     #[inline]
-    pub(super) fn note_request<B>(&mut self, p: &Packet<B>) {
+    pub(crate) fn note_request<B>(&mut self, p: &Packet<B>) {
         if p.copy == NONE {
             return;
         }
@@ -193,7 +204,7 @@ impl<'t, M: Model> Sim<'t, M> {
 
     /// A response to copy `p.copy` reached its client (metrics only).
     #[inline]
-    pub(super) fn note_response<B>(&mut self, p: &Packet<B>) {
+    pub(crate) fn note_response<B>(&mut self, p: &Packet<B>) {
         if p.copy == NONE {
             return;
         }
@@ -201,6 +212,40 @@ impl<'t, M: Model> Sim<'t, M> {
         rec.min_resp = rec.min_resp.min(p.copy);
     }
 
+    /// The copy of client `c`'s exchange `x` that reached the server first (what a cached
+    /// answer identifies).
+    pub(crate) fn first_copy_received(&self, c: usize, x: u32) -> u16 {
+        self.clients[c].recs[x as usize].first_req
+    }
+
+    /// Client `c`'s exchange completed with a separate response of `size` IP bytes (sent on
+    /// the server's timer or after an Empty ACK): it answers the request the server received
+    /// first, as the record says; the record counts it as that copy's response.
+    pub(crate) fn separate_answer(&mut self, c: usize, size: u32) -> Answer {
+        let cl = &mut self.clients[c];
+        let r = &mut cl.recs[cl.cur as usize];
+        r.min_resp = r.min_resp.min(r.min_req);
+        (r.min_req, r.first_req, size)
+    }
+
+    /// A block of client `c`'s Block2 transfer completed (its next block's request is
+    /// going out): the block's retransmissions go to the histograms, the `size` IP bytes of
+    /// the response that completed it to the useful bytes.
+    pub(crate) fn block_done(&mut self, c: usize, size: u32) {
+        self.useful_bytes += u64::from(size);
+        let cl = &self.clients[c];
+        let n = cl.recs[cl.cur as usize].tx.saturating_sub(1) as usize;
+        let g = self.cold[c].group as usize;
+        if let Some(h) = self.hist.get_mut(n) {
+            *h += 1;
+        }
+        if let Some(h) = self.groups[g].hist.get_mut(n) {
+            *h += 1;
+        }
+    }
+}
+
+impl<'t, M: Coap<W>, W: Workload> Sim<'t, M, W> {
     /// Client `c`'s exchange completed with `answer`: histograms, useful bytes, trace.
     #[inline]
     pub(super) fn record_completed(&mut self, c: usize, answer: Answer) {
@@ -217,23 +262,7 @@ impl<'t, M: Model> Sim<'t, M> {
         }
         self.useful_bytes += answer.2 as u64;
         if self.trace.is_some() {
-            self.emit_trace(c, ExchangeOutcome::Ack, Some(answer));
-        }
-    }
-
-    /// A block of client `c`'s Block2 transfer completed (its next block's request is
-    /// going out): the block's retransmissions go to the histograms, the `size` IP bytes of
-    /// the response that completed it to the useful bytes.
-    pub(super) fn block_done(&mut self, c: usize, size: u32) {
-        self.useful_bytes += u64::from(size);
-        let cl = &self.clients[c];
-        let n = cl.recs[cl.cur as usize].tx.saturating_sub(1) as usize;
-        let g = self.cold[c].group as usize;
-        if let Some(h) = self.hist.get_mut(n) {
-            *h += 1;
-        }
-        if let Some(h) = self.groups[g].hist.get_mut(n) {
-            *h += 1;
+            W::trace(self, c, ExchangeOutcome::Ack, Some(answer));
         }
     }
 
@@ -241,7 +270,10 @@ impl<'t, M: Model> Sim<'t, M> {
     #[inline]
     pub(super) fn record_failed(&mut self, c: usize) {
         self.cold[c].count_failed();
-        self.emit_trace(c, ExchangeOutcome::GiveUp, None);
+        self.obs.gave_up(c);
+        if self.trace.is_some() {
+            W::trace(self, c, ExchangeOutcome::GiveUp, None);
+        }
     }
 }
 
@@ -280,7 +312,9 @@ mod tests {
         let custom = CustomAlgorithms::new();
         let resolved = cfg.resolved_with(&custom).unwrap();
         let algs = resolved.group_algorithms(&custom).unwrap();
-        let mut sim = Sim::<Compact<DefaultCoap>>::new(&resolved, &algs, None).unwrap();
+        let mut sim =
+            Sim::<crate::engine::Compact<DefaultCoap>, crate::engine::Flows>::new(&resolved, &algs, None).unwrap();
+        sim.coap_setup();
         sim.fold_after = fold_after;
         sim.fold_settled = fold_settled;
         let truncated = sim.run();

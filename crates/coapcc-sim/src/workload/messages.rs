@@ -1,36 +1,81 @@
 //! The message workload: application messages that arrive on their own schedule (open loop),
-//! each cut into units that a transport sends one after the other, the workload of the mesh
-//! study (`coapcc mesh`, [`crate::mesh_study`]).
+//! each cut into units that a transport sends one after the other (the workload of the mesh
+//! study, `coapcc mesh`).
 //!
-//! The arrivals follow the study's traffic ([`Traffic`]):
+//! The arrivals follow `workload.kind` ([`WorkloadKind`]):
 //! - `periodic:LOAD_KBPS`: every client sends a `message_bytes` message every
 //!   T = clients · message_bytes · 8 / load (from a random phase in `[0, T)` with
-//!   `app.random_phase`, else all at 0);
+//!   `random_phase`, else all at 0);
 //! - `events:TB_S,SIZE_B`: global events (fixed or exponential gaps of mean TB_S) on which
-//!   every client sends SIZE_B bytes at once, plus one `app.background_bytes` message per
-//!   client every `app.background_period_s` (random phase);
-//! - `none`: nothing (tests inject frames themselves).
+//!   every client sends SIZE_B bytes at once, plus one `background_bytes` message per
+//!   client every `background_period_s` (random phase);
+//! - `none`: nothing.
 //!
-//! A message is cut into units (`app.unit_mode`: `unit_bytes` frames, Block1 blocks, or the
+//! A message is cut into units (`unit_mode`: `unit_bytes` frames, Block1 blocks, or the
 //! whole message). A client sends one message at a time; a message generated while the
-//! previous one is still in flight is lost (`app.no_caching`, the study's firmware) or queued.
+//! previous one is still in flight is lost (`no_caching`, the study's firmware) or queued.
 //! The workload decides what is sent and when; the transport (the engine's model) sends the
-//! units and tells the workload when a message finished.
+//! units and tells the workload when a unit finished.
 //!
-//! Randomness: the phases and event gaps come from one stream of the seed (stream 3, the
-//! study's numbering: 1, 2 and 4 are the network's).
+//! Randomness: the phases and event gaps come from one stream of the seed
+//! ([`crate::STREAM_MESSAGES`]).
 
 use std::collections::VecDeque;
 
 use coapcc_cc::rng::unit_f64;
 use coapcc_cc::SplitMix64;
-use coapcc_mesh::config::{EventDist, MeshConfig, Traffic, UnitMode};
 
+use crate::config::{EventDist, MessagesConfig, UnitMode, WorkloadKind};
 use crate::link::Nanos;
 use crate::workload::uniform_u64;
 
-/// Stream id of the arrival process (phases, event gaps).
-pub const STREAM_MESSAGES: u64 = 3;
+/// The CoAP sizes of the units' exchanges: each unit is a Confirmable PUT of
+/// `coap_header_bytes` + `coap_token_bytes` + `coap_request_option_bytes` (its Uri-Path) +
+/// the Block1 option (`unit_mode = block1`) + the payload marker + the unit's payload,
+/// answered by a piggybacked 2.04 Changed (2.31 Continue with Block1) of header, token and
+/// Block1 option, no payload. The header sizes are the mesh's frame description's
+/// (`topology.mesh.frame`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnitSizes {
+    /// CoAP header, token and request options, bytes.
+    header: u32,
+    token: u32,
+    options: u32,
+    /// Block1 units of this size (`None` without Block1).
+    block1_bytes: Option<u32>,
+}
+
+impl UnitSizes {
+    /// The sizes of `cfg`'s units with the header sizes of `frame`.
+    pub fn new(cfg: &MessagesConfig, frame: &coapcc_mesh::config::FrameConfig) -> UnitSizes {
+        UnitSizes {
+            header: frame.coap_header_bytes,
+            token: frame.coap_token_bytes,
+            options: frame.coap_request_option_bytes,
+            block1_bytes: (cfg.unit_mode == UnitMode::Block1).then_some(cfg.unit_bytes),
+        }
+    }
+
+    /// Size of the Block1 option carrying block `num` (option header with extended delta,
+    /// plus the minimal-length value), bytes; 0 without Block1.
+    fn block1(&self, num: u32) -> u32 {
+        let Some(size) = self.block1_bytes else { return 0 };
+        let value = (num << 4) | 0x8 | (size.trailing_zeros().saturating_sub(4));
+        let len = if value == 0 { 0 } else { 4 - value.leading_zeros() / 8 };
+        2 + len
+    }
+
+    /// CoAP length of the request carrying `payload` bytes as unit `num`.
+    pub fn request_len(&self, payload: u32, num: u32) -> u32 {
+        self.header + self.token + self.options + self.block1(num) + 1 + payload
+    }
+
+    /// CoAP length of the response to a unit (no payload; the Block1 option of block 0,
+    /// which has the same size for every block below 16).
+    pub fn response_len(&self) -> u32 {
+        self.header + self.token + self.block1(0)
+    }
+}
 
 /// An arrival of the workload: what is due at its time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,8 +97,6 @@ pub struct Msg {
     pub units: u32,
     /// The unit being sent (0-based).
     pub unit: u32,
-    /// The transport's id of the unit's exchange.
-    pub exch: u32,
     /// Generated by a global event.
     pub event: bool,
 }
@@ -89,7 +132,7 @@ pub struct ClientMessages {
 /// The message workload of every client of a run.
 #[derive(Clone, Debug)]
 pub struct Messages {
-    traffic: Traffic,
+    traffic: WorkloadKind,
     period: Nanos,
     background_period: Nanos,
     message_bytes: u32,
@@ -105,48 +148,52 @@ pub struct Messages {
 }
 
 impl Messages {
-    /// The workload of `cfg` (its `traffic`, `message_bytes`, `app` and `seed`) for `clients`
-    /// clients; refuses a periodic load that gives a client a message more often than every
-    /// millisecond.
-    pub fn new(cfg: &MeshConfig, clients: usize) -> Result<Messages, String> {
-        let traffic = Traffic::parse(&cfg.traffic)?;
+    /// The workload `kind` with parameters `cfg` for `clients` clients, drawing from `rng`;
+    /// refuses a periodic load that gives a client a message more often than every
+    /// millisecond, and a flow kind (`continuous`, `random`, `bulk`).
+    pub fn new(kind: WorkloadKind, cfg: &MessagesConfig, clients: usize, rng: SplitMix64) -> Result<Messages, String> {
+        if !kind.is_messages() {
+            return Err(format!("{kind} is not a message workload (periodic, events or none)"));
+        }
         let n = clients.max(1) as f64;
-        let period = match traffic {
-            Traffic::Periodic { load_kbps } => {
+        let period = match kind {
+            WorkloadKind::Periodic { load_kbps } => {
                 let t = n * cfg.message_bytes as f64 * 8.0 / (load_kbps * 1000.0);
                 (t * 1e9).round() as Nanos
             }
             _ => 0,
         };
-        if matches!(traffic, Traffic::Periodic { .. }) && period < 1_000_000 {
+        if matches!(kind, WorkloadKind::Periodic { .. }) && period < 1_000_000 {
             return Err(format!(
-                "traffic {} gives each of the {} clients a message every {:.3} ms; the smallest period accepted is \
+                "{kind} gives each of the {n} clients a message every {:.3} ms; the smallest period accepted is \
                  1 ms (lower the load or the message size)",
-                cfg.traffic,
-                n,
                 period as f64 / 1e6
             ));
         }
-        let a = &cfg.app;
         Ok(Messages {
-            traffic,
+            traffic: kind,
             period,
-            background_period: (a.background_period_s * 1e9).round() as Nanos,
+            background_period: (cfg.background_period_s * 1e9).round() as Nanos,
             message_bytes: cfg.message_bytes,
-            background_bytes: a.background_bytes,
-            unit_mode: a.unit_mode,
-            unit_bytes: a.unit_bytes,
-            no_caching: a.no_caching,
-            random_phase: a.random_phase,
-            event_dist: a.event_dist,
-            rng: SplitMix64::stream(cfg.seed, STREAM_MESSAGES),
+            background_bytes: cfg.background_bytes,
+            unit_mode: cfg.unit_mode,
+            unit_bytes: cfg.unit_bytes,
+            no_caching: cfg.no_caching,
+            random_phase: cfg.random_phase,
+            event_dist: cfg.event_dist,
+            rng,
             clients: vec![ClientMessages::default(); clients],
         })
     }
 
     /// The traffic.
-    pub fn traffic(&self) -> Traffic {
+    pub fn traffic(&self) -> WorkloadKind {
         self.traffic
+    }
+
+    /// The unit mode.
+    pub fn unit_mode(&self) -> UnitMode {
+        self.unit_mode
     }
 
     /// A uniform draw in `[0, n)` (0 when `n` is 0).
@@ -161,14 +208,14 @@ impl Messages {
     pub fn first_arrivals(&mut self) -> Vec<(Nanos, Arrival)> {
         let n = self.clients.len() as u32;
         match self.traffic {
-            Traffic::None => Vec::new(),
-            Traffic::Periodic { .. } => (0..n)
+            WorkloadKind::None | WorkloadKind::Continuous | WorkloadKind::Random | WorkloadKind::Bulk(_) => Vec::new(),
+            WorkloadKind::Periodic { .. } => (0..n)
                 .map(|c| {
                     let phase = if self.random_phase { self.below(self.period) } else { 0 };
                     (phase, Arrival::Periodic(c))
                 })
                 .collect(),
-            Traffic::Events { .. } => {
+            WorkloadKind::Events { .. } => {
                 let mut out: Vec<_> =
                     (0..n).map(|c| (self.below(self.background_period), Arrival::Background(c))).collect();
                 out.push((self.event_gap(), Arrival::Global));
@@ -178,7 +225,7 @@ impl Messages {
     }
 
     fn event_gap(&mut self) -> Nanos {
-        let Traffic::Events { tb_s, .. } = self.traffic else { return 0 };
+        let WorkloadKind::Events { tb_s, .. } = self.traffic else { return 0 };
         let gap = match self.event_dist {
             EventDist::Fixed => tb_s,
             EventDist::Exponential => -libm::log(1.0 - unit_f64(&mut self.rng)) * tb_s,
@@ -201,7 +248,7 @@ impl Messages {
                 Some((now + self.background_period, a))
             }
             Arrival::Global => {
-                let Traffic::Events { size_bytes, .. } = self.traffic else { return None };
+                let WorkloadKind::Events { size_bytes, .. } = self.traffic else { return None };
                 out.extend((0..self.clients.len() as u32).map(|c| (c, size_bytes, true)));
                 Some((now + self.event_gap(), a))
             }
@@ -237,7 +284,7 @@ impl Messages {
             UnitMode::Message => 1,
             _ => bytes.div_ceil(self.unit_bytes),
         };
-        let m = Msg { bytes, units, unit: 0, exch: 0, event };
+        let m = Msg { bytes, units, unit: 0, event };
         self.clients[c].cur = Some(m);
         m
     }
@@ -276,6 +323,20 @@ impl Messages {
         Some(m)
     }
 
+    /// The largest payload a unit carries (with `kind`'s message sizes).
+    pub fn largest_unit(cfg: &MessagesConfig, kind: WorkloadKind) -> u32 {
+        match (cfg.unit_mode, kind) {
+            (UnitMode::Message, WorkloadKind::Events { size_bytes, .. }) => size_bytes.max(cfg.background_bytes),
+            (UnitMode::Message, _) => cfg.message_bytes,
+            _ => cfg.unit_bytes,
+        }
+    }
+
+    /// Client `c`'s current message, if any.
+    pub fn current(&self, c: usize) -> Option<&Msg> {
+        self.clients[c].cur.as_ref()
+    }
+
     /// Client `c` is free: the next queued message to start, if any.
     pub fn next_pending(&mut self, c: usize) -> Option<Msg> {
         let (bytes, event) = self.clients[c].pending.pop_front()?;
@@ -287,14 +348,14 @@ impl Messages {
 mod tests {
     use super::*;
 
-    fn cfg(traffic: &str) -> MeshConfig {
-        MeshConfig { traffic: traffic.into(), ..MeshConfig::preset("ancillotti-cooja").unwrap() }
+    fn wl(kind: &str, clients: usize, cfg: &MessagesConfig) -> Result<Messages, String> {
+        Messages::new(WorkloadKind::parse(kind).unwrap(), cfg, clients, SplitMix64::stream(1, crate::STREAM_MESSAGES))
     }
 
     #[test]
     fn periodic_load_sets_the_period_and_phases_fall_inside_it() {
         // 8 clients x 96 B x 8 bit / 2 kbit/s = 3.072 s.
-        let mut w = Messages::new(&cfg("periodic:2"), 8).unwrap();
+        let mut w = wl("periodic:2", 8, &MessagesConfig::default()).unwrap();
         let first = w.first_arrivals();
         assert_eq!(first.len(), 8);
         for (i, &(t, a)) in first.iter().enumerate() {
@@ -304,12 +365,13 @@ mod tests {
         let mut out = Vec::new();
         assert_eq!(w.arrive(10, Arrival::Periodic(3), &mut out), Some((3_072_000_010, Arrival::Periodic(3))));
         assert_eq!(out, vec![(3, 96, false)]);
-        assert!(Messages::new(&cfg("periodic:10000"), 8).unwrap_err().contains("smallest period"));
+        assert!(wl("periodic:10000", 8, &MessagesConfig::default()).unwrap_err().contains("smallest period"));
+        assert!(wl("continuous", 8, &MessagesConfig::default()).unwrap_err().contains("not a message workload"));
     }
 
     #[test]
     fn messages_are_cut_into_units_and_no_caching_loses_the_next() {
-        let mut w = Messages::new(&cfg("events:30,70"), 2).unwrap();
+        let mut w = wl("events:30,70", 2, &MessagesConfig::default()).unwrap();
         let m = w.generate(0, 70, true).unwrap();
         assert_eq!((m.units, w.unit_payload(&m)), (3, 32));
         assert_eq!(w.generate(0, 70, true), None, "one in flight: lost");
@@ -327,9 +389,8 @@ mod tests {
 
     #[test]
     fn without_no_caching_messages_queue() {
-        let mut c = cfg("periodic:1");
-        c.app.no_caching = false;
-        let mut w = Messages::new(&c, 1).unwrap();
+        let cfg = MessagesConfig { no_caching: false, ..MessagesConfig::default() };
+        let mut w = wl("periodic:1", 1, &cfg).unwrap();
         assert!(w.generate(0, 96, false).is_some());
         assert_eq!(w.generate(0, 40, false), None);
         assert!(w.unit_failed(0).is_some());

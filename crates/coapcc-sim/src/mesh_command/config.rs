@@ -1,0 +1,218 @@
+//! [`MeshRun`]: the `coapcc mesh` command's configuration, a flat view of one simulation of
+//! the message workload over a mesh (its `--config` / `--print-config` JSON, the `config` of
+//! its report, Python's `coapcc.mesh()` configuration), and its translation into the one
+//! simulation configuration ([`MeshRun::to_sim`]).
+
+use serde::{Deserialize, Serialize};
+
+use coapcc_mesh::config::{FrameConfig, MacConfig, RadioConfig, RoutingConfig};
+use coapcc_mesh::mote::MoteConfig;
+use coapcc_mesh::{MediumConfig, MediumError, MeshNet};
+
+use crate::config::{
+    ConfigError, EventDist, GroupConfig, MessagesConfig, ServerConfig, SimConfig, TopologyConfig, UnitMode,
+    WorkloadConfig, WorkloadKind,
+};
+
+/// One run of `coapcc mesh`: the mesh (`topology` ... `routing`), the algorithm of every
+/// client, the traffic, the duration and the seed, in the command's flat form. Every node but
+/// the DODAG root and the sink hosts one client.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MeshRun {
+    /// The preset the configuration started from (informational).
+    pub preset: String,
+    /// Topology: `grid:N`, `grid:NxM`, `chain:N`, `ring:N`, `dumbbell:K,M` or `file:PATH`.
+    pub topology: String,
+    /// Distance between neighbouring nodes of the generated topologies, metres.
+    pub spacing_m: f64,
+    /// Congestion-control algorithm of every client, `NAME[:key=value,...]`.
+    pub cc: String,
+    /// Traffic: `periodic:LOAD_KBPS`, `events:TB_S,SIZE_B` or `none` (`workload.kind`).
+    pub traffic: String,
+    /// Size of a periodic monitoring message, bytes (the study: 96).
+    pub message_bytes: u32,
+    /// Simulated time, seconds (the study: 3 h = 10 800 s).
+    pub duration_s: f64,
+    /// Master seed; every random stream derives from it.
+    pub seed: u64,
+    /// Physical layer and radio medium.
+    pub radio: RadioConfig,
+    /// Unslotted CSMA/CA MAC.
+    pub mac: MacConfig,
+    /// Header sizes of each layer.
+    pub frame: FrameConfig,
+    /// DODAG construction and forwarding.
+    pub routing: RoutingConfig,
+    /// The motes' processor and buffers.
+    pub mote: MoteConfig,
+    /// The CoAP application: fragmentation, no-caching rule, workload details.
+    pub app: AppConfig,
+}
+
+/// The application section of a [`MeshRun`]: the message workload's parameters
+/// (`workload.messages`) and the sink's processing delay (`server.processing_delay_ms`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AppConfig {
+    /// Unit of congestion control.
+    pub unit_mode: UnitMode,
+    /// Bytes of CoAP payload per unit (the study: 32).
+    pub unit_bytes: u32,
+    /// "No caching": a message generated while the previous one is still in flight is lost.
+    pub no_caching: bool,
+    /// Periodic monitoring: each client starts at a uniformly random phase.
+    pub random_phase: bool,
+    /// Global events: inter-event distribution.
+    pub event_dist: EventDist,
+    /// Global events: background message period per client, seconds (the study: 60).
+    pub background_period_s: f64,
+    /// Global events: background message size, bytes.
+    pub background_bytes: u32,
+    /// Sink processing delay before it answers, µs.
+    pub server_delay_us: u32,
+}
+
+impl Default for AppConfig {
+    fn default() -> Self {
+        let m = MessagesConfig::default();
+        AppConfig {
+            unit_mode: m.unit_mode,
+            unit_bytes: m.unit_bytes,
+            no_caching: m.no_caching,
+            random_phase: m.random_phase,
+            event_dist: m.event_dist,
+            background_period_s: m.background_period_s,
+            background_bytes: m.background_bytes,
+            server_delay_us: 0,
+        }
+    }
+}
+
+/// Default algorithm of the mesh presets: Contiki Erbium's CoAP (CoAP-CC).
+pub const DEFAULT_CC: &str = "default:preset=ancillotti-cooja";
+
+impl Default for MeshRun {
+    fn default() -> Self {
+        let m = MediumConfig::default();
+        MeshRun {
+            preset: "ieee802154".into(),
+            topology: "grid:6".into(),
+            spacing_m: m.spacing_m,
+            cc: DEFAULT_CC.into(),
+            traffic: "periodic:1".into(),
+            message_bytes: MessagesConfig::default().message_bytes,
+            duration_s: 10_800.0,
+            seed: 1,
+            radio: m.radio,
+            mac: m.mac,
+            frame: m.frame,
+            routing: m.routing,
+            mote: m.mote,
+            app: AppConfig::default(),
+        }
+    }
+}
+
+impl MeshRun {
+    /// The configuration of a named preset: the network of [`MediumConfig::preset`]
+    /// (`ieee802154`, `ancillotti-cooja`, `makarem2021`) on a 6 × 6 grid, with Erbium's
+    /// default CoAP (`makarem2021`: Makarem's default-CoAP parameters).
+    pub fn preset(name: &str) -> Result<MeshRun, MediumError> {
+        let d = MeshRun::default();
+        let m = MediumConfig::preset(name, &d.topology)?;
+        let key = name.trim().to_ascii_lowercase();
+        let cc = if key == "makarem2021" { "default:preset=makarem2021".into() } else { d.cc.clone() };
+        let preset = if key == "ieee802154" { d.preset.clone() } else { key };
+        Ok(MeshRun { preset, cc, radio: m.radio, mac: m.mac, frame: m.frame, routing: m.routing, mote: m.mote, ..d })
+    }
+
+    /// Set one field from text: `KEY=VALUE` with a dotted key (`radio.capture_db=6`,
+    /// `mac.queue_packets=4`, `duration_s=600`).
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), MediumError> {
+        coapcc_mesh::config::set_dotted(self, key, value)
+    }
+
+    /// The mesh network.
+    pub fn medium(&self) -> MediumConfig {
+        MediumConfig {
+            topology: self.topology.clone(),
+            spacing_m: self.spacing_m,
+            radio: self.radio.clone(),
+            mac: self.mac.clone(),
+            frame: self.frame.clone(),
+            routing: self.routing.clone(),
+            mote: self.mote.clone(),
+        }
+    }
+
+    /// The simulation this run is: one group of clients running `cc`, one on each node but
+    /// the root and the sink, the message workload of `traffic`, for `duration_s`. Errors
+    /// are keyed as this configuration's keys.
+    pub fn to_sim(&self) -> Result<SimConfig, ConfigError> {
+        let kind = WorkloadKind::parse(&self.traffic).ok().filter(WorkloadKind::is_messages).ok_or_else(|| {
+            invalid(
+                "traffic",
+                format!("bad traffic {:?}: expected periodic:LOAD_KBPS, events:TB_S,SIZE_B or none", self.traffic),
+            )
+        })?;
+        let medium = self.medium();
+        let net = MeshNet::<u32>::new(&medium, self.seed).map_err(|e| invalid(&e.key, e.problem))?;
+        let clients = crate::engine::host_count(&net) as u32;
+        let a = &self.app;
+        let cfg = SimConfig {
+            seed: self.seed,
+            groups: vec![GroupConfig { cc: self.cc.clone(), clients }],
+            workload: WorkloadConfig {
+                kind,
+                messages: Some(MessagesConfig {
+                    message_bytes: self.message_bytes,
+                    unit_mode: a.unit_mode,
+                    unit_bytes: a.unit_bytes,
+                    no_caching: a.no_caching,
+                    random_phase: a.random_phase,
+                    event_dist: a.event_dist,
+                    background_period_s: a.background_period_s,
+                    background_bytes: a.background_bytes,
+                }),
+                ..WorkloadConfig::default()
+            },
+            topology: TopologyConfig { mesh: Some(medium), ..TopologyConfig::default() },
+            server: ServerConfig { processing_delay_ms: f64::from(a.server_delay_us) / 1e3, ..ServerConfig::default() },
+            max_sim_time_s: self.duration_s,
+            ..SimConfig::default()
+        };
+        cfg.validate().map_err(|e| self.error(e))?;
+        Ok(cfg)
+    }
+
+    /// An error of the simulation's configuration, keyed as this configuration's key.
+    fn error(&self, e: ConfigError) -> ConfigError {
+        let (field, problem) = match e {
+            ConfigError::Algorithm { message, .. } => return invalid("cc", message),
+            ConfigError::Invalid { field, problem } => (field, problem),
+        };
+        let key = if let Some(k) = field.strip_prefix("topology.mesh.") {
+            k.to_string()
+        } else if let Some(k) = field.strip_prefix("workload.messages.") {
+            if k == "message_bytes" {
+                k.to_string()
+            } else {
+                format!("app.{k}")
+            }
+        } else {
+            match field.as_str() {
+                "workload.kind" => "traffic".into(),
+                "max_sim_time_s" => "duration_s".into(),
+                "server.processing_delay_ms" => "app.server_delay_us".into(),
+                "topology.mesh" => "topology".into(),
+                other => other.into(),
+            }
+        };
+        invalid(&key, problem)
+    }
+}
+
+fn invalid(field: &str, problem: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid { field: field.into(), problem: problem.into() }
+}

@@ -1,0 +1,226 @@
+"""The thesis's chapter 5 and 6 figures, each a function from a tidy table to a matplotlib
+figure (the tables of :mod:`coapcc.models.tables`; ``df`` is the study table or a part of it).
+
+* :func:`rto_vs_rtt_grid`: RTO against RTT, message by message, one panel per scenario;
+* :func:`weight_study`: the α × γ study (mean spurious retransmissions and RMSE per pair);
+* :func:`k_study`: the K study (K_normal, then K_spurious, swept);
+* :func:`resbw_curves`: goodput, overhead and application loss against the mean residual
+  bandwidth, one line per algorithm (Table 6.1, and each scenario set of Table 6.2);
+* :func:`rtt_sensitivity`, :func:`resbw_sensitivity`: the results with one named choice
+  changed against the defaults.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+__all__ = [
+    "rto_vs_rtt_grid",
+    "weight_study",
+    "k_study",
+    "resbw_curves",
+    "rtt_sensitivity",
+    "resbw_sensitivity",
+]
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _param(setting: str, key: str) -> float:
+    m = re.search(rf"(?:^|[ ,]){re.escape(key)}=([0-9.eE+-]+)", setting)
+    return float(m.group(1)) if m else float("nan")
+
+
+def rto_vs_rtt_grid(traces, *, ncols: int = 6, title: str = ""):
+    """``traces``: rows ``scenario, cc, i, rtt_ms, rto_ms`` (one per message). One panel per
+    scenario: the RTT in black and each algorithm's RTO, in seconds, on a log scale."""
+    plt = _plt()
+    ids = sorted(traces["scenario"].unique())
+    nrows = -(-len(ids) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(2.6 * ncols, 1.9 * nrows), squeeze=False, sharex=True)
+    ccs = list(dict.fromkeys(traces["cc"]))
+    for ax, sid in zip(axes.ravel(), ids):
+        d = traces[traces["scenario"] == sid]
+        first = d[d["cc"] == ccs[0]]
+        ax.plot(first["i"], first["rtt_ms"] / 1e3, color="black", lw=0.5, label="RTT")
+        for cc in ccs:
+            e = d[d["cc"] == cc]
+            ax.plot(e["i"], e["rto_ms"] / 1e3, lw=0.7, label=f"RTO {cc}")
+        ax.set_yscale("log")
+        ax.set_title(f"scenario {sid}", fontsize=8)
+        ax.tick_params(labelsize=6)
+    for ax in axes.ravel()[len(ids) :]:
+        ax.set_visible(False)
+    axes[0, 0].legend(fontsize=6)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def _study_means(df, study: str):
+    d = df[(df["part"] == "rtt") & (df["study"] == study)]
+    return d.groupby("setting", sort=False)[["spurious", "rmse_ms"]].mean().reset_index()
+
+
+def weight_study(df, *, alpha_key: str = "alpha", gamma_key: str = "gamma"):
+    """The α × γ study (rows ``study = "weights"``): mean spurious retransmissions and mean
+    RMSE over its scenarios for each pair, as two heat maps."""
+    plt = _plt()
+    m = _study_means(df, "weights")
+    m["alpha"] = [_param(s, alpha_key) for s in m["setting"]]
+    m["gamma"] = [_param(s, gamma_key) for s in m["setting"]]
+    alphas = sorted(m["alpha"].unique(), reverse=True)
+    gammas = sorted(m["gamma"].unique(), reverse=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    for ax, col, label in zip(
+        axes, ("spurious", "rmse_ms"), ("mean spurious retransmissions", "mean RMSE (ms)")
+    ):
+        grid = np.full((len(alphas), len(gammas)), np.nan)
+        for _, r in m.iterrows():
+            grid[alphas.index(r["alpha"]), gammas.index(r["gamma"])] = r[col]
+        im = ax.imshow(grid, cmap="viridis", aspect="auto")
+        ax.set_xticks(range(len(gammas)), [f"1/{round(1 / g):d}" for g in gammas])
+        ax.set_yticks(range(len(alphas)), [f"1/{round(1 / a):d}" for a in alphas])
+        ax.set_xlabel("γ")
+        ax.set_ylabel("α")
+        ax.set_title(label, fontsize=9)
+        for (i, j), v in np.ndenumerate(grid):
+            if np.isfinite(v):
+                ax.text(j, i, f"{v:.0f}", ha="center", va="center", fontsize=7, color="white")
+        fig.colorbar(im, ax=ax)
+    return fig
+
+
+def k_study(df):
+    """The K study: rows ``study = "k-normal"`` (K swept, K_spurious = 7) and ``"k-spurious"``
+    (K_spurious swept, K = 4); mean spurious retransmissions and RMSE against the swept K."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    for study, key, label in (
+        ("k-normal", "k", "K (K_spurious = 7)"),
+        ("k-spurious", "k_spurious", "K_spurious (K = 4)"),
+    ):
+        m = _study_means(df, study)
+        if m.empty:
+            continue
+        m["K"] = [_param(s, key) for s in m["setting"]]
+        m = m.sort_values("K")
+        axes[0].plot(m["K"], m["spurious"], marker="o", label=label)
+        axes[1].plot(m["K"], m["rmse_ms"] / 1e3, marker="o", label=label)
+    axes[0].set_ylabel("mean spurious retransmissions per scenario")
+    axes[1].set_ylabel("mean RMSE(RTO, RTT), s")
+    for ax in axes:
+        ax.set_xlabel("K")
+        ax.legend(fontsize=8)
+    return fig
+
+
+_CURVE_KEYS = (
+    ("goodput_pps", "goodput (pkt/s)"),
+    ("overhead", "overhead (non-delivering tx per delivered)"),
+    ("app_loss_ratio", "application loss ratio"),
+)
+
+
+def resbw_curves(
+    df, *, set_name: str, variant: str = "thesis", x: str = "mean_resbw", formulas: bool = False
+):
+    """Goodput, overhead and application loss against ``x`` (the mean residual bandwidth, or
+    ``half_width``) for the chapter 6 rows of one set; the mean over repetitions, with the
+    range of the repetitions as error bars. ``formulas``: draw (6.1) and the MBC steady state."""
+    from .rate import idc_goodput_ratio, mbc_goodput_ratio
+
+    plt = _plt()
+    d = df[(df["part"] == "resbw") & (df["set"] == set_name) & (df["variant"] == variant)]
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
+    for cc, e in d.groupby("cc", sort=False):
+        g = e.groupby(x)
+        for ax, (key, _) in zip(axes, _CURVE_KEYS):
+            mean, lo, hi = g[key].mean(), g[key].min(), g[key].max()
+            yerr = [(mean - lo).clip(lower=0).fillna(0), (hi - mean).clip(lower=0).fillna(0)]
+            ax.errorbar(mean.index, mean, yerr=yerr, marker=".", ms=4, lw=1, capsize=2, label=cc)
+    if formulas and not d.empty:
+        xs = np.linspace(d[x].min(), d[x].max(), 50)
+        for label, ratio in (
+            ("(6.1), iw 1.5", idc_goodput_ratio(1.5, 0.01)),
+            ("(6.1), iw 1.1", idc_goodput_ratio(1.1, 0.01)),
+            ("MBC steady state", mbc_goodput_ratio()),
+        ):
+            axes[0].plot(xs, np.minimum(ratio * xs, 2.0), ls="--", lw=0.8, label=label)
+    axes[1].set_yscale("symlog", linthresh=1.0)
+    for ax, (_, title) in zip(axes, _CURVE_KEYS):
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(
+            "half width (pkt/s)" if x == "half_width" else "mean (bad-period) residual bandwidth (pkt/s)"
+        )
+    axes[0].legend(fontsize=7)
+    return fig
+
+
+def rtt_sensitivity(df, *, pairs=(("makarem-rto", "pcocoa"), ("makarem-rto", "cocoa-plus"))):
+    """Chapter 5 under each named choice: the share of scenarios in which the final RTO makes
+    fewer spurious retransmissions than each other algorithm, and has the lower RMSE than
+    pCoCoA, for the thesis's defaults (first seed) and each ``variant`` of the sensitivity rows."""
+    plt = _plt()
+    d = df[(df["part"] == "rtt") & ((df["study"] == "sensitivity") | (df["study"] == "compare"))]
+    first = d[d["study"] == "compare"]["seed"].min() if not d.empty else 0
+    d = d[(d["study"] == "sensitivity") | (d["seed"] == first)]
+    variants = list(dict.fromkeys(["thesis", *d["variant"]]))
+    bars = []
+    for a, b in pairs:
+        bars.append((f"spurious: {a} < {b}", a, b, "spurious"))
+    bars.append(("RMSE: makarem-rto < pcocoa", "makarem-rto", "pcocoa", "rmse_ms"))
+    fig, ax = plt.subplots(figsize=(10, 3.8))
+    w = 0.8 / len(bars)
+    for j, (label, a, b, col) in enumerate(bars):
+        ys = []
+        for v in variants:
+            m = d[d["variant"] == v].pivot_table(index="scenario", columns="cc", values=col, aggfunc="mean")
+            ys.append(float((m[a] < m[b]).mean()) if {a, b} <= set(m.columns) else np.nan)
+        ax.bar(np.arange(len(variants)) + j * w, ys, width=w, label=label)
+    ax.set_xticks(np.arange(len(variants)) + 0.4 - w / 2, variants, fontsize=8)
+    ax.set_ylabel("share of scenarios")
+    ax.set_ylim(0, 1)
+    ax.axhline(0.5, color="grey", lw=0.5)
+    ax.legend(fontsize=7)
+    return fig
+
+
+def resbw_sensitivity(df, *, column: str = "goodput_pps"):
+    """Chapter 6 under each named choice (bad periods only): ``column`` against the mean
+    residual bandwidth, the thesis's defaults solid, the changed choice dashed, one panel per
+    variant."""
+    plt = _plt()
+    d = df[(df["part"] == "resbw") & (df["set"] == "bad-only")]
+    variants = [v for v in dict.fromkeys(d["variant"]) if v != "thesis"]
+    fig, axes = plt.subplots(
+        1, max(1, len(variants)), figsize=(4.5 * max(1, len(variants)), 3.8), squeeze=False
+    )
+    base = d[d["variant"] == "thesis"]
+    base_specs = list(dict.fromkeys(base["cc_spec"]))
+    for ax, v in zip(axes.ravel(), variants):
+        e = d[d["variant"] == v]
+        for k, (spec, f) in enumerate(e.groupby("cc_spec", sort=False)):
+            color = f"C{k}"
+            g = f.groupby("mean_resbw")[column].mean()
+            ax.plot(g.index, g, ls="--", color=color, label=f"{f['cc'].iloc[0]} ({v})")
+            # The default run of the same algorithm: the same spec, or the spec the variant extends.
+            same = [x for x in base_specs if spec == x or spec.startswith(x + ",")]
+            b = base[base["cc_spec"] == max(same, key=len)] if same else base.iloc[0:0]
+            if not b.empty:
+                gb = b.groupby("mean_resbw")[column].mean()
+                ax.plot(gb.index, gb, color=color, label=f"{b['cc'].iloc[0]}")
+        ax.set_title(v, fontsize=9)
+        ax.set_xlabel("mean residual bandwidth (pkt/s)")
+        ax.legend(fontsize=6)
+    axes[0, 0].set_ylabel(column)
+    return fig

@@ -165,6 +165,9 @@ pub struct MessageClientReport {
     pub early_retransmission_count: u64,
     /// early_retransmission_count / first_tx_at_sink (0 if none reached the server).
     pub early_retransmissions: f64,
+    /// Units retransmitted at least once (the first retransmissions: early ones among them
+    /// are `early_retransmission_count`).
+    pub retransmitted_units: u64,
     /// Mean RTO armed with first transmissions, seconds.
     pub rto_first_mean_s: f64,
     /// Largest RTO armed with a first transmission, seconds.

@@ -52,7 +52,10 @@ fn every_algorithm_runs_a_grid_end_to_end() {
         let messages: u64 = r.clients.iter().map(|c| c.messages).sum();
         // 7 clients, T = 7·96·8/1000 = 5.376 s: 111 or 112 messages each in 600 s.
         assert!((7 * 111..=7 * 112).contains(&messages), "{}: {messages}", info.name);
-        assert!(r.plr_mean < 0.5, "{}: PLR {}", info.name, r.plr_mean);
+        // Without link-layer ACKs a rate-paced algorithm (IDC/MBC/BDP-CoAP) loses many
+        // messages to the no-caching rule at this load; the study's algorithms few.
+        let bound = if matches!(info.name, "default" | "cocoa-plus") { 0.2 } else { 0.9 };
+        assert!(r.plr_mean < bound, "{}: PLR {}", info.name, r.plr_mean);
         let rto = r.rto_first_s.unwrap();
         assert_eq!(rto.count as u64, r.clients.iter().map(|c| c.frames).sum::<u64>());
         assert!(r.clients.iter().all(|c| c.delivered > 0), "{}", info.name);
@@ -383,4 +386,52 @@ fn the_command_is_a_view_of_the_simulators_report() {
     }
     // The flows of an open-loop workload never finish: the run lasts its duration.
     assert!(r.truncated && r.flows.iter().all(|f| f.fct_s.is_none()));
+}
+
+#[test]
+fn the_study_firmware_draws_coap_cc_from_3_to_6_s_in_clock_ticks() {
+    // ancillotti-cooja runs CoAP-CC as the study's firmware: T_0 = 3 s + U{0..384} ticks of
+    // 1/128 s (the paper's footnote 1: [3, 6] s), on a 1/128 s clock, so the RTTs the CoAP
+    // code measures are whole ticks.
+    let c = MeshRun { topology: "grid:4".into(), traffic: "periodic:1".into(), duration_s: 1800.0, ..preset() };
+    assert_eq!(c.cc, coapcc_sim::mesh_command::ANCILLOTTI_COAP_CC);
+    assert_eq!(c.app.clock_tick_ns, 7_812_500);
+    let mut sink = Units::default();
+    let r = coapcc_sim::mesh_command::simulate(&c, Some(&mut sink)).unwrap();
+    conserved(&r);
+    let rto = r.rto_first_s.unwrap();
+    assert!(rto.min >= 3.0 && rto.max <= 6.0 && rto.max > 5.8 && rto.min < 3.2, "{rto:?}");
+    // The dither is uniform over the 385 ticks: mean 4.5 s.
+    assert!((rto.mean - 4.5).abs() < 0.05, "{rto:?}");
+    let ticks = |s: f64| (s * 128.0 - (s * 128.0).round()).abs() < 1e-6;
+    let text = String::from_utf8(sink.0).unwrap();
+    let mut n = 0;
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(ticks(v["rto_first_s"].as_f64().unwrap()), "{line}");
+        if let Some(rtt) = v["rtt_s"].as_f64() {
+            assert!(ticks(rtt), "{line}");
+            n += 1;
+        }
+    }
+    assert!(n > 100);
+    // Contiki 3.0's own code draws from [3, 4.5] s (random factor 1.5).
+    let code = MeshRun { cc: "default:preset=ancillotti-cooja,wait_after_last=off".into(), ..c };
+    let rto = coapcc_sim::mesh_command::simulate(&code, None).unwrap().rto_first_s.unwrap();
+    assert!(rto.min >= 3.0 && rto.max <= 4.5 && rto.max > 4.4, "{rto:?}");
+}
+
+fn preset() -> MeshRun {
+    MeshRun::preset("ancillotti-cooja").unwrap()
+}
+
+/// The per-unit trace lines of a run.
+#[derive(Default)]
+struct Units(Vec<u8>);
+
+impl coapcc_sim::TraceSink for Units {
+    fn exchange(&mut self, _rec: &coapcc_sim::ExchangeTrace<'_>) {}
+    fn unit(&mut self, rec: &coapcc_sim::UnitTrace) {
+        rec.write_line(&mut self.0).unwrap();
+    }
 }

@@ -28,7 +28,7 @@ use crate::trace::{JsonLinesTrace, TraceSink};
 mod config;
 mod report;
 
-pub use config::{AppConfig, MeshRun, DEFAULT_CC};
+pub use config::{AppConfig, MeshRun, ANCILLOTTI_COAP_CC, ANCILLOTTI_COCOA_PLUS, DEFAULT_CC};
 pub use report::{ClientReport, MeshReport, TopologyReport};
 
 /// Run `run` (a trace of every unit to `trace`, when given): its report.

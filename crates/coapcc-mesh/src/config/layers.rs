@@ -211,6 +211,10 @@ pub struct RoutingConfig {
     pub forward_delay_us: u32,
     /// RPL control traffic (DIO Trickle, DAO).
     pub rpl: RplConfig,
+    /// Whether the DODAG root also hosts a client (a host places one client on every node
+    /// but the sink, instead of every node but the root and the sink). The Cooja study does
+    /// not say: `false`, n² − 2 clients in an n × n grid, is our reading.
+    pub root_client: bool,
 }
 
 impl Default for RadioConfig {
@@ -283,6 +287,7 @@ impl Default for RoutingConfig {
             sink: None,
             forward_delay_us: 0,
             rpl: RplConfig::default(),
+            root_client: false,
         }
     }
 }

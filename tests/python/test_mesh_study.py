@@ -146,6 +146,25 @@ def test_plan_of_ancillotti_runs_seeds_and_shared_points():
     assert {x.config_hash for x in quick}.isdisjoint({x.config_hash for x in tasks})
 
 
+def test_the_runs_table_keeps_each_replications_blocks():
+    """Replications of one point can belong to different blocks (a 5-replication sensitivity
+    block shares monitoring's first 5): the runs table keeps each run's own ``blocks``, though
+    the configuration columns of a point are stored once."""
+    from coapcc.dataset import _common_table
+
+    tasks = [t for t in plan(find_experiment("ancillotti")) if "sens-cpu" in t.blocks]
+    point = tasks[0].planned.point_hash
+    reps = sorted(
+        (t for t in plan(find_experiment("ancillotti")) if t.planned.point_hash == point),
+        key=lambda t: -t.planned.replication,  # replications 9..0: the first ones not in sens-cpu
+    )
+    commons = [t.common() for t in reps]
+    assert len({c["blocks"] for c in commons}) == 2
+    table = _common_table(commons)
+    assert table.column("blocks").to_pylist() == [c["blocks"] for c in commons]
+    assert table.column("replication").to_pylist() == list(range(9, -1, -1))
+
+
 #: Mistakes made the same way in a simulator experiment file and a mesh one: (name, edit of
 #: the text, the key the error names, what its message says).
 MISTAKES = [

@@ -13,8 +13,9 @@
 //!   no periodic DAO follows.
 //!
 //! All nodes start their Trickle timers at t = 0 (the simulation starts with the motes
-//! booting, as a Cooja run does), the root first; a node joins when it first hears its
-//! parent's DIO. Frame sizes are derived from the messages' fields (see the defaults).
+//! booting, as a Cooja run does) and every node is in the DODAG from the start, so each DAO
+//! goes out within [2, 6) s. Frame sizes are derived from the messages' fields (see the
+//! defaults).
 
 use serde::{Deserialize, Serialize};
 

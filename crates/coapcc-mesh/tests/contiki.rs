@@ -219,3 +219,41 @@ fn with_autoack_nullrdc_waits_for_the_hardware_ack() {
     assert_eq!(drop, tx[2] + (1792 + 400) * US);
     assert_eq!(n.drop_causes().mac_no_ack, 1);
 }
+
+/// RPL's control traffic alone on a 3×3 grid for 20 minutes. Every node boots at t = 0 with
+/// I_min = 4.096 s, so the intervals of all nodes end at 4.096 · (2^k − 1) s: 8 of them end
+/// before 1 200 s (the 8th at 1 044.5 s) and the 9th DIO is due after 1 568.8 s. A node hears
+/// at most 4 neighbours (the diagonals, 14.1 m, are out of MRM's 10.07 m), one DIO each per
+/// interval: fewer than the redundancy constant 10, so none is suppressed: 8 DIOs per node.
+/// Each of the 8 non-root nodes sends one DAO within [2, 6) s, and the 4 corners' DAOs are
+/// forwarded once more by their parents (if not lost on the air): 8 to 12 DAO transmissions.
+#[test]
+fn rpl_sends_eight_trickle_dios_per_node_and_one_dao_each_in_20_minutes() {
+    for seed in 1..=3 {
+        let c = cfg("grid:3", |c| c.routing.rpl.control = true);
+        let mut n = net_seeded(&c, seed);
+        let mut seq = 0;
+        while let Some((t, _)) = n.peek() {
+            if t > 1_200_000_000_000 {
+                break;
+            }
+            assert!(n.poll(&mut seq).is_none(), "control traffic delivers nothing to the host");
+        }
+        let mut dios = [0u32; 9];
+        let mut daos = 0;
+        for r in n.mac_log() {
+            match r.what {
+                MacWhat::TxData { to, .. } if to == u16::MAX - 1 => dios[r.node as usize] += 1,
+                MacWhat::TxData { to, .. } => {
+                    assert_eq!(n.dodag().parent[r.node as usize], Some(to as usize), "DAOs go up");
+                    assert!(r.t_ns < 6_100_000_000, "DAO at {} ns", r.t_ns);
+                    daos += 1
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(dios, [8; 9], "seed {seed}");
+        assert!((8..=12).contains(&daos), "seed {seed}: {daos} DAO transmissions");
+        assert_eq!(n.mac_counters().control_tx, 72 + daos as u64);
+    }
+}

@@ -214,7 +214,7 @@ def run_ns3(ns, buffer: int) -> dict:
 
 def run_model(binary: Path, buffer: int, reps: int) -> dict:
     """The coapcc-tcp model on the same configuration (its `crosscheck` example)."""
-    cmd = [str(binary), "--cc", "newreno:preset=helsinki2018", "--buffer", str(buffer)]
+    cmd = [str(binary), "--cc", "newreno:preset=helsinki2018,prr=on", "--buffer", str(buffer)]
     cmd += ["--bytes", str(RESPONSE), "--reps", str(reps)]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=True)
     return json.loads(out.stdout)

@@ -30,7 +30,7 @@ PYTHON_COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "reproduce": (
         "coapcc.reproduction",
-        "sweep + report of a catalogue entry (anrw18, fasor18); --quick for a preview",
+        "sweep + report of a catalogue entry (--catalogue lists them); --quick for a preview",
     ),
     "validate": (
         "coapcc.validation",

@@ -1,5 +1,5 @@
-"""``coapcc.mesh``: one run of the multi-hop 802.15.4 mesh study (``coapcc mesh``: the
-general simulator's engine over ``coapcc-mesh``'s network).
+"""``coapcc.mesh``: one run of ``coapcc mesh`` (the simulator with the message workload
+over a multi-hop 802.15.4 mesh, ``coapcc-mesh``'s network).
 
 (The module is ``coapcc.meshsim`` so that importing it never shadows the ``coapcc.mesh``
 function.)
@@ -34,30 +34,19 @@ DEFAULT_PRESET = "ancillotti-cooja"
 
 
 def mesh_config(preset: str = DEFAULT_PRESET, **options: Any) -> dict:
-    """The full mesh configuration of ``preset`` with ``options`` applied.
+    """The full mesh configuration of ``preset`` with ``options`` applied (by the simulator:
+    ``coapcc_sim::mesh_command::MeshRun``).
 
     Options are top-level keys (``topology``, ``cc``, ``traffic``, ``message_bytes``,
     ``duration_s``, ``seed``...) or dotted keys into the sections, given as
     ``**{"radio.capture_db": None}`` or with ``__`` (``mac__queue_packets=4``). Raises
     :class:`~coapcc.ConfigError` (a ``ValueError``) naming an unknown key or preset.
     """
+    dotted = {key.replace("__", "."): value for key, value in options.items()}
     try:
-        cfg = json.loads(_native.mesh_config_json(preset))
+        return json.loads(_native.mesh_config_json(preset, json.dumps(dotted)))
     except _native.ConfigError as e:
         raise ConfigError(e.key, e.problem) from None
-    for key, value in options.items():
-        dotted = key.replace("__", ".")
-        parts = dotted.split(".")
-        node = cfg
-        for part in parts[:-1]:
-            if not isinstance(node.get(part), dict):
-                sections = sorted(k for k, v in cfg.items() if isinstance(v, dict))
-                raise ConfigError(dotted, "unknown mesh parameter (no such section)", sections)
-            node = node[part]
-        if parts[-1] not in node:
-            raise ConfigError(dotted, "unknown mesh parameter", sorted(node))
-        node[parts[-1]] = value
-    return cfg
 
 
 #: Short labels of the Cooja study's algorithms (the ``cc`` spec's name, before ``:``).
@@ -168,6 +157,18 @@ class MeshConfig:
     def config_json(self) -> str:
         """The simulator's input (``coapcc._native.mesh_json``)."""
         return json.dumps(self.data)
+
+    def to_sim_config(self):
+        """The same run as a :class:`coapcc.SimConfig` (``topology``, ``mesh``, ``workload``,
+        ``messages``...): ``coapcc.simulate`` runs it with the metrics in
+        :attr:`coapcc.SimResult.messages` (``coapcc mesh`` is that run's view)."""
+        from .config import SimConfig
+
+        try:
+            params = json.loads(_native.mesh_sim_params_json(self.config_json()))
+        except _native.ConfigError as e:
+            raise ConfigError(e.key, e.problem) from None
+        return SimConfig.from_dict(params)
 
     def config_hash(self) -> str:
         """16 hex digits identifying what the simulator runs, as a simulator run's

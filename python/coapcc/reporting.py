@@ -556,7 +556,8 @@ def report(
         hist_parts.append(h)
     hist = pd.concat(hist_parts, ignore_index=True)
     if len(hist) and (hist.loc[hist["retransmissions"] > 0, "count"] > 0).any():
-        add("histogram", F.histogram_figure(hist, dims))
+        # (a dimension the histogram's table does not carry, e.g. start_jitter_ms, is left out)
+        add("histogram", F.histogram_figure(hist, [d for d in dims if d in hist.columns]))
     elif len(hist):
         omitted.append(
             {"id": "histogram", "text": "none: every completed exchange succeeded without a retransmission."}
@@ -595,15 +596,16 @@ def report(
 
     # Retransmissions-per-exchange table (counts), one row per case, in the summary's order.
     kmax = int(hist.loc[hist["count"] > 0, "retransmissions"].max()) if (hist["count"] > 0).any() else 0
-    hkeys = ["algorithm", "clients", *dims]
+    hdims = [d for d in dims if d in hist.columns]  # the histogram's table has the usual case columns
+    hkeys = ["algorithm", "clients", *hdims]
     htab = (
         hist[hist["retransmissions"] <= kmax]
         .pivot_table(index=hkeys, columns="retransmissions", values="count", aggfunc="sum", sort=False)
         .reset_index()
     )
     htab.columns = [str(c) for c in htab.columns]
-    htab = htab[[*dims, "algorithm", "clients", *[c for c in htab.columns if c not in hkeys]]]
-    htab = _order_cases(htab.rename(columns={"algorithm": "series"}), dims, order).rename(
+    htab = htab[[*hdims, "algorithm", "clients", *[c for c in htab.columns if c not in hkeys]]]
+    htab = _order_cases(htab.rename(columns={"algorithm": "series"}), hdims, order).rename(
         columns={"series": "algorithm"}
     )
 

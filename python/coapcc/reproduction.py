@@ -92,13 +92,17 @@ def main(argv: list[str]) -> int:
         from .sensitivity import main as sensitivity_main
 
         return sensitivity_main(argv[1:])
+    if argv == ["--catalogue"]:  # every entry, as a table (coapcc.listing)
+        from .listing import main as listing_main
+
+        return listing_main()
     from .sweeper import add_executor_args, plan
 
     names = ", ".join(sorted(catalogue())) or "none found"
     p = argparse.ArgumentParser(
         prog="coapcc reproduce",
         description=f"Sweep a catalogue entry and write its report (catalogue: {names}; "
-        "also 'sensitivity', the error-model study).",
+        "also 'sensitivity', the error-model study). 'coapcc reproduce --catalogue' lists them all.",
     )
     p.add_argument("name", help="catalogue entry (or an experiment file)")
     p.add_argument(

@@ -197,6 +197,20 @@ class SimResult:
         df.index.name = "direction"
         return df
 
+    @cached_property
+    def messages(self):
+        """The message workload's metrics (runs with ``workload`` ``periodic``, ``events`` or
+        ``none``): one row per client (``client``, ``messages``, ``lost``, ``plr``, loss causes,
+        ``units``, ``retransmissions``, early retransmissions, first RTOs), or None for the
+        flow workloads. The run-wide figures (``plr_mean``, ``rto_first_s``...) are in
+        ``raw["messages"]`` and :meth:`summary`."""
+        import pandas as pd
+
+        m = self.raw.get("messages")
+        if m is None:
+            return None
+        return pd.DataFrame(m["clients"]).rename_axis("client").reset_index()
+
     def fct(self):
         """Flow completion times in seconds (a pandas Series indexed by client)."""
         return self.flows.set_index("client")["fct_s"]
@@ -224,6 +238,9 @@ class SimResult:
                 "seed": self.seed,
             }
         )
+        m = self.raw.get("messages")
+        if m is not None:
+            s.update({k: v for k, v in m.items() if not isinstance(v, (list, dict)) and v is not None})
         # object dtype: integer counts stay integers next to the float statistics
         return pd.Series(s, name=self.config.label, dtype=object)
 

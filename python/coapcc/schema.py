@@ -19,6 +19,7 @@ from typing import Any
 from . import _native
 
 __all__ = [
+    "params_schema",
     "registry",
     "algorithm_names",
     "presets",
@@ -38,6 +39,16 @@ __all__ = [
 #: The transmission parameters a testbed profile sets for every algorithm of a run (RFC 7252
 #: §4.8; NSTART once the registry has it).
 TRANSMISSION_KEYS = ("ack_timeout", "ack_random_factor", "max_retransmit", "nstart")
+
+
+@cache
+def params_schema() -> dict:
+    """The schema of a run's parameters (what :class:`coapcc.SimConfig` is made of): every
+    parameter with its ``kind``, ``default``, range (``min``, ``max``), valid values
+    (``choices``) and ``doc``; the ``sections`` (``link``, ``coap``, ``server``); the ``shared``
+    transmission parameters; the ``workloads``; the defaults of a ``mesh`` and of the
+    ``messages`` workload. Read it, do not modify it."""
+    return json.loads(_native.sim_params_schema_json())
 
 
 @cache

@@ -152,7 +152,9 @@ class Variant:
         if self.clock == "time":
             return {"errors": ge_time_errors(profile, self.value), "error_clock": "time"}
         if self.clock == "packet":
-            return {"errors": profile, "error_clock": "packet", "error_burst_packets": float(self.value)}
+            # The chain written out (as for the time clock): under a preset that fitted the
+            # profile's burst length (helsinki2018), the named profile would be the fitted one.
+            return {"errors": ge_packet_errors(profile, self.value), "error_clock": "packet"}
         raise ValueError(f"unknown error clock {self.clock!r} (valid: time, packet)")
 
     def label(self) -> str:
@@ -200,6 +202,18 @@ def ge_time_errors(profile: str, t_b: float) -> str:
     return (
         f"ge-time:{low_sojourn(profile, float(t_b))!r},{float(t_b)!r},{c['loss_low']!r},{c['loss_burst']!r}"
     )
+
+
+def ge_packet_errors(profile: str, burst_packets: float) -> str:
+    """``ge:P,R,K,H`` of ``profile`` with mean burst length ``burst_packets`` packets (R =
+    1/burst, P = R·π_B/(1 − π_B), in the simulator's order of operations: the named profile's
+    packet-clocked chain bit for bit) and the profile's state loss rates."""
+    if not (isinstance(burst_packets, (int, float)) and math.isfinite(burst_packets) and burst_packets >= 1):
+        raise ValueError(f"burst length must be >= 1 packet, got {burst_packets!r}")
+    c = profile_chain(profile)
+    r = 1.0 / float(burst_packets)
+    p = r * c["burst_share"] / (1.0 - c["burst_share"])
+    return f"ge:{p!r},{r!r},{c['loss_low']!r},{c['loss_burst']!r}"
 
 
 # -- the plan ---------------------------------------------------------------------------------

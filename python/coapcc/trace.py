@@ -17,6 +17,13 @@ buffer) of every link direction::
     {"kind": "queue", "time_s": 0.0251, "link": 0, "direction": "downlink",
      "event": "leave", "size": 94, "bytes": 94, "packets": 1}
 
+A run of the message workload (``workload`` ``periodic``, ``events``, ``none``; ``coapcc mesh
+--trace``) writes one record per finished unit instead of the exchange records, in
+:attr:`Trace.units`::
+
+    {"t_s":12.300000000,"client":3,"node":5,"exchange":17,"unit":1,"units":3,"bytes":96,
+     "event":false,"outcome":"acked","retransmissions":0,"rto_first_s":2.481000000,"rtt_s":0.088000000}
+
 ``event`` is ``enqueue`` (admitted), ``drop`` (tail-dropped: it did not fit) or ``leave`` (it
 stopped counting in the buffer: last bit out, or start of its serialisation when the in-service
 packet does not count); ``bytes`` and ``packets`` are the occupancy after the event, counted as
@@ -32,7 +39,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Trace", "read_trace", "run_traced", "QUEUE_COLUMNS"]
+__all__ = ["Trace", "read_trace", "run_traced", "QUEUE_COLUMNS", "UNIT_COLUMNS"]
 
 
 @dataclass
@@ -48,6 +55,10 @@ class Trace:
     expired`` (``expired``: the timer armed with this copy ran out, i.e. a later copy followed
     or the exchange gave up).
 
+    ``units``: one row per unit of the message workload (empty for the other workloads):
+    ``t_s, client, node, exchange, unit, units, bytes, event, outcome, retransmissions,
+    rto_first_s, rtt_s``.
+
     ``queue``: the bottleneck queue of every link direction over time, one row per change
     (empty unless the trace was recorded with queue records): ``time_s, link, direction,
     bytes, packets, event, size``, sorted by time (ties in the order they happened). The
@@ -57,12 +68,15 @@ class Trace:
     exchanges: Any
     transmissions: Any
     queue: Any = None
+    units: Any = None
 
     def __post_init__(self):
-        if self.queue is None:
-            import pandas as pd
+        import pandas as pd
 
+        if self.queue is None:
             self.queue = pd.DataFrame(columns=QUEUE_COLUMNS)
+        if self.units is None:
+            self.units = pd.DataFrame(columns=UNIT_COLUMNS)
 
     def flow(self, client: int) -> Trace:
         """The trace of one client (the queue, shared by every client, is kept whole)."""
@@ -70,14 +84,30 @@ class Trace:
             self.exchanges[self.exchanges["client"] == client].reset_index(drop=True),
             self.transmissions[self.transmissions["client"] == client].reset_index(drop=True),
             self.queue,
+            self.units[self.units["client"] == client].reset_index(drop=True),
         )
 
 
 #: Columns of :attr:`Trace.queue`.
 QUEUE_COLUMNS = ["time_s", "link", "direction", "bytes", "packets", "event", "size"]
+#: Columns of :attr:`Trace.units`.
+UNIT_COLUMNS = [
+    "t_s",
+    "client",
+    "node",
+    "exchange",
+    "unit",
+    "units",
+    "bytes",
+    "event",
+    "outcome",
+    "retransmissions",
+    "rto_first_s",
+    "rtt_s",
+]
 
 
-def _records(lines: Iterable[str], clients: set[int] | None, queue: list):
+def _records(lines: Iterable[str], clients: set[int] | None, queue: list, units: list):
     for line in lines:
         if not line.strip():
             continue
@@ -85,7 +115,10 @@ def _records(lines: Iterable[str], clients: set[int] | None, queue: list):
         if rec.get("kind") == "queue":
             queue.append(rec)
         elif clients is None or rec.get("client") in clients:
-            yield rec
+            if "unit" in rec:
+                units.append(rec)
+            else:
+                yield rec
 
 
 def read_trace(path: str | os.PathLike, clients: Iterable[int] | None = None) -> Trace:
@@ -97,9 +130,9 @@ def read_trace(path: str | os.PathLike, clients: Iterable[int] | None = None) ->
     import pandas as pd
 
     wanted = set(clients) if clients is not None else None
-    ex_rows, tx_rows, q_rows = [], [], []
+    ex_rows, tx_rows, q_rows, u_rows = [], [], [], []
     with open(path) as f:
-        for rec in _records(f, wanted, q_rows):
+        for rec in _records(f, wanted, q_rows, u_rows):
             txs = rec.get("transmissions") or []
             cc = rec.get("cc") or {}
             row = {
@@ -155,7 +188,7 @@ def read_trace(path: str | os.PathLike, clients: Iterable[int] | None = None) ->
         # Each direction's records are in time order in the file; interleave them by time.
         q = q.sort_values("time_s", kind="stable").reset_index(drop=True)
     q = q.astype({"time_s": float, "link": int, "bytes": int, "packets": int, "size": int})
-    return Trace(ex, tx, q)
+    return Trace(ex, tx, q, pd.DataFrame(u_rows, columns=UNIT_COLUMNS))
 
 
 def run_traced(config_json: str, trace_path: str, queue: bool = True) -> str:

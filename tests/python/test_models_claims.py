@@ -8,7 +8,7 @@ import pytest
 
 from coapcc.claims import find_claims, measure
 from coapcc.models import claims as mc
-from coapcc.models import tables
+from coapcc.models import makarem21, tables
 
 
 class Results:
@@ -106,6 +106,7 @@ def test_claims_file_parses_and_every_measure_resolves():
         "C5-cocoa-plus",
         "M5-iw1.5",
         "M5-iw-order",
+        "M5-mbc",
         "M6-cocoa-plus",
         "M7-idc-loss",
         "M7-mbc-loss",
@@ -164,8 +165,12 @@ SMALL = {
         "half_width": 0.1,
         "bad_only": {"means": [0.2, 0.7, 1.0], "bad_mean_s": 5.0},
         "stable": {"cc": ["idc-coap:preset=makarem2021"], "means": [1.0], "duration_s": 18000},
+        "loss_rule": "delivered",
     },
-    "sensitivity": {"rtt": [{"name": "late_ack=ignore", "late_ack": "ignore"}]},
+    "sensitivity": {
+        "rtt": [{"name": "late_ack=ignore", "late_ack": "ignore"}],
+        "readings": [{"name": "loss_rule=rate-check", "loss_rule": "rate-check"}],
+    },
 }
 
 
@@ -181,6 +186,20 @@ def test_study_table_judged_through_validate(tmp_path):
     assert (rtt.loc[rtt["variant"] == "late_ack=ignore", "late_acks"] == 0).all()
     bw = df[df["part"] == "resbw"]
     assert set(bw["family"]) == {"backoff", "rate"} and (bw["gp_ratio"] > 0).all()
+    # The whole chapter 6 study again under the other reading, each row saying its rule.
+    assert set(bw.loc[bw["variant"] == "thesis", "loss_rule"]) == {"delivered"}
+    other = bw[bw["variant"] == "loss_rule=rate-check"]
+    assert set(other["loss_rule"]) == {"rate-check"} and len(other) == len(bw[bw["variant"] == "thesis"])
+    assert set(other["set"]) == {"bad-only", "stable"}
+    by = makarem21.judge_readings(df, ["loss_rule=rate-check"])
+    assert set(by["reading"]) == {"delivered (preset)", "rate-check"}
+    assert set(by["claim"]) <= {
+        c.id for c in find_claims("makarem21").claims if c.id.startswith(makarem21.CH6_CLAIMS)
+    }
+    m5 = by[by["claim"] == "M5-iw1.5"].set_index("reading")["reproduced"]
+    assert m5["delivered (preset)"] == pytest.approx(m5["rate-check"], rel=0.02), (
+        "IDC's (6.1) does not depend on it"
+    )
     tables.write_dataset(df, tmp_path / "ds")
     verdicts = {v.claim.id: v for v in validate("makarem21", dataset=tmp_path / "ds", progress=False)}
     for cid in ("M1-exact-3", "M1-approx-7", "CH3-delay-p", "CH3-overhead-r", "M3", "M5-iw1.5", "M6-default"):

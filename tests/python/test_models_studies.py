@@ -39,10 +39,17 @@ def test_resbw_run_and_curve():
 
     r = studies.resbw("default", "fixed:0.5", rtt_ms="fixed:500", duration_s=20000)
     assert r["goodput_pps"] == pytest.approx(float(backoff_plateau(0.5, 2.0, 0)), abs=0.005)  # §7.6
-    # RTO 0.5 s at 1.2 pkt/s: the first retransmission (rate >= 1.33) always fails, the second
-    # (rate <= 1) passes: j = 1.
-    r = studies.resbw("default:ack_timeout=0.5", "fixed:1.2", rtt_ms="fixed:500", duration_s=20000)
+    assert r["loss_rule"] == "delivered" and r["late_ack"] == "sample", "the study's choices, by name"
+    # RTO 0.5 s at 1.2 pkt/s. rate-check: the first retransmission (rate >= 1.33 since the lost
+    # original) always fails, the second (rate <= 1) passes: j = 1. delivered: the first comes at
+    # least 1 s after the last delivery and passes: j = 0.
+    kw = dict(rtt_ms="fixed:500", duration_s=20000)
+    r = studies.resbw("default:ack_timeout=0.5", "fixed:1.2", loss_rule="rate-check", **kw)
     assert r["goodput_pps"] == pytest.approx(float(backoff_plateau(0.5, 0.5, 1)), abs=0.005)
+    r = studies.resbw("default:ack_timeout=0.5", "fixed:1.2", **kw)
+    assert r["goodput_pps"] == pytest.approx(float(backoff_plateau(0.5, 0.5, 0)), abs=0.01)
+    with pytest.raises(ValueError, match="loss_rule.*rate-check"):
+        studies.resbw("default", "fixed:1", loss_rule="leaky")
     with pytest.raises(ValueError, match="resbw"):
         studies.resbw("default", "uniform:3,1")
     with pytest.raises(ValueError, match="unknown algorithm|no-such"):

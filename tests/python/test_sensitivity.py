@@ -46,17 +46,35 @@ def test_default_sojourn_is_the_named_profile_bit_for_bit(profile):
 def test_default_sojourn_runs_exactly_as_the_named_profile():
     from coapcc import simulate
 
-    base = {"algorithm": "fasor", "preset": "helsinki2018", "clients": 4, "exchanges": 5, "seed": 9}
+    base = {"algorithm": "fasor", "clients": 4, "exchanges": 5, "seed": 9}
     named = simulate(base, errors="high").raw["flows"]
     assert named == simulate(base, errors=sens.ge_time_errors("high", 1.0)).raw["flows"]
     assert named != simulate(base, errors=sens.ge_time_errors("high", 0.2)).raw["flows"]
+    # Under helsinki2018 the named profile is the preset's fitted chain (link schema).
+    fits = json.loads(_native.link_schema_json())["preset_fits"]
+    t_b = next(
+        f["value"]
+        for f in fits
+        if (f["preset"], f["profile"], f["clock"]) == ("helsinki2018", "high", "time")
+    )
+    h18 = {**base, "preset": "helsinki2018"}
+    assert (
+        simulate(h18, errors="high").raw["flows"]
+        == simulate(h18, errors=sens.ge_time_errors("high", t_b)).raw["flows"]
+    )
+
+
+@pytest.mark.parametrize("profile", ["medium", "high"])
+@pytest.mark.parametrize("burst", [1.0, 2.0, 5.0, 20.0])
+def test_packet_clock_variant_is_the_named_profile_bit_for_bit(profile, burst):
+    assert _model(sens.ge_packet_errors(profile, burst)) == _model(profile, "packet", burst)
 
 
 @pytest.mark.parametrize("profile,average", [("medium", 0.10), ("high", 0.18)])
 @pytest.mark.parametrize("burst", [1.0, 2.0, 5.0, 20.0])
 def test_packet_clock_variant_keeps_the_average_loss(profile, average, burst):
     fields = sens.Variant("packet", burst).fields(profile)
-    m = _model(fields["errors"], fields["error_clock"], fields["error_burst_packets"])
+    m = _model(fields["errors"], fields["error_clock"])
     assert m["model"] == "gilbert_elliott"
     assert m["r"] == pytest.approx(1 / burst)
     assert _mean_loss(m) == pytest.approx(average, abs=1e-12)

@@ -54,11 +54,19 @@ pub fn registry_json() -> Value {
 
 /// Run `coapcc algorithms`.
 pub fn run(args: &AlgorithmsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    if let Some(cfg) = args.name.as_deref().and_then(crate::tcp_algorithms::lookup) {
+        if args.json {
+            writeln!(out, "{}", serde_json::to_string_pretty(&[crate::tcp_algorithms::tcp_json(&cfg)])?)?;
+        } else {
+            crate::tcp_algorithms::print(&cfg, out)?;
+        }
+        return Ok(());
+    }
     let selected: Vec<_> = match &args.name {
         Some(n) => match coapcc_cc::lookup(n) {
             Some(a) => vec![a],
             None => {
-                let names: Vec<_> = ALGORITHMS.iter().map(|a| a.name).collect();
+                let names: Vec<_> = ALGORITHMS.iter().map(|a| a.name).chain(["newreno", "bbr"]).collect();
                 anyhow::bail!("unknown algorithm '{n}'; valid algorithms: {}", names.join(", "))
             }
         },
@@ -118,5 +126,8 @@ pub fn run(args: &AlgorithmsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         "A name alone means the specification's defaults (RFC 7252 transmission parameters); a preset sets its \
          testbed's shared parameters for every algorithm, plus what its publication used for the algorithms it ran."
     )?;
+    if args.name.is_none() {
+        crate::tcp_algorithms::print_all(out)?;
+    }
     Ok(())
 }

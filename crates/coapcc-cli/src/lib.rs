@@ -11,6 +11,7 @@ use std::io::Write;
 use clap::{CommandFactory, Parser, Subcommand};
 
 mod algorithms;
+mod tcp_algorithms;
 
 pub use algorithms::registry_json;
 
@@ -26,7 +27,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// List every congestion-control algorithm with its parameters and defaults.
+    /// List every congestion-control algorithm (CoAP over UDP, and TCP: newreno, bbr) with its
+    /// parameters and defaults.
     Algorithms(algorithms::AlgorithmsArgs),
     /// Simulate N CoAP clients over the constrained-link testbed (deterministic, seeded).
     Simulate(Box<coapcc_sim::cli::SimulateArgs>),

@@ -3,7 +3,7 @@
 //! - `coap-server` / `coap-client`: the simulator's workload on real sockets. The client
 //!   sends `CON GET /hello` with a 1-byte token (11 B of CoAP, 39 B on the wire over IPv4);
 //!   the server answers every copy with a piggybacked `ACK 2.05` carrying a 60-byte payload
-//!   (66 B of CoAP, 94 B on the wire), the simulator's default sizes (`coapcc_sim::coap`).
+//!   (66 B of CoAP, 94 B on the wire), the simulator's default sizes (`coapcc_sim::message_sizes`).
 //!   The client runs N flows of `--count` stop-and-wait exchanges, each driven by a
 //!   [`coapcc_cc`] algorithm with the simulator's dither stream, and reports each flow's FCT
 //!   (first request sent → last response received), transmissions and failures as JSON.

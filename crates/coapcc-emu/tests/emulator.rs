@@ -589,109 +589,121 @@ fn helsinki2018_tcp_settings_are_in_effect() {
     let Some(_g) = setup("helsinki2018_tcp_settings_are_in_effect") else { return };
     let host_cc = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap();
     let host_sack = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_sack").unwrap();
-    // reno with the study's 2 s initial RTO (BPF sock_ops), bbr with the kernel's 1 s.
-    for (cc, init_rto) in [("reno", Some(2000)), ("bbr", None)] {
-        let cfg = EmulatorConfig {
-            tcp_cc: Some(cc.into()),
-            tcp_profile: TcpProfile::Testbed,
-            tcp_init_rto_ms: init_rto,
-            ..Default::default()
-        };
-        let emu = Emulator::start(&cfg).unwrap();
-        let r = emu.report();
-        assert!(r.warnings.is_empty(), "{cc}: {:?}", r.warnings);
-        assert_eq!(r.tcp_init_rto.is_some(), init_rto.is_some(), "{:?}", r.tcp_init_rto);
-        // The initial RTO of a socket in SYN-SENT: a SYN to an address behind the link that
-        // nobody answers stays unanswered, and `ss` shows the socket's current RTO.
-        let st = emu.command(Side::Client, "ip", &["route", "add", "198.18.0.9/32", "dev", "emu0"]).status().unwrap();
-        assert!(st.success());
-        let mut syn = emu.command(
-            Side::Client,
-            PROBE,
-            &["tcp-send", "--server", "198.18.0.9:9", "--bytes", "1", "--max-seconds", "5"],
-        );
-        syn.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-        let syn = ChildGuard::spawn(syn).unwrap();
-        let mut line = String::new();
-        for _ in 0..40 {
-            let out = emu.command(Side::Client, "ss", &["-tinH", "state", "syn-sent"]).output().unwrap();
-            line = String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
-            if line.contains("rto:") {
-                break;
+    // reno with the study's 2 s initial RTO (BPF sock_ops), bbr with the kernel's 1 s: two
+    // emulators at once (nothing here measures time; each has its own namespaces).
+    std::thread::scope(|s| {
+        let hs =
+            [("reno", Some(2000)), ("bbr", None)].map(|(cc, rto)| s.spawn(move || tcp_settings_in_effect(cc, rto)));
+        for h in hs {
+            if let Err(e) = h.join() {
+                std::panic::resume_unwind(e);
             }
-            std::thread::sleep(Duration::from_millis(50));
         }
-        drop(syn);
-        let want = format!("rto:{}", init_rto.unwrap_or(1000));
-        eprintln!("{cc}: SYN-SENT: {line}");
-        assert!(line.split_whitespace().any(|w| w == want), "{cc}: want {want}: {line}");
-        for (side, peer) in [(Side::Client, "198.18.0.2"), (Side::Server, "198.18.0.1")] {
-            // Read back with sysctl(8) inside the namespace, independently of the emulator.
-            let keys: Vec<&str> = std::iter::once("net.ipv4.tcp_congestion_control")
-                .chain(TESTBED_SYSCTLS.iter().map(|kv| kv.0))
-                .collect();
-            for key in keys {
-                let want = if key.ends_with("congestion_control") {
-                    cc
-                } else {
-                    TESTBED_SYSCTLS.iter().find(|kv| kv.0 == key).unwrap().1
-                };
-                let path = format!("/proc/sys/{}", key.replace('.', "/"));
-                let out = emu.command(side, "cat", &[&path]).output().unwrap();
-                assert!(out.status.success(), "{key} missing in the {side:?} namespace on this kernel");
-                assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), want, "{cc} {side:?} {key}");
-            }
-            let out = emu.command(side, "ip", &["route", "show", peer]).output().unwrap();
-            let route = String::from_utf8_lossy(&out.stdout).to_string();
-            // iproute2 prints `rto_min lock 200ms` (the attribute is locked against the
-            // per-socket value).
-            for attr in ["initcwnd 4", "200ms", &format!("congctl {cc}")] {
-                assert!(route.contains(attr), "{cc} {side:?}: route '{route}' lacks '{attr}'");
-            }
-            assert!(route.contains("rto_min"), "{cc} {side:?}: route '{route}' lacks rto_min");
-            let idx = usize::from(side == Side::Server);
-            assert_eq!(r.tcp_settings[idx].route, route.trim());
-        }
-        // A live connection uses them: the congestion control, MSS 256 from the MTU, and
-        // neither timestamps nor SACK were negotiated (`ss` lists `ts` and `sack` when they are).
-        let sink = probe_server(&emu, Side::Client, &["tcp-sink", "--bind", "0.0.0.0:9001", "--max-seconds", "20"]);
-        let mut send = emu.command(
-            Side::Server,
-            PROBE,
-            &["tcp-send", "--server", "198.18.0.1:9001", "--bytes", "6000", "--max-seconds", "20"],
-        );
-        send.stdin(Stdio::null()).stdout(Stdio::null());
-        let mut sender = ChildGuard::spawn(send).unwrap();
-        let info = ss_connection(&emu, Side::Server, "198.18.0.1:9001");
-        eprintln!("{cc}: ss -tin: {}", info.trim());
-        let words: Vec<&str> = info.split_whitespace().collect();
-        assert!(words.contains(&cc), "{cc}: {info}");
-        assert!(!words.contains(&"ts") && !words.contains(&"sack"), "{cc}: {info}");
-        assert!(words.contains(&"mss:256"), "{cc}: {info}");
-        // Initial window 4: until the first data ACK (bytes_acked:1 counts only the SYN), the
-        // sender has sent exactly 4 data segments (it had 6 000 B to send; the first ACK comes
-        // one 0.64 s round trip later, so the first poll normally sees this).
-        let field = |name: &str| words.iter().find_map(|w| w.strip_prefix(name)).and_then(|v| v.parse::<u64>().ok());
-        if field("bytes_acked:") == Some(1) {
-            assert_eq!(field("data_segs_out:"), Some(4), "{cc}: {info}");
-        }
-        let mut sent = None;
-        for _ in 0..300 {
-            sent = sender.try_wait().unwrap();
-            if sent.is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        assert!(sent.is_some_and(|s| s.success()), "{cc}: tcp-send did not finish: {sent:?}");
-        let out = wait_output(sink);
-        assert_eq!(out["bytes"].as_u64(), Some(6000));
-        drop(sender);
-        emu.stop().unwrap();
-    }
+    });
     // The host's own settings are untouched.
     assert_eq!(std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap(), host_cc);
     assert_eq!(std::fs::read_to_string("/proc/sys/net/ipv4/tcp_sack").unwrap(), host_sack);
+}
+
+/// One emulator with the testbed's TCP settings and `cc`: the settings read back in both
+/// namespaces, the initial RTO of a SYN, and a live connection using them.
+fn tcp_settings_in_effect(cc: &'static str, init_rto: Option<u32>) {
+    let cfg = EmulatorConfig {
+        tcp_cc: Some(cc.into()),
+        tcp_profile: TcpProfile::Testbed,
+        tcp_init_rto_ms: init_rto,
+        ..Default::default()
+    };
+    let emu = Emulator::start(&cfg).unwrap();
+    let r = emu.report();
+    assert!(r.warnings.is_empty(), "{cc}: {:?}", r.warnings);
+    assert_eq!(r.tcp_init_rto.is_some(), init_rto.is_some(), "{:?}", r.tcp_init_rto);
+    // The initial RTO of a socket in SYN-SENT: a SYN to an address behind the link that
+    // nobody answers stays unanswered, and `ss` shows the socket's current RTO.
+    let st = emu.command(Side::Client, "ip", &["route", "add", "198.18.0.9/32", "dev", "emu0"]).status().unwrap();
+    assert!(st.success());
+    let mut syn = emu.command(
+        Side::Client,
+        PROBE,
+        &["tcp-send", "--server", "198.18.0.9:9", "--bytes", "1", "--max-seconds", "5"],
+    );
+    syn.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    let syn = ChildGuard::spawn(syn).unwrap();
+    let mut line = String::new();
+    for _ in 0..40 {
+        let out = emu.command(Side::Client, "ss", &["-tinH", "state", "syn-sent"]).output().unwrap();
+        line = String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+        if line.contains("rto:") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(syn);
+    let want = format!("rto:{}", init_rto.unwrap_or(1000));
+    eprintln!("{cc}: SYN-SENT: {line}");
+    assert!(line.split_whitespace().any(|w| w == want), "{cc}: want {want}: {line}");
+    for (side, peer) in [(Side::Client, "198.18.0.2"), (Side::Server, "198.18.0.1")] {
+        // Read back with sysctl(8) inside the namespace, independently of the emulator.
+        let keys: Vec<&str> =
+            std::iter::once("net.ipv4.tcp_congestion_control").chain(TESTBED_SYSCTLS.iter().map(|kv| kv.0)).collect();
+        for key in keys {
+            let want = if key.ends_with("congestion_control") {
+                cc
+            } else {
+                TESTBED_SYSCTLS.iter().find(|kv| kv.0 == key).unwrap().1
+            };
+            let path = format!("/proc/sys/{}", key.replace('.', "/"));
+            let out = emu.command(side, "cat", &[&path]).output().unwrap();
+            assert!(out.status.success(), "{key} missing in the {side:?} namespace on this kernel");
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), want, "{cc} {side:?} {key}");
+        }
+        let out = emu.command(side, "ip", &["route", "show", peer]).output().unwrap();
+        let route = String::from_utf8_lossy(&out.stdout).to_string();
+        // iproute2 prints `rto_min lock 200ms` (the attribute is locked against the
+        // per-socket value).
+        for attr in ["initcwnd 4", "200ms", &format!("congctl {cc}")] {
+            assert!(route.contains(attr), "{cc} {side:?}: route '{route}' lacks '{attr}'");
+        }
+        assert!(route.contains("rto_min"), "{cc} {side:?}: route '{route}' lacks rto_min");
+        let idx = usize::from(side == Side::Server);
+        assert_eq!(r.tcp_settings[idx].route, route.trim());
+    }
+    // A live connection uses them: the congestion control, MSS 256 from the MTU, and
+    // neither timestamps nor SACK were negotiated (`ss` lists `ts` and `sack` when they are).
+    let sink = probe_server(&emu, Side::Client, &["tcp-sink", "--bind", "0.0.0.0:9001", "--max-seconds", "20"]);
+    let mut send = emu.command(
+        Side::Server,
+        PROBE,
+        &["tcp-send", "--server", "198.18.0.1:9001", "--bytes", "3000", "--max-seconds", "20"],
+    );
+    send.stdin(Stdio::null()).stdout(Stdio::null());
+    let mut sender = ChildGuard::spawn(send).unwrap();
+    let info = ss_connection(&emu, Side::Server, "198.18.0.1:9001");
+    eprintln!("{cc}: ss -tin: {}", info.trim());
+    let words: Vec<&str> = info.split_whitespace().collect();
+    assert!(words.contains(&cc), "{cc}: {info}");
+    assert!(!words.contains(&"ts") && !words.contains(&"sack"), "{cc}: {info}");
+    assert!(words.contains(&"mss:256"), "{cc}: {info}");
+    // Initial window 4: until the first data ACK (bytes_acked:1 counts only the SYN), the
+    // sender has sent exactly 4 data segments (it had 3 000 B, 12 segments, to send; the first ACK comes
+    // one 0.64 s round trip later, so the first poll normally sees this).
+    let field = |name: &str| words.iter().find_map(|w| w.strip_prefix(name)).and_then(|v| v.parse::<u64>().ok());
+    if field("bytes_acked:") == Some(1) {
+        assert_eq!(field("data_segs_out:"), Some(4), "{cc}: {info}");
+    }
+    let mut sent = None;
+    for _ in 0..300 {
+        sent = sender.try_wait().unwrap();
+        if sent.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(sent.is_some_and(|s| s.success()), "{cc}: tcp-send did not finish: {sent:?}");
+    let out = wait_output(sink);
+    assert_eq!(out["bytes"].as_u64(), Some(3000));
+    drop(sender);
+    emu.stop().unwrap();
 }
 
 #[test]

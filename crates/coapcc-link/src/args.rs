@@ -31,7 +31,7 @@ macro_rules! link_args {
             #[arg(long, value_name = "MODEL")]
             pub errors: Option<String>,
             /// Clock of the medium/high profiles' error chain: time (default; exponential sojourns,
-            /// T_B = 1 s, inferred) or packet.
+            /// T_B = 1 s inferred, or the preset's fitted T_B with --preset helsinki2018) or packet.
             #[arg(long, value_name = "time|packet", value_parser = <$crate::ErrorClock as ::core::str::FromStr>::from_str)]
             pub error_clock: Option<$crate::ErrorClock>,
             /// Mean burst length in packets of the profiles with --error-clock packet (not
@@ -64,6 +64,7 @@ macro_rules! link_args {
                     burst_packets: self.burst_packets,
                     rest_of_path_ms: self.rest_of_path_ms.clone(),
                     overhead_bytes: self.overhead_bytes,
+                    preset: None,
                     uplink_schedule: self.uplink_schedule.clone(),
                     downlink_schedule: self.downlink_schedule.clone(),
                 }

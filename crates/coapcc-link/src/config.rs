@@ -139,6 +139,9 @@ pub struct LinkOverrides {
     pub rest_of_path_ms: Option<String>,
     /// Bytes added per packet by the rate stages.
     pub overhead_bytes: Option<u32>,
+    /// Reproduction preset whose fitted error profiles `errors` names (`helsinki2018`: the
+    /// fitted burst sojourns of `medium` and `high`); `None`: the inferred ones.
+    pub preset: Option<String>,
     /// Rate/loss schedule of the uplink's rate stage: a trace file or inline points
     /// ([`RateSchedule::from_file_or_inline`]).
     pub uplink_schedule: Option<String>,
@@ -167,8 +170,12 @@ impl LinkOverrides {
         if let Some(e) = &self.errors {
             let burst = self.burst_packets.unwrap_or(DEFAULT_BURST_PACKETS);
             check_burst_packets(burst).map_err(|m| format!("--burst-packets: {m}"))?;
-            let model = LossModel::parse(e, self.error_clock.unwrap_or(ErrorClock::Time), burst)
-                .map_err(|m| format!("--errors: {m}"))?;
+            let clock = self.error_clock.unwrap_or(ErrorClock::Time);
+            if self.burst_packets.is_some() {
+                fitted_burst(e, self.preset.as_deref(), clock).map_err(|m| format!("--burst-packets: {m}"))?;
+            }
+            let model =
+                LossModel::parse_for(e, self.preset.as_deref(), clock, burst).map_err(|m| format!("--errors: {m}"))?;
             if link.set_loss(&model) == 0 {
                 return Err("--errors: the configured link chains have no loss stage".into());
             }
@@ -181,6 +188,19 @@ impl LinkOverrides {
             link.set_overhead_bytes(o);
         }
         Ok(())
+    }
+}
+
+/// A burst length given for a profile the preset fitted with the packet clock would be
+/// ignored: refuse it with a message instead.
+fn fitted_burst(errors: &str, preset: Option<&str>, clock: ErrorClock) -> Result<(), String> {
+    match crate::preset_fit(errors.trim(), preset, ErrorClock::Packet) {
+        Some(b) if clock == ErrorClock::Packet => Err(format!(
+            "the {} preset fits the burst length of '{}' ({b} packets); drop the preset or give the chain as ge:P,R,K,H",
+            preset.unwrap_or("").trim(),
+            errors.trim()
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -224,6 +244,10 @@ pub struct LinkSpec {
     pub error_clock: ErrorClock,
     /// Mean burst length of the profiles with the packet clock, packets (5).
     pub burst_packets: f64,
+    /// Reproduction preset whose fitted error profiles `errors` names (`helsinki2018`); absent:
+    /// the inferred ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
 }
 
 impl Default for LinkSpec {
@@ -242,6 +266,7 @@ impl Default for LinkSpec {
             errors: "none".into(),
             error_clock: ErrorClock::Time,
             burst_packets: DEFAULT_BURST_PACKETS,
+            preset: None,
         }
     }
 }
@@ -250,7 +275,12 @@ impl LinkSpec {
     /// The loss model `errors` describes (validated).
     pub fn loss_model(&self) -> Result<LossModel, String> {
         check_burst_packets(self.burst_packets).map_err(|m| format!("burst_packets: {m}"))?;
-        LossModel::parse(&self.errors, self.error_clock, self.burst_packets).map_err(|m| format!("errors: {m}"))
+        if self.burst_packets != DEFAULT_BURST_PACKETS {
+            fitted_burst(&self.errors, self.preset.as_deref(), self.error_clock)
+                .map_err(|m| format!("burst_packets: {m}"))?;
+        }
+        LossModel::parse_for(&self.errors, self.preset.as_deref(), self.error_clock, self.burst_packets)
+            .map_err(|m| format!("errors: {m}"))
     }
 
     /// The testbed chains with these parameters, validated against the MTU.
@@ -311,6 +341,73 @@ mod tests {
         assert!(spec.build().unwrap_err().starts_with("burst_packets"));
         let e: Result<LinkSpec, _> = serde_json::from_str(r#"{"buffer": 1}"#);
         assert!(e.unwrap_err().to_string().contains("unknown field"));
+    }
+
+    #[test]
+    fn a_preset_selects_its_fitted_error_profiles() {
+        use crate::{
+            HELSINKI2018_HIGH_BURST_PACKETS, HELSINKI2018_HIGH_BURST_S, HELSINKI2018_MEDIUM_BURST_PACKETS,
+            HELSINKI2018_MEDIUM_BURST_S,
+        };
+        let fitted = |errors: &str, clock: ErrorClock| {
+            let spec = LinkSpec {
+                errors: errors.into(),
+                preset: Some("helsinki2018".into()),
+                error_clock: clock,
+                ..LinkSpec::default()
+            };
+            spec.loss_model().unwrap()
+        };
+        for (name, t_b, b, pi_b) in [
+            ("medium", HELSINKI2018_MEDIUM_BURST_S, HELSINKI2018_MEDIUM_BURST_PACKETS, 0.2),
+            ("high", HELSINKI2018_HIGH_BURST_S, HELSINKI2018_HIGH_BURST_PACKETS, 0.16 / 0.78),
+        ] {
+            match fitted(name, ErrorClock::Time) {
+                LossModel::GilbertElliottTime { low_mean_s, burst_mean_s, .. } => {
+                    assert_eq!(burst_mean_s, t_b, "{name}");
+                    assert!((low_mean_s - t_b * (1.0 - pi_b) / pi_b).abs() < 1e-12, "{name}");
+                }
+                m => panic!("{name}: {m:?}"),
+            }
+            match fitted(name, ErrorClock::Packet) {
+                LossModel::GilbertElliott { p, r, .. } => {
+                    assert_eq!(r, 1.0 / b, "{name}");
+                    assert!((p - r * pi_b / (1.0 - pi_b)).abs() < 1e-12, "{name}");
+                }
+                m => panic!("{name}: {m:?}"),
+            }
+            // The published averages hold whatever the sojourn.
+            for clock in [ErrorClock::Time, ErrorClock::Packet] {
+                let plain = LossModel::profile(name, clock, 5.0).unwrap();
+                assert!((fitted(name, clock).mean_loss() - plain.mean_loss()).abs() < 1e-12);
+            }
+        }
+        // Other presets, no preset and the other profiles: as before.
+        let plain = LinkSpec { errors: "medium".into(), ..LinkSpec::default() }.loss_model().unwrap();
+        assert_eq!(plain, LossModel::profile("medium", ErrorClock::Time, 5.0).unwrap());
+        let other = LinkSpec { errors: "medium".into(), preset: Some("rfc7252".into()), ..LinkSpec::default() };
+        assert_eq!(other.loss_model().unwrap(), plain);
+        assert_eq!(fitted("low", ErrorClock::Packet), LossModel::Bernoulli { p: 0.02 });
+        let bad = LinkSpec { errors: "medium".into(), preset: Some("nope".into()), ..LinkSpec::default() };
+        assert!(bad.loss_model().unwrap_err().contains("unknown preset 'nope'"));
+        // A burst length for a fitted profile is refused, not ignored.
+        let both = LinkSpec {
+            errors: "high".into(),
+            preset: Some("helsinki2018".into()),
+            error_clock: ErrorClock::Packet,
+            burst_packets: 3.0,
+            ..LinkSpec::default()
+        };
+        assert!(both.loss_model().unwrap_err().contains("fits the burst length of 'high'"));
+        let mut l = LinkConfig::default();
+        let o =
+            LinkOverrides { errors: Some("high".into()), preset: Some("helsinki2018".into()), ..Default::default() };
+        o.apply(&mut l).unwrap();
+        assert_eq!(l.uplink[2], StageConfig::Loss(fitted("high", ErrorClock::Time)));
+        let o = LinkOverrides { burst_packets: Some(2.0), error_clock: Some(ErrorClock::Packet), ..o };
+        assert!(o.apply(&mut l).unwrap_err().starts_with("--burst-packets: the helsinki2018 preset fits"));
+        // The preset is left out of the JSON when absent (the default spec is unchanged).
+        assert!(!serde_json::to_string(&LinkSpec::default()).unwrap().contains("preset"));
     }
 
     #[test]

@@ -61,7 +61,11 @@ use serde::{Deserialize, Serialize};
 
 pub use config::{parse_min_max_ms, LinkConfig, LinkOverrides, LinkSpec, DEFAULT_BUFFER_BYTES, DEFAULT_BURST_PACKETS};
 pub use delay::{DelayConfig, JitterConfig, JitterFifo};
-pub use loss::{ErrorClock, LossModel, LossStage, Profile, ProfileKind, PROFILES, PROFILE_BURST_MEAN_S};
+pub use loss::{
+    preset_fit, profile_burst_mean_s, ErrorClock, LossModel, LossStage, Profile, ProfileFit, ProfileKind,
+    HELSINKI2018_HIGH_BURST_PACKETS, HELSINKI2018_HIGH_BURST_S, HELSINKI2018_MEDIUM_BURST_PACKETS,
+    HELSINKI2018_MEDIUM_BURST_S, PRESET_FITS, PROFILES, PROFILE_BURST_MEAN_S,
+};
 pub use rate::{RateConfig, RateOutcome, RateStage, RateStats};
 pub use schedule::{RatePoint, RateSchedule};
 

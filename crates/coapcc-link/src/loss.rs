@@ -96,7 +96,86 @@ impl std::str::FromStr for ErrorClock {
 }
 
 /// Mean burst sojourn of the testbed profiles, seconds (**inferred**, no source: spec §1.4).
+/// A reproduction preset may fit its own ([`PRESET_FITS`]).
 pub const PROFILE_BURST_MEAN_S: f64 = 1.0;
+
+/// A two-state profile's unpublished sojourn, fitted by a reproduction preset: with the time
+/// clock the mean burst sojourn T_B in seconds, with the packet clock the mean burst length in
+/// packets (T_L, or p, follows from it and the published average).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ProfileFit {
+    /// The preset.
+    pub preset: &'static str,
+    /// The profile (`medium`, `high`).
+    pub profile: &'static str,
+    /// The clock the value is for.
+    pub clock: ErrorClock,
+    /// T_B in seconds (time clock) or the mean burst length in packets (packet clock).
+    pub value: f64,
+}
+
+/// The fitted sojourns. `helsinki2018`: fitted to the Default-CoAP-over-UDP column of the
+/// Helsinki CoAP-over-TCP thesis (its Tables 9, 10, 12 and 13: one 102 400-byte Block2
+/// transfer, 2 500 B buffer, 1 and 4 clients) by `scripts/fit-errors`
+/// (`coapcc.studies.error_fit`; docs/tcp.md gives the procedure, the residuals and the check
+/// on the other columns). The packet clock is netem's (`loss gemodel` steps its chain once per
+/// packet, `sch_netem.c`), the one the study's emulator used; the time clock's fit is kept for
+/// runs that choose it.
+pub const PRESET_FITS: &[ProfileFit] = &[
+    ProfileFit {
+        preset: "helsinki2018",
+        profile: "medium",
+        clock: ErrorClock::Packet,
+        value: HELSINKI2018_MEDIUM_BURST_PACKETS,
+    },
+    ProfileFit {
+        preset: "helsinki2018",
+        profile: "high",
+        clock: ErrorClock::Packet,
+        value: HELSINKI2018_HIGH_BURST_PACKETS,
+    },
+    ProfileFit {
+        preset: "helsinki2018",
+        profile: "medium",
+        clock: ErrorClock::Time,
+        value: HELSINKI2018_MEDIUM_BURST_S,
+    },
+    ProfileFit { preset: "helsinki2018", profile: "high", clock: ErrorClock::Time, value: HELSINKI2018_HIGH_BURST_S },
+];
+
+/// `helsinki2018`'s fitted mean burst length of the `medium` profile with the packet clock.
+pub const HELSINKI2018_MEDIUM_BURST_PACKETS: f64 = 1.414;
+/// `helsinki2018`'s fitted mean burst length of the `high` profile with the packet clock.
+pub const HELSINKI2018_HIGH_BURST_PACKETS: f64 = 1.419;
+/// `helsinki2018`'s fitted mean burst sojourn of the `medium` profile with the time clock, s.
+pub const HELSINKI2018_MEDIUM_BURST_S: f64 = 0.164;
+/// `helsinki2018`'s fitted mean burst sojourn of the `high` profile with the time clock, s.
+pub const HELSINKI2018_HIGH_BURST_S: f64 = 0.083;
+
+/// The sojourn `preset` fitted for two-state profile `name` with `clock`, if any.
+pub fn preset_fit(name: &str, preset: Option<&str>, clock: ErrorClock) -> Option<f64> {
+    let p = preset?.trim();
+    PRESET_FITS
+        .iter()
+        .find(|f| f.preset.eq_ignore_ascii_case(p) && f.profile == name && f.clock == clock)
+        .map(|f| f.value)
+}
+
+/// The mean burst sojourn (time clock) of two-state profile `name` under `preset`: the
+/// preset's fitted value, else the inferred [`PROFILE_BURST_MEAN_S`].
+pub fn profile_burst_mean_s(name: &str, preset: Option<&str>) -> f64 {
+    preset_fit(name, preset, ErrorClock::Time).unwrap_or(PROFILE_BURST_MEAN_S)
+}
+
+/// Check a preset name given for the error profiles: a reproduction preset of the registry.
+pub fn check_preset(preset: &str) -> Result<(), String> {
+    if coapcc_cc::Preset::parse(preset).is_some() {
+        Ok(())
+    } else {
+        let valid: Vec<&str> = coapcc_cc::Preset::ALL.iter().map(|(n, _)| *n).collect();
+        Err(format!("unknown preset '{preset}'; valid: {}", valid.join(", ")))
+    }
+}
 
 /// What a named error profile is.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -149,6 +228,13 @@ impl LossModel {
     /// `ErrorClock::Packet` the chain has mean burst `burst_packets` packets
     /// (r = 1/burst_packets, p = r·π_B/(1 − π_B)); that length is not published either.
     pub fn profile(name: &str, clock: ErrorClock, burst_packets: f64) -> Option<LossModel> {
+        LossModel::profile_for(name, None, clock, burst_packets)
+    }
+
+    /// [`LossModel::profile`] under a reproduction preset: a two-state profile the preset
+    /// fitted for `clock` takes the fitted sojourn ([`PRESET_FITS`]: T_B for the time clock,
+    /// the burst length, instead of `burst_packets`, for the packet clock).
+    pub fn profile_for(name: &str, preset: Option<&str>, clock: ErrorClock, burst_packets: f64) -> Option<LossModel> {
         let p = PROFILES.iter().find(|p| p.name == name)?;
         let (low, burst, avg) = match p.kind {
             ProfileKind::None => return Some(LossModel::None),
@@ -156,15 +242,16 @@ impl LossModel {
             ProfileKind::TwoState { loss_low, loss_burst, average } => (loss_low, loss_burst, average),
         };
         let pi_b: f64 = (avg - low) / (burst - low);
+        let t_b = profile_burst_mean_s(name, preset);
         Some(match clock {
             ErrorClock::Time => LossModel::GilbertElliottTime {
-                low_mean_s: PROFILE_BURST_MEAN_S * (1.0 - pi_b) / pi_b,
-                burst_mean_s: PROFILE_BURST_MEAN_S,
+                low_mean_s: t_b * (1.0 - pi_b) / pi_b,
+                burst_mean_s: t_b,
                 loss_low: low,
                 loss_burst: burst,
             },
             ErrorClock::Packet => {
-                let r = 1.0 / burst_packets;
+                let r = 1.0 / preset_fit(name, preset, ErrorClock::Packet).unwrap_or(burst_packets);
                 LossModel::GilbertElliott { p: r * pi_b / (1.0 - pi_b), r, loss_low: low, loss_burst: burst }
             }
         })
@@ -178,8 +265,22 @@ impl LossModel {
     /// module documentation for the netem conversion). T_L and T_B are mean sojourns in
     /// seconds. Profiles use `clock` and `burst_packets` as in [`LossModel::profile`].
     pub fn parse(s: &str, clock: ErrorClock, burst_packets: f64) -> Result<LossModel, String> {
+        LossModel::parse_for(s, None, clock, burst_packets)
+    }
+
+    /// [`LossModel::parse`] under a reproduction preset (its fitted profiles, see
+    /// [`LossModel::profile_for`]); an unknown preset is an error.
+    pub fn parse_for(
+        s: &str,
+        preset: Option<&str>,
+        clock: ErrorClock,
+        burst_packets: f64,
+    ) -> Result<LossModel, String> {
         let s = s.trim();
-        if let Some(m) = LossModel::profile(s, clock, burst_packets) {
+        if let Some(p) = preset {
+            check_preset(p)?;
+        }
+        if let Some(m) = LossModel::profile_for(s, preset, clock, burst_packets) {
             return Ok(m);
         }
         let nums = |rest: &str, n: usize, what: &str| -> Result<Vec<f64>, String> {

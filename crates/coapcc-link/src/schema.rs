@@ -53,6 +53,8 @@ pub struct LinkSchema {
     pub error_clocks: Vec<ErrorClock>,
     /// Mean burst sojourn of the two-state profiles with the time clock, seconds (inferred).
     pub profile_burst_mean_s: f64,
+    /// The sojourns reproduction presets fitted ([`crate::PRESET_FITS`]).
+    pub preset_fits: Vec<crate::ProfileFit>,
     /// Default mean burst length with the packet clock, packets (not published).
     pub default_burst_packets: f64,
     /// How a two-state profile becomes a chain, as formulas in the profile's and the options'
@@ -131,12 +133,13 @@ pub fn link_schema() -> LinkSchema {
         ],
         error_clocks: vec![ErrorClock::Time, ErrorClock::Packet],
         profile_burst_mean_s: PROFILE_BURST_MEAN_S,
+        preset_fits: crate::PRESET_FITS.to_vec(),
         default_burst_packets: DEFAULT_BURST_PACKETS,
         formulas: vec![
             ("pi_b", "(average - loss_low) / (loss_burst - loss_low)"),
-            ("time.burst_mean_s", "profile_burst_mean_s"),
+            ("time.burst_mean_s", "profile_burst_mean_s, or the preset's fit (preset_fits, clock time)"),
             ("time.low_mean_s", "profile_burst_mean_s * (1 - pi_b) / pi_b"),
-            ("packet.r", "1 / burst_packets"),
+            ("packet.r", "1 / burst_packets, or 1 / the preset's fit (preset_fits, clock packet)"),
             ("packet.p", "r * pi_b / (1 - pi_b)"),
         ],
         spec_defaults: LinkSpec::default(),

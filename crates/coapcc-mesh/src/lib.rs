@@ -4,15 +4,15 @@
 //! grids): motes on a shared 250 kbit/s radio medium with a distance-dependent reception
 //! curve, collisions and capture, unslotted CSMA/CA with MAC ACKs and retries, Contiki-sized
 //! queues, an RPL-like DODAG with storing-mode forwarding ([`MeshNet`]), and its configuration
-//! ([`MediumConfig`]) and counters ([`report`]).
+//! ([`MeshNetConfig`]) and counters ([`report`]).
 //!
 //! This crate has no event loop of its own and no CoAP: the general simulator (`coapcc-sim`)
 //! hosts [`MeshNet`] as one event source of its engine (`topology.mesh`: any workload over
 //! the mesh, among them the message workload of the Cooja study, `coapcc mesh`).
 //!
 //! ```
-//! use coapcc_mesh::{MediumConfig, MeshNet};
-//! let cfg = MediumConfig::preset("ancillotti-cooja", "grid:3").unwrap();
+//! use coapcc_mesh::{MeshNetConfig, MeshNet};
+//! let cfg = MeshNetConfig::preset("ancillotti-cooja", "grid:3").unwrap();
 //! let mut net: MeshNet<u32> = MeshNet::new(&cfg, 1).unwrap();
 //! let (mut seq, sink) = (0, net.sink() as u16);
 //! net.push(0, &mut seq, 8, sink, 60, 7); // a 60-byte frame from the far corner to the sink
@@ -27,8 +27,8 @@
 //! ```
 //!
 //! ## Map
-//! - [`config`]: [`MediumConfig`], every parameter, presets, `KEY=VALUE` setting, keyed
-//!   errors ([`MediumError`]); its sections in [`config::layers`].
+//! - [`config`]: [`MeshNetConfig`], every parameter, presets, `KEY=VALUE` setting, keyed
+//!   errors ([`MeshNetError`]); its sections in [`config::layers`].
 //! - [`topology`]: positions from generators (`grid:N`, `chain:N`, `ring:N`,
 //!   `dumbbell:K,M`) or a file. [`radio`]: reception curve, power, hearing tables.
 //! - [`routing`]: the DODAG and storing-mode next hops.
@@ -53,5 +53,5 @@ pub mod routing;
 pub mod rpl;
 pub mod topology;
 
-pub use config::{MediumConfig, MediumError};
+pub use config::{MeshNetConfig, MeshNetError};
 pub use net::{Delivery, DropCause, MacRecord, MacWhat, MeshNet};

@@ -9,22 +9,22 @@
 //! (2 000 µs).
 
 use coapcc_mesh::mrm::MrmConfig;
-use coapcc_mesh::{Delivery, DropCause, MacWhat, MediumConfig, MeshNet};
+use coapcc_mesh::{Delivery, DropCause, MacWhat, MeshNet, MeshNetConfig};
 
 const US: u64 = 1_000;
 
-fn cfg(topology: &str, tweak: impl FnOnce(&mut MediumConfig)) -> MediumConfig {
-    let mut c = MediumConfig::preset("ancillotti-cooja", topology).unwrap();
+fn cfg(topology: &str, tweak: impl FnOnce(&mut MeshNetConfig)) -> MeshNetConfig {
+    let mut c = MeshNetConfig::preset("ancillotti-cooja", topology).unwrap();
     c.routing.rpl.control = false;
     tweak(&mut c);
     c
 }
 
-fn net(c: &MediumConfig) -> MeshNet<u32> {
+fn net(c: &MeshNetConfig) -> MeshNet<u32> {
     net_seeded(c, 1)
 }
 
-fn net_seeded(c: &MediumConfig, seed: u64) -> MeshNet<u32> {
+fn net_seeded(c: &MeshNetConfig, seed: u64) -> MeshNet<u32> {
     let mut n = MeshNet::new(c, seed).unwrap();
     n.enable_mac_log();
     n
@@ -152,7 +152,7 @@ fn a_busy_channel_retries_after_one_to_two_time_bases() {
 #[test]
 fn same_seed_same_events() {
     let c = cfg("grid:4", |c| c.routing.rpl.control = true);
-    let run = |c: &MediumConfig, seed: u64| {
+    let run = |c: &MeshNetConfig, seed: u64| {
         let mut n = net_seeded(c, seed);
         let (mut seq, mut next) = (0, 0u32);
         let mut out = Vec::new();

@@ -6,7 +6,7 @@
 //! output power (0 dBm) and the system gain.
 
 use coapcc_mesh::mrm::{CaptureMode, MrmConfig};
-use coapcc_mesh::{MacWhat, MediumConfig, MeshNet};
+use coapcc_mesh::{MacWhat, MeshNet, MeshNetConfig};
 
 const US: u64 = 1_000;
 
@@ -18,7 +18,7 @@ fn line(xs: &[f64], mrm: MrmConfig) -> MeshNet<u32> {
     let text: String = xs.iter().map(|x| format!("{x} 0\n")).collect();
     let path = std::env::temp_dir().join(format!("coapcc-mrm-{}-{k}.txt", std::process::id()));
     std::fs::write(&path, text).unwrap();
-    let mut c = MediumConfig::preset("ancillotti-cooja", &format!("file:{}", path.display())).unwrap();
+    let mut c = MeshNetConfig::preset("ancillotti-cooja", &format!("file:{}", path.display())).unwrap();
     c.mote.cpu = false;
     c.routing.rpl.control = false;
     c.routing.min_link_prr = 1e-6;

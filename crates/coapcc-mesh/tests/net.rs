@@ -5,12 +5,12 @@
 //! turnaround 192 µs + the frame's airtime ((PSDU + 6) · 32 µs), and the next hop starts at
 //! once at the receiver (no forwarding delay).
 
-use coapcc_mesh::{Delivery, MediumConfig, MeshNet};
+use coapcc_mesh::{Delivery, MeshNet, MeshNetConfig};
 
 const US: u64 = 1_000;
 
-fn chain(n: usize, tweak: impl FnOnce(&mut MediumConfig)) -> MeshNet<u32> {
-    let mut cfg = MediumConfig { topology: format!("chain:{n}"), ..MediumConfig::default() };
+fn chain(n: usize, tweak: impl FnOnce(&mut MeshNetConfig)) -> MeshNet<u32> {
+    let mut cfg = MeshNetConfig { topology: format!("chain:{n}"), ..MeshNetConfig::default() };
     cfg.mac.min_be = 0;
     cfg.mac.max_be = 0;
     tweak(&mut cfg);

@@ -34,6 +34,89 @@ pub(crate) fn sim_error(e: &coapcc_sim::ConfigError) -> PyErr {
     keyed_error(&e.key(), e.problem())
 }
 
+/// A parameter error, keyed, with its valid values (`choices`, or None).
+fn param_error(e: coapcc_sim::params::ParamError) -> PyErr {
+    let err = keyed_error(&e.key, &e.problem);
+    Python::attach(|py| {
+        let _ = err.value(py).setattr("choices", e.choices);
+    });
+    err
+}
+
+/// Parameters as JSON text (keys in order).
+fn params(json: &str) -> PyResult<coapcc_sim::params::Json> {
+    coapcc_sim::params::Json::parse(json).map_err(|e| PyValueError::new_err(format!("invalid parameters: {e}")))
+}
+
+/// The schema of a run's parameters (`coapcc.SimConfig`'s fields): every parameter with its
+/// kind, default, range, valid values and meaning, its sections', the shared transmission
+/// parameters, the workloads, the mesh's and the message workload's defaults (JSON).
+#[pyfunction]
+fn sim_params_schema_json() -> String {
+    coapcc_sim::params::schema().to_string()
+}
+
+/// Check a run's parameters (JSON; dotted keys and shared parameters at the top level
+/// allowed) and return them typed and completed, in order (JSON); raises `ConfigError` with
+/// the key at fault and the valid values.
+#[pyfunction]
+fn sim_params_normalize(json: &str) -> PyResult<String> {
+    coapcc_sim::params::normalize(&params(json)?).map(|p| p.text()).map_err(param_error)
+}
+
+/// Normalised parameters (JSON) -> each group's spec as written and its clients (JSON list).
+#[pyfunction]
+fn sim_params_group_counts(json: &str) -> PyResult<String> {
+    Ok(serde_json::to_string(&coapcc_sim::params::group_counts(&params(json)?)).expect("serialises"))
+}
+
+/// Normalised parameters (JSON) -> the shared parameters every group gets (JSON object of
+/// spec texts).
+#[pyfunction]
+fn sim_params_shared(json: &str) -> PyResult<String> {
+    let v = coapcc_sim::params::shared_values(&params(json)?).map_err(param_error)?;
+    use coapcc_sim::params::Json;
+    Ok(Json::Obj(v.into_iter().map(|(k, s)| (k, Json::Str(s))).collect()).text())
+}
+
+/// Normalised parameters (JSON) -> each group's spec as the simulator receives it and its
+/// clients (JSON list).
+#[pyfunction]
+fn sim_params_algorithm_specs(json: &str) -> PyResult<String> {
+    let v = coapcc_sim::params::algorithm_specs(&params(json)?).map_err(param_error)?;
+    Ok(serde_json::to_string(&v).expect("serialises"))
+}
+
+/// Normalised parameters (JSON) -> every group's algorithm fully resolved (JSON list).
+#[pyfunction]
+fn sim_params_resolved_specs(json: &str) -> PyResult<String> {
+    let v = coapcc_sim::params::resolved_specs(&params(json)?).map_err(param_error)?;
+    Ok(serde_json::to_string(&v).expect("serialises"))
+}
+
+/// Normalised parameters (JSON) -> the simulator's configuration (JSON, as `simulate_json`
+/// takes it); with `check`, checked as the simulator checks it before a run.
+#[pyfunction]
+fn sim_params_config_json(json: &str, check: bool) -> PyResult<String> {
+    let p = params(json)?;
+    let cfg = if check { coapcc_sim::params::to_config(&p) } else { coapcc_sim::params::to_config_unchecked(&p) };
+    Ok(serde_json::to_string(&cfg.map_err(param_error)?).expect("serialises"))
+}
+
+/// A spec with a preset and shared parameters (JSON object) applied.
+#[pyfunction]
+#[pyo3(signature = (spec, preset, transmission_json))]
+fn compose_spec(spec: &str, preset: Option<&str>, transmission_json: &str) -> PyResult<String> {
+    coapcc_sim::params::compose(spec, preset, &params(transmission_json)?).map_err(param_error)
+}
+
+/// `LABEL=SPEC` -> `(LABEL, SPEC)`; a spec without a label -> `(None, spec)`.
+#[pyfunction]
+fn split_label(spec: &str) -> (Option<String>, String) {
+    let (l, s) = coapcc_sim::config::split_label(spec);
+    (l.map(String::from), s.to_string())
+}
+
 /// Run the Rust command line with `argv` (program name first); returns the exit code.
 #[pyfunction]
 fn cli(py: Python<'_>, argv: Vec<String>) -> i32 {
@@ -374,11 +457,30 @@ fn mesh_check_json(config_json: &str) -> PyResult<()> {
     cfg.to_sim().map(|_| ()).map_err(|e| sim_error(&e))
 }
 
-/// The mesh configuration of a preset (`ancillotti-cooja`, `makarem2021`) as JSON; raises
-/// `ConfigError` (key `preset`) for an unknown one.
+/// A mesh configuration (`MeshRun`, JSON) as the parameters of one simulation (what
+/// `coapcc.SimConfig` holds, JSON): the same run through `coapcc.simulate`.
 #[pyfunction]
-fn mesh_config_json(preset: &str) -> PyResult<String> {
-    let cfg = coapcc_sim::mesh_command::MeshRun::preset(preset).map_err(|e| keyed_error(&e.key, &e.problem))?;
+fn mesh_sim_params_json(config_json: &str) -> PyResult<String> {
+    let cfg: coapcc_sim::mesh_command::MeshRun =
+        serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("invalid mesh config: {e}")))?;
+    cfg.to_params().map(|p| p.text()).map_err(|e| sim_error(&e))
+}
+
+/// The mesh configuration of a preset (`ancillotti-cooja`, `makarem2021`) as JSON, with
+/// `options_json` (an object of dotted keys: `{"mac.queue_packets": 4}`) applied in order;
+/// raises `ConfigError` with the key at fault (`preset` for an unknown one).
+#[pyfunction]
+#[pyo3(signature = (preset, options_json=None))]
+fn mesh_config_json(preset: &str, options_json: Option<&str>) -> PyResult<String> {
+    let mut cfg = coapcc_sim::mesh_command::MeshRun::preset(preset).map_err(|e| keyed_error(&e.key, &e.problem))?;
+    if let Some(text) = options_json {
+        let coapcc_sim::params::Json::Obj(items) = params(text)? else {
+            return Err(PyValueError::new_err("mesh options: expected an object"));
+        };
+        for (k, v) in items {
+            cfg.set(&k, &v.text()).map_err(|e| keyed_error(&e.key, &e.problem))?;
+        }
+    }
     Ok(serde_json::to_string(&cfg).expect("config serialises"))
 }
 
@@ -386,6 +488,15 @@ fn mesh_config_json(preset: &str) -> PyResult<String> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
+    m.add_function(wrap_pyfunction!(sim_params_schema_json, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_params_normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_params_group_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_params_shared, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_params_algorithm_specs, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_params_resolved_specs, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_params_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(compose_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(split_label, m)?)?;
     m.add_function(wrap_pyfunction!(cli, m)?)?;
     m.add_function(wrap_pyfunction!(rust_commands_json, m)?)?;
     m.add_function(wrap_pyfunction!(rtt_scenarios_json, m)?)?;
@@ -407,5 +518,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mesh_json, m)?)?;
     m.add_function(wrap_pyfunction!(mesh_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(mesh_check_json, m)?)?;
+    m.add_function(wrap_pyfunction!(mesh_sim_params_json, m)?)?;
     Ok(())
 }

@@ -15,10 +15,12 @@
 //! ```
 //!
 //! ## Map
-//! - [`config`]: [`SimConfig`], every parameter with its default and the ambiguity it
-//!   resolves; [`SimConfig::validate`].
+//! - [`params`]: the parameters of a run as experiment files, sweeps and Python name them, and
+//!   their one schema and check (what `coapcc.SimConfig` is made of).
+//! - [`config`]: [`SimConfig`], every field with its default and the ambiguity it resolves;
+//!   [`SimConfig::validate`].
 //! - [`link`]: the link model (the `coapcc-link` crate), reusable outside the simulator.
-//! - [`coap`]: exact message sizes. [`workload`]: what clients do: closed-loop flows
+//! - [`message_sizes`]: exact message sizes. [`workload`]: what clients do: closed-loop flows
 //!   (continuous, random, bulk) and the open-loop message workload (periodic, events).
 //! - [`report`]: [`SimReport`] and its metrics. [`trace`]: optional per-exchange trace (and,
 //!   on request, the queue of every link direction over time).
@@ -26,25 +28,29 @@
 //!   front for the simulator with a mesh topology and the message workload.
 //! - Endpoint models ([`EndpointModel`]): the simulator's compact clients and server
 //!   (default), or the real `coapcc_proto::endpoint::Endpoint`s exchanging encoded datagrams
-//!   (`full`), with identical results wherever both model the same thing.
+//!   (`full`), with identical results wherever both model the same thing. The engine itself
+//!   (protocols, workloads and their observers, one loop) is private; `docs/architecture.md`
+//!   maps it.
 //!
 //! The model, its exactness arguments and the mapping to the papers are in
 //! `docs/simulator.md`.
 #![deny(missing_docs)]
 // Denied everywhere; the two exceptions are hints that never change a result: the cache
-// prefetch in `timers::prefetch_line` and the huge-page advice in `timers::madvise_huge`.
+// prefetch in `cache_hints::prefetch_line` and the huge-page advice in `cache_hints::madvise_huge`.
 #![deny(unsafe_code)]
 
 pub mod algorithms;
 pub mod cli;
-pub mod coap;
 pub mod config;
 mod engine;
+pub mod message_sizes;
 /// The link model ([`coapcc_link`]), reusable outside the simulator (pure, clock-injected).
 pub use coapcc_link as link;
+mod cache_hints;
 pub mod mesh_command;
+pub mod params;
 pub mod report;
-mod timers;
+mod timer_queue;
 pub mod trace;
 pub mod workload;
 

@@ -363,3 +363,33 @@ fn a_population_needing_more_than_100000_s_finishes() {
     let s = run(&[&args[..], &["--max-sim-time-s", "99999"]].concat()).unwrap();
     assert!(s.contains("TRUNCATED"), "{s}");
 }
+
+#[test]
+fn the_preset_applies_to_every_transport_or_is_refused() {
+    use coapcc_tcp::{Preset, TcpCcConfig};
+    let h18 = |name: &str| TcpCcConfig::parse(name).unwrap().with_preset(Preset::Helsinki2018).unwrap().to_string();
+    // UDP, with the compact and the full endpoint model: the preset's values.
+    let udp = specs(&["--cc", "cocoa", "--preset", "helsinki2018"]);
+    assert_eq!(udp, specs(&["--cc", "cocoa:preset=helsinki2018"]));
+    assert_eq!(shared(&udp[0], "max_retransmit"), "20");
+    assert_eq!(udp, specs(&["--cc", "cocoa", "--preset", "helsinki2018", "--endpoint", "full"]));
+    // The mesh: the same algorithms, the same preset.
+    assert_eq!(udp, specs(&["--cc", "cocoa", "--preset", "helsinki2018", "--mesh", "grid:3"]));
+    // TCP: the preset reaches newreno and bbr (it used to be dropped: Linux's IW 10 and 1 s
+    // initial RTO ran instead), for every group, and a spec's own preset still wins.
+    let tcp = specs(&["--transport", "tcp", "--cc", "newreno", "--cc", "bbr", "--preset", "helsinki2018"]);
+    assert_eq!(tcp, vec![h18("newreno"), h18("bbr")]);
+    assert!(tcp[0].starts_with("newreno:preset=helsinki2018,") && tcp[0].contains(",iw=4,"), "{}", tcp[0]);
+    let own = specs(&["--transport", "tcp", "--cc", "newreno:preset=linux,iw=2", "--preset", "helsinki2018"]);
+    assert!(own[0].starts_with("newreno:preset=linux,") && own[0].contains(",iw=2,"), "{}", own[0]);
+    // A bare name runs Linux's defaults and says so.
+    let bare = specs(&["--transport", "tcp", "--cc", "bbr"]);
+    assert!(bare[0].starts_with("bbr:preset=linux,") && bare[0].contains(",iw=10,init_rto=1,"), "{}", bare[0]);
+    // Refused with a message: a preset without TCP settings, and UDP transmission parameters.
+    let e = err(&["--transport", "tcp", "--cc", "newreno", "--preset", "rfc7252"]);
+    assert!(e.contains("preset 'rfc7252' defines no settings for newreno"), "{e}");
+    let e = err(&["--transport", "tcp", "--cc", "newreno", "--profile", "helsinki2018"]);
+    assert!(e.contains("ack_timeout is a CoAP-over-UDP transmission parameter"), "{e}");
+    let e = err(&["--transport", "tcp", "--cc", "bbr", "--max-retransmit", "3"]);
+    assert!(e.contains("TCP congestion control"), "{e}");
+}

@@ -4,8 +4,8 @@
 //! retransmissions, link counters, events, and the per-exchange trace.
 
 use coapcc_sim::cli::{self, SimulateArgs};
-use coapcc_sim::coap;
 use coapcc_sim::link::{ErrorClock, LossModel, StageConfig};
+use coapcc_sim::message_sizes;
 use coapcc_sim::trace::VecTrace;
 use coapcc_sim::{
     simulate, simulate_with_trace, DuplicateMode, EndpointModel, GroupConfig, SimConfig, SimReport, WorkloadKind,
@@ -188,8 +188,14 @@ fn full_model_sizes_are_the_encoded_datagrams() {
         let up = &r.links.uplink;
         let down = &r.links.downlink;
         assert_eq!(up.offered_packets, 5);
-        assert_eq!(up.offered_bytes, 5 * coap::ip_len(coap::request_len(tkl as usize, path), ip) as u64);
-        assert_eq!(down.offered_bytes, 5 * coap::ip_len(coap::response_len(tkl as usize, payload as usize), ip) as u64);
+        assert_eq!(
+            up.offered_bytes,
+            5 * message_sizes::ip_len(message_sizes::request_len(tkl as usize, path), ip) as u64
+        );
+        assert_eq!(
+            down.offered_bytes,
+            5 * message_sizes::ip_len(message_sizes::response_len(tkl as usize, payload as usize), ip) as u64
+        );
     }
 }
 

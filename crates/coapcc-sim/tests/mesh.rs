@@ -2,13 +2,13 @@
 //! multi-hop 802.15.4 network (the mesh crate's radio medium, MAC, queues and forwarding), as
 //! one more event source of the general simulator's loop.
 
-use coapcc_mesh::MediumConfig;
+use coapcc_mesh::MeshNetConfig;
 use coapcc_sim::{simulate, simulate_with_trace, GroupConfig, JsonLinesTrace, SimConfig, SimReport};
 
 fn mesh_cfg(preset: &str, topology: &str, cc: &str, clients: u32, exchanges: u32, seed: u64) -> SimConfig {
     let mut c = SimConfig { seed, groups: vec![GroupConfig { cc: cc.into(), clients }], ..SimConfig::default() };
     c.workload.exchanges = exchanges;
-    let mut m = MediumConfig::preset(preset, topology).unwrap();
+    let mut m = MeshNetConfig::preset(preset, topology).unwrap();
     // Flows end when their exchanges have; RPL's endless Trickle timers would keep the run
     // going to its time bound (`simulate --mesh-preset` turns them off the same way).
     m.routing.rpl.control = false;
@@ -141,7 +141,7 @@ fn one_hop_behaves_like_a_short_lossless_link() {
 fn bad_mesh_configurations_are_clear_errors() {
     let mut c = mesh_cfg("ieee802154", "grid:x", "default", 1, 1, 1);
     assert!(simulate(&c).unwrap_err().to_string().contains("topology.mesh"));
-    c.topology.mesh = Some(MediumConfig::preset("ieee802154", "chain:2").unwrap());
+    c.topology.mesh = Some(MeshNetConfig::preset("ieee802154", "chain:2").unwrap());
     // Chain of 2: node 1 is the root (nearest the centre), node 0 the sink: no client node.
     assert!(simulate(&c).unwrap_err().to_string().contains("no node for a client"));
     let mut c = mesh_cfg("ieee802154", "grid:3", "default", 1, 1, 1);

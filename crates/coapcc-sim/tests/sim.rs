@@ -358,6 +358,45 @@ fn start_jitter_and_server_delay() {
 }
 
 #[test]
+fn clients_start_uniformly_over_the_start_delay() {
+    // AMBIG-T7 start_jitter: client c starts at U[0, J] drawn from its workload stream (the
+    // same draw for every transport). 2 000 clients, one exchange each: the first copy of each
+    // client's first exchange leaves at its start (later exchanges replace failed ones).
+    let j = 10.0;
+    let mut c = SimConfig { seed: 11, ..SimConfig::default() };
+    c.groups[0].clients = 2_000;
+    c.workload.exchanges = 1;
+    c.workload.start_jitter_ms = j * 1e3;
+    c.link.set_buffer_bytes(1_410_000);
+    let mut trace = VecTrace::default();
+    simulate_with_trace(&c, &mut trace).unwrap();
+    let mut starts: Vec<f64> = trace
+        .records
+        .iter()
+        .filter(|r| r["exchange"] == 0)
+        .map(|r| r["transmissions"][0]["sent_s"].as_f64().unwrap())
+        .collect();
+    assert_eq!(starts.len(), 2_000);
+    starts.sort_by(f64::total_cmp);
+    assert!(starts[0] >= 0.0 && starts[1999] <= j);
+    // Uniform: the empirical CDF stays within the Kolmogorov-Smirnov band of U[0, J] (the 1 %
+    // level, 1.63 / sqrt(n)), and the mean and the spread are the uniform's.
+    let n = starts.len() as f64;
+    let ks = starts.iter().enumerate().map(|(i, s)| ((i as f64 + 1.0) / n - s / j).abs()).fold(0.0, f64::max);
+    assert!(ks < 1.63 / n.sqrt(), "KS distance {ks}");
+    let mean = starts.iter().sum::<f64>() / n;
+    assert!((mean - j / 2.0).abs() < 0.2, "{mean}");
+    assert!(starts[19] < 0.2 && starts[1980] > j - 0.2, "both ends are reached");
+    // J = 0: every client at t = 0 (the default, and the short-lived workloads').
+    c.workload.start_jitter_ms = 0.0;
+    c.groups[0].clients = 50;
+    let mut trace = VecTrace::default();
+    simulate_with_trace(&c, &mut trace).unwrap();
+    let mut firsts = trace.records.iter().filter(|r| r["exchange"] == 0);
+    assert!(firsts.clone().count() == 50 && firsts.all(|r| r["transmissions"][0]["sent_s"].as_f64() == Some(0.0)));
+}
+
+#[test]
 fn runs_are_bounded() {
     // Every packet lost: no exchange can complete; the run stops at the bound.
     let mut c = SimConfig::default();

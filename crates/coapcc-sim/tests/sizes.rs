@@ -1,7 +1,7 @@
 //! The simulator's size functions agree with the real CoAP encoder (coapcc-proto).
 
 use coapcc_proto::{Code, Message, MessageType, Token};
-use coapcc_sim::coap::{request_len, response_len};
+use coapcc_sim::message_sizes::{request_len, response_len};
 
 #[test]
 fn sizes_match_the_encoder() {

@@ -234,6 +234,13 @@ pub struct ResBwArgs {
     /// period with its residual bandwidth (`per-period`).
     #[arg(long = "rtt-draw", default_value = "per-transmission", value_parser = ["per-transmission", "per-period"])]
     pub rtt_draw: String,
+    /// Which transmissions the residual bandwidth lets through (the thesis does not say):
+    /// `delivered` (default: lost iff 1/(time since the previous delivered transmission)
+    /// exceeds it; a lost packet does not use the capacity), `rate-check` (... since the
+    /// previous transmission, lost or not) or `token-bucket` (a one-packet bucket filled at
+    /// the residual bandwidth).
+    #[arg(long = "loss-rule", default_value = "delivered", value_parser = ["delivered", "rate-check", "token-bucket"])]
+    pub loss_rule: String,
 }
 
 /// Run `coapcc resbw`.
@@ -252,6 +259,7 @@ pub fn run_resbw(a: &ResBwArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         ack_rtt: Some(a.reliability.ack_rtt.clone()),
         retransmit_timer: a.reliability.retransmit_timer.clone(),
         rtt_draw: Some(a.rtt_draw.clone()),
+        loss_rule: Some(a.loss_rule.clone()),
     };
     let mut r = req.run().map_err(|e| anyhow!(e))?;
     if let (Some(path), Some(tr)) = (&a.trace, r.trace.take()) {
@@ -345,6 +353,7 @@ mod tests {
             trace: Some(dir.join("trace.jsonl")),
             reliability: ReliabilityArgs::default(),
             rtt_draw: "per-transmission".into(),
+            loss_rule: "delivered".into(),
         };
         let mut out = Vec::new();
         run_resbw(&r, &mut out).unwrap();
@@ -378,6 +387,7 @@ mod tests {
             trace: None,
             reliability: ReliabilityArgs::default(),
             rtt_draw: "per-transmission".into(),
+            loss_rule: "delivered".into(),
         };
         assert!(run_resbw(&bad, &mut out).unwrap_err().to_string().contains("resbw"));
         assert!(run_resbw(&ResBwArgs { resbw: "fixed:1".into(), duration_s: -1.0, ..bad.clone() }, &mut out).is_err());

@@ -7,7 +7,8 @@
 //!   seeded generators, replayed through an RTO algorithm to count spurious retransmissions
 //!   and the RMSE between the RTO and the RTT.
 //! - [`resbw`] (chapter 6): one sender facing a residual bandwidth that changes by good and bad
-//!   periods, with the rate-check loss rule; goodput, overhead and application loss ratio.
+//!   periods, under a named loss rule (the thesis's is unstated; `delivered` by default);
+//!   goodput, overhead and application loss ratio.
 //!
 //! The JSON entry points ([`rtt_scenarios_json`], [`resbw_json`], [`rtt_trace_json`]) are what
 //! the command line and the Python bindings call. The clap front ends live in the `cli` module
@@ -44,7 +45,7 @@ use coapcc_proto::endpoint::lifecycle::{AckRtt, LateAck, ReliabilityOptions, Ret
 use serde::{Deserialize, Serialize};
 
 pub use dist::{Dist, Floor};
-pub use resbw::{ResBwConfig, ResBwOutcome, RttDraw};
+pub use resbw::{LossRule, ResBwConfig, ResBwOutcome, RttDraw};
 pub use rtt::{ReplayOptions, RttConsumption, RttOutcome, RttPoint};
 pub use scenarios::{Scenario, Scenario33, ScenarioOptions, TABLE_5_1};
 
@@ -60,6 +61,11 @@ pub const ACK_RTTS: &[(&str, AckRtt)] = &[("copy", AckRtt::FromCopy), ("original
 /// Names of [`RetransmitTimer`] values (`retransmit_timer`).
 pub const RETRANSMIT_TIMERS: &[(&str, RetransmitTimer)] =
     &[("estimate", RetransmitTimer::Estimate), ("algorithm", RetransmitTimer::Algorithm)];
+
+/// The name of `v` in `table` (the inverse of [`choice`]).
+fn name_of<T: Copy + PartialEq>(table: &[(&'static str, T)], v: T) -> &'static str {
+    table.iter().find(|(_, t)| *t == v).map_or("?", |(n, _)| *n)
+}
 
 fn choice<T: Copy>(key: &str, v: Option<&str>, table: &[(&str, T)], default: T) -> Result<T, String> {
     match v {
@@ -310,6 +316,8 @@ pub struct ResBwRequest {
     pub retransmit_timer: Option<String>,
     /// When the RTT is drawn: `per-transmission` (default) or `per-period`.
     pub rtt_draw: Option<String>,
+    /// The bandwidth loss rule: `delivered` (default), `rate-check` or `token-bucket`.
+    pub loss_rule: Option<String>,
 }
 
 impl Default for ResBwRequest {
@@ -329,6 +337,7 @@ impl Default for ResBwRequest {
             ack_rtt: None,
             retransmit_timer: None,
             rtt_draw: None,
+            loss_rule: None,
         }
     }
 }
@@ -342,12 +351,44 @@ pub struct ResBwReport {
     pub cc_resolved: String,
     /// Seed.
     pub seed: u64,
+    /// The named choices the run used (each resolved, defaults included).
+    #[serde(flatten)]
+    pub choices: ResBwChoices,
     /// The metrics.
     #[serde(flatten)]
     pub outcome: ResBwOutcome,
     /// Every transmission, when requested.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<Vec<resbw::SendPoint>>,
+}
+
+/// The named choices of a residual-bandwidth run, by name (part of [`ResBwReport`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ResBwChoices {
+    /// `late_ack`.
+    pub late_ack: &'static str,
+    /// `ack_rtt`.
+    pub ack_rtt: &'static str,
+    /// `retransmit_timer`.
+    pub retransmit_timer: &'static str,
+    /// `rtt_draw`.
+    pub rtt_draw: &'static str,
+    /// `loss_rule`.
+    pub loss_rule: &'static str,
+}
+
+impl ResBwChoices {
+    /// The names of `cfg`'s choices.
+    pub fn of(cfg: &ResBwConfig) -> Self {
+        let r = &cfg.reliability;
+        ResBwChoices {
+            late_ack: name_of(LATE_ACKS, r.late_ack),
+            ack_rtt: name_of(ACK_RTTS, r.ack_rtt),
+            retransmit_timer: name_of(RETRANSMIT_TIMERS, r.retransmit_timer),
+            rtt_draw: name_of(resbw::RTT_DRAWS, cfg.rtt_draw),
+            loss_rule: name_of(resbw::LOSS_RULES, cfg.loss_rule),
+        }
+    }
 }
 
 impl ResBwRequest {
@@ -369,6 +410,7 @@ impl ResBwRequest {
                 ReliabilityOptions::MAKAREM2021,
             )?,
             rtt_draw: choice("rtt_draw", self.rtt_draw.as_deref(), resbw::RTT_DRAWS, resbw::RttDraw::PerTransmission)?,
+            loss_rule: choice("loss_rule", self.loss_rule.as_deref(), resbw::LOSS_RULES, LossRule::Delivered)?,
         };
         cfg.validate()?;
         Ok(cfg)
@@ -384,6 +426,7 @@ impl ResBwRequest {
             cc: self.cc.clone(),
             cc_resolved: cc.to_string(),
             seed: self.seed,
+            choices: ResBwChoices::of(&cfg),
             outcome,
             trace: self.trace.then_some(tr),
         })

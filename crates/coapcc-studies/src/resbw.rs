@@ -5,11 +5,28 @@
 //! `resbw`; with a `good` distribution, good periods (exponential, mean `good_mean_s`) alternate
 //! with them, starting with a good period. Every transmission draws its RTT from `rtt_ms`.
 //!
-//! **Loss rule** (`rate_check`; the thesis does not state it, this is the rule its reasoning
-//! and plateau formulas imply): a transmission is lost iff its instantaneous sending rate,
-//! 1/(time since the previous transmission), exceeds the residual bandwidth at its send time;
-//! otherwise it is acknowledged one RTT later. The first transmission of a run passes.
+//! **Loss rule** (the thesis does not state it, M-AMBIG-15; [`LossRule`], `loss_rule`): which
+//! transmissions the residual bandwidth lets through. A transmission that passes is
+//! acknowledged one RTT later; the first transmission of a run passes. Three readings:
+//! - `delivered` (default): lost iff 1/(time since the previous *delivered* transmission)
+//!   exceeds the residual bandwidth at its send time. The residual bandwidth is a capacity,
+//!   which a dropped packet does not occupy. This is the reading under which the thesis's
+//!   account of MBC-CoAP holds (a run of losses ends, at an unchanged sending gap, once the
+//!   capacity has freed up, and "the first inter-ACK sample after a run of losses includes
+//!   the loss time and so reflects the reduced bandwidth"), and under which MBC-CoAP's
+//!   steady state (≈ 0.69 of the bandwidth) is reached.
+//! - `rate-check`: lost iff 1/(time since the previous transmission, lost or not) exceeds it:
+//!   every send uses the bandwidth up. A sender that cannot lengthen its gap without an ACK
+//!   (MBC-CoAP, BDP-CoAP) then never leaves a run of losses below 1/gap.
+//! - `token-bucket`: the capacity as a fluid: tokens accrue at the residual bandwidth
+//!   (integrated across its periods) up to one packet; a transmission passes iff a whole token
+//!   is there, and only a passing one takes it (the same as `delivered` at a constant
+//!   bandwidth).
 //!
+//! The backoff plateaus of the thesis (§7.6: 1/(RTT + Σ_{i≤j} b^i·T) when retransmission
+//! j + 1 is the first to pass) hold under every reading; the reading decides at which
+//! bandwidths a given j holds (`rate-check`: b^j·T ≥ 1/ResBW, the gap since the lost copy
+//! before; `delivered`: RTT + Σ_{i≤j} b^i·T ≥ 1/ResBW, the time since the last delivery).
 //! Residual-bandwidth draws below 0 (a `normal:M,SD` near 0) are clipped to 0.
 //!
 //! Every registry algorithm runs here, on the one CoAP reliability layer
@@ -67,7 +84,35 @@ pub struct ResBwConfig {
     pub reliability: ReliabilityOptions,
     /// When `rtt_ms` is drawn (not stated by the thesis).
     pub rtt_draw: RttDraw,
+    /// Which transmissions the residual bandwidth lets through (not stated by the thesis).
+    pub loss_rule: LossRule,
 }
+
+/// The simulator's bandwidth loss rule (M-AMBIG-15: the thesis does not state it). Every
+/// reading agrees that a sender spacing its transmissions by at least 1/ResBW loses nothing;
+/// they differ on what a *lost* transmission uses up. The module documentation says why
+/// `Delivered` is the default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum LossRule {
+    /// Lost iff 1/(time since the previous *delivered* transmission) exceeds the residual
+    /// bandwidth at the send time: the residual bandwidth is a capacity, and a dropped packet
+    /// does not occupy it.
+    #[default]
+    Delivered,
+    /// Lost iff 1/(time since the previous transmission) exceeds the residual bandwidth at the
+    /// send time: a lost transmission uses the bandwidth up as much as a delivered one (the
+    /// sender's own sending rate is what is checked).
+    RateCheck,
+    /// A token bucket of depth one packet filled at the residual bandwidth (integrated over its
+    /// periods): a transmission passes iff a whole token is there and takes it; a lost one
+    /// takes nothing. The fluid form of [`LossRule::Delivered`] (they differ only when the
+    /// bandwidth changes between two deliveries).
+    TokenBucket,
+}
+
+/// Names of [`LossRule`] values (`loss_rule`).
+pub const LOSS_RULES: &[(&str, LossRule)] =
+    &[("delivered", LossRule::Delivered), ("rate-check", LossRule::RateCheck), ("token-bucket", LossRule::TokenBucket)];
 
 /// When the RTT of a transmission is drawn (Table 6.1 gives only "RTT N(500, 10) ms").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -99,6 +144,7 @@ impl Default for ResBwConfig {
             seed: 1,
             reliability: ReliabilityOptions::MAKAREM2021,
             rtt_draw: RttDraw::PerTransmission,
+            loss_rule: LossRule::Delivered,
         }
     }
 }
@@ -232,6 +278,18 @@ impl Periods {
         }
         self.bw
     }
+
+    /// The residual bandwidth at `to` and its integral (packets) over [`from`, `to`], where
+    /// `from` lies in the period in force (the time of the previous call).
+    fn at_with_area(&mut self, from: f64, to: f64) -> (f64, f64) {
+        let (mut cur, mut area) = (from, 0.0);
+        while to >= self.end {
+            area += self.bw * (self.end - cur).max(0.0);
+            cur = self.end;
+            self.advance();
+        }
+        (self.bw, area + self.bw * (to - cur).max(0.0))
+    }
 }
 
 /// Time-weighted mean of the bandwidth over [0, d], by replaying the period process.
@@ -268,11 +326,18 @@ pub fn run(cc_cfg: &AlgorithmConfig, cfg: &ResBwConfig, mut trace: Option<&mut V
     let end = Instant::from_secs_f64(cfg.duration_s);
     let mut out = ResBwOutcome::default();
     let mut last_send: Option<Instant> = None;
+    // The previous delivered transmission (`delivered`); the bucket's tokens and when they
+    // were counted (`token-bucket`: full at the start).
+    let mut last_delivered: Option<Instant> = None;
+    let (mut tokens, mut tokens_at) = (1.0f64, 0.0f64);
+    let rule = cfg.loss_rule;
 
     // Send one copy at `t`; returns when its ACK arrives, if it is not lost.
     let mut send = |t: Instant, ordinal: u32, out: &mut ResBwOutcome| -> Option<Instant> {
-        let bw = periods.at(t.as_secs_f64());
-        let rate = match last_send {
+        let ts = t.as_secs_f64();
+        let (bw, area) =
+            if rule == LossRule::TokenBucket { periods.at_with_area(tokens_at, ts) } else { (periods.at(ts), 0.0) };
+        let rate_since = |prev: Option<Instant>| match prev {
             None => 0.0,
             Some(prev) => {
                 let gap = (t - prev).as_secs_f64();
@@ -283,9 +348,26 @@ pub fn run(cc_cfg: &AlgorithmConfig, cfg: &ResBwConfig, mut trace: Option<&mut V
                 }
             }
         };
+        let rate = rate_since(last_send);
+        let lost = match rule {
+            LossRule::RateCheck => rate > bw,
+            LossRule::Delivered => rate_since(last_delivered) > bw,
+            LossRule::TokenBucket => {
+                tokens = (tokens + area).min(1.0);
+                tokens_at = ts;
+                // A whole token, up to the rounding of the integral.
+                let pass = tokens >= 1.0 - 1e-9;
+                if pass {
+                    tokens = 0.0;
+                }
+                !pass
+            }
+        };
         last_send = Some(t);
+        if !lost {
+            last_delivered = Some(t);
+        }
         out.transmissions += 1;
-        let lost = rate > bw;
         if let Some(tr) = trace.as_deref_mut() {
             tr.push(SendPoint { t_s: t.as_secs_f64(), resbw_pps: bw, rate_pps: rate, lost, ordinal });
         }
@@ -421,24 +503,144 @@ mod tests {
         AlgorithmConfig::parse(spec).unwrap()
     }
 
+    fn with_rule(c: ResBwConfig, loss_rule: LossRule) -> ResBwConfig {
+        ResBwConfig { loss_rule, ..c }
+    }
+
     #[test]
     fn plateau_formulas_of_the_thesis() {
+        use LossRule::*;
         // §7.6: Default CoAP, RTO_init 2 s, success at the first retransmission:
-        // 1/(2 x 1.25 + 0.5) = 0.3333 pkt/s.
-        let o = run(&cc("default"), &cfg(Dist::Fixed { v: 0.5 }, 40_000.0), None);
-        assert!((o.goodput_pps - 1.0 / 3.0).abs() < 0.004, "{}", o.goodput_pps);
-        assert_eq!(o.dropped, 0);
-        // Every message: one lost original, one delivering retransmission.
-        assert!((o.overhead - 1.0).abs() < 0.01, "{}", o.overhead);
-        // Optimised RTO 0.5 s, success at the second retransmission (j = 1), b = 2:
-        // 1/(0.5 + (0.5 + 2 x 0.5) x 1.25) = 0.4211.
-        let o = run(&cc("default:ack_timeout=0.5"), &cfg(Dist::Fixed { v: 1.2 }, 40_000.0), None);
+        // 1/(2 x 1.25 + 0.5) = 0.3333 pkt/s, under every reading (the retransmission's gap
+        // T >= 2 s passes 0.5 pkt/s, and so does RTT + T since the last delivery).
+        for rule in [Delivered, RateCheck, TokenBucket] {
+            let o = run(&cc("default"), &with_rule(cfg(Dist::Fixed { v: 0.5 }, 40_000.0), rule), None);
+            assert!((o.goodput_pps - 1.0 / 3.0).abs() < 0.004, "{rule:?}: {}", o.goodput_pps);
+            assert_eq!(o.dropped, 0);
+            // Every message: one lost original, one delivering retransmission.
+            assert!((o.overhead - 1.0).abs() < 0.01, "{}", o.overhead);
+        }
+        // Optimised RTO 0.5 s at 1.2 pkt/s. rate-check: the first retransmission's gap T in
+        // [0.5, 0.75] s fails, the second's 2T passes (j = 1, b = 2):
+        // 1/(0.5 + (0.5 + 2 x 0.5) x 1.25) = 0.4211. delivered: the first retransmission comes
+        // RTT + T >= 1 s after the last delivery and passes (j = 0): 1/(0.5 + 1.25 x 0.5) = 0.8889.
+        let c = cfg(Dist::Fixed { v: 1.2 }, 40_000.0);
+        let o = run(&cc("default:ack_timeout=0.5"), &with_rule(c.clone(), RateCheck), None);
         assert!((o.goodput_pps - 0.4211).abs() < 0.004, "{}", o.goodput_pps);
         assert!((o.overhead - 2.0).abs() < 0.01, "{}", o.overhead);
+        let o = run(&cc("default:ack_timeout=0.5"), &with_rule(c, Delivered), None);
+        assert!((o.goodput_pps - 0.8889).abs() < 0.009, "{}", o.goodput_pps);
+        assert!((o.overhead - 1.0).abs() < 0.01, "{}", o.overhead);
         // Enough bandwidth for 1/RTT: nothing is ever lost; goodput = 1/RTT.
-        let o = run(&cc("default"), &cfg(Dist::Fixed { v: 2.0 }, 1000.0), None);
-        assert_eq!((o.lost, o.spurious, o.dropped), (0, 0, 0));
-        assert!((o.goodput_pps - 2.0).abs() < 0.002, "{}", o.goodput_pps);
+        for rule in [Delivered, RateCheck, TokenBucket] {
+            let o = run(&cc("default"), &with_rule(cfg(Dist::Fixed { v: 2.0 }, 1000.0), rule), None);
+            assert_eq!((o.lost, o.spurious, o.dropped), (0, 0, 0));
+            assert!((o.goodput_pps - 2.0).abs() < 0.002, "{}", o.goodput_pps);
+        }
+    }
+
+    /// Each rule on a hand-computed timeline: Default CoAP without dithering (T_0 = 1 s,
+    /// doubling), RTT 0.5 s, a steady 0.3 pkt/s (1/ResBW = 3.33 s). The run's first message
+    /// passes; every later original goes out 0.5 s after the delivered copy and fails.
+    /// rate-check judges each copy by its gap since the previous copy (1, 2, then 4 s: the third
+    /// retransmission passes; a message every 7.5 s); delivered and token-bucket by the time
+    /// since the last delivery (1.5, then 3.5 s: the second passes; a message every 3.5 s).
+    #[test]
+    fn each_rule_on_a_hand_computed_timeline() {
+        let spec = cc("default:ack_timeout=1,ack_random_factor=1");
+        let c = cfg(Dist::Fixed { v: 0.3 }, 100.0);
+        let expect: [(LossRule, &[(f64, bool)]); 3] = [
+            (
+                LossRule::RateCheck,
+                &[(0.0, false), (0.5, true), (1.5, true), (3.5, true), (7.5, false), (8.0, true), (9.0, true)],
+            ),
+            (
+                LossRule::Delivered,
+                &[(0.0, false), (0.5, true), (1.5, true), (3.5, false), (4.0, true), (5.0, true), (7.0, false)],
+            ),
+            (
+                LossRule::TokenBucket,
+                &[(0.0, false), (0.5, true), (1.5, true), (3.5, false), (4.0, true), (5.0, true), (7.0, false)],
+            ),
+        ];
+        for (rule, want) in expect {
+            let mut tr = Vec::new();
+            let o = run(&spec, &with_rule(c.clone(), rule), Some(&mut tr));
+            // Send times to the nanosecond (the simulator's clock).
+            let got: Vec<(f64, bool)> =
+                tr.iter().take(want.len()).map(|p| ((p.t_s * 1e9).round() / 1e9, p.lost)).collect();
+            assert_eq!(got, want, "{rule:?}");
+            let period = if rule == LossRule::RateCheck { 7.5 } else { 3.5 };
+            // Deliveries at 0.5 + k * period (ACK times) up to 100 s.
+            assert_eq!(o.delivered, 1 + ((100.0 - 0.5) / period) as u64, "{rule:?}");
+            assert_eq!(o.dropped, 0);
+        }
+    }
+
+    /// The rules against an independent replay of the bandwidth, every transmission of a run
+    /// with bandwidth changes between deliveries: `delivered` compares 1/(time since the last
+    /// delivery) with the bandwidth at the send; `token-bucket` integrates the bandwidth since
+    /// the last delivery (a one-packet bucket). The two differ exactly where the bandwidth
+    /// changed in between.
+    #[test]
+    fn capacity_rules_against_a_replay_of_the_bandwidth() {
+        let c = ResBwConfig {
+            resbw: Dist::Uniform { a: 0.1, b: 1.5 },
+            bad_mean_s: 3.0,
+            duration_s: 3000.0,
+            ..ResBwConfig::default()
+        };
+        let mut traces = Vec::new();
+        for rule in [LossRule::Delivered, LossRule::TokenBucket] {
+            let mut tr = Vec::new();
+            run(&cc("default"), &with_rule(c.clone(), rule), Some(&mut tr));
+            let mut bw = Periods::new(&c);
+            let mut last: Option<f64> = None;
+            let mut checked = 0;
+            for p in &tr {
+                // The bandwidth at the send, and its integral since the last delivery.
+                assert_eq!(p.resbw_pps, bw.at(p.t_s));
+                let expect_lost = match (rule, last) {
+                    (_, None) => false,
+                    (LossRule::Delivered, Some(t)) => 1.0 / (p.t_s - t) > p.resbw_pps,
+                    (_, Some(t)) => {
+                        let mut q = Periods::new(&c);
+                        q.at(t);
+                        q.at_with_area(t, p.t_s).1 < 1.0 - 1e-9
+                    }
+                };
+                assert_eq!(p.lost, expect_lost, "{rule:?} at {}", p.t_s);
+                if !p.lost {
+                    last = Some(p.t_s);
+                }
+                checked += 1;
+            }
+            assert!(checked > 1000 && tr.iter().filter(|p| p.lost).count() > 100, "{rule:?}");
+            traces.push(tr);
+        }
+        assert_ne!(traces[0], traces[1], "the bandwidth changes between deliveries: the rules must differ");
+    }
+
+    /// MBC-CoAP cannot lengthen its gap without an ACK (its window slides on ACKs only, its RTO
+    /// is never backed off). Under rate-check, at a steady 0.3 pkt/s every send after the
+    /// run's first fails, forever. Under delivered the capacity frees up while it keeps its
+    /// gap: the run of losses ends, the first inter-ACK sample carries the loss time, and from
+    /// 1 pkt/s up it settles at the thesis's steady state 7/(6 x 1.25 + 1 + 1.25/0.75) = 0.6885
+    /// of the bandwidth (within 5 %).
+    #[test]
+    fn mbc_recovers_from_losses_only_when_they_leave_the_capacity() {
+        let spec = cc("mbc-coap:preset=makarem2021");
+        let c = ResBwConfig { resbw: Dist::Fixed { v: 0.3 }, duration_s: 3600.0, ..ResBwConfig::default() };
+        let o = run(&spec, &with_rule(c.clone(), LossRule::RateCheck), None);
+        assert_eq!(o.delivered, 1, "{o:?}");
+        let o = run(&spec, &with_rule(c, LossRule::Delivered), None);
+        assert!(o.app_loss_ratio < 0.01 && o.goodput_pps > 0.2, "{o:?}");
+        let steady = 7.0 / (6.0 * 1.25 + 1.0 + 1.25 / 0.75);
+        for bw in [1.0, 1.5] {
+            let c = ResBwConfig { resbw: Dist::Fixed { v: bw }, ..ResBwConfig::default() };
+            let o = run(&spec, &c, None);
+            assert!((o.goodput_pps / bw / steady - 1.0).abs() < 0.05, "{bw}: {}", o.goodput_pps / bw);
+        }
     }
 
     /// IDC-CoAP's steady state (6.1) under a stable residual bandwidth: GP/ResBW =
@@ -518,7 +720,8 @@ mod tests {
     #[test]
     fn trace_records_every_send_and_the_rule() {
         let mut tr = Vec::new();
-        let o = run(&cc("cocoa-plus"), &ResBwConfig { duration_s: 600.0, ..Default::default() }, Some(&mut tr));
+        let c = ResBwConfig { duration_s: 600.0, loss_rule: LossRule::RateCheck, ..Default::default() };
+        let o = run(&cc("cocoa-plus"), &c, Some(&mut tr));
         assert_eq!(tr.len() as u64, o.transmissions);
         assert!(tr.windows(2).all(|w| w[0].t_s <= w[1].t_s));
         for p in &tr {

@@ -15,13 +15,13 @@ fn bench(c: &mut Criterion) {
         let cfg = TcpCcConfig::parse(spec).expect("valid spec");
         g.bench_function(format!("{}/102408B", cfg.name()), |b| {
             b.iter(|| {
-                let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1);
+                let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1).unwrap();
                 black_box(p.transfer(102_408).expect("completes").fct_s)
             })
         });
         g.bench_function(format!("{}/baseline_1seg", cfg.name()), |b| {
             b.iter(|| {
-                let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1);
+                let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1).unwrap();
                 black_box(p.transfer(64).expect("completes").fct_s)
             })
         });

@@ -1,6 +1,7 @@
 //! The model's side of the ns-3 cross-check (`scripts/ns3_crosscheck.py`): one CoAP-over-TCP
-//! transfer over the fixed-delay dumbbell of `PipeConfig::testbed()` (60/30 kbit/s, 215/415 ms
-//! one way), printed as one JSON object, with the median wall time of `--reps` runs.
+//! transfer over `PipeConfig::testbed()` (the testbed chains of `coapcc-link`: 60/30 kbit/s,
+//! 200/400 ms plus a constant 15 ms each way), printed as one JSON object, with the median wall
+//! time of `--reps` runs.
 //!
 //! ```text
 //! cargo run --release -p coapcc-tcp --example crosscheck -- --cc newreno:preset=helsinki2018 \
@@ -37,7 +38,10 @@ fn main() {
     let mut last = None;
     for _ in 0..reps {
         let t = Instant::now();
-        let r = Pipe::new(&cfg, pipe, 1).transfer(bytes).unwrap_or_else(|e| fail(&format!("transfer: {e:?}")));
+        let r = Pipe::new(&cfg, pipe.clone(), 1)
+            .unwrap()
+            .transfer(bytes)
+            .unwrap_or_else(|e| fail(&format!("transfer: {e:?}")));
         walls.push(t.elapsed().as_secs_f64());
         last = Some(r);
     }

@@ -7,7 +7,7 @@ fn main() {
     let spec = args.next().unwrap_or_else(|| "newreno:preset=helsinki2018".into());
     let buffer: u64 = args.next().map(|b| b.parse().expect("buffer bytes")).unwrap_or(1_410_000);
     let cfg = TcpCcConfig::parse(&spec).unwrap_or_else(|e| panic!("{e}"));
-    let mut p = Pipe::new(&cfg, PipeConfig::testbed().with_buffer(buffer), 1);
+    let mut p = Pipe::new(&cfg, PipeConfig::testbed().with_buffer(buffer), 1).unwrap();
     p.server.enable_trace();
     let r = p.transfer(102_408).expect("transfer completes");
     println!("time,event,seq,len,cwnd,ssthresh,in_flight,pacing_rate,bbr_mode,ca_state,rto");

@@ -4,7 +4,10 @@
 //!
 //! Defaults follow Linux (the kernel the published experiments ran on); the `helsinki2018`
 //! preset sets what the Helsinki CoAP-over-TCP study configured (initial window 4, initial
-//! RTO 2 s, SYN/SYN-ACK retries 40/41, MTU 296).
+//! RTO 2 s, SYN/SYN-ACK retries 40/41, MTU 296) and the two mechanisms as its thesis describes
+//! them (New Reno's recovery as RFC 6582, the RTO backoff kept until new data is acknowledged).
+//! The canonical text form names the defaults it starts from: `preset=linux` (a name alone) or
+//! `preset=helsinki2018`, then every parameter.
 
 use core::fmt;
 
@@ -26,18 +29,38 @@ const RTO_MIN_MODES: &[(&str, RtoMinMode)] = &[("linux", RtoMinMode::Linux), ("r
 /// What ends the exponential backoff of the retransmission timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RtoBackoffReset {
-    /// Linux and RFC 6298 §5 with Karn's rule: only a valid RTT sample (from a segment never
-    /// retransmitted; the model has no timestamps) recomputes the RTO and ends the backoff. An
-    /// ACK of new data without a sample re-arms the timer with the backed-off value
-    /// (`tcp_ack_update_rtt` resets `icsk_backoff`, `tcp_rearm_rto` uses `icsk_rto`).
+    /// Linux and RFC 6298 §5 with Karn's rule: only a valid RTT sample recomputes the RTO and
+    /// ends the backoff. Without timestamps a sample needs an ACK that covers no retransmitted
+    /// segment (`tcp_clean_rtx_queue` sets `FLAG_RETRANS_DATA_ACKED` for any, and then takes
+    /// no sample); an ACK of new data without a sample re-arms the timer with the backed-off
+    /// value (`tcp_ack_update_rtt` zeroes `icsk_backoff` only on a sample, `tcp_rearm_rto`
+    /// uses `icsk_rto`).
     Sample,
+    /// The thesis's wording: "the backed off RTO value [is kept] until a new data segment that
+    /// did not require retransmissions is acknowledged". An ACK that newly covers a segment
+    /// never retransmitted ends the backoff even when it also covers retransmitted ones (the
+    /// RTT sample still follows Karn's rule).
+    NewData,
     /// Every ACK of new data ends the backoff and re-arms the timer with the unbacked RTO of the
     /// current SRTT/RTTVAR (ns-3's `TcpSocketBase::NewAck` does this).
     Ack,
 }
 
 const RTO_BACKOFF_RESETS: &[(&str, RtoBackoffReset)] =
-    &[("sample", RtoBackoffReset::Sample), ("ack", RtoBackoffReset::Ack)];
+    &[("sample", RtoBackoffReset::Sample), ("new_data", RtoBackoffReset::NewData), ("ack", RtoBackoffReset::Ack)];
+
+/// How RTT samples become the RTO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RttEstimator {
+    /// Linux's `tcp_rtt_estimator` and `tcp_set_rto`: RFC 6298's gains on `mdev`, a finer
+    /// gain for samples below SRTT, and a variance term that is the largest `mdev` of the
+    /// round trip (at least `min_rto`), decaying once per round trip.
+    Linux,
+    /// RFC 6298 §2, with `min_rto` applied as `rto_min_mode` says.
+    Rfc6298,
+}
+
+const RTT_ESTIMATORS: &[(&str, RttEstimator)] = &[("linux", RttEstimator::Linux), ("rfc6298", RttEstimator::Rfc6298)];
 
 /// What the Reno ssthresh is computed from on a loss.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,8 +89,10 @@ pub struct TcpConfig {
     pub min_rto: f64,
     /// Maximum RTO, seconds.
     pub max_rto: f64,
-    /// How `min_rto` is applied.
+    /// How `min_rto` is applied by the RFC 6298 estimator.
     pub rto_min_mode: RtoMinMode,
+    /// How RTT samples become the RTO.
+    pub rtt_estimator: RttEstimator,
     /// What ends the RTO backoff.
     pub rto_backoff_reset: RtoBackoffReset,
     /// SYN retransmissions before the connection attempt fails.
@@ -107,6 +132,7 @@ impl TcpConfig {
         min_rto: 0.2,
         max_rto: 120.0,
         rto_min_mode: RtoMinMode::Linux,
+        rtt_estimator: RttEstimator::Linux,
         rto_backoff_reset: RtoBackoffReset::Sample,
         syn_retries: 6,
         synack_retries: 5,
@@ -126,17 +152,26 @@ impl TcpConfig {
         self.mtu - self.header_bytes
     }
 
+    /// The Helsinki CoAP-over-TCP study's settings (testbed spec §4): Linux with initial window
+    /// 4, initial RTO 2 s, SYN/SYN-ACK retries 40/41 and MTU 296; New Reno's recovery as the
+    /// thesis's §2 describes it (RFC 6582's inflation and deflation: `prr=off`; the kernel of
+    /// the time also had PRR, `prr=on`); the RTO backoff kept "until a new data segment that
+    /// did not require retransmissions is acknowledged" (`rto_backoff_reset=new_data`).
+    pub const HELSINKI2018: TcpConfig = TcpConfig {
+        mtu: 296,
+        init_cwnd: 4,
+        init_rto: 2.0,
+        syn_retries: 40,
+        synack_retries: 41,
+        prr: false,
+        rto_backoff_reset: RtoBackoffReset::NewData,
+        ..TcpConfig::LINUX
+    };
+
     fn apply_preset(&mut self, preset: Preset) -> Result<(), ()> {
         match preset {
             Preset::Helsinki2018 => {
-                *self = TcpConfig {
-                    mtu: 296,
-                    init_cwnd: 4,
-                    init_rto: 2.0,
-                    syn_retries: 40,
-                    synack_retries: 41,
-                    ..TcpConfig::LINUX
-                };
+                *self = TcpConfig::HELSINKI2018;
                 Ok(())
             }
             _ => Err(()),
@@ -153,7 +188,10 @@ impl TcpConfig {
             "min_rto" => self.min_rto = parse_secs(v, false)?,
             "max_rto" => self.max_rto = parse_secs(v, false)?,
             "rto_min_mode" => self.rto_min_mode = parse_choice(v, RTO_MIN_MODES, "linux or rfc6298")?,
-            "rto_backoff_reset" => self.rto_backoff_reset = parse_choice(v, RTO_BACKOFF_RESETS, "sample or ack")?,
+            "rtt_estimator" => self.rtt_estimator = parse_choice(v, RTT_ESTIMATORS, "linux or rfc6298")?,
+            "rto_backoff_reset" => {
+                self.rto_backoff_reset = parse_choice(v, RTO_BACKOFF_RESETS, "sample, new_data or ack")?
+            }
             "syn_retries" => self.syn_retries = parse_u32(v, 0, 255, "a count, 0-255")?,
             "synack_retries" => self.synack_retries = parse_u32(v, 0, 255, "a count, 0-255")?,
             "delack" => self.delack = parse_secs(v, true)?,
@@ -184,6 +222,7 @@ impl TcpConfig {
         w.kv("min_rto", self.min_rto)?;
         w.kv("max_rto", self.max_rto)?;
         w.kv("rto_min_mode", choice_name(self.rto_min_mode, RTO_MIN_MODES))?;
+        w.kv("rtt_estimator", choice_name(self.rtt_estimator, RTT_ESTIMATORS))?;
         w.kv("rto_backoff_reset", choice_name(self.rto_backoff_reset, RTO_BACKOFF_RESETS))?;
         w.kv("syn_retries", self.syn_retries)?;
         w.kv("synack_retries", self.synack_retries)?;
@@ -223,8 +262,9 @@ pub const TCP_INFO: &[ParamInfo] = &[
     ParamInfo { key: "init_rto", aliases: &[], default: "1", values: "seconds > 0", doc: "RTO before the first RTT sample, and the first SYN/SYN-ACK timeout (Linux 1 s; the study set 2 s)." },
     ParamInfo { key: "min_rto", aliases: &["rto_min"], default: "0.2", values: "seconds > 0", doc: "Minimum RTO (Linux 200 ms; RFC 6298 1 s)." },
     ParamInfo { key: "max_rto", aliases: &["rto_max"], default: "120", values: "seconds > 0", doc: "Maximum (backed-off) RTO (Linux 120 s)." },
-    ParamInfo { key: "rto_min_mode", aliases: &[], default: "linux", values: "linux, rfc6298", doc: "linux: RTO = SRTT + max(4 RTTVAR, min_rto); rfc6298: RTO = max(min_rto, SRTT + 4 RTTVAR)." },
-    ParamInfo { key: "rto_backoff_reset", aliases: &[], default: "sample", values: "sample, ack", doc: "What ends the RTO backoff: sample (Linux, RFC 6298 with Karn: only an RTT sample from a segment never retransmitted) or ack (every ACK of new data, as ns-3)." },
+    ParamInfo { key: "rto_min_mode", aliases: &[], default: "linux", values: "linux, rfc6298", doc: "With rtt_estimator=rfc6298: linux: RTO = SRTT + max(4 RTTVAR, min_rto); rfc6298: RTO = max(min_rto, SRTT + 4 RTTVAR)." },
+    ParamInfo { key: "rtt_estimator", aliases: &[], default: "linux", values: "linux, rfc6298", doc: "linux: tcp_rtt_estimator (the variance term is the round trip's largest mdev, at least min_rto, decaying once per round trip); rfc6298: RFC 6298 section 2." },
+    ParamInfo { key: "rto_backoff_reset", aliases: &[], default: "sample", values: "sample, new_data, ack", doc: "What ends the RTO backoff: sample (Linux, RFC 6298 with Karn: an RTT sample, i.e. an ACK covering no retransmitted segment), new_data (an ACK newly covering any segment never retransmitted: the thesis's wording) or ack (every ACK of new data, as ns-3)." },
     ParamInfo { key: "syn_retries", aliases: &[], default: "6", values: "0-255", doc: "SYN retransmissions before connect fails (Linux 6; the study set 40)." },
     ParamInfo { key: "synack_retries", aliases: &[], default: "5", values: "0-255", doc: "SYN-ACK retransmissions before the passive side gives up (Linux 5; the study set 41)." },
     ParamInfo { key: "delack", aliases: &["delayed_ack"], default: "0.2", values: "seconds >= 0", doc: "Delayed-ACK timer (the study: a constant 200 ms)." },
@@ -232,7 +272,7 @@ pub const TCP_INFO: &[ParamInfo] = &[
     ParamInfo { key: "quickack", aliases: &[], default: "0", values: "segments >= 0", doc: "Segments ACKed at once at connection start (Linux quick-ACK mode acks up to 16; the study describes plain delayed ACKs)." },
     ParamInfo { key: "dupthresh", aliases: &[], default: "3", values: "1-1000", doc: "Duplicate ACKs that trigger fast retransmit." },
     ParamInfo { key: "limited_transmit", aliases: &[], default: "on", values: "on, off", doc: "RFC 3042 Limited Transmit (Linux default, on in the study)." },
-    ParamInfo { key: "prr", aliases: &[], default: "on", values: "on, off", doc: "Proportional Rate Reduction in fast recovery as Linux does it (on in the study); off: RFC 6582 cwnd inflation/deflation." },
+    ParamInfo { key: "prr", aliases: &[], default: "on", values: "on, off", doc: "Proportional Rate Reduction in fast recovery as Linux does it (since 3.2); off: RFC 6582 cwnd inflation and deflation, as the thesis describes recovery (helsinki2018). BBR sets cwnd itself and takes neither." },
     ParamInfo { key: "abc_limit", aliases: &["abc_l"], default: "none", values: "none, 1-1000", doc: "Slow-start growth per ACK in segments; none = every newly acknowledged segment (Linux); 1 = RFC 5681's 1 SMSS per ACK." },
     ParamInfo { key: "rwnd", aliases: &[], default: "none", values: "none, bytes", doc: "Receive window; none = never limiting (window scaling on, large buffers)." },
     ParamInfo { key: "handshake_rtt", aliases: &[], default: "on", values: "on, off", doc: "Seed SRTT/RTTVAR (and BBR's min RTT) from the SYN or SYN-ACK round trip, as Linux does (Karn: not if retransmitted)." },
@@ -297,6 +337,8 @@ pub struct BbrParams {
     pub pacing_margin: f64,
     /// First ProbeBW phase.
     pub cycle_start: CycleStart,
+    /// Long-term ("policer") bandwidth sampling (Linux `bbr_lt_bw_sampling`, since 4.9).
+    pub lt_sampling: bool,
 }
 
 impl Default for BbrParams {
@@ -315,6 +357,7 @@ impl Default for BbrParams {
             quanta: 3,
             pacing_margin: 0.01,
             cycle_start: CycleStart::Random,
+            lt_sampling: true,
         }
     }
 }
@@ -355,7 +398,7 @@ pub const BBR_INFO: &[ParamInfo] = &[
         aliases: &[],
         default: "10",
         values: "1-1000",
-        doc: "BtlBw max-filter window in round trips.",
+        doc: "BtlBw max-filter window in round trips (Linux's three-sample windowed maximum: the best sample counts until more than this many rounds passed).",
     },
     ParamInfo {
         key: "min_rtt_window",
@@ -399,6 +442,13 @@ pub const BBR_INFO: &[ParamInfo] = &[
         values: "random, 0-7",
         doc: "First ProbeBW phase: random among all but the 3/4 phase (Linux), or a fixed index.",
     },
+    ParamInfo {
+        key: "lt_sampling",
+        aliases: &[],
+        default: "on",
+        values: "on, off",
+        doc: "Long-term (policer) bandwidth sampling: after losses, pace at the delivery rate of two consistent lossy intervals for 48 round trips (Linux since 4.9).",
+    },
 ];
 
 impl BbrParams {
@@ -416,6 +466,7 @@ impl BbrParams {
             "cwnd_min" => self.cwnd_min = parse_u32(v, 1, 1000, "segments, 1-1000")?,
             "quanta" => self.quanta = parse_u32(v, 0, 1000, "segments, 0-1000")?,
             "pacing_margin" => self.pacing_margin = parse_f64(v, 0.0, 0.5, "a fraction in [0, 0.5]")?,
+            "lt_sampling" => self.lt_sampling = parse_bool(v)?,
             "cycle_start" => {
                 self.cycle_start = if eq_choice("random", v) {
                     CycleStart::Random
@@ -441,9 +492,10 @@ impl BbrParams {
         w.kv("quanta", self.quanta)?;
         w.kv("pacing_margin", self.pacing_margin)?;
         match self.cycle_start {
-            CycleStart::Random => w.kv("cycle_start", "random"),
-            CycleStart::Fixed(i) => w.kv("cycle_start", i),
+            CycleStart::Random => w.kv("cycle_start", "random")?,
+            CycleStart::Fixed(i) => w.kv("cycle_start", i)?,
         }
+        w.flag("lt_sampling", self.lt_sampling)
     }
 }
 
@@ -456,14 +508,40 @@ pub enum CcKind {
     Bbr(BbrParams),
 }
 
+/// Which defaults a TCP configuration starts from (the first key of its canonical form).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpBase {
+    /// Linux's defaults (`preset=linux`; what a name alone means).
+    Linux,
+    /// A reproduction preset's values.
+    Preset(Preset),
+}
+
+impl TcpBase {
+    /// `linux`, or the preset's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            TcpBase::Linux => "linux",
+            TcpBase::Preset(p) => p.name(),
+        }
+    }
+}
+
+/// Names accepted by `preset=` in a TCP specification: `linux` (the defaults) and every
+/// reproduction preset that defines TCP settings.
+pub const TCP_PRESETS: &[&str] = &["linux", "helsinki2018"];
+
 /// A complete TCP configuration: the congestion control and the shared machinery.
-/// Text form: `newreno[:key=value,...]` / `bbr[:key=value,...]`, `preset=helsinki2018` allowed.
+/// Text form: `newreno[:key=value,...]` / `bbr[:key=value,...]`, `preset=helsinki2018` (or
+/// `preset=linux`, the defaults) allowed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TcpCcConfig {
     /// The congestion control.
     pub cc: CcKind,
     /// Everything else.
     pub tcp: TcpConfig,
+    /// The defaults the parameters started from.
+    pub base: TcpBase,
 }
 
 /// Names of the TCP congestion controls, for listings.
@@ -484,12 +562,12 @@ impl std::error::Error for TcpSpecError {}
 impl TcpCcConfig {
     /// New Reno with Linux defaults.
     pub fn newreno() -> Self {
-        TcpCcConfig { cc: CcKind::NewReno(NewRenoParams::default()), tcp: TcpConfig::LINUX }
+        TcpCcConfig { cc: CcKind::NewReno(NewRenoParams::default()), tcp: TcpConfig::LINUX, base: TcpBase::Linux }
     }
 
     /// BBR v1 with Linux defaults.
     pub fn bbr() -> Self {
-        TcpCcConfig { cc: CcKind::Bbr(BbrParams::default()), tcp: TcpConfig::LINUX }
+        TcpCcConfig { cc: CcKind::Bbr(BbrParams::default()), tcp: TcpConfig::LINUX, base: TcpBase::Linux }
     }
 
     /// Canonical name of the congestion control.
@@ -518,7 +596,25 @@ impl TcpCcConfig {
             // The 2018 kernels paced at the full estimate (the 1 % margin came in 4.20).
             CcKind::Bbr(p) => *p = BbrParams { pacing_margin: 0.0, ..BbrParams::default() },
         }
+        self.base = TcpBase::Preset(preset);
         Ok(())
+    }
+
+    /// Back to Linux's defaults (`preset=linux`).
+    pub fn reset_to_linux(&mut self) {
+        *self = match self.cc {
+            CcKind::NewReno(_) => TcpCcConfig::newreno(),
+            CcKind::Bbr(_) => TcpCcConfig::bbr(),
+        };
+    }
+
+    /// This configuration's congestion control and defaults with `preset` applied: the
+    /// `helsinki2018` values beside the Linux ones (`coapcc algorithms newreno`).
+    pub fn with_preset(&self, preset: Preset) -> Result<TcpCcConfig, TcpSpecError> {
+        let mut c = *self;
+        c.reset_to_linux();
+        c.apply_preset(preset)?;
+        Ok(c)
     }
 
     /// Set one parameter (congestion-control or shared).
@@ -565,7 +661,13 @@ impl TcpCcConfig {
         }
         for (k, v) in &kv {
             if eq_choice("preset", k) {
-                let preset = Preset::parse(v).ok_or_else(|| TcpSpecError(format!("unknown preset '{v}'")))?;
+                if eq_choice("linux", v) {
+                    cfg.reset_to_linux();
+                    continue;
+                }
+                let preset = Preset::parse(v).ok_or_else(|| {
+                    TcpSpecError(format!("unknown preset '{v}' for {}; valid: {}", cfg.name(), TCP_PRESETS.join(", ")))
+                })?;
                 cfg.apply_preset(preset)?;
             }
         }
@@ -594,11 +696,13 @@ impl TcpCcConfig {
     }
 }
 
-/// Canonical, fully resolved form: `NAME:own params,shared params`.
+/// Canonical, fully resolved form: `NAME:preset=BASE,own params,shared params`, where BASE
+/// (`linux` or `helsinki2018`) names the defaults the values started from.
 impl fmt::Display for TcpCcConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:", self.name())?;
         let mut w = KvWriter::new(f);
+        w.kv("preset", self.base.name())?;
         match &self.cc {
             CcKind::NewReno(p) => w.kv("ssthresh_base", choice_name(p.ssthresh_base, SSTHRESH_BASES))?,
             CcKind::Bbr(p) => p.write(&mut w)?,

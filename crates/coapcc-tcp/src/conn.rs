@@ -12,6 +12,7 @@ use coapcc_cc::{Instant, SplitMix64};
 
 use crate::cc::{BbrMode, CaState, CcCtx, RateSample, TcpCc, TcpCongestionControl, INFINITE_SSTHRESH};
 use crate::config::{TcpCcConfig, TcpConfig};
+use crate::rate::gives_rate_sample;
 use crate::recv::Receiver;
 use crate::rtt::RtoEstimator;
 use crate::segment::Segment;
@@ -85,7 +86,6 @@ pub struct Connection {
     rto_retransmits: u32,
     pacing_next: Instant,
     pacing_blocked: bool,
-    app_limited: u64,
     first_tx: Instant,
     cwnd_limited_flag: bool,
     /// RFC 6582 (PRR off): the next retransmission goes out whatever cwnd says.
@@ -93,6 +93,11 @@ pub struct Connection {
     // Receiver.
     recv: Receiver,
     counters: Counters,
+    /// A data RTO whose loss episode is under way: when it fired and `high_seq` then.
+    rto_episode: Option<(Instant, u64)>,
+    /// The last retransmission of that episode (the RTO's own resend of the head at first).
+    rto_last_resend: Instant,
+    seen_dupack: bool,
     trace: Option<Vec<TraceRecord>>,
 }
 
@@ -109,6 +114,8 @@ impl Connection {
                 in_flight: 0,
                 delivered: 0,
                 delivered_time: Instant::ZERO,
+                lost: 0,
+                app_limited: 0,
                 ca_state: CaState::Open,
                 cwnd_limited: false,
                 srtt: None,
@@ -142,12 +149,14 @@ impl Connection {
             rto_retransmits: 0,
             pacing_next: Instant::ZERO,
             pacing_blocked: false,
-            app_limited: 0,
             first_tx: Instant::ZERO,
             cwnd_limited_flag: false,
             force_retx: false,
             recv: Receiver::new(1, &tcp),
             counters: Counters::default(),
+            rto_episode: None,
+            rto_last_resend: Instant::ZERO,
+            seen_dupack: false,
             trace: None,
         }
     }
@@ -276,18 +285,30 @@ impl Connection {
         &self.cc
     }
 
+    /// Fast recovery by RFC 6582's window inflation and deflation (`prr=off`), for a
+    /// controller that leaves cwnd to the core; one that sets it on every ACK (BBR, Linux's
+    /// `cong_control`) gets neither PRR nor this.
+    fn rfc6582(&self) -> bool {
+        !self.cfg.prr && !self.cc.owns_cwnd()
+    }
+
     fn sacked_counts(&self) -> bool {
         match self.ctx.ca_state {
             CaState::Open | CaState::Disorder => self.cfg.limited_transmit,
-            CaState::Recovery => self.cfg.prr,
+            CaState::Recovery => !self.rfc6582(),
             CaState::Loss => true,
         }
     }
 
+    /// Linux `tcp_rate_check_app_limited` (at the start of every write): less than one MSS
+    /// unsent, the window not limiting, every lost segment retransmitted.
     fn check_app_limited(&mut self) {
         let inf = self.in_flight();
-        if self.snd_nxt == self.write_end && inf < self.ctx.cwnd && self.lost_out <= self.retrans_out {
-            self.app_limited = (self.ctx.delivered + u64::from(inf)).max(1);
+        if self.write_end - self.snd_nxt < u64::from(self.cfg.mss())
+            && inf < self.ctx.cwnd
+            && self.lost_out <= self.retrans_out
+        {
+            self.ctx.app_limited = (self.ctx.delivered + u64::from(inf)).max(1);
         }
     }
 
@@ -337,6 +358,11 @@ impl Connection {
 
     fn enter_loss(&mut self, now: Instant) {
         self.counters.rto_expiries += 1;
+        self.counters.first_rto_at_s.get_or_insert(now.as_secs_f64());
+        // An episode still under way ends here; this RTO's begins.
+        self.end_rto_episode(now);
+        self.rto_episode = Some((now, self.snd_nxt));
+        self.rto_last_resend = now;
         self.ctx.in_flight = self.in_flight();
         let st = self.ctx.ca_state;
         if st <= CaState::Disorder
@@ -347,6 +373,10 @@ impl Connection {
         }
         self.sacked_out = 0;
         for s in self.queue.iter_mut() {
+            // Linux tcp_sum_lost: a segment newly lost, or a retransmission lost again.
+            if !s.lost || s.retrans {
+                self.ctx.lost += 1;
+            }
             if !s.lost {
                 s.lost = true;
                 self.lost_out += 1;
@@ -359,12 +389,20 @@ impl Connection {
         self.high_seq = self.snd_nxt;
         self.ctx.ca_state = CaState::Loss;
         self.force_retx = false;
-        self.cc.set_state(&mut self.ctx, CaState::Loss);
+        self.cc.set_state(&mut self.ctx, CaState::Loss, &mut self.rng);
         self.rto.back_off();
         self.rto_retransmits += 1;
         self.rto_deadline = Some(now + dur(self.rto.rto()));
         self.pacing_next = self.pacing_next.min(now);
         self.record(now, TraceEvent::Rto, self.snd_una, 0);
+    }
+
+    fn end_rto_episode(&mut self, now: Instant) {
+        if let Some((t, _)) = self.rto_episode.take() {
+            self.counters.rto_episodes += 1;
+            self.counters.rto_episode_s += (now - t).as_secs_f64();
+            self.counters.rto_resend_s += (self.rto_last_resend - t).as_secs_f64();
+        }
     }
 
     /// Take one segment from the network.
@@ -415,7 +453,7 @@ impl Connection {
 
     fn take_rtt(&mut self, rtt: Duration) {
         let r = rtt.as_secs_f64();
-        self.rto.sample(r);
+        self.rto.sample(r, self.snd_una, self.snd_nxt);
         self.ctx.srtt = self.rto.srtt();
         self.ctx.min_rtt = Some(self.ctx.min_rtt.map_or(r, |m| m.min(r)));
     }
@@ -479,7 +517,7 @@ impl Connection {
                     first_ackt.get_or_insert(s.tx_time);
                     last_ackt = Some(s.tx_time);
                 }
-                if prior_seg_delivered.is_none_or_le(s.delivered) {
+                if gives_rate_sample(prior_seg_delivered, s.delivered) {
                     prior_seg_delivered = Some(s.delivered);
                     prior_time = Some(s.delivered_time);
                     rs.is_app_limited = s.app_limited;
@@ -492,6 +530,9 @@ impl Connection {
             }
             self.snd_una = ack;
             self.rto_retransmits = 0;
+            if self.rto_episode.is_some_and(|(_, high)| ack >= high) {
+                self.end_rto_episode(now);
+            }
             // Reno: one ACK fills the hole, the rest eat the duplicate ACKs counted before.
             if acked_pkts > 0 {
                 self.ctx.delivered += u64::from(acked_pkts.saturating_sub(self.sacked_out).max(1));
@@ -510,14 +551,19 @@ impl Connection {
                 }
             }
             if !sampled {
-                self.rto.new_data_acked();
+                self.rto.new_data_acked(first_ackt.is_some());
             }
             self.rto_deadline = if self.queue.is_empty() { None } else { Some(now + dur(self.rto.rto())) };
         } else if ack == self.snd_una && pure && !self.queue.is_empty() {
             is_dupack = true;
+            self.seen_dupack = true;
             self.counters.dupacks_received += 1;
             let prior_sacked = self.sacked_out;
-            self.sacked_out += 1;
+            // Linux tcp_process_loss: after an RTO a Reno duplicate ACK counts (as a segment
+            // delivered out of order) only once new data beyond `high_seq` is out.
+            if self.ctx.ca_state != CaState::Loss || self.snd_nxt > self.high_seq {
+                self.sacked_out += 1;
+            }
             let packets_out = self.queue.len() as u32;
             let holes = self.lost_out.max(1).min(packets_out);
             if self.sacked_out + holes > packets_out {
@@ -546,6 +592,9 @@ impl Connection {
                 }
             }
             CaState::Recovery => {
+                if advanced {
+                    self.counters.recovery_rounds += 1;
+                }
                 if advanced && self.snd_una >= self.high_seq {
                     self.sacked_out = 0;
                     if self.ctx.ssthresh != INFINITE_SSTHRESH {
@@ -555,12 +604,12 @@ impl Connection {
                 } else if advanced {
                     // NewReno partial ACK: the new head is lost too.
                     newly_lost += self.mark_head_lost();
-                    if !self.cfg.prr {
+                    if self.rfc6582() {
                         self.force_retx = true;
                         let c = self.ctx.cwnd.saturating_sub(acked_pkts);
                         self.ctx.cwnd = if acked_pkts >= 1 { c + 1 } else { c };
                     }
-                } else if is_dupack && !self.cfg.prr {
+                } else if is_dupack && self.rfc6582() {
                     self.ctx.cwnd += 1;
                 }
             }
@@ -575,8 +624,8 @@ impl Connection {
         }
 
         // Rate sample (Linux tcp_rate_gen).
-        if self.app_limited != 0 && self.ctx.delivered > self.app_limited {
-            self.app_limited = 0;
+        if self.ctx.app_limited != 0 && self.ctx.delivered > self.ctx.app_limited {
+            self.ctx.app_limited = 0;
         }
         if let Some(pt) = prior_time {
             rs.delivered = (self.ctx.delivered - rs.prior_delivered) as i64;
@@ -614,7 +663,7 @@ impl Connection {
         }
         if self.ctx.ca_state != st {
             self.ctx.ca_state = st;
-            self.cc.set_state(&mut self.ctx, st);
+            self.cc.set_state(&mut self.ctx, st, &mut self.rng);
         }
     }
 
@@ -628,7 +677,7 @@ impl Connection {
         self.ctx.ssthresh = self.cc.ssthresh(&self.ctx);
         self.set_state(CaState::Recovery);
         let lost = self.mark_head_lost();
-        if !self.cfg.prr {
+        if self.rfc6582() {
             // RFC 6582: cwnd = ssthresh + 3 SMSS (the segments that left the network).
             self.ctx.cwnd = self.ctx.ssthresh.saturating_add(self.cfg.dupthresh);
             self.force_retx = true;
@@ -642,6 +691,7 @@ impl Connection {
             Some(s) if !s.lost => {
                 s.lost = true;
                 self.lost_out += 1;
+                self.ctx.lost += 1;
                 1
             }
             _ => 0,
@@ -747,7 +797,7 @@ impl Connection {
             self.first_tx = now;
             self.ctx.delivered_time = now;
         }
-        let app_limited = self.app_limited != 0;
+        let app_limited = self.ctx.app_limited != 0;
         let first_tx = self.first_tx;
         let seg = if want_retx {
             let idx = self.queue.iter().position(|s| s.lost && !s.retrans).expect("lost_out > retrans_out");
@@ -762,12 +812,21 @@ impl Connection {
             let (seq, len) = (s.seq, s.len);
             self.retrans_out += 1;
             self.counters.retransmitted_segments += 1;
+            if self.ctx.ca_state == CaState::Recovery {
+                self.counters.recovery_retransmits += 1;
+            }
             if idx == 0 {
                 self.rto_deadline = Some(now + dur(self.rto.rto()));
+            }
+            if self.rto_episode.is_some() {
+                self.rto_last_resend = now;
             }
             self.record(now, TraceEvent::Retransmit, seq, len);
             (seq, len, true)
         } else {
+            if self.seen_dupack {
+                self.counters.new_after_first_dupack += 1;
+            }
             let bound = *self.bounds.front().expect("unsent data has a write bound");
             let len = (bound - self.snd_nxt).min(u64::from(self.cfg.mss())) as u32;
             let seq = self.snd_nxt;
@@ -842,16 +901,6 @@ impl Connection {
     /// BBR mode, when BBR is the controller.
     pub fn bbr_mode(&self) -> Option<BbrMode> {
         self.cc.bbr_mode()
-    }
-}
-
-trait OptExt {
-    fn is_none_or_le(&self, v: u64) -> bool;
-}
-
-impl OptExt for Option<u64> {
-    fn is_none_or_le(&self, v: u64) -> bool {
-        self.map_or(true, |x| x <= v)
     }
 }
 

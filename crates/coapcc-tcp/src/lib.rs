@@ -18,14 +18,15 @@
 //!   `newreno[:key=value,...]` / `bbr[:key=value,...]`.
 //! - [`app`]: the CoAP-over-TCP exchange (CSMs, requests, one-message responses) as byte
 //!   counts, with sizes from the RFC 8323 encoding.
-//! - [`stats`]: counters and trace records; [`pipe`]: a minimal fixed-rate, fixed-delay link
-//!   and a two-endpoint driver, for tests, benchmarks and examples.
+//! - [`stats`]: counters and trace records; [`pipe`]: two endpoints on the two directions of a
+//!   `coapcc-link` link (the simulator's link model) with a scripted drop rule, for tests,
+//!   benchmarks and examples.
 //!
 //! ## Example
 //! ```
 //! use coapcc_tcp::{pipe::{Pipe, PipeConfig}, TcpCcConfig};
 //! let cfg = TcpCcConfig::parse("newreno:preset=helsinki2018").unwrap();
-//! let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1);
+//! let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1).unwrap();
 //! let r = p.transfer(102_408).unwrap();
 //! assert_eq!(r.server.retransmitted_segments, 0);
 //! assert!(r.fct_s > 31.6);
@@ -38,13 +39,14 @@ pub mod cc;
 pub mod config;
 pub mod conn;
 pub mod pipe;
+mod rate;
 pub mod recv;
 pub mod rtt;
 pub mod segment;
 pub mod stats;
 
 pub use cc::{BbrMode, CaState};
-pub use config::{TcpCcConfig, TcpConfig};
+pub use config::{Preset, TcpBase, TcpCcConfig, TcpConfig};
 pub use conn::{Connection, State};
 pub use segment::Segment;
 pub use stats::{Counters, TraceEvent, TraceRecord};

@@ -28,6 +28,28 @@ pub struct Counters {
     pub bytes_delivered: u64,
     /// Payload bytes received again after delivery (spurious retransmissions seen here).
     pub duplicate_bytes_received: u64,
+    /// When the first retransmission timeout of data (not of the handshake) fired, seconds
+    /// on the caller's clock.
+    pub first_rto_at_s: Option<f64>,
+    /// Data RTOs whose loss episode ended (Linux's `TCP_CA_Loss` from the RTO until the
+    /// cumulative ACK covers everything sent before it, `high_seq`), or that the next RTO cut
+    /// short.
+    pub rto_episodes: u64,
+    /// Summed over those RTOs: seconds from the RTO to the end of its episode (the go-back-N
+    /// resending of everything outstanding at the RTO, until it is all acknowledged).
+    pub rto_episode_s: f64,
+    /// Summed over the same RTOs: seconds from the RTO to the last retransmission of its
+    /// episode, the time the sender spends resending what was outstanding (the thesis's
+    /// "each RTO is followed by roughly 5 s of resending"); 0 for an RTO that resent only
+    /// the first unacknowledged segment.
+    pub rto_resend_s: f64,
+    /// New data segments (first transmissions) sent after the first duplicate ACK arrived.
+    pub new_after_first_dupack: u64,
+    /// Data segments retransmitted in fast recovery (the fast retransmits included).
+    pub recovery_retransmits: u64,
+    /// ACKs that advanced the cumulative ACK point in fast recovery (the partial ACKs and the
+    /// ACK that ends recovery): the round trips of recovery.
+    pub recovery_rounds: u64,
 }
 
 /// What a trace record describes.

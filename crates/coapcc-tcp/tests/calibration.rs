@@ -9,7 +9,7 @@ use coapcc_tcp::TcpCcConfig;
 fn cal2_ideal_transfer() {
     for spec in ["newreno:preset=helsinki2018", "bbr:preset=helsinki2018"] {
         let cfg = TcpCcConfig::parse(spec).unwrap();
-        let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1);
+        let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1).unwrap();
         let r = p.exchanges(MessageSizes::thesis(102_400), 1).unwrap();
         eprintln!("{spec}: fct {:.3} s setup {:.3} s server {:?}", r.fct_s, r.setup_s, r.server);
         // 401 data segments, no retransmission, nothing dropped.
@@ -25,7 +25,7 @@ fn cal2_ideal_transfer() {
 fn fifty_short_exchanges_on_one_connection() {
     // The short-lived workload over TCP: 50 GETs of the 60-byte resource, one after another.
     let cfg = TcpCcConfig::parse("newreno:preset=helsinki2018").unwrap();
-    let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1);
+    let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1).unwrap();
     let r = p.exchanges(MessageSizes::thesis(60), 50).unwrap();
     assert_eq!(r.client.bytes_delivered, 2 + 50 * MessageSizes::thesis(60).response);
     assert_eq!(r.server.bytes_delivered, 2 + 50 * 9);

@@ -14,7 +14,7 @@ const RESPONSE: u64 = 20_000;
 /// the union of downlink payload ranges that actually reached the client.
 fn lossy(spec: &str, buffer: u64, loss: f64, seed: u64) -> (coapcc_tcp::pipe::TransferResult, Vec<(u64, u64)>) {
     let cfg = TcpCcConfig::parse(spec).unwrap();
-    let mut p = Pipe::new(&cfg, PipeConfig::testbed().with_buffer(buffer), seed);
+    let mut p = Pipe::new(&cfg, PipeConfig::testbed().with_buffer(buffer), seed).unwrap();
     let arrived = Rc::new(RefCell::new(Vec::<(u64, u64)>::new()));
     let a2 = arrived.clone();
     let mut rng = SplitMix64::new(seed ^ 0x5eed);

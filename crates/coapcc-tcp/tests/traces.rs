@@ -16,7 +16,7 @@ fn helsinki(cc: &str) -> TcpCcConfig {
 #[test]
 fn handshake_timing_on_the_testbed() {
     // SYN: 40 B at 60 kbit/s = 5.333 ms + 215 ms; SYN-ACK: 40 B at 30 kbit/s = 10.667 ms + 415 ms.
-    let mut p = Pipe::new(&helsinki("newreno"), PipeConfig::testbed(), 1);
+    let mut p = Pipe::new(&helsinki("newreno"), PipeConfig::testbed(), 1).unwrap();
     let r = p.transfer(100).unwrap();
     assert!(close(r.setup_s, 0.646, 1e-6), "{}", r.setup_s);
     assert_eq!(r.client.rto_expiries, 0);
@@ -25,7 +25,7 @@ fn handshake_timing_on_the_testbed() {
 #[test]
 fn lost_syns_are_retried_after_2_4_s() {
     for (lost, expect) in [(1u32, 2.646), (2, 6.646), (3, 14.646)] {
-        let mut p = Pipe::new(&helsinki("newreno"), PipeConfig::testbed(), 1);
+        let mut p = Pipe::new(&helsinki("newreno"), PipeConfig::testbed(), 1).unwrap();
         let mut n = 0;
         p.set_drop_rule(move |d, s, _| {
             if d == Dir::Up && s.syn && n < lost {
@@ -44,7 +44,7 @@ fn lost_syns_are_retried_after_2_4_s() {
 #[test]
 fn syn_retries_are_bounded() {
     let cfg = TcpCcConfig::parse("newreno:preset=helsinki2018,syn_retries=2").unwrap();
-    let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1);
+    let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1).unwrap();
     p.set_drop_rule(|d, s, _| d == Dir::Up && s.syn);
     assert_eq!(p.transfer(100).unwrap_err(), PipeError::HandshakeFailed);
     assert_eq!(p.client.counters().segments_sent, 3);
@@ -54,7 +54,7 @@ fn syn_retries_are_bounded() {
 fn slow_start_with_delayed_acks_doubles_per_round() {
     // IW 4: the client ACKs every second segment, each ACK covers 2 segments, Linux adds 2
     // per ACK: 4 -> 6, 8 | 10, 12, 14, 16 | ...
-    let mut p = Pipe::new(&helsinki("newreno"), fast_link(0.1), 1);
+    let mut p = Pipe::new(&helsinki("newreno"), fast_link(0.1), 1).unwrap();
     p.server.enable_trace();
     let r = p.transfer(256 * 64).unwrap();
     let acks: Vec<_> = r.server_trace.iter().filter(|t| t.event == TraceEvent::Ack).collect();
@@ -65,7 +65,7 @@ fn slow_start_with_delayed_acks_doubles_per_round() {
     assert!(close(acks[2].time.as_secs_f64(), 0.7, 1e-4));
     // RFC 5681's one SMSS per ACK (abc_limit=1): 4 -> 5, 6 | 7, 8, 9 | ...
     let cfg = TcpCcConfig::parse("newreno:preset=helsinki2018,abc_limit=1").unwrap();
-    let mut p = Pipe::new(&cfg, fast_link(0.1), 1);
+    let mut p = Pipe::new(&cfg, fast_link(0.1), 1).unwrap();
     p.server.enable_trace();
     let r = p.transfer(256 * 64).unwrap();
     let cw: Vec<u32> = r.server_trace.iter().filter(|t| t.event == TraceEvent::Ack).take(5).map(|t| t.cwnd).collect();
@@ -84,7 +84,7 @@ fn fast_retransmit_and_newreno_partial_ack() {
     const LOST: &[u64] = &[3 + 256 * 12, 3 + 256 * 14];
     for prr in ["on", "off"] {
         let cfg = TcpCcConfig::parse(&format!("newreno:preset=helsinki2018,prr={prr}")).unwrap();
-        let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1);
+        let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1).unwrap();
         p.server.enable_trace();
         drop_first_tx(&mut p, LOST);
         let r = p.transfer(102_408).unwrap();
@@ -92,6 +92,11 @@ fn fast_retransmit_and_newreno_partial_ack() {
         assert_eq!(r.server.fast_retransmits, 1, "prr={prr}");
         assert_eq!(r.server.rto_expiries, 0, "prr={prr}");
         assert_eq!(r.server.retransmitted_segments, 2, "prr={prr}");
+        // Both retransmissions in recovery, each one round trip (the partial ACK, then the
+        // ACK that ends recovery); Limited Transmit sent new data after the first dupack.
+        assert_eq!((r.server.recovery_retransmits, r.server.recovery_rounds), (2, 2), "prr={prr}");
+        assert!(r.server.new_after_first_dupack >= 2, "prr={prr}");
+        assert_eq!(r.server.first_rto_at_s, None);
         assert_eq!(r.client.bytes_delivered, 2 + 102_408);
         let fr = t.iter().position(|x| x.event == TraceEvent::FastRetransmit).unwrap();
         let before = t[..fr].iter().rev().find(|x| x.event == TraceEvent::Ack).unwrap();
@@ -128,7 +133,7 @@ fn fast_retransmit_and_newreno_partial_ack() {
 fn rto_backoff_and_karn_on_a_lost_tail() {
     // The last segment and its first two retransmissions are lost: no duplicate ACKs can
     // come, so the timer fires three times, doubling each time.
-    let mut p = Pipe::new(&helsinki("newreno"), PipeConfig::testbed(), 1);
+    let mut p = Pipe::new(&helsinki("newreno"), PipeConfig::testbed(), 1).unwrap();
     p.server.enable_trace();
     let last = 1 + 2 + 256 * 400;
     let n = Rc::new(RefCell::new(0));
@@ -170,7 +175,7 @@ fn rto_after_an_ack_of_retransmitted_data_keeps_or_ends_the_backoff() {
     let a_seq = b_seq - 256;
     for (mode, after_ack, after_rto2) in [("sample", 2.0, 4.0), ("ack", 1.0, 2.0)] {
         let cfg = TcpCcConfig::parse(&format!("newreno:preset=helsinki2018,rto_backoff_reset={mode}")).unwrap();
-        let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1);
+        let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1).unwrap();
         p.server.enable_trace();
         let b_drops = Rc::new(RefCell::new(0));
         let b2 = b_drops.clone();
@@ -210,7 +215,7 @@ fn rto_after_an_ack_of_retransmitted_data_keeps_or_ends_the_backoff() {
 
 #[test]
 fn bbr_states_and_gains_on_the_testbed() {
-    let mut p = Pipe::new(&helsinki("bbr"), PipeConfig::testbed(), 1);
+    let mut p = Pipe::new(&helsinki("bbr"), PipeConfig::testbed(), 1).unwrap();
     p.server.enable_trace();
     let r = p.transfer(102_408).unwrap();
     let t = &r.server_trace;
@@ -251,7 +256,7 @@ fn bbr_states_and_gains_on_the_testbed() {
 fn bbr_first_probe_bw_phase_is_never_the_drain_phase() {
     let mut seen_probe_up = false;
     for seed in 0..40 {
-        let mut p = Pipe::new(&helsinki("bbr"), PipeConfig::testbed(), seed);
+        let mut p = Pipe::new(&helsinki("bbr"), PipeConfig::testbed(), seed).unwrap();
         p.server.enable_trace();
         let r = p.transfer(102_408).unwrap();
         let first = r.server_trace.iter().find(|x| x.bbr_mode == Some(BbrMode::ProbeBw)).unwrap();
@@ -265,10 +270,12 @@ fn bbr_first_probe_bw_phase_is_never_the_drain_phase() {
 #[test]
 fn bbr_rto_sets_cwnd_to_one_then_restores() {
     // Tail loss under BBR: the RTO marks everything lost, cwnd 1, and the episode ends with
-    // the saved cwnd restored.
-    let mut p = Pipe::new(&helsinki("bbr"), PipeConfig::testbed(), 1);
+    // the saved cwnd restored. A 60 s RTprop window keeps ProbeRTT (which caps cwnd at 4
+    // whatever the restore) out of the way.
+    let cfg = TcpCcConfig::parse("bbr:preset=helsinki2018,min_rtt_window=60").unwrap();
+    let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1).unwrap();
     p.server.enable_trace();
-    let last = 1 + 2 + 256 * 400;
+    let last = 1 + 2 + 256 * (20_000 / 256);
     let mut n = 0;
     p.set_drop_rule(move |d, s, _| {
         if d == Dir::Down && s.seq == last && s.len > 0 && n < 1 {
@@ -277,7 +284,7 @@ fn bbr_rto_sets_cwnd_to_one_then_restores() {
         }
         false
     });
-    let r = p.transfer(102_408).unwrap();
+    let r = p.transfer(20_000).unwrap();
     assert_eq!(r.server.rto_expiries, 1);
     let i = r.server_trace.iter().position(|x| x.event == TraceEvent::Rto).unwrap();
     let before = r.server_trace[..i].iter().rev().find(|x| x.event == TraceEvent::Ack).unwrap().cwnd;
@@ -286,4 +293,91 @@ fn bbr_rto_sets_cwnd_to_one_then_restores() {
     let after = r.server_trace[i + 1..].iter().find(|x| x.event == TraceEvent::Ack).unwrap();
     assert_eq!(after.ca_state, CaState::Open);
     assert!(after.cwnd >= before, "{} < {before}", after.cwnd);
+}
+
+#[test]
+fn rto_backoff_rule_on_a_hand_made_loss_sequence() {
+    // A 12-segment response on a fast link (0.1 s each way, RTO `base` = 0.6 s from the
+    // handshake's 0.2 s sample). Every first transmission is lost except segment 5's. RTO 1
+    // fires one base after the initial window (segments 1-4) went out, doubles the timer and
+    // starts go-back-N: retransmit 1 (cwnd 1) | 2, 3 (cwnd 2) | 4 and the new 5, 6 (cwnd 3).
+    // The ACKs of 1 and of 2-3 cover only retransmitted data; the ACK of 4 and 5 is the one
+    // ACK that covers a retransmitted segment and a segment sent once. Segment 6 is lost with
+    // nothing behind it, so RTO 2 follows. What ends the backoff decides when and how long:
+    //   sample (Linux): no ACK gives an RTT sample: RTO 2 comes 2 base after that ACK, 4 base long;
+    //   new_data (the thesis's wording): that ACK ends it: RTO 2 comes 1 base after it, 2 base long;
+    //   ack (ns-3): already the ACK of segment 1 ended it: the same as new_data here.
+    let seg = |k: u64| 1 + 256 * (k - 1);
+    for (mode, gap, rto2) in [("sample", 2.0, 4.0), ("new_data", 1.0, 2.0), ("ack", 1.0, 2.0)] {
+        let cfg = TcpCcConfig::parse(&format!("newreno:preset=helsinki2018,rto_backoff_reset={mode}")).unwrap();
+        let mut p = Pipe::new(&cfg, fast_link(0.1), 1).unwrap();
+        p.server.enable_trace();
+        p.set_drop_rule(move |d, s, _| d == Dir::Down && s.len > 0 && !s.retransmission && s.seq != seg(5));
+        let r = p.transfer(12 * 256).unwrap();
+        assert_eq!(r.client.bytes_delivered, 12 * 256, "{mode}");
+        let t = &r.server_trace;
+        let rtos: Vec<_> = t.iter().filter(|x| x.event == TraceEvent::Rto).collect();
+        assert!(rtos.len() >= 2, "{mode}: {rtos:?}");
+        assert_eq!(rtos[0].seq, seg(1));
+        let base = rtos[0].rto / 2.0;
+        assert!(close(base, 0.6, 1e-5), "{mode}: {base}");
+        let i = t.iter().position(|x| x.event == TraceEvent::Rto).unwrap();
+        let sent: Vec<(TraceEvent, u64)> = t[i..]
+            .iter()
+            .filter(|x| matches!(x.event, TraceEvent::Send | TraceEvent::Retransmit))
+            .take(6)
+            .map(|x| (x.event, x.seq))
+            .collect();
+        let (rt, nw) = (TraceEvent::Retransmit, TraceEvent::Send);
+        assert_eq!(
+            sent,
+            [(rt, seg(1)), (rt, seg(2)), (rt, seg(3)), (rt, seg(4)), (nw, seg(5)), (nw, seg(6))],
+            "{mode}"
+        );
+        // The ACK of 4 and 5 (its number: the start of 6), then RTO 2 for segment 6.
+        let mixed = t.iter().find(|x| x.event == TraceEvent::Ack && x.seq == seg(6)).unwrap();
+        assert_eq!(rtos[1].seq, seg(6), "{mode}");
+        let g = (rtos[1].time - mixed.time).as_secs_f64();
+        assert!(close(g, gap * base, 1e-6), "{mode}: RTO 2 {g} s after the ACK, want {} s", gap * base);
+        assert!(close(rtos[1].rto, rto2 * base, 1e-9), "{mode}: {} vs {}", rtos[1].rto, rto2 * base);
+        // The counters behind the thesis's trace statements: the first RTO's time, and the
+        // RTOs' loss episodes. RTO 1's ends with the ACK of 4 and 5 (everything sent before
+        // it acknowledged); RTO 2's are RTO 2 to the ACK of segment 6's retransmission, and so on.
+        assert_eq!(r.server.first_rto_at_s, Some(rtos[0].time.as_secs_f64()));
+        assert_eq!(r.server.rto_episodes, r.server.rto_expiries, "{mode}");
+        let first = (mixed.time - rtos[0].time).as_secs_f64();
+        assert!(r.server.rto_episode_s > first, "{mode}");
+    }
+}
+
+#[test]
+fn rto_resending_and_loss_episode_on_a_hand_made_loss_sequence() {
+    // A 12-segment response on a fast link (0.1 s each way): the initial window (segments
+    // 1-4) is lost, nothing else. RTO 1 resends 1 alone (cwnd 1); the receiver holds its ACK
+    // for the 200 ms delayed-ACK timer (one segment, in order), so the ACK is back 0.4 s
+    // after the RTO; 2 and 3 go out (cwnd 2) and their ACK, at once (two full segments), is
+    // back 0.6 s after the RTO; 4 goes out with the new 5-7 (cwnd 4), the last resend. The
+    // ACK of 4 and 5 (two full segments, at once) covers everything sent before the RTO
+    // 0.8 s after it. So the RTO is followed by 0.6 s of resending (`rto_resend_s`) and a
+    // 0.8 s loss episode (`rto_episode_s`).
+    let seg = |k: u64| 1 + 256 * (k - 1);
+    let mut p = Pipe::new(&helsinki("newreno"), fast_link(0.1), 1).unwrap();
+    p.server.enable_trace();
+    p.set_drop_rule(move |d, s, _| d == Dir::Down && s.len > 0 && !s.retransmission && s.seq <= seg(4));
+    let r = p.transfer(12 * 256).unwrap();
+    assert_eq!(r.client.bytes_delivered, 12 * 256);
+    assert_eq!(r.server.rto_expiries, 1);
+    assert_eq!(r.server.rto_episodes, 1);
+    let t = &r.server_trace;
+    let rto = t.iter().find(|x| x.event == TraceEvent::Rto).unwrap().time;
+    let resent: Vec<(u64, f64)> =
+        t.iter().filter(|x| x.event == TraceEvent::Retransmit).map(|x| (x.seq, (x.time - rto).as_secs_f64())).collect();
+    let want = [(seg(1), 0.0), (seg(2), 0.4), (seg(3), 0.4), (seg(4), 0.6)];
+    assert_eq!(resent.len(), want.len(), "{resent:?}");
+    for ((s, dt), (ws, wdt)) in resent.iter().zip(want) {
+        assert_eq!(*s, ws);
+        assert!(close(*dt, wdt, 1e-4), "segment at {s}: {dt} s after the RTO, want {wdt}");
+    }
+    assert!(close(r.server.rto_resend_s, 0.6, 1e-4), "{}", r.server.rto_resend_s);
+    assert!(close(r.server.rto_episode_s, 0.8, 1e-4), "{}", r.server.rto_episode_s);
 }

@@ -7,11 +7,17 @@ figure (the tables of :mod:`coapcc.models.tables`; ``df`` is the study table or 
 * :func:`resbw_curves`: goodput, overhead and application loss against the mean residual
   bandwidth, one line per algorithm (Table 6.1, and each scenario set of Table 6.2);
 * :func:`rtt_sensitivity`, :func:`resbw_sensitivity`: the results with one named choice
-  changed against the defaults.
+  changed against the defaults;
+* :func:`readings_claims`, :func:`readings_curves`: the chapter 6 claims and curves under each
+  reading of the simulator's loss rule.
+
+Spurious retransmissions are counted as the thesis counts them in its RTO-only runs: one per
+transmission whose RTO is below its RTT (the table's ``spurious_messages``).
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -23,6 +29,8 @@ __all__ = [
     "resbw_curves",
     "rtt_sensitivity",
     "resbw_sensitivity",
+    "readings_claims",
+    "readings_curves",
 ]
 
 
@@ -66,9 +74,15 @@ def rto_vs_rtt_grid(traces, *, ncols: int = 6, title: str = ""):
     return fig
 
 
+#: The spurious-retransmission count of the chapter 5 figures (the thesis's: one per
+#: transmission whose RTO is below its RTT).
+SPURIOUS = "spurious_messages"
+
+
 def _study_means(df, study: str):
     d = df[(df["part"] == "rtt") & (df["study"] == study)]
-    return d.groupby("setting", sort=False)[["spurious", "rmse_ms"]].mean().reset_index()
+    m = d.groupby("setting", sort=False)[[SPURIOUS, "rmse_ms"]].mean().reset_index()
+    return m.rename(columns={SPURIOUS: "spurious"})
 
 
 def weight_study(df, *, alpha_key: str = "alpha", gamma_key: str = "gamma"):
@@ -177,7 +191,7 @@ def rtt_sensitivity(df, *, pairs=(("makarem-rto", "pcocoa"), ("makarem-rto", "co
     variants = list(dict.fromkeys(["thesis", *d["variant"]]))
     bars = []
     for a, b in pairs:
-        bars.append((f"spurious: {a} < {b}", a, b, "spurious"))
+        bars.append((f"spurious: {a} < {b}", a, b, SPURIOUS))
     bars.append(("RMSE: makarem-rto < pcocoa", "makarem-rto", "pcocoa", "rmse_ms"))
     fig, ax = plt.subplots(figsize=(10, 3.8))
     w = 0.8 / len(bars)
@@ -195,16 +209,20 @@ def rtt_sensitivity(df, *, pairs=(("makarem-rto", "pcocoa"), ("makarem-rto", "co
     return fig
 
 
-def resbw_sensitivity(df, *, column: str = "goodput_pps"):
+def resbw_sensitivity(df, *, column: str = "goodput_pps", variants=None, ncols: int = 3):
     """Chapter 6 under each named choice (bad periods only): ``column`` against the mean
     residual bandwidth, the thesis's defaults solid, the changed choice dashed, one panel per
-    variant."""
+    variant (``variants``: those names only; default every one)."""
     plt = _plt()
     d = df[(df["part"] == "resbw") & (df["set"] == "bad-only")]
-    variants = [v for v in dict.fromkeys(d["variant"]) if v != "thesis"]
-    fig, axes = plt.subplots(
-        1, max(1, len(variants)), figsize=(4.5 * max(1, len(variants)), 3.8), squeeze=False
-    )
+    if variants is None:
+        variants = [v for v in dict.fromkeys(d["variant"]) if v != "thesis"]
+    n = max(1, len(variants))
+    ncols = min(ncols, n)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.8 * ncols, 3.6 * nrows), squeeze=False)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
     base = d[d["variant"] == "thesis"]
     base_specs = list(dict.fromkeys(base["cc_spec"]))
     for ax, v in zip(axes.ravel(), variants):
@@ -222,5 +240,62 @@ def resbw_sensitivity(df, *, column: str = "goodput_pps"):
         ax.set_title(v, fontsize=9)
         ax.set_xlabel("mean residual bandwidth (pkt/s)")
         ax.legend(fontsize=6)
-    axes[0, 0].set_ylabel(column)
+    for row in axes:
+        row[0].set_ylabel(column)
+    return fig
+
+
+_VERDICT_COLOURS = {"holds": "#4caf50", "off": "#ffb300", "reversed": "#e53935", "missing": "#bdbdbd"}
+
+
+def readings_claims(rows):
+    """The chapter 6 claims under each reading of the loss rule: ``rows`` has one row per
+    (``reading``, ``claim``) with ``reproduced`` and ``verdict`` (the output of
+    :func:`coapcc.models.makarem21.judge_readings`). A grid, claims down and readings across,
+    coloured by verdict and labelled with the measured value."""
+    plt = _plt()
+    readings = list(dict.fromkeys(rows["reading"]))
+    claims = list(dict.fromkeys(rows["claim"]))
+    fig, ax = plt.subplots(figsize=(2.2 + 2.0 * len(readings), 0.9 + 0.32 * len(claims)))
+    for _, r in rows.iterrows():
+        i, j = claims.index(r["claim"]), readings.index(r["reading"])
+        ax.add_patch(
+            plt.Rectangle((j, i), 1, 1, color=_VERDICT_COLOURS.get(r["verdict"], "white"), ec="white")
+        )
+        x = r["reproduced"]
+        label = "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3g}"
+        ax.text(j + 0.5, i + 0.5, f"{label} {r['verdict']}", ha="center", va="center", fontsize=7)
+    ax.set_xlim(0, len(readings))
+    ax.set_ylim(len(claims), 0)
+    ax.set_xticks([j + 0.5 for j in range(len(readings))], readings, fontsize=8)
+    ax.set_yticks([i + 0.5 for i in range(len(claims))], claims, fontsize=7)
+    ax.xaxis.tick_top()
+    ax.tick_params(length=0)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    return fig
+
+
+def readings_curves(df, readings, *, set_name: str = "bad-only"):
+    """Goodput, application loss and overhead against the mean residual bandwidth under each
+    reading of the loss rule (``readings``: (label, variant) pairs), one column per reading,
+    one line per algorithm (the mean over repetitions)."""
+    plt = _plt()
+    d = df[(df["part"] == "resbw") & (df["set"] == set_name)]
+    fig, axes = plt.subplots(
+        3, len(readings), figsize=(4.2 * len(readings), 8.4), squeeze=False, sharex=True, sharey="row"
+    )
+    keys = (_CURVE_KEYS[0], _CURVE_KEYS[2], _CURVE_KEYS[1])
+    for j, (label, variant) in enumerate(readings):
+        e = d[d["variant"] == variant]
+        for k, (cc, f) in enumerate(e.groupby("cc", sort=False)):
+            g = f.groupby("mean_resbw")
+            for i, (key, _) in enumerate(keys):
+                axes[i, j].plot(g[key].mean(), lw=1, marker=".", ms=3, color=f"C{k % 10}", label=cc)
+        axes[0, j].set_title(label, fontsize=9)
+        axes[-1, j].set_xlabel("mean residual bandwidth (pkt/s)")
+    for i, (_, title) in enumerate(keys):
+        axes[i, 0].set_ylabel(title, fontsize=8)
+    axes[2, 0].set_yscale("symlog", linthresh=1.0)
+    axes[0, 0].legend(fontsize=6)
     return fig

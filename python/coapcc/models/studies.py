@@ -17,7 +17,11 @@ core, default to the thesis's simulator (``None`` keeps that default):
   chapter 5 "RTO-only" runs, the default there) or ``"algorithm"`` (the algorithm's own
   dithering and backoff, the default in the residual-bandwidth runs);
 * ``rtt_consumption`` (RTT scenarios): ``"per-message"`` or ``"per-transmission"``;
-* ``rtt_draw`` (residual bandwidth): ``"per-transmission"`` or ``"per-period"``.
+* ``rtt_draw`` (residual bandwidth): ``"per-transmission"`` or ``"per-period"``;
+* ``loss_rule`` (residual bandwidth; the thesis does not state it): ``"rate-check"`` (lost iff
+  1/(time since the previous transmission) exceeds the residual bandwidth), ``"delivered"``
+  (... since the previous *delivered* transmission: a lost packet does not use the capacity)
+  or ``"token-bucket"`` (a one-packet bucket filled at the residual bandwidth).
 
 >>> df = rtt_scenarios(["default", "cocoa"], scenarios=[7], len=2000)   # doctest: +SKIP
 """
@@ -169,11 +173,13 @@ def resbw(
     ack_rtt: str | None = None,
     retransmit_timer: str | None = None,
     rtt_draw: str | None = None,
+    loss_rule: str | None = None,
 ) -> dict:
     """One residual-bandwidth run: ``goodput_pps, overhead, app_loss_ratio, transmissions,
-    delivered, dropped, lost, spurious, mean_resbw_pps`` (and ``trace``, every transmission,
-    when asked). Distributions: ``uniform:A,B``, ``normal:M,SD``, ``fixed:V``. The options
-    (module docs) default to the thesis's simulator."""
+    delivered, dropped, lost, spurious, mean_resbw_pps``, the choices it used by name
+    (``late_ack, ack_rtt, retransmit_timer, rtt_draw, loss_rule``) and ``trace`` (every
+    transmission) when asked. Distributions: ``uniform:A,B``, ``normal:M,SD``, ``fixed:V``.
+    The options (module docs) default to the thesis's simulator."""
     req = {
         "cc": cc,
         "resbw": resbw,
@@ -190,6 +196,7 @@ def resbw(
         ("ack_rtt", ack_rtt),
         ("retransmit_timer", retransmit_timer),
         ("rtt_draw", rtt_draw),
+        ("loss_rule", loss_rule),
     ):
         if value is not None:
             req[key] = str(value)

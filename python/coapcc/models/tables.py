@@ -20,8 +20,8 @@ resbw      one per (set, algorithm, mean residual bandwidth, repetition): ``set`
            set1, set2, variability, stable), ``variant``, ``cc, cc_spec, family`` (backoff,
            rate, bdp), ``mean_resbw, half_width, repetition, seed``, ``goodput_pps, overhead,
            app_loss_ratio, transmissions, delivered, dropped, lost, spurious, mean_resbw_pps,
-           gp_ratio`` (goodput / mean residual bandwidth) and the options ``late_ack, ack_rtt,
-           rtt_draw``
+           gp_ratio`` (goodput / mean residual bandwidth) and the choices ``late_ack, ack_rtt,
+           rtt_draw, loss_rule``
 ========== ============================================================================
 
 :func:`write_dataset` stores it as a results dataset (``runs/`` and ``flows/`` Parquet files,
@@ -39,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -92,6 +93,19 @@ def family(spec: str) -> str:
     if name == "bdp-coap":
         return "bdp"
     return "backoff"
+
+
+def _pmap(fn, items) -> list:
+    """``[fn(x) for x in items]``, on a thread per core: the Rust runs release the GIL, and
+    each is a pure function of its arguments, so the result (in order) is the same."""
+    items = list(items)
+    workers = min(len(items), os.cpu_count() or 1)
+    if workers <= 1:
+        return [fn(x) for x in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=workers) as ex:
+        return list(ex.map(fn, items))
 
 
 def _hash(row: dict) -> str:
@@ -201,9 +215,10 @@ def rtt_rows(cfg: dict, seed: int) -> list[dict]:
     c = cfg["rtt_scenarios"]
     ccs = [s for s in c["cc"] if studies.available(s)]
     length = c.get("len")
-    rows = []
-    for i in range(int(c.get("seeds", 1))):
-        rows += _rtt_frame(ccs, c.get("scenarios"), seed + i, length, study="compare", variant="thesis")
+    jobs = [
+        ((ccs, c.get("scenarios"), seed + i, length), dict(study="compare", variant="thesis"))
+        for i in range(int(c.get("seeds", 1)))
+    ]
     for st in c.get("study", []):
         base = st["cc"]
         keys = list(st["vary"])
@@ -215,22 +230,19 @@ def rtt_rows(cfg: dict, seed: int) -> list[dict]:
                 specs.append(spec)
                 settings[spec] = ", ".join(f"{k}={v}" for k, v in zip(keys, combo))
         if specs:
-            rows += _rtt_frame(
-                specs,
-                st.get("scenarios"),
-                seed,
-                length,
-                study=st["name"],
-                variant="thesis",
-                settings=settings,
+            jobs.append(
+                (
+                    (specs, st.get("scenarios"), seed, length),
+                    dict(study=st["name"], variant="thesis", settings=settings),
+                )
             )
-    return rows
+    return [row for part in _pmap(lambda j: _rtt_frame(*j[0], **j[1]), jobs) for row in part]
 
 
 # -- chapter 6 --------------------------------------------------------------------------------
 
 
-def _resbw_row(spec, set_name, variant, mean, hw, rep, seed, r, opts) -> dict:
+def _resbw_row(spec, set_name, variant, mean, hw, rep, seed, r) -> dict:
     return {
         "part": "resbw",
         "set": set_name,
@@ -259,42 +271,54 @@ def _resbw_row(spec, set_name, variant, mean, hw, rep, seed, r, opts) -> dict:
         "gp_ratio": float(r["goodput_pps"]) / float(r["mean_resbw_pps"])
         if r["mean_resbw_pps"] > 0
         else np.nan,
-        "late_ack": opts.get("late_ack") or "sample",
-        "ack_rtt": opts.get("ack_rtt") or "copy",
-        "rtt_draw": opts.get("rtt_draw") or "per-transmission",
+        # The choices the run used, as the simulator resolved them.
+        **{k: r[k] for k in _RESBW_CHOICES},
     }
 
 
+#: The residual-bandwidth simulator's named choices (``studies.resbw`` options).
+_RESBW_CHOICES = ("late_ack", "ack_rtt", "rtt_draw", "loss_rule")
+
+
 def _curve(specs, points, *, set_name, variant, reps, seed, common, opts=None) -> list[dict]:
-    """``points``: (mean, half_width, resbw distribution) triples."""
-    rows = []
-    opts = opts or {}
-    for mean, hw, dist in points:
-        for spec in specs:
-            for rep in range(reps):
-                r = studies.resbw(spec, dist, seed=seed + rep, **common, **opts)
-                rows.append(_resbw_row(spec, set_name, variant, mean, hw, rep, seed + rep, r, opts))
-    return rows
+    """``points``: (mean, half_width, resbw distribution) triples; ``opts`` override the
+    choices of ``common``."""
+    kw = {**common, **(opts or {})}
+    jobs = [(mean, hw, dist, spec, rep) for mean, hw, dist in points for spec in specs for rep in range(reps)]
+
+    def one(job):
+        mean, hw, dist, spec, rep = job
+        r = studies.resbw(spec, dist, seed=seed + rep, **kw)
+        return _resbw_row(spec, set_name, variant, mean, hw, rep, seed + rep, r)
+
+    return _pmap(one, jobs)
+
+
+def _choices(c: dict) -> dict:
+    """The experiment's ``[resbw]`` choices (``loss_rule``, ...); absent ones keep the
+    simulator's defaults."""
+    return {k: c[k] for k in _RESBW_CHOICES if k in c}
 
 
 def _uniform(mean: float, hw: float) -> str:
     return f"uniform:{max(0.0, mean - hw):g},{mean + hw:g}"
 
 
-def resbw_rows(cfg: dict, seed: int) -> list[dict]:
+def resbw_rows(cfg: dict, seed: int, *, variant: str = "thesis", opts: dict | None = None) -> list[dict]:
     """The chapter 6 curves: Table 6.1 (bad periods only), the two Table 6.2 sets, the
-    high-variability runs and the stable-bandwidth runs of (6.1)."""
+    high-variability runs and the stable-bandwidth runs of (6.1). ``opts`` change the
+    experiment's choices (e.g. ``{"loss_rule": "rate-check"}``); the rows carry ``variant``."""
     c = cfg["resbw"]
     ccs = [s for s in c["cc"] if studies.available(s)]
     reps = int(c["repetitions"])
-    base = dict(rtt_ms=c["rtt_ms"], duration_s=float(c["duration_s"]))
+    base = {"rtt_ms": c["rtt_ms"], "duration_s": float(c["duration_s"]), **_choices(c), **(opts or {})}
     hw = c["half_width"]
     bo = c["bad_only"]
     rows = _curve(
         ccs,
         [(m, hw, _uniform(m, hw)) for m in bo["means"]],
         set_name="bad-only",
-        variant="thesis",
+        variant=variant,
         reps=reps,
         seed=seed,
         common={**base, "bad_mean_s": bo["bad_mean_s"]},
@@ -304,7 +328,7 @@ def resbw_rows(cfg: dict, seed: int) -> list[dict]:
             ccs,
             [(m, hw, _uniform(m, hw)) for m in c["good_bad_means"]],
             set_name=s["name"],
-            variant="thesis",
+            variant=variant,
             reps=reps,
             seed=seed,
             common={
@@ -320,7 +344,7 @@ def resbw_rows(cfg: dict, seed: int) -> list[dict]:
             ccs,
             [(v["mean"], w, _uniform(v["mean"], w)) for w in v["half_widths"]],
             set_name="variability",
-            variant="thesis",
+            variant=variant,
             reps=reps,
             seed=seed,
             common={**base, "bad_mean_s": bo["bad_mean_s"]},
@@ -332,7 +356,7 @@ def resbw_rows(cfg: dict, seed: int) -> list[dict]:
             specs,
             [(m, 0.0, f"fixed:{m:g}") for m in st["means"]],
             set_name="stable",
-            variant="thesis",
+            variant=variant,
             reps=1,
             seed=seed,
             common={
@@ -349,24 +373,33 @@ def resbw_rows(cfg: dict, seed: int) -> list[dict]:
 
 def sensitivity_rows(cfg: dict, seed: int) -> list[dict]:
     """Rows with one named choice changed (``[sensitivity]`` of the experiment file): chapter 5
-    replays (``variant`` = the choice, ``study = "sensitivity"``) and chapter 6 bad-only curves
-    (``set = "bad-only"``, one repetition)."""
+    replays (``variant`` = the choice, ``study = "sensitivity"``), the whole chapter 6 study
+    under each other reading of ``readings`` (every set, as :func:`resbw_rows`), and chapter 6
+    bad-only curves for the ``resbw`` entries (``set = "bad-only"``, one repetition)."""
     sens = cfg.get("sensitivity", {})
     rows: list[dict] = []
     c5 = cfg["rtt_scenarios"]
     ccs5 = [s for s in c5["cc"] if studies.available(s)]
-    for v in sens.get("rtt", []):
+
+    def frame(v):
         over = {k: v[k] for k in v if k != "name"}
-        rows += _rtt_frame(
+        return _rtt_frame(
             ccs5, c5.get("scenarios"), seed, c5.get("len"), study="sensitivity", variant=v["name"], over=over
         )
+
+    rows += [row for part in _pmap(frame, sens.get("rtt", [])) for row in part]
     c6 = cfg["resbw"]
     bo = c6["bad_only"]
     hw = c6["half_width"]
-    base = dict(rtt_ms=c6["rtt_ms"], duration_s=float(c6["duration_s"]), bad_mean_s=bo["bad_mean_s"])
+    base = dict(
+        rtt_ms=c6["rtt_ms"], duration_s=float(c6["duration_s"]), bad_mean_s=bo["bad_mean_s"], **_choices(c6)
+    )
+    for v in sens.get("readings", []):
+        # The whole chapter 6 study under another reading (every set, algorithm and repetition).
+        rows += resbw_rows(cfg, seed, variant=v["name"], opts={k: v[k] for k in _RESBW_CHOICES if k in v})
     for v in sens.get("resbw", []):
         specs = [s for s in v["cc"] if studies.available(s)]
-        opts = {k: v[k] for k in ("late_ack", "ack_rtt", "rtt_draw") if k in v}
+        opts = {k: v[k] for k in _RESBW_CHOICES if k in v}
         rows += _curve(
             specs,
             [(m, hw, _uniform(m, hw)) for m in v.get("means", bo["means"])],

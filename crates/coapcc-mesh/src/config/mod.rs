@@ -1,7 +1,7 @@
-//! [`MediumConfig`]: the configuration of a mesh network (positions, radio, MAC, frame sizes,
+//! [`MeshNetConfig`]: the configuration of a mesh network (positions, radio, MAC, frame sizes,
 //! routing), with its defaults, the published experiments' presets
-//! ([`MediumConfig::preset`]), `KEY=VALUE` setting ([`MediumConfig::set`]) and its check
-//! ([`MediumConfig::validate`], typed errors: [`MediumError`]). The sections are in
+//! ([`MeshNetConfig::preset`]), `KEY=VALUE` setting ([`MeshNetConfig::set`]) and its check
+//! ([`MeshNetConfig::validate`], typed errors: [`MeshNetError`]). The sections are in
 //! [`layers`].
 //!
 //! Every choice the papers do not publish is a named field (ns-3 style attributes): the
@@ -20,36 +20,36 @@ pub mod layers;
 pub use layers::{CsmaMode, Curve, FrameConfig, MacConfig, Objective, RadioConfig, Rdc, RoutingConfig};
 
 /// Why a mesh configuration cannot run: the key at fault (dotted, relative to the
-/// [`MediumConfig`]: `mac.min_be`, `topology`) and the problem. `Display` is one line,
+/// [`MeshNetConfig`]: `mac.min_be`, `topology`) and the problem. `Display` is one line,
 /// `key: problem`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MediumError {
+pub struct MeshNetError {
     /// The dotted key at fault.
     pub key: String,
     /// What is wrong with it.
     pub problem: String,
 }
 
-impl MediumError {
+impl MeshNetError {
     /// The problem `problem` with key `key`.
     pub fn new(key: &str, problem: impl Into<String>) -> Self {
-        MediumError { key: key.into(), problem: problem.into() }
+        MeshNetError { key: key.into(), problem: problem.into() }
     }
 }
 
-impl std::fmt::Display for MediumError {
+impl std::fmt::Display for MeshNetError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.key, self.problem)
     }
 }
 
-impl std::error::Error for MediumError {}
+impl std::error::Error for MeshNetError {}
 
 /// A mesh network: positions, radio, MAC, frame sizes and routing. The random streams derive
 /// from the host's seed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct MediumConfig {
+pub struct MeshNetConfig {
     /// Topology: `grid:N`, `grid:NxM`, `chain:N`, `ring:N`, `dumbbell:K,M` or `file:PATH`
     /// (see [`crate::topology`]; default `grid:3`).
     pub topology: String,
@@ -70,9 +70,9 @@ pub struct MediumConfig {
     pub mote: MoteConfig,
 }
 
-impl Default for MediumConfig {
+impl Default for MeshNetConfig {
     fn default() -> Self {
-        MediumConfig {
+        MeshNetConfig {
             topology: "grid:3".into(),
             spacing_m: 10.0,
             radio: RadioConfig::default(),
@@ -84,10 +84,10 @@ impl Default for MediumConfig {
     }
 }
 
-/// Preset names accepted by [`MediumConfig::preset`].
+/// Preset names accepted by [`MeshNetConfig::preset`].
 pub const PRESETS: &[&str] = &["ancillotti-cooja", "makarem2021", "ieee802154"];
 
-impl MediumConfig {
+impl MeshNetConfig {
     /// The network of a named preset on `topology`.
     ///
     /// `ieee802154`: the defaults, with the standard's unslotted CSMA/CA.
@@ -102,8 +102,8 @@ impl MediumConfig {
     ///
     /// `makarem2021`: the same mesh with ContikiMAC-like duty cycling at 8 Hz (phase
     /// optimisation on); pick the topology (grid, ring, chain, dumbbell) per experiment.
-    pub fn preset(name: &str, topology: &str) -> Result<MediumConfig, MediumError> {
-        let mut c = MediumConfig { topology: topology.into(), ..MediumConfig::default() };
+    pub fn preset(name: &str, topology: &str) -> Result<MeshNetConfig, MeshNetError> {
+        let mut c = MeshNetConfig { topology: topology.into(), ..MeshNetConfig::default() };
         match name.trim().to_ascii_lowercase().as_str() {
             "ieee802154" => {}
             "ancillotti-cooja" => {
@@ -125,7 +125,7 @@ impl MediumConfig {
                 c.mac.rdc = Rdc::Contikimac;
             }
             other => {
-                return Err(MediumError::new(
+                return Err(MeshNetError::new(
                     "preset",
                     format!("unknown mesh preset {other:?}; valid: {}", PRESETS.join(", ")),
                 ))
@@ -137,23 +137,23 @@ impl MediumConfig {
     /// Set one field from text: `KEY=VALUE` with a dotted key (`radio.capture_db=6`,
     /// `mac.queue_packets=4`). The value is read as JSON if it parses (numbers, `true`,
     /// `null`), else as a string.
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), MediumError> {
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), MeshNetError> {
         set_dotted(self, key, value)
     }
 
     /// Check every field; the first problem. (The topology, the root, the sink and the DODAG
     /// are checked when the network is built: [`crate::MeshNet::new`].)
-    pub fn validate(&self) -> Result<(), MediumError> {
+    pub fn validate(&self) -> Result<(), MeshNetError> {
         let r = &self.radio;
         let pos = |x: f64| x.is_finite() && x > 0.0;
         if !pos(self.spacing_m) {
-            return Err(MediumError::new("spacing_m", format!("must be positive, got {}", self.spacing_m)));
+            return Err(MeshNetError::new("spacing_m", format!("must be positive, got {}", self.spacing_m)));
         }
         if r.bitrate_bps == 0 {
-            return Err(MediumError::new("radio.bitrate_bps", "must be positive"));
+            return Err(MeshNetError::new("radio.bitrate_bps", "must be positive"));
         }
         if !pos(r.range_full_m) || !pos(r.interference_range_m) || r.interference_range_m < r.range_full_m {
-            return Err(MediumError::new(
+            return Err(MeshNetError::new(
                 "radio.range_full_m",
                 format!(
                     "need 0 < radio.range_full_m ({}) <= radio.interference_range_m ({})",
@@ -162,39 +162,39 @@ impl MediumConfig {
             ));
         }
         if !(r.cca_range_m.is_finite() && r.cca_range_m >= 0.0) {
-            return Err(MediumError::new("radio.cca_range_m", "must be >= 0"));
+            return Err(MeshNetError::new("radio.cca_range_m", "must be >= 0"));
         }
         if let Some(c) = r.capture_db {
             if !c.is_finite() {
-                return Err(MediumError::new("radio.capture_db", "must be a number or null"));
+                return Err(MeshNetError::new("radio.capture_db", "must be a number or null"));
             }
         }
         if !pos(r.path_loss_exponent) {
-            return Err(MediumError::new("radio.path_loss_exponent", "must be positive"));
+            return Err(MeshNetError::new("radio.path_loss_exponent", "must be positive"));
         }
         let m = &self.mac;
         if m.min_be > m.max_be || m.max_be > 16 {
-            return Err(MediumError::new(
+            return Err(MeshNetError::new(
                 "mac.min_be",
                 format!("need mac.min_be ({}) <= mac.max_be ({}) <= 16", m.min_be, m.max_be),
             ));
         }
         if !(m.channel_check_rate_hz.is_finite() && m.channel_check_rate_hz > 0.0) {
-            return Err(MediumError::new("mac.channel_check_rate_hz", "must be positive"));
+            return Err(MeshNetError::new("mac.channel_check_rate_hz", "must be positive"));
         }
         if m.csma == CsmaMode::Contiki
             && (m.contiki_max_transmissions == 0 || m.contiki_max_backoff_exponent > 16 || m.contiki_timebase_us == 0)
         {
-            return Err(MediumError::new(
+            return Err(MeshNetError::new(
                 "mac.csma",
                 "contiki CSMA needs contiki_max_transmissions >= 1, a positive time base and an exponent <= 16",
             ));
         }
         if m.queue_packets == 0 {
-            return Err(MediumError::new("mac.queue_packets", "must be at least 1"));
+            return Err(MeshNetError::new("mac.queue_packets", "must be at least 1"));
         }
         if m.ack_wait_us < m.turnaround_us + self.airtime_us(m.ack_frame_bytes) {
-            return Err(MediumError::new(
+            return Err(MeshNetError::new(
                 "mac.ack_wait_us",
                 format!(
                     "{} is shorter than turnaround + ACK airtime ({} µs)",
@@ -204,28 +204,28 @@ impl MediumConfig {
             ));
         }
         if !(0.0..=1.0).contains(&self.routing.min_link_prr) || self.routing.min_link_prr == 0.0 {
-            return Err(MediumError::new("routing.min_link_prr", "must be in (0, 1]"));
+            return Err(MeshNetError::new("routing.min_link_prr", "must be in (0, 1]"));
         }
         if let Some(mrm) = &r.mrm {
-            mrm.validate().map_err(|e| MediumError::new("radio.mrm", e))?;
+            mrm.validate().map_err(|e| MeshNetError::new("radio.mrm", e))?;
             if m.rdc == Rdc::Contikimac {
-                return Err(MediumError::new(
+                return Err(MeshNetError::new(
                     "radio.mrm",
                     "MRM with mac.rdc = contikimac is not modelled (strobed frames use the reception curve)",
                 ));
             }
         }
-        self.mote.validate().map_err(|e| MediumError::new("mote", e))?;
-        m.nullrdc.validate().map_err(|e| MediumError::new("mac.nullrdc", e))?;
-        self.routing.rpl.validate(self.frame.max_psdu_bytes).map_err(|e| MediumError::new("routing.rpl", e))?;
+        self.mote.validate().map_err(|e| MeshNetError::new("mote", e))?;
+        m.nullrdc.validate().map_err(|e| MeshNetError::new("mac.nullrdc", e))?;
+        self.routing.rpl.validate(self.frame.max_psdu_bytes).map_err(|e| MeshNetError::new("routing.rpl", e))?;
         if self.mote.cpu && !self.nullrdc_stack() {
-            return Err(MediumError::new(
+            return Err(MeshNetError::new(
                 "mote.cpu",
                 "needs Contiki's nullrdc stack: mac.csma = contiki and mac.rdc = none",
             ));
         }
         if self.routing.rpl.control && !self.nullrdc_stack() {
-            return Err(MediumError::new(
+            return Err(MeshNetError::new(
                 "routing.rpl.control",
                 "needs Contiki's nullrdc stack (broadcast DIOs): mac.csma = contiki and mac.rdc = none",
             ));
@@ -260,18 +260,18 @@ pub fn set_dotted<T: Serialize + serde::de::DeserializeOwned>(
     this: &mut T,
     key: &str,
     value: &str,
-) -> Result<(), MediumError> {
+) -> Result<(), MeshNetError> {
     let key = key.trim();
-    let mut root = serde_json::to_value(&*this).map_err(|e| MediumError::new(key, e.to_string()))?;
+    let mut root = serde_json::to_value(&*this).map_err(|e| MeshNetError::new(key, e.to_string()))?;
     let mut slot = &mut root;
     for part in key.split('.') {
         slot = slot
             .as_object_mut()
             .and_then(|o| o.get_mut(part))
-            .ok_or_else(|| MediumError::new(key, "unknown parameter; see --print-config for the valid keys"))?;
+            .ok_or_else(|| MeshNetError::new(key, "unknown mesh parameter; see --print-config for the valid keys"))?;
     }
     *slot = serde_json::from_str(value.trim()).unwrap_or_else(|_| serde_json::Value::String(value.trim().into()));
-    *this = serde_json::from_value(root).map_err(|e| MediumError::new(key, format!("bad value {value:?}: {e}")))?;
+    *this = serde_json::from_value(root).map_err(|e| MeshNetError::new(key, format!("bad value {value:?}: {e}")))?;
     Ok(())
 }
 
@@ -281,7 +281,7 @@ mod tests {
 
     #[test]
     fn frame_sizes_follow_the_layers() {
-        let c = MediumConfig::default();
+        let c = MeshNetConfig::default();
         // 23 MAC + 3 IPHC + 7 UDP + 8 RPL + the CoAP message.
         assert_eq!(c.psdu_of_coap(43), 84);
         // 90 bytes with the PHY header at 32 µs per byte.
@@ -290,14 +290,14 @@ mod tests {
 
     #[test]
     fn set_and_validate_give_keyed_errors() {
-        let mut c = MediumConfig::default();
+        let mut c = MeshNetConfig::default();
         c.set("radio.capture_db", "null").unwrap();
         assert_eq!(c.radio.capture_db, None);
         c.set("routing.objective", "hops").unwrap();
         assert_eq!(c.routing.objective, Objective::Hops);
         let e = c.set("radio.nope", "1").unwrap_err();
         assert_eq!(e.key, "radio.nope");
-        assert!(e.problem.contains("unknown parameter"), "{e}");
+        assert!(e.problem.contains("unknown mesh parameter"), "{e}");
         let e = c.set("mac.min_be", "-1").unwrap_err();
         assert_eq!(e.key, "mac.min_be");
         assert!(e.problem.contains("bad value"), "{e}");
@@ -305,8 +305,8 @@ mod tests {
         let e = c.validate().unwrap_err();
         assert_eq!(e.key, "mac.min_be");
         assert_eq!(e.to_string().lines().count(), 1);
-        assert_eq!(MediumConfig::preset("nope", "grid:3").unwrap_err().key, "preset");
-        let p = MediumConfig::preset("makarem2021", "ring:8").unwrap();
+        assert_eq!(MeshNetConfig::preset("nope", "grid:3").unwrap_err().key, "preset");
+        let p = MeshNetConfig::preset("makarem2021", "ring:8").unwrap();
         assert_eq!((p.mac.csma, p.mac.rdc, p.topology.as_str()), (CsmaMode::Contiki, Rdc::Contikimac, "ring:8"));
     }
 }

@@ -24,7 +24,7 @@
 use std::collections::VecDeque;
 
 use super::{below, DropCause, Ev, Frame, Kind, MacWhat, MeshNet, Ns, Tx, BCAST, US};
-use crate::config::MediumConfig;
+use crate::config::MeshNetConfig;
 use crate::contiki::CsmaBackoff;
 
 /// The stack's parameters, resolved once.
@@ -50,7 +50,7 @@ pub(crate) struct Params {
 }
 
 impl Params {
-    pub(crate) fn new(cfg: &MediumConfig, root: usize) -> Params {
+    pub(crate) fn new(cfg: &MeshNetConfig, root: usize) -> Params {
         let (m, r, mote) = (&cfg.mac, &cfg.mac.nullrdc, &cfg.mote);
         let rate = m.channel_check_rate_hz.round().max(1.0) as u64;
         Params {

@@ -24,7 +24,7 @@ use std::collections::BinaryHeap;
 
 use coapcc_cc::{Entropy, SplitMix64};
 
-use crate::config::{CsmaMode, MediumConfig, MediumError, Rdc};
+use crate::config::{CsmaMode, MeshNetConfig, MeshNetError, Rdc};
 use crate::radio::Medium;
 use crate::report::{Conservation, LossCauses, MacCounters};
 use crate::routing::Dodag;
@@ -58,7 +58,7 @@ pub const STREAM_RPL: u64 = 5;
 /// `P` is the host's payload, carried untouched (copied when a frame is duplicated: a
 /// retransmission whose MAC ACK was lost, forwarded twice without duplicate detection).
 pub struct MeshNet<P> {
-    pub(crate) cfg: MediumConfig,
+    pub(crate) cfg: MeshNetConfig,
     pub(crate) topo: Topology,
     pub(crate) medium: Medium,
     pub(crate) dodag: Dodag,
@@ -116,31 +116,31 @@ pub struct MeshNet<P> {
 
 impl<P: Copy> MeshNet<P> {
     /// Build the topology, medium tables and DODAG of `cfg` (checked with
-    /// [`MediumConfig::validate`]), its random streams from `seed`.
-    pub fn new(cfg: &MediumConfig, seed: u64) -> Result<MeshNet<P>, MediumError> {
+    /// [`MeshNetConfig::validate`]), its random streams from `seed`.
+    pub fn new(cfg: &MeshNetConfig, seed: u64) -> Result<MeshNet<P>, MeshNetError> {
         cfg.validate()?;
         let cfg = cfg.clone();
-        let topo = Topology::parse(&cfg.topology, cfg.spacing_m).map_err(|e| MediumError::new("topology", e))?;
+        let topo = Topology::parse(&cfg.topology, cfg.spacing_m).map_err(|e| MeshNetError::new("topology", e))?;
         let n = topo.len();
         if n >= BCAST as usize {
-            return Err(MediumError::new(
+            return Err(MeshNetError::new(
                 "topology",
                 format!("a mesh has at most {} nodes, the topology has {n}", BCAST - 1),
             ));
         }
         let sink = cfg.routing.sink.unwrap_or(0);
         if sink >= n {
-            return Err(MediumError::new("routing.sink", format!("{sink} is not a node (the topology has {n})")));
+            return Err(MeshNetError::new("routing.sink", format!("{sink} is not a node (the topology has {n})")));
         }
         let root = match cfg.routing.root {
             Some(r) if r >= n => {
-                return Err(MediumError::new("routing.root", format!("{r} is not a node (the topology has {n})")))
+                return Err(MeshNetError::new("routing.root", format!("{r} is not a node (the topology has {n})")))
             }
             Some(r) => r,
             None => topo.nearest_centre(sink),
         };
         let medium = Medium::new(&topo, &cfg.radio);
-        let dodag = Dodag::build(&medium, &cfg.routing, root).map_err(|e| MediumError::new("topology", e))?;
+        let dodag = Dodag::build(&medium, &cfg.routing, root).map_err(|e| MeshNetError::new("topology", e))?;
         let mut cca_hearers = vec![Vec::new(); n];
         for (listener, senders) in medium.cca_senders.iter().enumerate() {
             for &s in senders {
@@ -333,7 +333,7 @@ impl<P: Copy> MeshNet<P> {
     }
 
     /// The configuration the network was built from.
-    pub fn config(&self) -> &MediumConfig {
+    pub fn config(&self) -> &MeshNetConfig {
         &self.cfg
     }
 

@@ -7,9 +7,9 @@
 //!
 //! Prints medians of many runs (after a warm-up), error-free, one client, 28 200 B buffers:
 //! the simulator's TCP transfer with New Reno and BBR (`helsinki2018`), the same transfer in
-//! the TCP model's own minimal harness (`coapcc_tcp::pipe`, the baseline: the model alone on
-//! a fixed-delay link) and the ratio, a 4-client error-free run, and the Block2 transfer over
-//! UDP on the full endpoint model.
+//! the TCP model's harness (`coapcc_tcp::pipe`, the baseline: the model alone on the same
+//! `coapcc-link` chains, without the engine) and the ratio, a 4-client error-free run, and the
+//! Block2 transfer over UDP on the full endpoint model.
 
 use std::time::Instant;
 
@@ -56,9 +56,15 @@ fn main() {
             simulate(&cfg).expect("valid");
         });
         let tcc = TcpCcConfig::parse(cc).expect("valid");
-        let pr = Pipe::new(&tcc, PipeConfig::testbed().with_buffer(28_200), 1).transfer(102_408).expect("completes");
+        let pr = Pipe::new(&tcc, PipeConfig::testbed().with_buffer(28_200), 1)
+            .unwrap()
+            .transfer(102_408)
+            .expect("completes");
         let pipe = time(n, || {
-            Pipe::new(&tcc, PipeConfig::testbed().with_buffer(28_200), 1).transfer(102_408).expect("completes");
+            Pipe::new(&tcc, PipeConfig::testbed().with_buffer(28_200), 1)
+                .unwrap()
+                .transfer(102_408)
+                .expect("completes");
         });
         println!(
             "  {:8} simulator {:7.3} ms (FCT {:.3} s, {} segments, {} events) | pipe baseline {:7.3} ms \

@@ -7,7 +7,7 @@ use coapcc_cc::{Instant, Snapshot, SplitMix64};
 use coapcc_proto::endpoint::lifecycle::{self, ConExchange, Expiry};
 use coapcc_proto::endpoint::{self as ep};
 
-use super::model::{Coap, Model};
+use super::protocol::{CoapEndpoints, Protocol};
 use super::sim::{FlowPart, Packet, Sim};
 use super::workload::{Acked, Workload};
 use super::{proto_duplicate_mode, Placement};
@@ -15,12 +15,12 @@ use crate::algorithms::{ClientCc, GroupAlg};
 use crate::config::{ConfigError, SimConfig, UnnecessaryDef};
 
 /// The simulator's own endpoints: each client is an algorithm instance and a dither stream;
-/// packets are [`Packet<()>`], sized by [`crate::coap`]; the server deduplicates by
+/// packets are [`Packet<()>`], sized by [`crate::message_sizes`]; the server deduplicates by
 /// (client, exchange) and answers each copy.
 pub(crate) struct Compact<C> {
     cl: Vec<CompactClient<C>>,
     /// Per client, one bit: its armed timer carries its last allowed copy, so that it will
-    /// most likely give up when it expires (a hint for [`Model::prefetch_timer`], which then
+    /// most likely give up when it expires (a hint for [`Protocol::prefetch_timer`], which then
     /// loads all of the client; 12.5 kB at 100 000 clients, read where a timer's state is
     /// loaded ahead).
     last_copy: Vec<u64>,
@@ -38,7 +38,7 @@ pub(crate) struct Compact<C> {
 /// A client: the algorithm's state and the exchange's first (`repr(C)`: in this order), which
 /// a timer reads and writes, then what only an exchange's start or end reads. Aligned to a
 /// cache line, so that with Default CoAP (64 bytes) a timer touches exactly two lines
-/// ([`Model::prefetch_timer`] loads only those), the exchange's end a third.
+/// ([`Protocol::prefetch_timer`] loads only those), the exchange's end a third.
 #[repr(C, align(64))]
 struct CompactClient<C> {
     cc: C,
@@ -55,7 +55,7 @@ impl<C> Compact<C> {
     fn request_size(&self, len: Option<u32>) -> u32 {
         match len {
             None => self.req_size,
-            Some(l) => crate::coap::ip_len(l as usize, self.ip_version) as u32,
+            Some(l) => crate::message_sizes::ip_len(l as usize, self.ip_version) as u32,
         }
     }
 
@@ -75,14 +75,14 @@ impl<C> Compact<C> {
 /// With Default CoAP, a timer's state is two cache lines.
 const _: () = assert!(Compact::<coapcc_cc::default::DefaultCoap>::TIMER_BYTES == 128);
 
-impl<C: ClientCc, W: Workload> Model<W> for Compact<C> {
+impl<C: ClientCc, W: Workload> Protocol<W> for Compact<C> {
     type Buf = ();
     const LOOKAHEAD: bool = true;
 
     fn try_new(cfg: &SimConfig, algs: &[GroupAlg], placement: &Placement) -> Result<Self, ConfigError> {
         let n = cfg.total_clients() as usize;
         let mut cl = Vec::with_capacity(n);
-        crate::timers::advise_huge_pages(&cl);
+        crate::cache_hints::advise_huge_pages(&cl);
         for (gc, alg) in cfg.groups.iter().zip(algs) {
             for _ in 0..gc.clients {
                 let c = cl.len() as u64;
@@ -107,7 +107,7 @@ impl<C: ClientCc, W: Workload> Model<W> for Compact<C> {
             nstart: ep::EndpointConfig::default().nstart,
             req_size: cfg.coap.request_bytes(),
             resp_size: match super::Messages::response_len(cfg) {
-                Some(len) => crate::coap::ip_len(len as usize, cfg.coap.ip_version) as u32,
+                Some(len) => crate::message_sizes::ip_len(len as usize, cfg.coap.ip_version) as u32,
                 None => cfg.coap.response_bytes(),
             },
             ip_version: cfg.coap.ip_version,
@@ -192,7 +192,7 @@ impl<C: ClientCc, W: Workload> Model<W> for Compact<C> {
     #[inline(always)]
     fn prefetch(&self, c: usize) {
         if let Some(k) = self.cl.get(c) {
-            crate::timers::prefetch(k);
+            crate::cache_hints::prefetch(k);
         }
     }
 
@@ -202,7 +202,7 @@ impl<C: ClientCc, W: Workload> Model<W> for Compact<C> {
     fn prefetch_timer(&self, c: usize) -> bool {
         let last = self.last_copy.get(c / 64).is_some_and(|w| w >> (c % 64) & 1 != 0);
         if let Some(k) = self.cl.get(c) {
-            crate::timers::prefetch_bytes(
+            crate::cache_hints::prefetch_bytes(
                 k,
                 if last { std::mem::size_of::<CompactClient<C>>() } else { Self::TIMER_BYTES },
             );
@@ -220,7 +220,7 @@ impl<C: ClientCc, W: Workload> Model<W> for Compact<C> {
     #[inline(always)]
     fn prefetch_server(&self, c: usize) {
         if let Some(e) = self.server_cache.slot(c as u32) {
-            crate::timers::prefetch(e);
+            crate::cache_hints::prefetch(e);
         }
     }
 
@@ -229,7 +229,7 @@ impl<C: ClientCc, W: Workload> Model<W> for Compact<C> {
     }
 }
 
-impl<C: ClientCc, W: Workload> Coap<W> for Compact<C> {
+impl<C: ClientCc, W: Workload> CoapEndpoints<W> for Compact<C> {
     fn needs_log(&self, c: usize) -> bool {
         self.cl[c].copy_id
     }

@@ -6,13 +6,13 @@ use coapcc_proto::endpoint::lifecycle;
 use coapcc_proto::endpoint::{self as ep, Endpoint, Event, Request, Response, ServerRequestId, TransmitKind};
 use coapcc_proto::{option, Code};
 
-use super::model::{Coap, Model};
+use super::protocol::{CoapEndpoints, Protocol};
 use super::sim::{Answer, FlowPart, Packet, Sim, NONE};
 use super::workload::Flows;
 use super::{proto_duplicate_mode, Placement, STREAM_ENDPOINT, STREAM_SERVER};
 use crate::algorithms::GroupAlg;
-use crate::coap;
 use crate::config::{ConfigError, SimConfig, UnnecessaryDef, WorkloadKind};
+use crate::message_sizes;
 
 /// Real endpoints: one [`Endpoint<u32>`] per client (node id = client index) and one for the
 /// server (node id = number of clients, which is also its timer slot). Packets carry the
@@ -32,7 +32,7 @@ pub(crate) struct Full {
     last_mid: Vec<u16>,
 }
 
-/// Block size of `bulk:BYTES` over UDP: SZX 4, 256-byte blocks (the Helsinki study's).
+/// Block size of `bulk:BYTES` over UDP: SZX 4, 256-byte blocks (the Helsinki testbed's).
 pub(crate) const BULK_BLOCK_SZX: u8 = 4;
 /// 2^(4 + SZX) bytes.
 const BULK_BLOCK_BYTES: usize = 1 << (4 + BULK_BLOCK_SZX as usize);
@@ -47,7 +47,7 @@ struct Origin {
 
 impl Full {
     fn ip_size(&self, datagram: &[u8]) -> u32 {
-        coap::ip_len(datagram.len(), self.ip_version) as u32
+        message_sizes::ip_len(datagram.len(), self.ip_version) as u32
     }
 
     /// Collect what client `c`'s endpoint did: datagrams to send, its next wake-up, events.
@@ -178,7 +178,7 @@ impl Full {
     }
 }
 
-impl Model<Flows> for Full {
+impl Protocol<Flows> for Full {
     type Buf = Vec<u8>;
 
     fn try_new(cfg: &SimConfig, algs: &[GroupAlg], placement: &Placement) -> Result<Self, ConfigError> {
@@ -224,7 +224,7 @@ impl Model<Flows> for Full {
         };
         let server = Endpoint::new(scfg, Box::new(SplitMix64::stream(cfg.seed, STREAM_SERVER)));
         let mut request = Request::new(Code::GET, "");
-        for seg in coap::uri_path_segments(&cfg.coap.uri_path) {
+        for seg in message_sizes::uri_path_segments(&cfg.coap.uri_path) {
             request.options.add(option::URI_PATH, seg.as_bytes());
         }
         let payload = bulk.unwrap_or(cfg.coap.response_payload_bytes as usize);
@@ -301,7 +301,7 @@ impl Model<Flows> for Full {
     }
 }
 
-impl Coap<Flows> for Full {
+impl CoapEndpoints<Flows> for Full {
     fn needs_log(&self, _c: usize) -> bool {
         false
     }

@@ -1,6 +1,6 @@
 //! The message workload on the engine ([`Messages`]): the open-loop arrivals of
 //! [`crate::workload::messages`] as the workload's own events in the engine's queue, each
-//! unit one exchange of the CoAP transport, and the study's metrics as an observer of the
+//! unit one exchange of the CoAP endpoints, and the study's metrics as an observer of the
 //! exchange events ([`MessageMetrics`]: PLR per client, loss causes, RTO and RTT
 //! distributions, early retransmissions), assembled into [`MessagesReport`].
 //!
@@ -13,7 +13,7 @@ use core::time::Duration;
 use coapcc_cc::{EstimatorSnapshot, SplitMix64};
 use slab::Slab;
 
-use super::model::{Coap, Model};
+use super::protocol::{CoapEndpoints, Protocol};
 use super::sim::{Answer, ExRec, Sim};
 use super::workload::{Acked, ExchangeObserver, Workload};
 use super::STREAM_MESSAGES;
@@ -35,7 +35,7 @@ pub(crate) struct Messages {
 }
 
 /// The arrival `id` is due.
-fn arrival_call<M: Coap<Messages>>(sim: &mut Sim<'_, M, Messages>, id: u32) {
+fn arrival_call<M: CoapEndpoints<Messages>>(sim: &mut Sim<'_, M, Messages>, id: u32) {
     let now = sim.now();
     let w = sim.workload_mut();
     let a = w.arrivals.remove(id as usize);
@@ -53,7 +53,7 @@ fn arrival_call<M: Coap<Messages>>(sim: &mut Sim<'_, M, Messages>, id: u32) {
 }
 
 /// Schedule arrival `a` at `t`.
-fn schedule<M: Coap<Messages>>(sim: &mut Sim<'_, M, Messages>, t: Nanos, a: Arrival) {
+fn schedule<M: CoapEndpoints<Messages>>(sim: &mut Sim<'_, M, Messages>, t: Nanos, a: Arrival) {
     let id = sim.workload_mut().arrivals.insert(a) as u32;
     sim.schedule(t, arrival_call::<M>, id);
 }
@@ -102,14 +102,19 @@ impl Workload for Messages {
     }
 
     /// The first arrivals.
-    fn setup<M: Coap<Self>>(sim: &mut Sim<'_, M, Self>) {
+    fn setup<M: CoapEndpoints<Self>>(sim: &mut Sim<'_, M, Self>) {
         for (t, a) in sim.workload_mut().wl.first_arrivals() {
             schedule(sim, t, a);
         }
     }
 
     /// One record per unit ([`UnitTrace`]).
-    fn trace<M: Coap<Self>>(sim: &mut Sim<'_, M, Self>, c: usize, outcome: ExchangeOutcome, answer: Option<Answer>) {
+    fn trace<M: CoapEndpoints<Self>>(
+        sim: &mut Sim<'_, M, Self>,
+        c: usize,
+        outcome: ExchangeOutcome,
+        answer: Option<Answer>,
+    ) {
         let Some(m) = sim.workload().wl.current(c).copied() else { return };
         let rec = sim.current_record(c);
         let obs = sim.observer();
@@ -137,7 +142,7 @@ impl Workload for Messages {
         }
     }
 
-    fn report<M: Model<Self>>(sim: &Sim<'_, M, Self>) -> Option<MessagesReport> {
+    fn report<M: Protocol<Self>>(sim: &Sim<'_, M, Self>) -> Option<MessagesReport> {
         Some(sim.workload().report(sim))
     }
 }
@@ -154,7 +159,7 @@ impl Messages {
     }
 
     /// The workload's part of the report.
-    fn report<M: Model<Self>>(&self, sim: &Sim<'_, M, Self>) -> MessagesReport {
+    fn report<M: Protocol<Self>>(&self, sim: &Sim<'_, M, Self>) -> MessagesReport {
         let obs = sim.observer();
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
         let clients: Vec<MessageClientReport> = self

@@ -1,9 +1,10 @@
 //! The discrete-event engine: virtual clock, event queue, links (or the mesh network),
-//! workloads and observers. The transports the nodes host are [`Model`]s: CoAP over UDP with
-//! the simulator's own endpoints ([`Compact`]) or the real ones ([`Full`]), and CoAP over
-//! TCP ([`tcp::Tcp`]). What clients do is a [`Workload`]: the closed-loop flows
-//! ([`workload::Flows`]) or the open-loop message workload ([`messages::Messages`]), each
-//! with the observer of exchange events its study needs.
+//! workloads and observers. The protocol logic the nodes run is a [`Protocol`]: CoAP over UDP
+//! with the simulator's own endpoints ([`Compact`], the `compact` endpoint model) or the real
+//! ones ([`Full`], `full`), and CoAP over TCP ([`tcp::Tcp`]). What clients do is a
+//! [`Workload`]: the closed-loop flows ([`workload::Flows`]) or the open-loop message workload
+//! ([`messages::Messages`]), each with the observer of exchange events its study needs (a
+//! study is a workload and its observers).
 //!
 //! # Event queue
 //!
@@ -20,7 +21,7 @@
 //! - responses delayed by the server's constant processing delay: a FIFO;
 //! - retransmission timers: one timer slot per client (plus one for the server in the full
 //!   model; two per flow over TCP) in a timing wheel of 268 ms slots
-//!   ([`crate::timers`]): arming is an append, re-arming and cancelling rewrite the
+//!   ([`crate::timer_queue`]): arming is an append, re-arming and cancelling rewrite the
 //!   slot's state and leave the old entry to be dropped when it comes up, and only the
 //!   current slot's timers are sorted (once, by a counting sort by millisecond), so the cost
 //!   does not grow with the number of pending timers;
@@ -31,30 +32,30 @@
 //! and flags read on every packet and timer event) apart from a cold one (workload position,
 //! per-run counters; 128 bytes, two aligned cache lines, of which an exchange's end and the
 //! next one's start touch only the first) touched once per exchange or at report time, and
-//! the transmission log, kept only when tracing or when the model needs it, in a third
+//! the transmission log, kept only when tracing or when the protocol needs it, in a third
 //! array. The compact model's client ([`Compact`]) is line-aligned too, with the algorithm's
 //! state and the exchange's in its first two lines (Default CoAP: 64 bytes each), which is
 //! all a timer that does not give up touches. A large population's per-client arrays ask
-//! for transparent huge pages (`timers::advise_huge_pages`). So, at 100 000
+//! for transparent huge pages (`cache_hints::advise_huge_pages`). So, at 100 000
 //! clients, loading ahead a firing timer's state costs four lines (timer word, hot record,
 //! algorithm, exchange), and a response's or a timer's that carries the exchange's last copy
-//! (it will give up) six (plus the model's third line and the cold record's first), on few
+//! (it will give up) six (plus the protocol's third line and the cold record's first), on few
 //! TLB entries. The client of the packet a link delivers a few packets from now is read from
 //! the link's own FIFO ([`crate::link::Link::held_nth`]), whose entries are loaded further
 //! ahead still (with a long queue they were written long before).
 //!
-//! # Transports
+//! # Protocols
 //!
 //! The engine ([`Sim`]) owns the clock, the queue, the links, the workload, the time bound,
 //! the event budget, the progress callback, the utilisation window and the report's common
-//! part; a [`Model`] (a transport: the protocol logic of the clients and the server) is told
-//! what happened (a flow starts, a timer slot expired, a packet arrived) and answers by
-//! calling the engine's methods (send a request copy, send a response, an exchange completed
-//! or failed, or for TCP: send a segment, re-key a timer slot, a flow finished). The CoAP
-//! transports also implement [`Coap`] (an exchange may start, the server's delayed answer,
-//! a batch's reset, the algorithm's state for traces), reached only through the engine's
-//! CoAP paths. One loop drives every transport. [`Compact`] is the simulator's own model
-//! (packets are small structs, sizes from [`crate::coap`]); [`Full`] runs one real
+//! part; a [`Protocol`] (the protocol logic of the clients and the server) is told what
+//! happened (a flow starts, a timer slot expired, a packet arrived) and answers by calling
+//! the engine's methods (send a request copy, send a response, an exchange completed or
+//! failed, or for TCP: send a segment, re-key a timer slot, a flow finished). The CoAP
+//! endpoints over UDP also implement [`CoapEndpoints`] (an exchange may start, the server's
+//! delayed answer, a batch's reset, the algorithm's state for traces), reached only through
+//! the engine's CoAP paths. One loop drives every protocol. [`Compact`] is the simulator's
+//! own endpoints (packets are small structs, sizes from [`crate::message_sizes`]); [`Full`] runs one real
 //! [`coapcc_proto::endpoint::Endpoint`] per client and one for the server. Both consume
 //! `seq` numbers in the same pattern (one per packet sent, one per timer armed with a request
 //! copy or re-armed otherwise, one per delayed start or delayed server answer), so where they
@@ -88,7 +89,7 @@ use crate::trace::TraceSink;
 mod compact;
 mod full;
 mod messages;
-mod model;
+mod protocol;
 mod sim;
 mod tcp;
 mod workload;
@@ -96,7 +97,7 @@ mod workload;
 pub(crate) use compact::Compact;
 pub(crate) use full::Full;
 pub(crate) use messages::Messages;
-use model::{Coap, Model};
+use protocol::{CoapEndpoints, Protocol};
 use sim::Sim;
 pub(crate) use tcp::{run as run_tcp, tcp_configs};
 pub use tcp::{STREAM_TCP_CLIENT, STREAM_TCP_SERVER};
@@ -146,8 +147,8 @@ impl Placement {
     }
 }
 
-/// Run `cfg` (resolved and validated) with transport `M` and workload `W`.
-pub(crate) fn run<'t, M: Model<W>, W: Workload>(
+/// Run `cfg` (resolved and validated) with protocol `M` and workload `W`.
+pub(crate) fn run<'t, M: Protocol<W>, W: Workload>(
     cfg: SimConfig,
     algs: &[GroupAlg],
     trace: Option<&'t mut dyn TraceSink>,
@@ -156,8 +157,8 @@ pub(crate) fn run<'t, M: Model<W>, W: Workload>(
     run_with::<M, W>(cfg, algs, trace, progress, |_| {})
 }
 
-/// Run `cfg` (resolved and validated) on a CoAP transport `M` with workload `W`.
-pub(crate) fn run_coap<'t, M: Coap<W>, W: Workload>(
+/// Run `cfg` (resolved and validated) with the CoAP endpoints `M` and workload `W`.
+pub(crate) fn run_coap<'t, M: CoapEndpoints<W>, W: Workload>(
     cfg: SimConfig,
     algs: &[GroupAlg],
     trace: Option<&'t mut dyn TraceSink>,
@@ -166,7 +167,7 @@ pub(crate) fn run_coap<'t, M: Coap<W>, W: Workload>(
     run_with::<M, W>(cfg, algs, trace, progress, |sim| sim.coap_setup())
 }
 
-fn run_with<'t, M: Model<W>, W: Workload>(
+fn run_with<'t, M: Protocol<W>, W: Workload>(
     cfg: SimConfig,
     algs: &[GroupAlg],
     trace: Option<&'t mut dyn TraceSink>,

@@ -1,8 +1,8 @@
 //! The TCP transport: CoAP over TCP (RFC 8323) on the simulator's links, one
 //! [`coapcc_tcp::Connection`] pair per flow (per batch for the random workload), hosted by
-//! the engine's one loop as the [`Tcp`] model.
+//! the engine's one loop as the [`Tcp`] protocol.
 //!
-//! The links are the same [`Link`](crate::link::Link)s the UDP models use (same chains, random streams and
+//! The links are the same [`Link`](crate::link::Link)s the UDP protocols use (same chains, random streams and
 //! counters); a packet is a [`Packet`] whose payload is a [`Segment`], charged
 //! `seg.wire_len()` bytes (40-byte TCP/IP header + payload) against the rate and the buffer.
 //! Data goes down the 30 kbit/s downlink, the client's SYN, CSM, request and ACKs up the
@@ -25,7 +25,7 @@ use coapcc_cc::{Entropy, SplitMix64};
 use coapcc_tcp::app::{AppEvent, ClientApp, MessageSizes, ServerApp};
 use coapcc_tcp::{Connection, Segment, State, TcpCcConfig, TcpConfig};
 
-use super::model::Model;
+use super::protocol::Protocol;
 use super::sim::{FlowPart, Packet, Sim};
 use super::workload::Flows;
 use super::Placement;
@@ -36,10 +36,11 @@ use crate::report::{secs, FlowReport, GroupReport, SimReport, Summary};
 use crate::trace::{Direction, TraceSink};
 use crate::workload::Next;
 
-/// Stream id base of the client connections' seeds (TCP transport).
-pub const STREAM_TCP_CLIENT: u64 = 4 << 32;
+/// Stream id base of the client connections' seeds (TCP transport; the TCP model's harness
+/// numbers them the same way).
+pub const STREAM_TCP_CLIENT: u64 = coapcc_tcp::pipe::STREAM_CLIENT;
 /// Stream id base of the server connections' seeds (TCP transport).
-pub const STREAM_TCP_SERVER: u64 = 5 << 32;
+pub const STREAM_TCP_SERVER: u64 = coapcc_tcp::pipe::STREAM_SERVER;
 
 /// Check a TCP configuration and return each group's TCP configuration (MTU from the link).
 pub(crate) fn tcp_configs(cfg: &SimConfig) -> Result<Vec<TcpCcConfig>, ConfigError> {
@@ -145,6 +146,14 @@ struct Totals {
     rto_expiries: u64,
     fast_retransmits: u64,
     bytes_delivered: u64,
+    /// The first data RTO of the flow's server connections, simulated seconds.
+    first_rto_at_s: Option<f64>,
+    rto_episodes: u64,
+    rto_episode_s: f64,
+    rto_resend_s: f64,
+    new_after_first_dupack: u64,
+    recovery_retransmits: u64,
+    recovery_rounds: u64,
 }
 
 impl Totals {
@@ -156,6 +165,13 @@ impl Totals {
         self.rto_expiries += s.rto_expiries;
         self.fast_retransmits += s.fast_retransmits;
         self.bytes_delivered += c.bytes_delivered;
+        self.first_rto_at_s = self.first_rto_at_s.or(s.first_rto_at_s);
+        self.rto_episodes += s.rto_episodes;
+        self.rto_episode_s += s.rto_episode_s;
+        self.rto_resend_s += s.rto_resend_s;
+        self.new_after_first_dupack += s.new_after_first_dupack;
+        self.recovery_retransmits += s.recovery_retransmits;
+        self.recovery_rounds += s.recovery_rounds;
     }
 }
 
@@ -190,7 +206,7 @@ pub(crate) fn run<'t>(
     super::run::<Tcp, Flows>(cfg, &[], trace, progress)
 }
 
-impl Model<Flows> for Tcp {
+impl Protocol<Flows> for Tcp {
     type Buf = Segment;
 
     /// Check the configuration ([`tcp_configs`]); every flow's connection pair (opened when
@@ -301,7 +317,8 @@ impl Model<Flows> for Tcp {
             let mut tot = f.closed;
             tot.add(&f.client, &f.server);
             delivered += tot.bytes_delivered;
-            let fct = match (sim.flow_times(i), f.failed) {
+            let times = sim.flow_times(i);
+            let fct = match (times, f.failed) {
                 ((Some(s), Some(d)), false) => Some(secs(d - s)),
                 _ => None,
             };
@@ -331,6 +348,15 @@ impl Model<Flows> for Tcp {
                 rto_expiries: Some(tot.rto_expiries),
                 fast_retransmits: Some(tot.fast_retransmits),
                 bytes_delivered: Some(tot.bytes_delivered),
+                first_rto_s: Some(match (tot.first_rto_at_s, times.0) {
+                    (Some(r), Some(s)) => Some(r - secs(s)),
+                    _ => None,
+                }),
+                rto_episode_s: Some((tot.rto_episodes > 0).then(|| tot.rto_episode_s / tot.rto_episodes as f64)),
+                rto_resend_s: Some((tot.rto_episodes > 0).then(|| tot.rto_resend_s / tot.rto_episodes as f64)),
+                new_after_first_dupack: Some(tot.new_after_first_dupack),
+                recovery_retransmits: Some(tot.recovery_retransmits),
+                recovery_rounds: Some(tot.recovery_rounds),
             });
         }
         for (gr, f) in groups.iter_mut().zip(&fcts) {

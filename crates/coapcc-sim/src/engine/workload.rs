@@ -12,7 +12,7 @@ use core::time::Duration;
 
 use coapcc_cc::{Snapshot, SplitMix64};
 
-use super::model::{Coap, Model};
+use super::protocol::{CoapEndpoints, Protocol};
 use super::sim::{Answer, ExRec, Sim};
 use crate::config::{ConfigError, SimConfig};
 use crate::link::Nanos;
@@ -41,14 +41,19 @@ pub(crate) trait Workload: Sized {
     /// The CoAP length of client `c`'s current request when the workload sets it (`None`: the
     /// configured GET, [`crate::config::CoapConfig`]).
     fn request_len(&self, c: usize) -> Option<u32>;
-    /// The engine's CoAP transport is ready: schedule the workload's own events.
-    fn setup<M: Coap<Self>>(sim: &mut Sim<'_, M, Self>);
+    /// The engine's CoAP endpoints is ready: schedule the workload's own events.
+    fn setup<M: CoapEndpoints<Self>>(sim: &mut Sim<'_, M, Self>);
     /// Client `c`'s exchange ended with `outcome` (`answer`: the response that completed it):
     /// write its trace record (only called when the run is traced).
-    fn trace<M: Coap<Self>>(sim: &mut Sim<'_, M, Self>, c: usize, outcome: ExchangeOutcome, answer: Option<Answer>);
+    fn trace<M: CoapEndpoints<Self>>(
+        sim: &mut Sim<'_, M, Self>,
+        c: usize,
+        outcome: ExchangeOutcome,
+        answer: Option<Answer>,
+    );
     /// The workload's part of the report (`None` for the flow workloads), once the
     /// transport's part is done (every exchange record final).
-    fn report<M: Model<Self>>(sim: &Sim<'_, M, Self>) -> Option<MessagesReport>;
+    fn report<M: Protocol<Self>>(sim: &Sim<'_, M, Self>) -> Option<MessagesReport>;
 }
 
 /// What the first response of an exchange tells an observer.
@@ -126,14 +131,19 @@ impl Workload for Flows {
     }
 
     /// The engine starts every flow itself.
-    fn setup<M: Coap<Self>>(_sim: &mut Sim<'_, M, Self>) {}
+    fn setup<M: CoapEndpoints<Self>>(_sim: &mut Sim<'_, M, Self>) {}
 
     /// The engine's record of the exchange ([`crate::trace::ExchangeTrace`]).
-    fn trace<M: Coap<Self>>(sim: &mut Sim<'_, M, Self>, c: usize, outcome: ExchangeOutcome, answer: Option<Answer>) {
+    fn trace<M: CoapEndpoints<Self>>(
+        sim: &mut Sim<'_, M, Self>,
+        c: usize,
+        outcome: ExchangeOutcome,
+        answer: Option<Answer>,
+    ) {
         sim.emit_trace(c, outcome, answer);
     }
 
-    fn report<M: Model<Self>>(_sim: &Sim<'_, M, Self>) -> Option<MessagesReport> {
+    fn report<M: Protocol<Self>>(_sim: &Sim<'_, M, Self>) -> Option<MessagesReport> {
         None
     }
 }

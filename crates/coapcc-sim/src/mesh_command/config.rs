@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use coapcc_mesh::config::{FrameConfig, MacConfig, RadioConfig, RoutingConfig};
 use coapcc_mesh::mote::MoteConfig;
-use coapcc_mesh::{MediumConfig, MediumError, MeshNet};
+use coapcc_mesh::{MeshNet, MeshNetConfig, MeshNetError};
 
 use crate::config::{
     CoapConfig, ConfigError, EventDist, GroupConfig, MessagesConfig, ServerConfig, SimConfig, TopologyConfig, UnitMode,
@@ -30,9 +30,9 @@ pub struct MeshRun {
     pub cc: String,
     /// Traffic: `periodic:LOAD_KBPS`, `events:TB_S,SIZE_B` or `none` (`workload.kind`).
     pub traffic: String,
-    /// Size of a periodic monitoring message, bytes (the study: 96).
+    /// Size of a periodic monitoring message, bytes (Ancillotti & Bruno: 96).
     pub message_bytes: u32,
-    /// Simulated time, seconds (the study: 3 h = 10 800 s).
+    /// Simulated time, seconds (Ancillotti & Bruno: 3 h = 10 800 s).
     pub duration_s: f64,
     /// Master seed; every random stream derives from it.
     pub seed: u64,
@@ -57,7 +57,7 @@ pub struct MeshRun {
 pub struct AppConfig {
     /// Unit of congestion control.
     pub unit_mode: UnitMode,
-    /// Bytes of CoAP payload per unit (the study: 32).
+    /// Bytes of CoAP payload per unit (Ancillotti & Bruno: 32).
     pub unit_bytes: u32,
     /// "No caching": a message generated while the previous one is still in flight is lost.
     pub no_caching: bool,
@@ -65,7 +65,7 @@ pub struct AppConfig {
     pub random_phase: bool,
     /// Global events: inter-event distribution.
     pub event_dist: EventDist,
-    /// Global events: background message period per client, seconds (the study: 60).
+    /// Global events: background message period per client, seconds (Ancillotti & Bruno: 60).
     pub background_period_s: f64,
     /// Global events: background message size, bytes.
     pub background_bytes: u32,
@@ -114,7 +114,7 @@ blind_rule=double-per-exchange,backoff_cap=none,wait_after_last=off";
 
 impl Default for MeshRun {
     fn default() -> Self {
-        let m = MediumConfig::default();
+        let m = MeshNetConfig::default();
         MeshRun {
             preset: "ieee802154".into(),
             topology: "grid:6".into(),
@@ -135,14 +135,14 @@ impl Default for MeshRun {
 }
 
 impl MeshRun {
-    /// The configuration of a named preset: the network of [`MediumConfig::preset`]
+    /// The configuration of a named preset: the network of [`MeshNetConfig::preset`]
     /// (`ieee802154`, `ancillotti-cooja`, `makarem2021`) on a 6 × 6 grid, with Erbium's
     /// default CoAP (`ancillotti-cooja`: as the study's firmware ran it,
     /// [`ANCILLOTTI_COAP_CC`], on a 1/128 s clock; `makarem2021`: Makarem's default-CoAP
     /// parameters).
-    pub fn preset(name: &str) -> Result<MeshRun, MediumError> {
+    pub fn preset(name: &str) -> Result<MeshRun, MeshNetError> {
         let d = MeshRun::default();
-        let m = MediumConfig::preset(name, &d.topology)?;
+        let m = MeshNetConfig::preset(name, &d.topology)?;
         let key = name.trim().to_ascii_lowercase();
         let cc = match key.as_str() {
             "makarem2021" => "default:preset=makarem2021".into(),
@@ -168,13 +168,13 @@ impl MeshRun {
 
     /// Set one field from text: `KEY=VALUE` with a dotted key (`radio.capture_db=6`,
     /// `mac.queue_packets=4`, `duration_s=600`).
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), MediumError> {
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), MeshNetError> {
         coapcc_mesh::config::set_dotted(self, key, value)
     }
 
     /// The mesh network.
-    pub fn medium(&self) -> MediumConfig {
-        MediumConfig {
+    pub fn medium(&self) -> MeshNetConfig {
+        MeshNetConfig {
             topology: self.topology.clone(),
             spacing_m: self.spacing_m,
             radio: self.radio.clone(),
@@ -224,6 +224,36 @@ impl MeshRun {
         };
         cfg.validate().map_err(|e| self.error(e))?;
         Ok(cfg)
+    }
+
+    /// The same run as the parameters of one simulation ([`crate::params`]: `topology`,
+    /// `mesh`, `workload`, `messages`, ...), what `coapcc.SimConfig` holds.
+    pub fn to_params(&self) -> Result<crate::params::Json, ConfigError> {
+        use crate::params::Json;
+        let cfg = self.to_sim()?;
+        let m = cfg.topology.mesh.as_ref().expect("a mesh run");
+        let section = |v: serde_json::Value| Json::from_value(&v);
+        let mesh = Json::Obj(vec![
+            ("spacing_m".into(), section(serde_json::json!(m.spacing_m))),
+            ("radio".into(), section(serde_json::to_value(&m.radio).expect("serialises"))),
+            ("mac".into(), section(serde_json::to_value(&m.mac).expect("serialises"))),
+            ("frame".into(), section(serde_json::to_value(&m.frame).expect("serialises"))),
+            ("routing".into(), section(serde_json::to_value(&m.routing).expect("serialises"))),
+            ("mote".into(), section(serde_json::to_value(&m.mote).expect("serialises"))),
+        ]);
+        let p = Json::Obj(vec![
+            ("algorithm".into(), Json::Str(self.cc.clone())),
+            ("clients".into(), Json::Num(cfg.total_clients().into())),
+            ("workload".into(), Json::Str(cfg.workload.kind.to_string())),
+            ("max_sim_time_s".into(), section(serde_json::json!(self.duration_s))),
+            ("seed".into(), Json::Num(self.seed.into())),
+            ("server".into(), section(serde_json::to_value(&cfg.server).expect("serialises"))),
+            ("coap".into(), section(serde_json::to_value(&cfg.coap).expect("serialises"))),
+            ("topology".into(), Json::Str(self.topology.clone())),
+            ("mesh".into(), mesh),
+            ("messages".into(), section(serde_json::to_value(&cfg.workload.messages).expect("serialises"))),
+        ]);
+        crate::params::normalize(&p).map_err(ConfigError::from)
     }
 
     /// An error of the simulation's configuration, keyed as this configuration's key.

@@ -35,7 +35,7 @@ pub struct ClientReport {
     pub event_messages: u64,
     /// Global-event messages lost.
     pub event_lost: u64,
-    /// Units (reliable exchanges) started ("frames" in the study's per-frame congestion
+    /// Units (reliable exchanges) started ("frames" in the paper's per-frame congestion
     /// control).
     pub frames: u64,
     /// Retransmissions sent.
@@ -124,7 +124,7 @@ pub struct MeshReport {
     /// Wall-clock time of the run, seconds (the only non-deterministic field).
     pub wall_s: f64,
     /// Events processed, counting each armed retransmission timer once (a timer its response
-    /// disarmed counts at its deadline, within the run: the study's own loop processed it).
+    /// disarmed counts at its deadline, within the run: the first mesh simulator's loop processed it).
     pub events: u64,
 }
 

@@ -13,7 +13,7 @@
 //!
 //! A message is cut into units (`unit_mode`: `unit_bytes` frames, Block1 blocks, or the
 //! whole message). A client sends one message at a time; a message generated while the
-//! previous one is still in flight is lost (`no_caching`, the study's firmware) or queued.
+//! previous one is still in flight is lost (`no_caching`, the Cooja firmware) or queued.
 //! The workload decides what is sent and when; the transport (the engine's model) sends the
 //! units and tells the workload when a unit finished.
 //!

@@ -3,6 +3,7 @@
 //! the controller at the same points Linux does.
 
 pub mod bbr;
+pub mod minmax;
 pub mod newreno;
 
 use coapcc_cc::{Instant, SplitMix64};
@@ -55,6 +56,14 @@ pub struct CcCtx {
     pub delivered: u64,
     /// When `delivered` last grew.
     pub delivered_time: Instant,
+    /// Segments marked lost so far, a retransmission lost again counted again (Linux
+    /// `tp->lost`).
+    pub lost: u64,
+    /// Linux `tp->app_limited`: 0, or the `delivered` count up to which rate samples are
+    /// application-limited. The sender sets it when it runs out of data
+    /// (`tcp_rate_check_app_limited`), BBR while in ProbeRTT (`bbr_update_min_rtt`); it is
+    /// cleared once `delivered` passes it (`tcp_rate_gen`).
+    pub app_limited: u64,
     /// Current state.
     pub ca_state: CaState,
     /// Whether the window limited sending recently (Linux `tcp_is_cwnd_limited`).
@@ -99,7 +108,7 @@ pub trait TcpCongestionControl {
     /// ssthresh to use on entering Recovery or Loss.
     fn ssthresh(&mut self, ctx: &CcCtx) -> u32;
     /// The congestion-avoidance state changes (Linux `set_state`).
-    fn set_state(&mut self, ctx: &mut CcCtx, state: CaState);
+    fn set_state(&mut self, ctx: &mut CcCtx, state: CaState, rng: &mut SplitMix64);
     /// Window growth on an ACK when not in Recovery (Linux `cong_avoid`); not called when
     /// [`TcpCongestionControl::cong_control`] returned `true`.
     fn cong_avoid(&mut self, ctx: &mut CcCtx, acked: u32);
@@ -130,6 +139,13 @@ impl TcpCc {
             CcKind::Bbr(p) => TcpCc::Bbr(Bbr::new(*p, tcp)),
         }
     }
+
+    /// Whether the controller sets cwnd on every ACK itself (Linux: it has `cong_control`),
+    /// so that the core's window reduction in recovery (PRR, or RFC 6582's inflation and
+    /// deflation) does not apply.
+    pub fn owns_cwnd(&self) -> bool {
+        matches!(self, TcpCc::Bbr(_))
+    }
 }
 
 macro_rules! each {
@@ -148,8 +164,8 @@ impl TcpCongestionControl for TcpCc {
     fn ssthresh(&mut self, ctx: &CcCtx) -> u32 {
         each!(self, c => c.ssthresh(ctx))
     }
-    fn set_state(&mut self, ctx: &mut CcCtx, state: CaState) {
-        each!(self, c => c.set_state(ctx, state))
+    fn set_state(&mut self, ctx: &mut CcCtx, state: CaState, rng: &mut SplitMix64) {
+        each!(self, c => c.set_state(ctx, state, rng))
     }
     fn cong_avoid(&mut self, ctx: &mut CcCtx, acked: u32) {
         each!(self, c => c.cong_avoid(ctx, acked))

@@ -31,7 +31,7 @@ impl TcpCongestionControl for NewReno {
         (base / 2).max(2)
     }
 
-    fn set_state(&mut self, _ctx: &mut CcCtx, _state: CaState) {}
+    fn set_state(&mut self, _ctx: &mut CcCtx, _state: CaState, _rng: &mut SplitMix64) {}
 
     fn cong_avoid(&mut self, ctx: &mut CcCtx, mut acked: u32) {
         if !ctx.cwnd_limited {

@@ -6,7 +6,7 @@ use crate::engine::workload::ExchangeObserver;
 use crate::report::{secs, AccessLinkReport, FlowReport, GroupReport, LinkReport, LinksReport, SimReport, Summary};
 use crate::trace::{ExchangeOutcome, ExchangeTrace};
 
-/// The part of a report a transport measures: per flow, per group, the retransmission
+/// The part of a report a protocol measures: per flow, per group, the retransmission
 /// histogram (CoAP) and the useful bytes delivered (for `useful_fraction`).
 pub(crate) struct FlowPart {
     pub(crate) flows: Vec<FlowReport>,
@@ -15,7 +15,7 @@ pub(crate) struct FlowPart {
     pub(crate) useful_bytes: u64,
 }
 
-impl<'t, M: Coap<W>, W: Workload> Sim<'t, M, W> {
+impl<'t, M: CoapEndpoints<W>, W: Workload> Sim<'t, M, W> {
     /// The engine's trace record of client `c`'s exchange that just ended.
     pub(crate) fn emit_trace(&mut self, c: usize, outcome: ExchangeOutcome, answer: Option<Answer>) {
         let Some(sink) = self.trace.as_deref_mut() else { return };
@@ -40,7 +40,7 @@ impl<'t, M: Coap<W>, W: Workload> Sim<'t, M, W> {
         sink.exchange(&rec);
     }
 
-    /// The CoAP transports' part of the report: from the exchange records.
+    /// The CoAP endpoints' part of the report: from the exchange records.
     pub(crate) fn coap_flow_reports(&mut self, cfg: &SimConfig, def: UnnecessaryDef) -> FlowPart {
         let mut flows = Vec::with_capacity(self.clients.len());
         let mut groups: Vec<GroupReport> = cfg
@@ -93,9 +93,9 @@ impl<'t, M: Coap<W>, W: Workload> Sim<'t, M, W> {
     }
 }
 
-impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
-    /// Assemble the report (everything but `wall_s`): the transport's part
-    /// ([`Model::flow_reports`]), the links, the window, the run's counters.
+impl<'t, M: Protocol<W>, W: Workload> Sim<'t, M, W> {
+    /// Assemble the report (everything but `wall_s`): the protocol's part
+    /// ([`Protocol::flow_reports`]), the links, the window, the run's counters.
     pub(in crate::engine) fn report(mut self, cfg: SimConfig, truncated: bool, def: UnnecessaryDef) -> SimReport {
         let end = if truncated { self.bound } else { self.last_event };
         self.close_window(end);
@@ -103,7 +103,7 @@ impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
         let window = self.window_end.unwrap_or(end).saturating_sub(start);
         // The run is over: what only the run needed goes before the report's per-flow part
         // is built (the run's peak memory would otherwise be the two together).
-        self.timers = TimerHeap::new(0);
+        self.timers = TimerQueue::new(0);
         self.m.release_run_state();
         let FlowPart { flows, groups, hist, useful_bytes } = M::flow_reports(&mut self, &cfg, def);
         let messages = W::report(&self);

@@ -1,6 +1,6 @@
-//! The CoAP exchange paths, common to the CoAP-over-UDP transports ([`Coap`]): the
+//! The CoAP exchange paths, common to the CoAP endpoints over UDP ([`CoapEndpoints`]): the
 //! workload's next step, deferred starts, an exchange's records and copies, the server's
-//! answers (now or after its processing delay), an exchange's end; and what the transports
+//! answers (now or after its processing delay), an exchange's end; and what the endpoints
 //! tell the workload's observer.
 
 use core::time::Duration;
@@ -9,13 +9,13 @@ use super::*;
 use crate::engine::workload::{Acked, ExchangeObserver};
 use crate::workload::Next;
 
-/// The workload's next exchange of client `c` may start (the model's [`Coap::begin`]), as a
+/// The workload's next exchange of client `c` may start (the protocol's [`CoapEndpoints::begin`]), as a
 /// deferred call.
-fn begin_call<M: Coap<W>, W: Workload>(sim: &mut Sim<'_, M, W>, c: u32) {
+fn begin_call<M: CoapEndpoints<W>, W: Workload>(sim: &mut Sim<'_, M, W>, c: u32) {
     M::begin(sim, c as usize);
 }
 
-impl<M: Coap<W>, W: Workload> Sim<'_, M, W> {
+impl<M: CoapEndpoints<W>, W: Workload> Sim<'_, M, W> {
     /// Client `c`'s flow starts: the workload's first step.
     pub(crate) fn coap_flow_start(&mut self, c: usize) {
         let next = self.w.first(c, &mut self.cold[c].plan);
@@ -155,8 +155,8 @@ impl<M: Coap<W>, W: Workload> Sim<'_, M, W> {
         }
     }
 
-    /// The server answers `p` now (or after its processing delay; `sid` is the model's
-    /// handle for the delayed answer, handed to its [`Coap::server_send`]).
+    /// The server answers `p` now (or after its processing delay; `sid` is the protocol's
+    /// handle for the delayed answer, handed to its [`CoapEndpoints::server_send`]).
     pub(crate) fn server_answer(&mut self, p: Packet<M::Buf>, size: u32, sid: u64) {
         if self.server_delay == 0 {
             self.send_response(p, size);
@@ -184,7 +184,7 @@ impl<M: Coap<W>, W: Workload> Sim<'_, M, W> {
         }
     }
 
-    /// Client `c`'s active exchange completed with a response (`answer`), after the model
+    /// Client `c`'s active exchange completed with a response (`answer`), after the protocol
     /// told the algorithm.
     pub(crate) fn exchange_done(&mut self, c: usize, answer: Answer) {
         self.clients[c].active = false;
@@ -193,7 +193,7 @@ impl<M: Coap<W>, W: Workload> Sim<'_, M, W> {
         self.follow(c, next);
     }
 
-    /// Client `c`'s active exchange gave up, after the model told the algorithm.
+    /// Client `c`'s active exchange gave up, after the protocol told the algorithm.
     pub(crate) fn exchange_failed(&mut self, c: usize) {
         self.clients[c].active = false;
         self.record_failed(c);

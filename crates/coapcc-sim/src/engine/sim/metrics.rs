@@ -188,7 +188,7 @@ pub(super) struct Group {
     pub(super) hist: Vec<u64>,
 }
 
-impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
+impl<'t, M: Protocol<W>, W: Workload> Sim<'t, M, W> {
     /// A request copy reached the server (metrics only).
     #[inline]
     pub(crate) fn note_request<B>(&mut self, p: &Packet<B>) {
@@ -245,7 +245,7 @@ impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
     }
 }
 
-impl<'t, M: Coap<W>, W: Workload> Sim<'t, M, W> {
+impl<'t, M: CoapEndpoints<W>, W: Workload> Sim<'t, M, W> {
     /// Client `c`'s exchange completed with `answer`: histograms, useful bytes, trace.
     #[inline]
     pub(super) fn record_completed(&mut self, c: usize, answer: Answer) {

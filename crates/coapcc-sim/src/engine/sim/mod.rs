@@ -1,7 +1,7 @@
 //! One simulation run ([`Sim`]): the clock, the event sources and their merge
 //! ([`step`]), the per-client records ([`clients`]), the CoAP exchange paths ([`exchanges`]),
-//! the topology's packet paths ([`medium`]), the metrics ([`metrics`]) and the report
-//! ([`assemble`]). Its fields are private to this module: a transport ([`super::Model`])
+//! the topology's packet paths ([`topology`]), the metrics ([`metrics`]) and the report
+//! ([`assemble`]). Its fields are private to this module: a protocol ([`super::Protocol`])
 //! works through the methods below.
 
 use std::cmp::Ordering;
@@ -9,34 +9,35 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use coapcc_cc::{CongestionControl, Instant, SplitMix64};
 
-use super::model::{Coap, Model};
+use super::protocol::{CoapEndpoints, Protocol};
 use super::workload::{ExchangeObserver, Workload};
 use super::{Placement, STREAM_DOWNLINK, STREAM_UPLINK, STREAM_WORKLOAD};
 use crate::algorithms::GroupAlg;
+use crate::cache_hints;
 use crate::config::{ConfigError, SimConfig, UnnecessaryDef};
 use crate::link::{ms_to_ns, Link, Nanos};
-use crate::timers::{self, TimerHeap};
+use crate::timer_queue::{self, TimerQueue};
 use crate::trace::{Direction, QueueTracer, TraceSink, TxTrace};
 use crate::workload::uniform_u64;
 
 mod assemble;
 mod clients;
 mod exchanges;
-mod medium;
 mod metrics;
 mod step;
+mod topology;
 
 pub(crate) use assemble::FlowPart;
 use clients::{Client, ClientCold};
-pub(crate) use medium::host_nodes;
 pub(crate) use metrics::ExRec;
 use metrics::Group;
+pub(crate) use topology::host_nodes;
 
 /// "No copy": a packet that is not a request copy / not a response to one, or a metric
 /// slot not filled yet.
 pub(crate) const NONE: u16 = u16::MAX;
 
-/// A message on the wire (both directions). `buf` is the model's payload: nothing for the
+/// A message on the wire (both directions). `buf` is the protocol's payload: nothing for the
 /// compact model, the encoded datagram for the full one, a segment for TCP.
 #[derive(Clone, Debug)]
 pub(crate) struct Packet<B> {
@@ -65,50 +66,50 @@ impl<B> Packet<B> {
 /// What a response that completed an exchange carried: (answered copy, echoed copy, IP size).
 pub(crate) type Answer = (u16, u16, u32);
 
-/// A deferred call of the transport's or the workload's own (an exchange start the pacing
+/// A deferred call of the protocol's or the workload's own (an exchange start the pacing
 /// delays, an arrival of the message workload): made by the engine's CoAP paths, which only
-/// a CoAP transport takes, and run by the loop when its time comes.
+/// a CoAP endpoints takes, and run by the loop when its time comes.
 pub(crate) type Call<M, W> = for<'s, 't> fn(&'s mut Sim<'t, M, W>, u32);
 
-/// The server's answer held back by its processing delay: what the transport does when the
-/// delay ends (its [`Coap::server_send`]).
-type ServerCall<M, W> = for<'s, 't> fn(&'s mut Sim<'t, M, W>, Packet<<M as Model<W>>::Buf>, u64);
+/// The server's answer held back by its processing delay: what the protocol does when the
+/// delay ends (its [`CoapEndpoints::server_send`]).
+type ServerCall<M, W> = for<'s, 't> fn(&'s mut Sim<'t, M, W>, Packet<<M as Protocol<W>>::Buf>, u64);
 
-/// A delayed server answer: (time, packet, the model's request id, what the model does then).
-type Delayed<M, W> = (Nanos, Packet<<M as Model<W>>::Buf>, u64, ServerCall<M, W>);
+/// A delayed server answer: (time, packet, the protocol's request id, what the protocol does then).
+type Delayed<M, W> = (Nanos, Packet<<M as Protocol<W>>::Buf>, u64, ServerCall<M, W>);
 
-enum EvKind<M: Model<W>, W: Workload> {
+enum EvKind<M: Protocol<W>, W: Workload> {
     /// A flow starts.
     FlowStart(u32),
     /// A deferred call, with its argument.
     Call(Call<M, W>, u32),
 }
 
-impl<M: Model<W>, W: Workload> Clone for EvKind<M, W> {
+impl<M: Protocol<W>, W: Workload> Clone for EvKind<M, W> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<M: Model<W>, W: Workload> Copy for EvKind<M, W> {}
+impl<M: Protocol<W>, W: Workload> Copy for EvKind<M, W> {}
 
-struct Ev<M: Model<W>, W: Workload> {
+struct Ev<M: Protocol<W>, W: Workload> {
     time: Nanos,
     seq: u64,
     kind: EvKind<M, W>,
 }
 
-impl<M: Model<W>, W: Workload> PartialEq for Ev<M, W> {
+impl<M: Protocol<W>, W: Workload> PartialEq for Ev<M, W> {
     fn eq(&self, o: &Self) -> bool {
         (self.time, self.seq) == (o.time, o.seq)
     }
 }
-impl<M: Model<W>, W: Workload> Eq for Ev<M, W> {}
-impl<M: Model<W>, W: Workload> PartialOrd for Ev<M, W> {
+impl<M: Protocol<W>, W: Workload> Eq for Ev<M, W> {}
+impl<M: Protocol<W>, W: Workload> PartialOrd for Ev<M, W> {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
 }
-impl<M: Model<W>, W: Workload> Ord for Ev<M, W> {
+impl<M: Protocol<W>, W: Workload> Ord for Ev<M, W> {
     fn cmp(&self, o: &Self) -> Ordering {
         (o.time, o.seq).cmp(&(self.time, self.seq))
     }
@@ -117,15 +118,15 @@ impl<M: Model<W>, W: Workload> Ord for Ev<M, W> {
 /// An extra access link: (uplink, downlink).
 type AccessPair<B> = (Link<Packet<B>>, Link<Packet<B>>);
 
-/// One simulation run of transport `M` and workload `W`.
-pub(crate) struct Sim<'t, M: Model<W>, W: Workload> {
+/// One simulation run of protocol `M` and workload `W`.
+pub(crate) struct Sim<'t, M: Protocol<W>, W: Workload> {
     now: Nanos,
     seq: u64,
     bound: Nanos,
     /// The clients' clock tick (`coap.clock_tick_ns`; 0: exact time).
     tick: Nanos,
     heap: BinaryHeap<Ev<M, W>>,
-    timers: TimerHeap,
+    timers: TimerQueue,
     /// Delayed server answers, in the order they are due.
     server_q: VecDeque<Delayed<M, W>>,
     up: Link<Packet<M::Buf>>,
@@ -143,7 +144,7 @@ pub(crate) struct Sim<'t, M: Model<W>, W: Workload> {
     clients: Vec<Client>,
     cold: Vec<ClientCold<W::Plan>>,
     /// Per client, the transmissions of its active exchange (send time, armed timer), kept
-    /// only when tracing or when the model needs them (compact copy identification): empty
+    /// only when tracing or when the protocol needs them (compact copy identification): empty
     /// (no vector at all) if no client keeps one.
     logs: Vec<Vec<(Nanos, Nanos)>>,
     groups: Vec<Group>,
@@ -161,7 +162,7 @@ pub(crate) struct Sim<'t, M: Model<W>, W: Workload> {
     /// The event budget ([`SimConfig::event_budget`]); the run stops after it.
     max_events: u64,
     /// The run stopped because its sequence numbers neared what a timer can hold
-    /// ([`timers::SEQ_LIMIT`]).
+    /// ([`timer_queue::SEQ_LIMIT`]).
     seq_exhausted: bool,
     /// Called every [`step::PROGRESS_EVENTS`] events, if set.
     progress: Option<&'t mut dyn FnMut(&crate::Progress)>,
@@ -170,8 +171,8 @@ pub(crate) struct Sim<'t, M: Model<W>, W: Workload> {
     qtrace: Option<Box<QueueTracer>>,
     tx_buf: Vec<TxTrace>,
     /// The mesh network (`topology.mesh`), in place of the links.
-    mesh: Option<medium::MeshLink<M::Buf>>,
-    /// Whether the engine can follow the packets the links hold ([`Model::LOOKAHEAD`],
+    mesh: Option<topology::MeshHost<M::Buf>>,
+    /// Whether the engine can follow the packets the links hold ([`Protocol::LOOKAHEAD`],
     /// dumbbell): to load client state ahead (`prefetch`) and to count each exchange
     /// record's packets in flight (`counting`).
     lookahead: bool,
@@ -200,24 +201,24 @@ pub(crate) struct Sim<'t, M: Model<W>, W: Workload> {
     w: W,
     /// What the workload's study measures of the exchanges.
     obs: W::Observer,
-    /// The transport's own state.
+    /// The protocol's own state.
     pub(crate) m: M,
 }
 
 /// Every valid configuration's timer slots fit the timer queue (at most two per client, over
 /// TCP, plus the full model's server slot): the check in [`Sim::new`] guards only
 /// configurations that skipped validation.
-const _: () = assert!(2 * crate::config::MAX_CLIENTS < timers::MAX_SLOTS as u64);
+const _: () = assert!(2 * crate::config::MAX_CLIENTS < timer_queue::MAX_SLOTS as u64);
 
-impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
-    /// The run of `cfg` (resolved and validated) with transport `M`: links (or the mesh),
+impl<'t, M: Protocol<W>, W: Workload> Sim<'t, M, W> {
+    /// The run of `cfg` (resolved and validated) with protocol `M`: links (or the mesh),
     /// clients, workload, and every flow's start when the workload starts flows.
     pub(in crate::engine) fn new(
         cfg: &SimConfig,
         algs: &[GroupAlg],
         trace: Option<&'t mut dyn TraceSink>,
     ) -> Result<Self, ConfigError> {
-        let mut mesh = medium::MeshLink::new(cfg)?;
+        let mut mesh = topology::MeshHost::new(cfg)?;
         let placement = mesh.as_ref().map_or(Placement { nodes: None, hosts: 0 }, |m| m.placement());
         let m = M::try_new(cfg, algs, &placement)?;
         let (w, obs) = W::new(cfg)?;
@@ -256,14 +257,14 @@ impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
         let max_rtx = protos.iter().map(|a| a.max_retransmit()).max().unwrap_or(0);
         let mut clients = Vec::with_capacity(n);
         let mut cold = Vec::with_capacity(n);
-        timers::advise_huge_pages(&clients);
-        timers::advise_huge_pages(&cold);
+        cache_hints::advise_huge_pages(&clients);
+        cache_hints::advise_huge_pages(&cold);
         let mut groups = Vec::with_capacity(algs.len());
         let mut heap = BinaryHeap::with_capacity(n + 16);
         let mut seq = 0u64;
         let jitter = ms_to_ns(cfg.workload.start_jitter_ms);
         for (g, gc) in cfg.groups.iter().enumerate() {
-            // A transport without CoAP algorithms (TCP) has no histogram.
+            // A protocol without CoAP algorithms (TCP) has no histogram.
             let (name, rtx) = protos.get(g).map_or(("", 0), |p| (p.name(), p.max_retransmit()));
             groups.push(Group { name, hist: vec![0; rtx as usize + 1] });
             for _ in 0..gc.clients {
@@ -278,7 +279,7 @@ impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
                 cold.push(ClientCold::new(w.plan(c as usize, wl), g as u32));
             }
         }
-        // Every client's log when tracing; else the transport asks for some (`keep_logs`).
+        // Every client's log when tracing; else the protocol asks for some (`coap_setup`).
         let logs =
             if tracing { (0..n).map(|_| Vec::with_capacity(max_rtx as usize + 1)).collect() } else { Vec::new() };
         let bound = (cfg.max_sim_time_s * 1e9).round() as Nanos;
@@ -290,16 +291,16 @@ impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
         });
         let lookahead = M::LOOKAHEAD && cfg.topology.access_links.is_empty() && cfg.topology.mesh.is_none();
         let slots = m.timer_slots(n);
-        if slots > timers::MAX_SLOTS {
+        if slots > timer_queue::MAX_SLOTS {
             return Err(ConfigError::Invalid {
                 field: "groups".into(),
                 problem: format!(
                     "the run needs {slots} timer slots ({n} clients), more than the {} the simulator's timer queue can hold",
-                    timers::MAX_SLOTS
+                    timer_queue::MAX_SLOTS
                 ),
             });
         }
-        let mut timers = TimerHeap::new(slots);
+        let mut timers = TimerQueue::new(slots);
         let loads_ahead = lookahead && n >= step::PREFETCH_CLIENTS;
         timers.set_look_ahead(loads_ahead);
         if let (Some(m), Some(t)) = (mesh.as_mut(), trace.as_deref()) {
@@ -384,7 +385,7 @@ impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
         })
     }
 
-    // -- what a transport reads --------------------------------------------------------
+    // -- what a protocol reads --------------------------------------------------------
 
     /// The simulated time, ns.
     #[inline(always)]
@@ -412,7 +413,7 @@ impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
     }
 
     /// Whether the engine loads the state of the clients whose events come next (a large
-    /// population on the dumbbell): a transport keeps its hints for it up to date only then.
+    /// population on the dumbbell): a protocol keeps its hints for it up to date only then.
     #[inline(always)]
     pub(crate) fn loads_ahead(&self) -> bool {
         self.prefetch
@@ -451,7 +452,7 @@ impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
     }
 
     /// When client `c` sent copy `copy` of its active exchange (kept when its log is, see
-    /// [`Coap::needs_log`]).
+    /// [`CoapEndpoints::needs_log`]).
     #[inline(always)]
     pub(crate) fn copy_sent_at(&self, c: usize, copy: u16) -> Option<Nanos> {
         self.logs.get(c).and_then(|l| l.get(copy as usize)).map(|l| l.0)
@@ -494,7 +495,7 @@ impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
         (self.cold[c].first_sent, self.cold[c].done_at)
     }
 
-    // -- what a transport changes ------------------------------------------------------
+    // -- what a protocol changes ------------------------------------------------------
 
     /// Arm timer slot `slot` for `time` (the next insertion number orders it among events
     /// of the same time).
@@ -546,7 +547,7 @@ impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
     }
 
     /// Send `buf` (`size` IP bytes) between client `c` and the server in direction `dir`,
-    /// as a message of no exchange record (`exchange`: the transport's tag).
+    /// as a message of no exchange record (`exchange`: the protocol's tag).
     pub(crate) fn send_plain(&mut self, c: usize, dir: Direction, exchange: u32, size: u32, buf: M::Buf) {
         let seq = self.next_seq();
         let p = Packet { seq, client: c as u32, exchange, copy: NONE, echo: NONE, buf };
@@ -575,8 +576,8 @@ impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
     }
 }
 
-impl<M: Coap<W>, W: Workload> Sim<'_, M, W> {
-    /// The CoAP transport's part of the setup: the transmission logs it needs, and the
+impl<M: CoapEndpoints<W>, W: Workload> Sim<'_, M, W> {
+    /// The CoAP endpoints's part of the setup: the transmission logs it needs, and the
     /// workload's own events.
     pub(in crate::engine) fn coap_setup(&mut self) {
         if self.logs.is_empty() {

@@ -1,6 +1,6 @@
 //! The loop: each step takes the earliest head, by `(time, seq)`, of the event sources (the
 //! timer queue, the event heap, the server's queue, both links of the dumbbell, the extra
-//! access links, the mesh network), advances the clock and hands the event to the transport;
+//! access links, the mesh network), advances the clock and hands the event to the protocol;
 //! and the bookkeeping that follows the links' queues (loading client state ahead, counting
 //! each exchange record's packets in flight).
 
@@ -41,10 +41,10 @@ pub(super) const PREFETCH_CLIENTS: usize = 4096;
 pub(super) const FOLD_AFTER: u64 = 1 << 16;
 
 /// Events between two calls of the progress callback (and two checks of the sequence
-/// numbers against [`timers::SEQ_LIMIT`]).
+/// numbers against [`timer_queue::SEQ_LIMIT`]).
 pub(super) const PROGRESS_EVENTS: u64 = 1 << 20;
 
-/// Sequence numbers kept in reserve below [`timers::SEQ_LIMIT`]: the run stops with an error
+/// Sequence numbers kept in reserve below [`timer_queue::SEQ_LIMIT`]: the run stops with an error
 /// once it has used more than the rest, checked every [`PROGRESS_EVENTS`] events (an event
 /// uses a few sequence numbers; 2^32 between two checks is far beyond any burst).
 const SEQ_MARGIN: u64 = 1 << 32;
@@ -63,13 +63,13 @@ fn count_held(clients: &mut [Client], (c, x, copy): (u32, u32, u16)) {
     }
 }
 
-impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
-    /// Start loading client `c`'s state (engine, timer, model) into the cache: a hint, for a
+impl<'t, M: Protocol<W>, W: Workload> Sim<'t, M, W> {
+    /// Start loading client `c`'s state (engine, timer, protocol) into the cache: a hint, for a
     /// client whose event comes soon.
     #[inline(always)]
     fn prefetch_client(&self, c: usize) {
         if let Some(cl) = self.clients.get(c) {
-            timers::prefetch(cl);
+            cache_hints::prefetch(cl);
         }
         self.timers.prefetch(c as u32);
         self.m.prefetch(c);
@@ -101,7 +101,7 @@ impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
         }
     }
 
-    /// A held packet (its [`Packet::key`]) left its link or queue and the model handled
+    /// A held packet (its [`Packet::key`]) left its link or queue and the protocol handled
     /// it. When it was the last of an earlier exchange, the leading records no packet can
     /// change are folded away.
     #[inline(always)]
@@ -143,19 +143,19 @@ impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
         loop {
             let mut best: Option<(Nanos, u64, Src)> = self.timers.peek().map(|e| (e.time, e.seq(), Src::Timer));
             if self.prefetch {
-                // The hot and model records of the clients whose timers come next (their cold
+                // The hot and protocol records of the clients whose timers come next (their cold
                 // record is needed only when the exchange gives up: loading it too slowed the
                 // 100 000-client runs).
                 let (clients, cold, m) = (&self.clients, &self.cold, &self.m);
                 self.timers.step(|c| {
                     if let Some(cl) = clients.get(c as usize) {
-                        timers::prefetch(cl);
+                        cache_hints::prefetch(cl);
                     }
                     // A timer expected to give up also ends the exchange and starts the next:
                     // the first line of the cold record.
                     if m.prefetch_timer(c as usize) {
                         if let Some(k) = cold.get(c as usize) {
-                            timers::prefetch_bytes(k, 64);
+                            cache_hints::prefetch_bytes(k, 64);
                         }
                     }
                 });
@@ -206,7 +206,7 @@ impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
                 return false;
             }
             if self.events % PROGRESS_EVENTS == 0 {
-                if self.seq >= timers::SEQ_LIMIT - SEQ_MARGIN {
+                if self.seq >= timer_queue::SEQ_LIMIT - SEQ_MARGIN {
                     self.seq_exhausted = true;
                     return false;
                 }
@@ -230,7 +230,7 @@ impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
                 Src::Server => {
                     let (_, p, sid, send) = self.server_q.pop_front().expect("peeked");
                     let key = p.key();
-                    // Counted when held iff counting already (the model may start it).
+                    // Counted when held iff counting already (the protocol may start it).
                     let counted = self.counting;
                     send(self, p, sid);
                     if counted {
@@ -241,19 +241,19 @@ impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
                     let p = self.up.poll(t).expect("peeked");
                     self.up_head = head_of(&self.up);
                     let key = p.key();
-                    // Counted when held iff counting already (the model may start it).
+                    // Counted when held iff counting already (the protocol may start it).
                     let counted = self.counting;
                     if self.prefetch {
                         // The server's side touches only the client's hot record.
                         if let Some(q) = self.up.held_nth(AHEAD) {
                             let c = q.client as usize;
                             if let Some(cl) = self.clients.get(c) {
-                                timers::prefetch(cl);
+                                cache_hints::prefetch(cl);
                             }
                             self.m.prefetch_server(c);
                         }
                         if let Some(q) = self.up.held_nth(FIFO_AHEAD) {
-                            timers::prefetch(q);
+                            cache_hints::prefetch(q);
                         }
                     }
                     M::at_server(self, p);
@@ -265,7 +265,7 @@ impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
                     let p = self.down.poll(t).expect("peeked");
                     self.down_head = head_of(&self.down);
                     let key = p.key();
-                    // Counted when held iff counting already (the model may start it).
+                    // Counted when held iff counting already (the protocol may start it).
                     let counted = self.counting;
                     if self.prefetch {
                         if let Some(q) = self.down.held_nth(AHEAD) {
@@ -274,11 +274,11 @@ impl<'t, M: Model<W>, W: Workload> Sim<'t, M, W> {
                             // The first line of the cold record: all that an exchange's end
                             // and the next one's start touch.
                             if let Some(k) = self.cold.get(c) {
-                                timers::prefetch_bytes(k, 64);
+                                cache_hints::prefetch_bytes(k, 64);
                             }
                         }
                         if let Some(q) = self.down.held_nth(FIFO_AHEAD) {
-                            timers::prefetch(q);
+                            cache_hints::prefetch(q);
                         }
                     }
                     M::at_client(self, p);

@@ -1,4 +1,4 @@
-//! Per-client timers: at most one armed timer per slot (client), keyed by `(deadline, seq)`,
+//! The timer queue ([`TimerQueue`]): per-client timers: at most one armed timer per slot (client), keyed by `(deadline, seq)`,
 //! popped in exact `(deadline, seq)` order, with O(1) arm, re-arm and disarm.
 //!
 //! # Structure
@@ -9,7 +9,7 @@
 //!   `seq == 0` when disarmed. Arming adds an entry; re-arming or disarming only rewrites
 //!   `armed`, leaving the old entry behind as *stale* (its `seq` no longer matches); stale
 //!   entries are dropped when they reach the front, or all at once when they outnumber the
-//!   armed timers by more than `COMPACT_SLACK` (so memory follows the armed timers, not
+//!   armed timers by more than `PURGE_SLACK` (so memory follows the armed timers, not
 //!   the arms since the start).
 //! - Time is cut into level-1 slots of 2^28 ns (about 268 ms), each made of 256 level-0
 //!   slots of 2^20 ns (about 1 ms). `front` (a vector sorted on `(time, seq)`, taken from
@@ -50,11 +50,12 @@
 //! `front`, sorted, so in the order the timers will fire, a few entries ahead of its head,
 //! so the caller can load each client's state before its timer fires. The per-slot timer
 //! words (`armed`), like the engine's per-client arrays, ask for transparent huge pages when
-//! they reach 4 MiB ([`advise_huge_pages`]): a large population's records are reached at
+//! they reach 4 MiB ([`crate::cache_hints::advise_huge_pages`]): a large population's records are reached at
 //! random, and with 4 KiB pages nearly every access also missed the TLB.
 
 use std::collections::BinaryHeap;
 
+use crate::cache_hints::{advise_huge_pages, prefetch, prefetch_line};
 use crate::link::Nanos;
 
 /// log2 of a level-0 slot's width, ns.
@@ -62,8 +63,8 @@ const S0: u32 = 20;
 /// log2 of a level-1 slot's width, ns (256 level-0 slots).
 const S1: u32 = S0 + 8;
 
-/// Stale entries allowed beyond the armed timers' count before [`TimerQueue::compact`].
-const COMPACT_SLACK: usize = 256;
+/// Stale entries allowed beyond the armed timers' count before [`TimerQueue::purge_stale`].
+const PURGE_SLACK: usize = 256;
 
 /// A level-1 slot with at most this many entries becomes `front` by a plain sort (more: a
 /// counting sort by level-0 slot first).
@@ -81,73 +82,6 @@ const WORD_GAP: usize = 8;
 
 /// Entries whose timer word, and entries handed out, per [`TimerQueue::step`].
 const STEP: usize = 2;
-
-/// Ask the CPU to start loading the cache lines of `*r` (a hint; no effect on results).
-/// On x86-64 a `prefetcht0`; elsewhere nothing.
-#[inline(always)]
-pub(crate) fn prefetch<T>(r: &T) {
-    prefetch_bytes(r, std::mem::size_of::<T>());
-}
-
-/// As [`prefetch`], for the first `n` bytes of `*r` only (at least one line).
-#[inline(always)]
-pub(crate) fn prefetch_bytes<T>(r: &T, n: usize) {
-    let p = r as *const T as *const u8;
-    let n = n.max(1);
-    // Every line the bytes overlap.
-    let first = p as usize & !63;
-    let mut line = first;
-    while line < p as usize + n {
-        prefetch_line(p.wrapping_add(line.wrapping_sub(p as usize)));
-        line += 64;
-    }
-}
-
-#[inline(always)]
-#[allow(unsafe_code)]
-fn prefetch_line(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint that never faults, whatever the address.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
-
-/// Arrays from which [`advise_huge_pages`] asks for huge pages, bytes.
-const HUGE_FROM: usize = 4 << 20;
-
-/// Ask the kernel to back the buffer of `v` (its whole capacity) with transparent huge pages
-/// where they fit, if it holds at least [`HUGE_FROM`] bytes (a hint, no effect on results;
-/// call it before filling `v`, so that the pages are huge from their first touch). A large
-/// population's per-client records are reached at random, a few lines per event: with 4 KiB
-/// pages nearly every access also misses the TLB. Linux only; elsewhere, or if the kernel
-/// says no, nothing.
-pub(crate) fn advise_huge_pages<T>(v: &Vec<T>) {
-    let bytes = v.capacity() * std::mem::size_of::<T>();
-    if bytes < HUGE_FROM {
-        return;
-    }
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = (v.as_ptr() as usize).next_multiple_of(HUGE);
-        let end = (v.as_ptr() as usize + bytes) & !(HUGE - 1);
-        if end > start {
-            madvise_huge(start, end - start);
-        }
-    }
-}
-
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-fn madvise_huge(start: usize, len: usize) {
-    // SAFETY: `[start, start + len)` lies within one live allocation of ours (a vector's
-    // buffer); MADV_HUGEPAGE changes how the kernel backs it, never its contents, and
-    // failure (no transparent huge pages) is ignored.
-    let _ = unsafe { libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE) };
-}
 
 /// Bits of a [`TimerEntry`]'s tag that hold the slot: a queue has at most [`MAX_SLOTS`].
 const SLOT_BITS: u32 = 24;
@@ -295,9 +229,6 @@ pub(crate) struct TimerQueue {
     /// Whether to load timer state ahead at all ([`Self::set_look_ahead`]).
     look: bool,
 }
-
-/// The name the engines use.
-pub(crate) type TimerHeap = TimerQueue;
 
 impl TimerQueue {
     pub fn new(slots: usize) -> Self {
@@ -461,8 +392,8 @@ impl TimerQueue {
                 self.cached = Some(e);
             }
         }
-        if self.stored >= 2 * self.live + COMPACT_SLACK {
-            self.compact();
+        if self.stored >= 2 * self.live + PURGE_SLACK {
+            self.purge_stale();
         }
         self.stored += 1;
         self.insert(e);
@@ -471,10 +402,10 @@ impl TimerQueue {
     /// Drop every stale entry: with lazy deletion, re-armed and disarmed timers would
     /// otherwise stay until their old deadline (a retransmission timer after backoff is a
     /// minute away), holding many times more entries than there are armed timers. Runs
-    /// after `live + COMPACT_SLACK` arms since the last one: amortised O(1) per arm.
+    /// after `live + PURGE_SLACK` arms since the last one: amortised O(1) per arm.
     #[cold]
     #[inline(never)]
-    fn compact(&mut self) {
+    fn purge_stale(&mut self) {
         let armed = &self.armed;
         let keep = |e: &TimerEntry| armed[e.client() as usize] == (e.time, e.tag);
         self.front.drain(..self.head);
@@ -532,8 +463,8 @@ impl TimerQueue {
             return self.cached;
         }
         if self.stored == 0 {
-            // Nothing stored: no need to walk the wheel's empty slots (a run whose transport
-            // keeps no timers here, the mesh study's, asks on every event).
+            // Nothing stored: no need to walk the wheel's empty slots (a run whose clients
+            // are idle between messages asks on every event).
             return None;
         }
         self.cached = self.find_front();
@@ -723,285 +654,5 @@ impl TimerQueue {
     }
 }
 
-/// Pops every pending timer in order (one loading-ahead step before each), as
-/// `(time, seq, client)`: what the tests compare with a model's order.
 #[cfg(test)]
-fn drain(h: &mut TimerQueue) -> Vec<(Nanos, u64, u32)> {
-    let mut got = Vec::new();
-    while let Some(e) = h.peek() {
-        h.step(|_| {});
-        got.push((e.time, e.seq(), e.client()));
-        h.remove(e.client());
-    }
-    got
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use coapcc_cc::{Entropy, SplitMix64};
-
-    /// Random arms, re-arms, disarms and pops against a plain model, with times that only
-    /// go forward like the engine's clock (`now` = the last popped time; deadlines >= now),
-    /// including deadlines earlier than every pending one and equal deadlines.
-    /// Returns how many slots the loading ahead handed out.
-    fn check(n: usize, span: u64, steps: usize, seed: u64) -> usize {
-        let mut h = TimerQueue::new(n);
-        // Loading ahead is a hint: it must not change what comes out, and it names only
-        // armed slots.
-        h.set_look_ahead(seed % 2 == 0);
-        let mut model: Vec<Option<(u64, u64)>> = vec![None; n];
-        let mut rng = SplitMix64::new(seed);
-        let mut seq = 0;
-        let mut now = 0u64;
-        let mut handed = 0;
-        for _ in 0..steps {
-            let c = (rng.next_u64() % n as u64) as u32;
-            match rng.next_u64() % 5 {
-                0 | 1 => {
-                    seq += 1;
-                    let t = now + rng.next_u64() % span;
-                    h.set(c, t, seq);
-                    model[c as usize] = Some((t, seq));
-                }
-                2 => {
-                    h.remove(c);
-                    model[c as usize] = None;
-                }
-                _ => {
-                    // Fire the front timer: the clock moves to it and the slot is re-armed
-                    // or disarmed, as the engine does.
-                    if let Some(e) = h.peek() {
-                        now = e.time;
-                        if rng.next_u64() % 2 == 0 {
-                            seq += 1;
-                            let t = now + rng.next_u64() % span;
-                            h.set(e.client(), t, seq);
-                            model[e.client() as usize] = Some((t, seq));
-                        } else {
-                            h.remove(e.client());
-                            model[e.client() as usize] = None;
-                        }
-                    }
-                }
-            }
-            h.step(|c| {
-                assert!(model[c as usize].is_some(), "only armed slots are handed out");
-                handed += 1;
-            });
-            assert!(h.handed <= h.words && h.words <= h.front.len());
-            let want = model.iter().enumerate().filter_map(|(c, k)| k.map(|k| (k, c as u32))).min();
-            assert_eq!(h.peek().map(|e| ((e.time, e.seq()), e.client())), want);
-            assert_eq!(h.len(), model.iter().filter(|k| k.is_some()).count());
-            for c in 0..n as u32 {
-                assert_eq!(h.time_of(c), model[c as usize].map(|k| k.0));
-            }
-        }
-        handed
-    }
-
-    #[test]
-    fn matches_a_reference_model() {
-        check(50, 1000, 20_000, 4);
-        check(7, 3, 20_000, 5); // many equal deadlines
-        check(300, 1 << 40, 20_000, 6); // deadlines far beyond the wheel
-        check(300, 1 << 31, 20_000, 8); // across level-1 slots
-        check(1000, 1 << 22, 20_000, 9); // within a few level-0 slots
-                                         // Level-1 slots too full to go straight to the front: spread over level 0, whose
-                                         // entries are loaded ahead.
-        assert!(check(2000, 1 << 31, 20_000, 10) > 0);
-        check(1, 10, 2_000, 7);
-    }
-
-    #[test]
-    fn many_arms_into_the_current_slot() {
-        // One timer makes its level-1 slot the current one whole (a small slot goes straight
-        // to the front); then thousands are armed into that slot and the one before it, as
-        // when every client of a large population arms its first timer: beyond a few, they
-        // wait in the `late` heap, and the timers still come out in exact order, whether
-        // loading ahead or not.
-        for look in [false, true] {
-            let n = 5000;
-            let mut h = TimerQueue::new(n);
-            h.set_look_ahead(look);
-            let base = 40u64 << S1;
-            let mut rng = SplitMix64::new(11);
-            let mut seq = 1;
-            h.set(0, base + 5, seq);
-            assert_eq!(h.peek().map(|e| e.client()), Some(0));
-            let mut want = vec![(base + 5, seq, 0u32)];
-            for c in 1..n as u32 {
-                seq += 1;
-                let t = base - (1 << S1) + rng.next_u64() % (2 << S1);
-                h.set(c, t, seq);
-                want.push((t, seq, c));
-                assert!(h.front.len() - h.head <= SPREAD + 1, "the sorted front stays small");
-            }
-            want.sort_unstable();
-            let got = drain(&mut h);
-            assert_eq!(got, want);
-        }
-    }
-
-    #[test]
-    fn stale_entries_are_bounded() {
-        // Re-arming leaves stale entries behind; compaction keeps them bounded and the
-        // order exact.
-        let mut h = TimerQueue::new(8);
-        let mut seq = 0;
-        for k in 0..100_000u64 {
-            seq += 1;
-            let c = (k % 8) as u32;
-            h.set(c, 60_000_000_000 + (k * 7919) % 50_000_000_000, seq);
-            assert!(h.stored <= 2 * h.live + COMPACT_SLACK, "{} entries for {} timers", h.stored, h.live);
-            if k % 97 == 0 {
-                let held =
-                    h.front.len() - h.head + h.late.len() + h.l1.iter().map(Vec::len).sum::<usize>() + h.far.len();
-                assert_eq!(h.stored, held, "the count of stored entries is exact");
-            }
-        }
-        let mut last = (0, 0);
-        let mut popped = 0;
-        while let Some(e) = h.peek() {
-            assert!((e.time, e.seq()) > last);
-            assert_eq!(h.time_of(e.client()), Some(e.time));
-            last = (e.time, e.seq());
-            h.remove(e.client());
-            popped += 1;
-        }
-        assert_eq!(popped, 8);
-        assert_eq!(h.stored, 0);
-    }
-}
-
-#[cfg(test)]
-mod props {
-    use super::*;
-    use proptest::prelude::*;
-    use std::collections::BTreeSet;
-
-    /// What a step does to the queue (times are offsets from the clock, `now`).
-    #[derive(Clone, Debug)]
-    enum Op {
-        /// Arm (or re-arm) slot `c` for `now + dt`.
-        Arm(u32, u64),
-        /// Arm `k` consecutive slots from `c` for `now + dt + i * gap`: a burst that fills one
-        /// level-1 slot beyond a plain sort's size, or spreads over many.
-        Burst(u32, u16, u64, u64),
-        Disarm(u32),
-        /// Fire the earliest timer (the clock moves to it); re-arm its slot `dt` later, or not.
-        Fire(Option<u64>),
-    }
-
-    /// Offsets at every scale the wheel cares about: within a level-0 slot, within and
-    /// across level-1 slots, and beyond the wheel (`far`).
-    fn offset() -> impl Strategy<Value = u64> {
-        prop_oneof![0..(1u64 << S0), 0..(1u64 << S1), 0..(8u64 << S1), 0..(600u64 << S1)]
-    }
-
-    fn op(n: u32) -> impl Strategy<Value = Op> {
-        prop_oneof![
-            3 => (0..n, offset()).prop_map(|(c, d)| Op::Arm(c, d)),
-            1 => (0..n, 1..300u16, offset(), 0..(1u64 << (S0 - 2))).prop_map(|(c, k, d, g)| Op::Burst(c, k, d, g)),
-            1 => (0..n).prop_map(Op::Disarm),
-            4 => proptest::option::of(offset()).prop_map(Op::Fire),
-        ]
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
-
-        /// Whatever the arms, re-arms, disarms and fires, with or without loading ahead, the
-        /// queue's front is always the earliest armed `(time, seq)` of a plain ordered set,
-        /// the loading ahead hands out only armed slots, and the count of stored entries (which
-        /// bounds the stale ones) is exact.
-        #[test]
-        fn front_is_always_the_earliest_armed(look: bool, ops in proptest::collection::vec(op(600), 1..400)) {
-            let n = 600usize;
-            let mut h = TimerQueue::new(n);
-            h.set_look_ahead(look);
-            let mut armed: Vec<Option<(u64, u64)>> = vec![None; n];
-            let mut model = BTreeSet::new();
-            let (mut now, mut seq) = (0u64, 0u64);
-            let mut arm = |h: &mut TimerQueue, model: &mut BTreeSet<(u64, u64, u32)>, c: u32, t: u64| {
-                seq += 1;
-                if let Some((t0, s0)) = armed[c as usize].take() {
-                    model.remove(&(t0, s0, c));
-                }
-                h.set(c, t, seq);
-                armed[c as usize] = Some((t, seq));
-                model.insert((t, seq, c));
-                armed[c as usize]
-            };
-            for op in ops {
-                match op {
-                    Op::Arm(c, d) => {
-                        arm(&mut h, &mut model, c, now + d);
-                    }
-                    Op::Burst(c, k, d, g) => {
-                        for i in 0..u64::from(k) {
-                            let slot = ((u64::from(c) + i) % n as u64) as u32;
-                            arm(&mut h, &mut model, slot, now + d + i * g);
-                        }
-                    }
-                    Op::Disarm(c) => {
-                        h.remove(c);
-                        // The model: find and drop c's entry.
-                        if let Some(&(t, s, _)) = model.iter().find(|k| k.2 == c) {
-                            model.remove(&(t, s, c));
-                        }
-                    }
-                    Op::Fire(re) => {
-                        if let Some(e) = h.peek() {
-                            now = e.time;
-                            let c = e.client();
-                            match re {
-                                Some(d) => {
-                                    arm(&mut h, &mut model, c, now + d);
-                                }
-                                None => {
-                                    h.remove(c);
-                                    model.remove(&(e.time, e.seq(), c));
-                                }
-                            }
-                        }
-                    }
-                }
-                let mut handed_ok = true;
-                let model_ref = &model;
-                h.step(|c| handed_ok &= model_ref.iter().any(|k| k.2 == c));
-                prop_assert!(handed_ok, "only armed slots are handed out");
-                prop_assert!(h.handed <= h.words && h.words <= h.front.len());
-                let want = model.iter().next().map(|&(t, s, c)| (t, s, c));
-                prop_assert_eq!(h.peek().map(|e| (e.time, e.seq(), e.client())), want);
-                prop_assert_eq!(h.len(), model.len());
-                let held = h.front.len() - h.head + h.late.len() + h.l1.iter().map(Vec::len).sum::<usize>() + h.far.len();
-                prop_assert_eq!(h.stored, held, "the count of stored entries is exact");
-            }
-            // Drain: every armed timer comes out, in order.
-            let got = drain(&mut h);
-            prop_assert_eq!(got, model.into_iter().collect::<Vec<_>>());
-        }
-    }
-
-    #[test]
-    fn a_large_level1_slot_is_sorted_exactly() {
-        // More than DIRECT entries in one level-1 slot, several per level-0 slot, armed in
-        // reverse order with equal deadlines among them: the counting sort places them by
-        // level-0 slot and each level-0 slot is sorted, ties by `seq`.
-        for look in [false, true] {
-            let mut h = TimerQueue::new(1000);
-            h.set_look_ahead(look);
-            let base = 5u64 << S1;
-            let mut want = Vec::new();
-            for c in 0..1000u32 {
-                let t = base + ((999 - u64::from(c)) % 300) * (1 << (S0 - 1));
-                h.set(c, t, u64::from(c) + 1);
-                want.push((t, u64::from(c) + 1, c));
-            }
-            want.sort_unstable();
-            let got = drain(&mut h);
-            assert_eq!(got, want);
-        }
-    }
-}
+mod tests;

@@ -6,28 +6,28 @@
 //!
 //! Over a mesh the server sits at the sink, client c on the c-th node that is neither the
 //! sink nor the DODAG root (round robin). A packet of `size` IP bytes becomes a frame of
-//! `MediumConfig::psdu_of_coap(size - IP - UDP headers)` bytes: the CoAP message under the
+//! `MeshNetConfig::psdu_of_coap(size - IP - UDP headers)` bytes: the CoAP message under the
 //! compressed 6LoWPAN/UDP headers, the RPL option and the 802.15.4 header. The network
 //! schedules its internal events (backoffs, CCAs, frames, ACKs, timeouts) with `seq` numbers
 //! from the engine's own counter, so the loop merges them with every other source in
-//! `(time, seq)` order; a frame delivered at its destination is handed to the model as a link
+//! `(time, seq)` order; a frame delivered at its destination is handed to the protocol as a link
 //! delivery would be. The network carries a handle into a slab of the engine's packets; with
 //! MAC duplicate detection off, a packet the network delivers twice is handed over twice (a
 //! copy stays in the slab).
 
-use coapcc_mesh::{MacRecord, MediumConfig, MeshNet};
+use coapcc_mesh::{MacRecord, MeshNet, MeshNetConfig};
 use slab::Slab;
 
-use super::{step, Model, Nanos, Packet, Placement, Sim, Workload};
+use super::{step, Nanos, Packet, Placement, Protocol, Sim, Workload};
 use crate::config::{ConfigError, SimConfig};
 use crate::link::{Outcome, Transit};
 use crate::report::{MeshDrops, MeshLinkReport};
 use crate::trace::Direction;
 
 /// The mesh network of a run and the engine packets it carries.
-pub(crate) struct MeshLink<B> {
+pub(crate) struct MeshHost<B> {
     net: MeshNet<u32>,
-    cfg: MediumConfig,
+    cfg: MeshNetConfig,
     /// Packets in the network, by handle.
     slab: Slab<Packet<B>>,
     /// The node of each client.
@@ -36,25 +36,25 @@ pub(crate) struct MeshLink<B> {
     /// IP and UDP header bytes of a packet (removed from its IP size).
     ip_udp: u32,
     /// MAC duplicate detection is off: a delivered packet may come again, so it stays in
-    /// the slab and the model gets a copy.
+    /// the slab and the protocol gets a copy.
     duplicates: bool,
     /// Nodes that host clients.
     hosts: usize,
 }
 
-impl<B: Clone> MeshLink<B> {
+impl<B: Clone> MeshHost<B> {
     /// The network of `cfg.topology.mesh`, if any, with its clients placed.
     pub(crate) fn new(cfg: &SimConfig) -> Result<Option<Self>, ConfigError> {
         let Some(m) = &cfg.topology.mesh else { return Ok(None) };
         let err = |e: String| ConfigError::Invalid { field: "topology.mesh.topology".into(), problem: e };
         let net = MeshNet::new(m, cfg.seed).map_err(crate::config::mesh_error)?;
-        let ip_udp = crate::coap::ip_len(0, cfg.coap.ip_version) as u32;
+        let ip_udp = crate::message_sizes::ip_len(0, cfg.coap.ip_version) as u32;
         let hosts = host_nodes(&net);
         if hosts.is_empty() {
             return Err(err("the topology has no node for a client besides the root and the sink".into()));
         }
         let clients = cfg.total_clients() as usize;
-        Ok(Some(MeshLink {
+        Ok(Some(MeshHost {
             client_node: (0..clients).map(|c| hosts[c % hosts.len()]).collect(),
             sink: net.sink() as u16,
             duplicates: !m.mac.duplicate_detection,
@@ -166,7 +166,7 @@ pub(crate) fn host_nodes<P: Copy>(net: &MeshNet<P>) -> Vec<u16> {
     (0..n).filter(|&v| (v != root || root_client) && v != sink).map(|v| v as u16).collect()
 }
 
-impl<M: Model<W>, W: Workload> Sim<'_, M, W> {
+impl<M: Protocol<W>, W: Workload> Sim<'_, M, W> {
     /// Whether client `c` sits behind `up` and `down` (not an access link of its own).
     #[inline(always)]
     fn on_main_link(&self, c: usize) -> bool {
@@ -248,7 +248,7 @@ impl<M: Model<W>, W: Workload> Sim<'_, M, W> {
         }
     }
 
-    /// Run the mesh's next event and hand what it delivered to the model.
+    /// Run the mesh's next event and hand what it delivered to the protocol.
     pub(super) fn mesh_event(&mut self) {
         let Some(m) = self.mesh.as_mut() else { return };
         match m.poll(&mut self.seq) {

@@ -16,7 +16,8 @@ mean over the replications of a run metric. Common arguments:
 
 The sensitivity figures (:func:`sensitivity_figures`) draw, for every block named ``sens-*``,
 the headline metrics (mean PLR, mean initial RTO, early retransmissions) against the value the
-block sweeps; the report builder adds them to the study's figures.
+block sweeps. The experiment file names :func:`report_figures`, so the one report builder
+draws them after the claims, like every study's own figures.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ __all__ = [
     "argmax_within",
     "early_share",
     "sensitivity_figures",
+    "report_figures",
     "CC",
     "CP",
 ]
@@ -276,12 +278,13 @@ _HEADLINE = (
 )
 
 
-def _swept_label(df, config_cols: list[str]):
+def _swept_label(df, config_cols: list[str], allow: Iterable[str] = ()):
     """A label per run from the configuration columns that vary within ``df`` (besides the
-    cell's own columns and the run's seed): ``key=value, ...``."""
+    cell's own columns and the run's seed, unless named in ``allow``): ``key=value, ...``."""
     varying = []
+    allow = set(allow)
     for c in config_cols:
-        if c in _NOT_SWEPT or c not in df.columns:
+        if (c in _NOT_SWEPT and c not in allow) or c not in df.columns:
             continue
         vals = df[c].astype(str)
         if vals.nunique(dropna=False) > 1:
@@ -303,65 +306,107 @@ def _short(v) -> str:
     return str(v)
 
 
-def sensitivity_figures(runs_df, config_cols: list[str] | None = None) -> list[tuple[str, str, Any]]:
-    """One figure per ``sens-*`` block of a runs table: the headline metrics (rows: mean PLR,
-    mean initial RTO, early retransmissions) against the block's swept value (x), per grid and
-    load (columns), one line per algorithm; the cell values are means over the replications.
-    Returns ``(id, caption, matplotlib figure)`` for the report builder.
+def _config_cols(runs_df) -> list[str]:
+    """A sweep dataset's configuration columns: those between ``blocks`` and ``config_json``."""
+    cols = list(runs_df.columns)
+    start = cols.index("blocks") + 1 if "blocks" in cols else 0
+    return cols[start : cols.index("config_json")] if "config_json" in cols else cols[start:]
 
-    The swept value is read from the configuration columns that vary within the block
-    (``config_cols``: the candidates; default the columns between ``blocks`` and
-    ``config_json``, a sweep dataset's configuration)."""
+
+def _sens_blocks(runs_df) -> list[str]:
+    if not len(runs_df) or "blocks" not in runs_df.columns:
+        return []
+    return sorted({b for bs in runs_df["blocks"].astype(str) for b in bs.split("|") if b.startswith("sens-")})
+
+
+def _sensitivity_block(runs_df, block: str, config_cols: list[str]):
+    """The runs of ``block`` labelled by the value they sweep: ``(df, values)``, or None."""
+    df = runs_df[runs_df["blocks"].astype(str).str.split("|").apply(lambda bs: block in bs)]
+    df = df[df["load_kbps"].notna()]
+    if not len(df):
+        return None
+    # The algorithm label alone distinguishes the study's two specs; a block that sweeps
+    # the spec itself (sens-dither) labels by it.
+    specs = df.groupby("algorithm")["cc"].nunique()
+    cols = [c for c in config_cols if c != "cc"] + (["cc"] if (specs > 1).any() else [])
+    df, varying = _swept_label(df, cols, allow=("cc",))
+    values = list(dict.fromkeys(df.sort_values(varying or ["swept"])["swept"]))
+    return df, values
+
+
+def _caption(block: str, values: list[str]) -> str:
+    legend = "; ".join(f"v{k + 1}: {v}" for k, v in enumerate(values))
+    return (
+        f"Sensitivity ({block}): mean PLR, mean initial RTO and early retransmissions (means over the "
+        f"replications) per grid and load, against the swept value. {legend}."
+    )
+
+
+def _draw_sensitivity(df, values: list[str]):
+    """The figure of one ``sens-*`` block (see :func:`sensitivity_figures`)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    if not len(runs_df) or "blocks" not in runs_df.columns:
-        return []
-    if config_cols is None:
-        cols = list(runs_df.columns)
-        start = cols.index("blocks") + 1 if "blocks" in cols else 0
-        config_cols = cols[start : cols.index("config_json")] if "config_json" in cols else cols[start:]
-    blocks = sorted(
-        {b for bs in runs_df["blocks"].astype(str) for b in bs.split("|") if b.startswith("sens-")}
+    panels = sorted(df.groupby(list(_CELL)).groups)
+    fig, axes = plt.subplots(
+        len(_HEADLINE), len(panels), figsize=(3.2 * len(panels), 2.6 * len(_HEADLINE)), squeeze=False
     )
+    for j, (n, load) in enumerate(panels):
+        cell = df[(df["grid_n"] == n) & (df["load_kbps"] == load)]
+        for i, (metric, ylabel) in enumerate(_HEADLINE):
+            ax = axes[i][j]
+            for alg, g in cell.groupby("algorithm", sort=True):
+                m = g.groupby("swept")[metric].mean().reindex(values)
+                ax.plot(range(len(values)), m.to_numpy(), marker="o", label=str(alg))
+            ax.set_xticks(range(len(values)))
+            ax.set_xticklabels([f"v{k + 1}" for k in range(len(values))])
+            if i == 0:
+                ax.set_title(f"{int(n)}×{int(n)}, {load:g} kbit/s", fontsize=9)
+            if j == 0:
+                ax.set_ylabel(ylabel, fontsize=8)
+            ax.tick_params(labelsize=7)
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def sensitivity_figures(runs_df, config_cols: list[str] | None = None) -> list[tuple[str, str, Any]]:
+    """One figure per ``sens-*`` block of a runs table: the headline metrics (rows: mean PLR,
+    mean initial RTO, early retransmissions) against the block's swept value (x), per grid and
+    load (columns), one line per algorithm; the cell values are means over the replications.
+    Returns ``(id, caption, matplotlib figure)``.
+
+    The swept value is read from the configuration columns that vary within the block
+    (``config_cols``: the candidates; default the columns between ``blocks`` and
+    ``config_json``, a sweep dataset's configuration)."""
+    if config_cols is None:
+        config_cols = _config_cols(runs_df)
     out = []
-    for block in blocks:
-        df = runs_df[runs_df["blocks"].astype(str).str.split("|").apply(lambda bs, b=block: b in bs)]
-        df = df[df["load_kbps"].notna()]
-        if not len(df):
-            continue
-        # The algorithm label alone distinguishes the study's two specs; a block that sweeps
-        # the spec itself (sens-dither) labels by it.
-        specs = df.groupby("algorithm")["cc"].nunique()
-        cols = [c for c in config_cols if c != "cc"] + (["cc"] if (specs > 1).any() else [])
-        df, varying = _swept_label(df, cols)
-        values = list(dict.fromkeys(df.sort_values(varying or ["swept"])["swept"]))
-        panels = sorted(df.groupby(list(_CELL)).groups)
-        fig, axes = plt.subplots(
-            len(_HEADLINE), len(panels), figsize=(3.2 * len(panels), 2.6 * len(_HEADLINE)), squeeze=False
-        )
-        for j, (n, load) in enumerate(panels):
-            cell = df[(df["grid_n"] == n) & (df["load_kbps"] == load)]
-            for i, (metric, ylabel) in enumerate(_HEADLINE):
-                ax = axes[i][j]
-                for alg, g in cell.groupby("algorithm", sort=True):
-                    m = g.groupby("swept")[metric].mean().reindex(values)
-                    ax.plot(range(len(values)), m.to_numpy(), marker="o", label=str(alg))
-                ax.set_xticks(range(len(values)))
-                ax.set_xticklabels([f"v{k + 1}" for k in range(len(values))])
-                if i == 0:
-                    ax.set_title(f"{int(n)}×{int(n)}, {load:g} kbit/s", fontsize=9)
-                if j == 0:
-                    ax.set_ylabel(ylabel, fontsize=8)
-                ax.tick_params(labelsize=7)
-        axes[0][0].legend(fontsize=7)
-        fig.tight_layout()
-        legend = "; ".join(f"v{k + 1}: {v}" for k, v in enumerate(values))
-        caption = (
-            f"Sensitivity ({block}): mean PLR, mean initial RTO and early retransmissions (means over the "
-            f"replications) per grid and load, against the swept value. {legend}."
-        )
-        out.append((block, caption, fig))
+    for block in _sens_blocks(runs_df):
+        got = _sensitivity_block(runs_df, block, config_cols)
+        if got is not None:
+            out.append((block, _caption(block, got[1]), _draw_sensitivity(*got)))
     return out
+
+
+def report_figures(ds) -> list:
+    """The sensitivity figures (:func:`sensitivity_figures`) of the dataset ``ds``
+    (:class:`coapcc.reports.Dataset`) as the report's figures: the experiment file names this
+    function (``figures = ["coapcc.ancillotti:report_figures"]``)."""
+    from .reports import Figure
+
+    runs = ds.load(flow_columns=(), sort=False).runs
+    config_cols = _config_cols(runs)
+    figs = []
+    for block in _sens_blocks(runs):
+        got = _sensitivity_block(runs, block, config_cols)
+        if got is not None:
+            df, values = got
+            figs.append(
+                Figure(
+                    block, _caption(block, values), lambda df=df, values=values: _draw_sensitivity(df, values)
+                )
+            )
+    return figs

@@ -145,10 +145,11 @@ import coapcc.experiment
 
 columnar = hasattr(coapcc.runner, "run_columns")
 exp = coapcc.experiment.find_experiment({name!r})
-if getattr(exp, "kind", "sim") == "mesh":
-    runner = "coapcc_bench_runners:mesh_runner"
-else:
-    runner = "coapcc_bench_runners:" + ("columnar_runner" if columnar else "json_runner")
+# The bench's runner of each kind of experiment (the simulator's: columnar when this coapcc has it).
+runners = {{"mesh": "mesh_runner"}}
+runner = "coapcc_bench_runners:" + runners.get(
+    getattr(exp, "kind", "sim"), "columnar_runner" if columnar else "json_runner"
+)
 t = time.perf_counter()
 o = coapcc.sweep({name!r}, {out!r}, workers={workers}, quick={quick}, runner=runner, progress=False)
 wall = time.perf_counter() - t

@@ -32,24 +32,33 @@ Format (see docs/sweeps.md for the full description)::
 
 A file with a top-level ``[grid]`` and no ``[[block]]`` has one block named ``main``.
 
-**Kinds.** ``kind = "mesh"`` (default ``"sim"``) makes every run a multi-hop 802.15.4 mesh
-run (:class:`coapcc.meshsim.MeshConfig`, ``docs/mesh.md``) instead of a simulator run: the
-keys of ``[base]`` and of the grids are then mesh configuration fields (``topology``, ``cc``,
+**Kinds.** ``kind`` (default ``"sim"``) names a registered study kind (:mod:`coapcc.kinds`):
+what a run's configuration is and how it runs. ``kind = "mesh"`` makes every run a
+multi-hop 802.15.4 mesh run (:class:`coapcc.meshsim.MeshConfig`, ``docs/mesh.md``): the keys
+of ``[base]`` and of the grids are then mesh configuration fields (``topology``, ``cc``,
 ``traffic``, ``duration_s``, dotted ``"mac.queue_packets"``..., and ``preset``, default
-``ancillotti-cooja``). Everything else (blocks, replications, seeds, ``[quick]``, checks,
-error messages) is the same, and :mod:`coapcc.sweeper` runs both kinds into the same dataset.
+``ancillotti-cooja``); ``"sensitivity"`` and ``"makarem-studies"`` are the other studies of the
+catalogue. Everything else (blocks, replications, seeds, ``[quick]``, checks, error messages)
+is the same for every kind, and :mod:`coapcc.sweeper` runs every kind into the same dataset.
+A kind may own top-level sections of its own (``makarem-studies``: ``[models]``,
+``[rtt_scenarios]``, ``[resbw]``), which it turns into blocks; ``[quick]`` may then override
+keys of those sections (``[quick.resbw] duration_s = 3600``).
 
-**Seeds.** The seed of a run is derived from the base seed, the grid point and the
-replication index: the first 8 bytes (big-endian, top bit cleared) of
-``sha256('{"base_seed":S,"point":P,"replication":R}')`` where ``P`` is the run's full
-configuration (every :class:`~coapcc.SimConfig` field except ``seed`` and ``trace``) as
-canonical JSON (sorted keys, no spaces). So a run's seed does not depend on the block name,
-on the order of the grid or on the other points, and the same configuration in two blocks or
-two experiments with the same base seed is the same run. See :func:`derive_seed`.
+**Seeds.** ``seeds = "per-point"`` (the default of most kinds): the seed of a run is derived
+from the base seed, the grid point and the replication index: the first 8 bytes (big-endian,
+top bit cleared) of ``sha256('{"base_seed":S,"point":P,"replication":R}')`` where ``P`` is the
+run's full configuration (every field except ``seed`` and ``trace``) as canonical JSON (sorted
+keys, no spaces). So a run's seed does not depend on the block name, on the order of the grid
+or on the other points, and the same configuration in two blocks or two experiments with the
+same base seed is the same run. See :func:`derive_seed`. ``seeds = "shared"``: replication
+``R`` of every point runs with seed ``S + R`` (common random numbers: every algorithm meets
+the same random network, for paired comparisons; Makarem's studies and the sensitivity
+study).
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import itertools
@@ -84,8 +93,11 @@ __all__ = [
 #: with a clear message rather than exhausting memory. ``$COAPCC_MAX_RUNS`` raises it.
 MAX_RUNS = 200_000
 
-#: Kinds of experiment files and what a run's configuration is (``kind = "mesh"``: a mesh run).
-KINDS = ("sim", "mesh")
+#: The kind of a file that does not name one.
+DEFAULT_KIND = "sim"
+
+#: Seed rules (see the module's documentation).
+SEED_RULES = ("per-point", "shared")
 
 #: Keys a grid or a base cannot set: seeds are derived (top-level ``seed`` and
 #: ``replications``), traces are recorded by ``coapcc report``.
@@ -203,7 +215,13 @@ class Experiment:
     quick: Mapping[str, Any] = field(default_factory=dict)
     source: str | None = None  #: the TOML text it was read from
     path: str | None = None
-    kind: str = "sim"  #: ``"sim"`` (SimConfig runs) or ``"mesh"`` (MeshConfig runs)
+    kind: str = DEFAULT_KIND  #: the study kind (:mod:`coapcc.kinds`): what a run is
+    seeds: str = "per-point"  #: the seed rule, ``"per-point"`` or ``"shared"``
+    sections: Mapping[str, Any] = field(default_factory=dict)  #: the kind's own tables, if any
+    #: The study's own figures, as ``"module:function"`` names: each function gets a dataset
+    #: (:class:`coapcc.reports.Dataset`) and returns :class:`coapcc.reports.Figure` s, which
+    #: the report shows after the claims (``figures = [...]`` in the file).
+    figures: tuple[str, ...] = ()
 
     # -- construction -------------------------------------------------------------------
 
@@ -217,6 +235,8 @@ class Experiment:
         path: str | None = None,
     ) -> Experiment:
         """Build from the parsed TOML table. Validates every run's configuration."""
+        from .kinds import get_kind
+
         data = dict(data)
         known = {
             "name",
@@ -224,29 +244,32 @@ class Experiment:
             "title",
             "description",
             "seed",
+            "seeds",
             "replications",
             "base",
             "grid",
             "block",
             "quick",
+            "figures",
         }
+        kind_name = data.get("kind", DEFAULT_KIND)
+        if not isinstance(kind_name, str):
+            raise ConfigError("kind", f"expected a kind's name, got {kind_name!r}")
+        kind = get_kind(kind_name)
         for k in data:
-            if k not in known:
-                raise ConfigError(k, "unknown experiment key", sorted(known))
-        kind = data.get("kind", "sim")
-        if kind not in KINDS:
-            hint = (
-                f"; run it with `coapcc reproduce {name or data.get('name')}`"
-                if kind == "makarem-studies"
-                else ""
-            )
-            raise ConfigError("kind", f"{kind!r} is not a kind of sweep{hint}", KINDS)
+            if k not in known and k not in kind.sections:
+                raise ConfigError(k, "unknown experiment key", sorted(known | set(kind.sections)))
         exp_name = check_name(str(data.get("name") or name or "experiment"))
+        sections = {k: data[k] for k in kind.sections if k in data}
         blocks_data = data.get("block")
+        if kind.expand is not None and blocks_data is None and "grid" not in data:
+            blocks_data = kind.expand(sections)
         if blocks_data is None:
             blocks_data = [{"name": "main", "grid": data.get("grid", {})}]
         elif "grid" in data:
             raise ConfigError("grid", "give either a top-level [grid] or [[block]] tables, not both")
+        if not isinstance(blocks_data, list) or not all(isinstance(b, dict) for b in blocks_data):
+            raise ConfigError("block", "expected [[block]] tables")
         blocks = []
         for i, b in enumerate(blocks_data):
             bkey = f"block[{i}]"
@@ -254,6 +277,8 @@ class Experiment:
             for k in b:
                 if k not in bknown:
                     raise ConfigError(f"{bkey}.{k}", "unknown block key", sorted(bknown))
+            if not isinstance(b.get("grid", {}), dict) or not isinstance(b.get("base", {}), dict):
+                raise ConfigError(bkey, "'grid' and 'base' must be tables")
             grid = dict(b.get("grid", {}))
             for k, v in grid.items():
                 if not isinstance(v, list) or not v:
@@ -288,10 +313,26 @@ class Experiment:
         for k in data.get("base", {}):
             if k in _NOT_SWEEPABLE:
                 raise ConfigError(f"base.{k}", _NOT_SWEEPABLE[k])
-        quick = dict(data.get("quick", {}))
+        seeds = data.get("seeds", kind.seeds)
+        if seeds not in SEED_RULES:
+            raise ConfigError("seeds", f"expected one of {', '.join(SEED_RULES)}, got {seeds!r}")
+        if not isinstance(data.get("base", {}), dict):
+            raise ConfigError("base", "expected a table")
+        figures = data.get("figures", [])
+        if not isinstance(figures, list) or not all(
+            isinstance(f, str) and f.count(":") == 1 and all(f.split(":")) for f in figures
+        ):
+            raise ConfigError("figures", f'expected a list of "module:function" names, got {figures!r}')
+        quick = data.get("quick", {})
+        if not isinstance(quick, dict):
+            raise ConfigError("quick", "expected a table")
+        quick = dict(quick)
+        quick_keys = ["replications", "base", "grid", *sorted(sections)]
         for k in quick:
-            if k not in ("replications", "base", "grid"):
-                raise ConfigError(f"quick.{k}", "unknown key", ["replications", "base", "grid"])
+            if k not in quick_keys:
+                raise ConfigError(f"quick.{k}", "unknown key", quick_keys)
+            if k in sections and not isinstance(quick[k], dict):
+                raise ConfigError(f"quick.{k}", "expected a table of the section's keys")
         if "replications" in quick:
             qr = quick["replications"]
             if not isinstance(qr, int) or isinstance(qr, bool) or qr < 1:
@@ -313,7 +354,10 @@ class Experiment:
             quick=quick,
             source=source,
             path=path,
-            kind=kind,
+            kind=kind_name,
+            seeds=seeds,
+            sections=sections,
+            figures=tuple(figures),
         )
         exp.check_size()
         exp.points()  # validate every configuration now, with the key at fault
@@ -356,27 +400,25 @@ class Experiment:
     def points(self) -> list[tuple[Block, int, dict, SimConfig]]:
         """Every grid point: ``(block, index, assignment, configuration)`` (validated; the
         seed is the default until :meth:`runs` derives it)."""
-        out = []
-        resolve = SimConfig.from_dict
-        if self.kind == "mesh":
-            from .meshsim import MeshConfig
+        from .kinds import get_kind
 
-            resolve = MeshConfig.from_dict
-        checked: dict[str, Any] = {}  # a mesh point several blocks share is checked once
+        out = []
+        resolve = get_kind(self.kind).resolve
+        checked: dict[str, Any] = {}  # a point several blocks share is checked once
         for b in self.blocks:
             for pi, assignment in enumerate(b.points()):
                 fields = {**self.base, **b.base, **assignment}
                 try:
-                    if self.kind == "mesh":
-                        key = canonical_json(fields)
-                        cfg = checked.get(key)
-                        if cfg is None:
-                            cfg = checked[key] = resolve(fields)
-                    else:
-                        cfg = resolve(fields)
+                    key = canonical_json(fields)
+                    cfg = checked.get(key)
+                    if cfg is None:
+                        cfg = checked[key] = resolve(fields)
                 except ConfigError as e:
                     where = f"block '{b.name}' point {assignment}"
                     raise ConfigError(e.key, f"{str(e).split(': ', 1)[1]} [in {where}]") from None
+                except TypeError as e:  # a value of a type no field takes (a table for a number...)
+                    where = f"block '{b.name}' point {assignment}"
+                    raise ConfigError("grid", f"{e} [in {where}]") from None
                 out.append((b, pi, dict(assignment), cfg))
         return out
 
@@ -388,7 +430,8 @@ class Experiment:
             point = canonical_json(_point_dict(cfg))
             phash = hashlib.sha256(point.encode()).hexdigest()[:16]
             for r in range(reps):
-                seeded = cfg.with_seed(_seed_from_point(self.seed, point, r))
+                seed = self.seed + r if self.seeds == "shared" else _seed_from_point(self.seed, point, r)
+                seeded = cfg.with_seed(seed)
                 out.append(PlannedRun(self.name, b.name, pi, r, assignment, seeded, phash))
         return out
 
@@ -434,7 +477,12 @@ def _check_distinct(key: str, values: list) -> None:
 def load_experiment(path: str | os.PathLike) -> Experiment:
     """Read an experiment file (TOML)."""
     p = Path(path)
-    text = p.read_text()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(str(p), "not a text file (an experiment file is TOML)") from None
+    except IsADirectoryError:
+        raise ConfigError(str(p), "is a folder, not an experiment file") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -493,8 +541,24 @@ def quick_variant(exp):
     sweeps a key, only the listed values; a block left with an empty grid dimension is dropped."""
     q = exp.quick
     keep = dict(q.get("grid", {}))
+    source_blocks = exp.blocks
+    sections = exp.sections
+    if exp.sections and any(k in exp.sections for k in q):
+        from .kinds import get_kind
+
+        sections = _merged(exp.sections, {k: v for k, v in q.items() if k in exp.sections})
+        source_blocks = tuple(
+            Block(
+                name=str(b["name"]),
+                grid=dict(b.get("grid", {})),
+                base=dict(b.get("base", {})),
+                replications=b.get("replications"),
+                description=str(b.get("description", "")),
+            )
+            for b in get_kind(exp.kind).expand(sections)
+        )
     blocks = []
-    for b in exp.blocks:
+    for b in source_blocks:
         grid = {k: [v for v in vals if k not in keep or v in keep[k]] for k, vals in b.grid.items()}
         if all(grid.values()):
             reps = None if "replications" in q else b.replications
@@ -508,4 +572,19 @@ def quick_variant(exp):
         base={**exp.base, **q.get("base", {})},
         replications=int(q.get("replications", exp.replications)),
         quick={},
+        sections=sections,
     )
+
+
+def _merged(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict:
+    """``base`` with ``over`` merged in, tables key by key (dotted keys name nested tables)."""
+    out = copy.deepcopy(dict(base))
+    for k, v in over.items():
+        head, _, tail = k.partition(".")
+        if tail:
+            v, k = {tail: v}, head
+        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
+            out[k] = _merged(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out

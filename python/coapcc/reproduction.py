@@ -4,8 +4,9 @@
 the file documents) into ``results/NAME-quick/``: a preview that takes about two minutes on
 a 2-core laptop. Finished runs are kept, so an interrupted reproduction resumes. The
 catalogue ships inside the package (``coapcc/experiments/``), so this works from an installed
-``coapcc`` in any folder. A mesh experiment (``kind = "mesh"``: ``ancillotti``) is swept the
-same way and reported by :func:`coapcc.mesh_study.write_report`.
+``coapcc`` in any folder. Every entry is an experiment file of some study kind
+(:mod:`coapcc.kinds`: simulator runs, mesh runs, Makarem's studies, the sensitivity study),
+swept the same way, with the same flags, and reported by its kind.
 """
 
 from __future__ import annotations
@@ -24,32 +25,29 @@ from .runner import RunnerLike
 __all__ = ["reproduce", "main"]
 
 
-def reproduce(
-    name: str,
+def sweep_study(
+    name,
     *,
     quick: bool = False,
-    out: str | None = None,
+    out: str | os.PathLike | None = None,
     workers: int | None = None,
     scheduler: str | None = None,
     dask_local: bool = False,
     runner: RunnerLike = None,
     progress: bool = True,
-    trace: bool = True,
     log=None,
-) -> Path:
-    """Sweep + report; returns the report's path.
+):
+    """Sweep (or resume) the catalogue entry or experiment file ``name`` (an
+    :class:`~coapcc.Experiment` too), its ``[quick]`` variant with ``quick``, into ``out``
+    (default ``results/NAME`` or ``results/NAME-quick``); returns ``(experiment, outcome)``.
+    Raises :class:`~coapcc.sweeper.Interrupted` when the sweep was interrupted. What
+    ``coapcc reproduce`` and ``coapcc validate`` run, whatever the study's kind."""
+    from .sweeper import Interrupted, sweep
 
-    >>> coapcc.reproduce("anrw18", quick=True)          # doctest: +SKIP
-    PosixPath('results/anrw18-quick/report.html')
-    """
     log = log or sys.stderr
-    from .reporting import report
-    from .sweeper import sweep
-
-    exp = find_experiment(name)
+    exp = find_experiment(name) if isinstance(name, (str, os.PathLike)) else name
     if quick:
         exp = exp.quick_variant()
-    t0 = time.perf_counter()
     outcome = sweep(
         exp,
         out,
@@ -61,18 +59,56 @@ def reproduce(
         log=log,
     )
     if outcome.interrupted:
-        from .sweeper import Interrupted
-
         raise Interrupted(outcome.signal or 2)
+    return exp, outcome
+
+
+def reproduce(
+    name: str,
+    *,
+    quick: bool = False,
+    out: str | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    dask_local: bool = False,
+    runner: RunnerLike = None,
+    progress: bool = True,
+    trace: bool = True,
+    formats: tuple[str, ...] = ("png",),
+    log=None,
+) -> Path:
+    """Sweep + report of any catalogue entry (or experiment file); returns the report's path.
+
+    >>> coapcc.reproduce("anrw18", quick=True)          # doctest: +SKIP
+    PosixPath('results/anrw18-quick/report.html')
+    """
+    log = log or sys.stderr
+    from .reporting import report
+
+    t0 = time.perf_counter()
+    exp, outcome = sweep_study(
+        name,
+        quick=quick,
+        out=out,
+        workers=workers,
+        scheduler=scheduler,
+        dask_local=dask_local,
+        runner=runner,
+        progress=progress,
+        log=log,
+    )
     if outcome.failed:
         print(f"reproduce: {len(outcome.failed)} runs failed; the report covers the others", file=log)
     t1 = time.perf_counter()
-    if exp.kind == "mesh":
-        from .mesh_study import write_report
-
-        path = write_report(outcome.out, exp, outcome=outcome)
-    else:
-        path = report(outcome.out, trace=trace, log=log)
+    path = report(
+        outcome.out,
+        trace=trace,
+        formats=formats,
+        workers=workers,
+        log=log,
+        progress=progress,
+        outcome=outcome,
+    )
     t2 = time.perf_counter()
     print(
         f"reproduce {exp.name}: done in {t2 - t0:.1f} s (runs {outcome.wall_s:.1f} s, report {t2 - t1:.1f} s); "
@@ -84,25 +120,18 @@ def reproduce(
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["makarem21"]:  # models and studies, not a simulator sweep (coapcc.models)
-        from .models.reproduce import main as makarem21_main
-
-        return makarem21_main(argv[1:])
-    if argv[:1] == ["sensitivity"]:  # error-model sensitivity of fasor18 (coapcc.sensitivity)
-        from .sensitivity import main as sensitivity_main
-
-        return sensitivity_main(argv[1:])
     if argv == ["--catalogue"]:  # every entry, as a table (coapcc.listing)
         from .listing import main as listing_main
 
         return listing_main()
+    from .reporting import add_format_args, parse_formats
     from .sweeper import add_executor_args, plan
 
     names = ", ".join(sorted(catalogue())) or "none found"
     p = argparse.ArgumentParser(
         prog="coapcc reproduce",
-        description=f"Sweep a catalogue entry and write its report (catalogue: {names}; "
-        "also 'sensitivity', the error-model study). 'coapcc reproduce --catalogue' lists them all.",
+        description=f"Sweep a catalogue entry and write its report (catalogue: {names}). "
+        "'coapcc reproduce --catalogue' lists them all.",
     )
     p.add_argument("name", help="catalogue entry (or an experiment file)")
     p.add_argument(
@@ -120,7 +149,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--no-trace", action="store_true", help="skip the traced run and the RTO/RTT figure")
     p.add_argument("--list", action="store_true", help="print the plan (blocks, runs) and exit")
     add_executor_args(p)
+    add_format_args(p)
     a = p.parse_args(argv)
+    if a.workers is not None and a.workers < 1:
+        p.error(f"--workers must be >= 1, got {a.workers}")
+    formats = parse_formats(p, a.formats)
     try:
         if a.list:
             exp = find_experiment(a.name)
@@ -137,6 +170,7 @@ def main(argv: list[str]) -> int:
             runner=a.runner,
             progress=not a.no_progress,
             trace=not a.no_trace,
+            formats=formats,
         )
     except KeyboardInterrupt as e:
         print("reproduce: interrupted; rerun to continue", file=sys.stderr)

@@ -1,15 +1,13 @@
 """``coapcc sweep``: run every point of an experiment, locally or on a Dask cluster.
 
-Executors (all give identical tables; the simulator is deterministic given the seed):
+Executors (:mod:`coapcc.executors`; all give identical tables, the simulator being
+deterministic given the seed): ``serial`` (``--workers 1``), ``pool`` (default, ``--workers N``,
+default = CPU cores: a local process pool, spawned) and ``dask`` (``--scheduler ADDRESS``, or
+``--dask local`` for a LocalCluster of ``--workers`` single-threaded worker processes).
 
-* ``serial`` (``--workers 1``): in this process.
-* ``pool`` (default, ``--workers N``, default = CPU cores): a local process pool (spawn).
-* ``dask`` (``--scheduler ADDRESS``, or ``--dask local`` for a LocalCluster of ``--workers``
-  single-threaded worker processes): dask.distributed; lost workers' runs are rescheduled.
-
-An experiment of ``kind = "mesh"`` (``ancillotti``) sweeps the same way: its runs are mesh
-runs (:mod:`coapcc.mesh_study` makes their records), its dataset has the same layout, journal,
-resume and format checks, and a run shared by several blocks lists them in ``blocks``.
+Every kind of experiment (:mod:`coapcc.kinds`: simulator runs, mesh runs, Makarem's studies,
+the sensitivity study) sweeps the same way: the kind resolves, identifies and runs each run,
+and its dataset has the same layout, journal, resume and format checks.
 
 Whatever the executor, the simulator runs on the workers and this process writes each
 finished run into the dataset at once (see :mod:`coapcc.dataset`), so workers need no shared
@@ -22,65 +20,50 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import hashlib
 import json
-import logging
 import os
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import ConfigError, canonical_json, to_native
-from .experiment import Experiment, PlannedRun, check_name, find_experiment
-from .runner import RunnerLike, worker_init
+from .config import ConfigError
+from .executors import dask as _dask
+from .executors import describe as _describe
+from .executors import pool as _pool
+from .executors import serial as _serial
+from .experiment import DEFAULT_KIND, Experiment, PlannedRun, check_name, find_experiment
+from .kinds import SEED_PLACEHOLDER, SEED_TEXT, PointTemplate, get_kind
+from .runner import RunnerLike
 
 __all__ = ["sweep", "plan", "Task", "SweepOutcome", "DatasetMismatch", "main"]
 
 
-#: Stands for the seed in a point's configuration text (:attr:`Task.native`); JSON spells it
-#: ``"\u0000seed\u0000"``, which no configuration value can produce.
-_SEED = "\0seed\0"
-_SEED_TEXT = json.dumps(_SEED)
-
-
 @dataclass(frozen=True)
 class Task:
-    """One run to do: what it is (``planned``), its hash and the simulator's input."""
+    """One run to do: what it is (``planned``), its hash and the runner's input."""
 
     planned: PlannedRun
     config_hash: str
     block_index: int
-    #: The simulator's configuration of the run's grid point as canonical JSON text, the seed
-    #: replaced by a placeholder (one string shared by every replication of the point).
-    native: str = ""
-    #: Mesh runs: every block that has this run, its own block first (a mesh dataset's
-    #: ``blocks`` column, ``|``-separated).
+    #: The runner's input for the run's grid point, the seed a placeholder (shared by every
+    #: replication of the point).
+    template: PointTemplate
+    #: The experiment's kind (:mod:`coapcc.kinds`).
+    kind: str = "sim"
+    #: Every block that has this run, its own block first (listed in a ``blocks`` column by
+    #: kinds that ask for it).
     blocks: tuple[str, ...] = ()
 
     @property
-    def kind(self) -> str:
-        """``"sim"`` or ``"mesh"`` (the experiment's kind)."""
-        return getattr(self.planned.config, "kind", "sim")
-
-    @property
     def config_json(self) -> str:
-        """The simulator's input (made when the run is sent, so a plan stays small)."""
-        if self.native:
-            return self.native.replace(_SEED_TEXT, str(int(self.planned.config.seed)), 1)
-        if self.kind == "mesh":
-            return self.planned.config.config_json()
-        return json.dumps(to_native(self.planned.config))
+        """The runner's input (made when the run is sent, so a plan stays small)."""
+        return self.template.input_json(self.planned.config.seed)
 
     @property
     def cost(self) -> float:
-        """Rough relative cost (to start the longest runs first): flows x exchanges (mesh
-        runs: nodes x simulated seconds)."""
-        c = self.planned.config
-        if self.kind == "mesh":
-            return c.cost
-        return float(c.clients * c.exchanges)
+        """Rough relative cost (to start the longest runs first)."""
+        return get_kind(self.kind).cost(self.planned.config)
 
     def ident(self) -> dict:
         p = self.planned
@@ -93,17 +76,28 @@ class Task:
             "config_hash": self.config_hash,
             "point_hash": p.point_hash,
         }
-        if self.kind == "mesh":
+        if get_kind(self.kind).lists_blocks:
             out["blocks"] = "|".join(self.blocks or (p.block,))
         return out
 
-    def common(self) -> dict:
-        """The run's configuration columns: its identity, then
-        :func:`coapcc.dataset.config_columns` (seed included)."""
-        from .dataset import _config_columns_cached
-
+    def _point_columns(self) -> dict:
+        """The kind's configuration columns of the run's grid point (computed once per point)."""
         p = self.planned
-        return {**self.ident(), **_config_columns_cached(p.config, p.point_hash)}
+        cols = _POINT_COLUMNS.get(p.point_hash) if p.point_hash else None
+        if cols is None:
+            cols = get_kind(self.kind).columns(p.config)
+            if p.point_hash:
+                if len(_POINT_COLUMNS) > 4096:
+                    _POINT_COLUMNS.clear()
+                _POINT_COLUMNS[p.point_hash] = cols
+        return cols
+
+    def common(self) -> dict:
+        """The run's configuration columns: its identity, then its kind's configuration
+        columns, ``seed`` included."""
+        cols = {**self.ident(), **self._point_columns()}
+        cols["seed"] = self.planned.config.seed
+        return cols
 
     def common_json(self) -> str:
         """:meth:`common` as JSON text (the configuration's part made once per grid point)."""
@@ -112,18 +106,17 @@ class Task:
             return json.dumps(self.common(), separators=(",", ":"))
         text = _POINT_TEXT.get(p.point_hash)
         if text is None:
-            from .dataset import _config_columns_cached
-
-            cols = {**_config_columns_cached(p.config, p.point_hash), "seed": _SEED}
+            cols = {**self._point_columns(), "seed": SEED_PLACEHOLDER}
             if len(_POINT_TEXT) > 4096:
                 _POINT_TEXT.clear()
             text = _POINT_TEXT[p.point_hash] = json.dumps(cols, separators=(",", ":"))
         ident = json.dumps(self.ident(), separators=(",", ":"))
-        return ident[:-1] + "," + text[1:].replace(_SEED_TEXT, str(int(p.config.seed)), 1)
+        return ident[:-1] + "," + text[1:].replace(SEED_TEXT, str(int(p.config.seed)), 1)
 
 
-#: Configuration columns of grid points as JSON text, the seed a placeholder (see
-#: :meth:`Task.common_json`).
+#: Configuration columns of grid points, and the same as JSON text with the seed a placeholder
+#: (see :meth:`Task.common_json`).
+_POINT_COLUMNS: dict[str, dict] = {}
 _POINT_TEXT: dict[str, str] = {}
 
 
@@ -147,305 +140,35 @@ class SweepOutcome:
 
 
 def plan(experiment: Experiment) -> list[Task]:
-    """Every distinct run of ``experiment`` as a :class:`Task`, validated (algorithm specs are
-    resolved against the Rust registry, so a bad spec fails here, naming the key)."""
+    """Every distinct run of ``experiment`` as a :class:`Task`, validated (a simulator run's
+    algorithm specs are resolved against the Rust registry, so a bad spec fails here, naming
+    the key). A run that several blocks have is planned once, in its first block, and lists
+    them all (:attr:`Task.blocks`)."""
+    kind = get_kind(experiment.kind)
     block_index = {b.name: i for i, b in enumerate(experiment.blocks)}
-    if experiment.kind == "mesh":
-        return _plan_mesh(experiment, block_index)
-    resolved: dict[str, str] = {}
-    points: dict[str, tuple[str, str]] = {}  # point hash -> (native text with _SEED, resolved specs text)
-    tasks, seen = [], set()
-    for run in experiment.runs():
-        cfg = run.config
-        known = points.get(run.point_hash) if run.point_hash else None
-        if known is None:
-            specs = []
-            for i, (spec, _) in enumerate(cfg.algorithm_specs()):
-                if spec not in resolved:
-                    try:
-                        resolved[spec] = cfg.resolved_specs()[i]
-                    except ConfigError as e:
-                        raise ConfigError(
-                            e.key,
-                            f"{str(e).split(': ', 1)[1]} [in block '{run.block}' point {dict(run.assignment)}]",
-                        ) from None
-                specs.append(resolved[spec])
-            native = to_native(cfg)
-            native.pop("trace", None)
-            native["seed"] = _SEED
-            known = (canonical_json(native), canonical_json(specs))
-            if run.point_hash:
-                points[run.point_hash] = known
-        # config_hash(cfg, specs), from the point's text: the same bytes, hashed.
-        text = known[0].replace(_SEED_TEXT, str(int(cfg.seed)), 1)
-        h = hashlib.sha256(f'{{"native":{text},"resolved":{known[1]},"v":1}}'.encode()).hexdigest()[:16]
-        if h in seen:
-            continue
-        seen.add(h)
-        tasks.append(Task(run, h, block_index[run.block], known[0]))
-    return tasks
-
-
-def _plan_mesh(experiment: Experiment, block_index: dict[str, int]) -> list[Task]:
-    """:func:`plan` of a mesh experiment: a run is identified by the hash of its configuration
-    (seed included) and resolved algorithm spec (:meth:`coapcc.meshsim.MeshConfig.config_hash`);
-    a run that several blocks have is planned once, in its first block, and lists them all."""
+    templates: dict[str, PointTemplate] = {}
     tasks: dict[str, Task] = {}
     blocks: dict[str, list[str]] = {}
     for run in experiment.runs():
-        h = run.config.config_hash()
+        tpl = templates.get(run.point_hash) if run.point_hash else None
+        if tpl is None:
+            try:
+                tpl = kind.template(run.config)
+            except ConfigError as e:
+                raise ConfigError(
+                    e.key,
+                    f"{str(e).split(': ', 1)[1]} [in block '{run.block}' point {dict(run.assignment)}]",
+                ) from None
+            if run.point_hash:
+                templates[run.point_hash] = tpl
+        h = tpl.config_hash(run.config.seed)
         if h in tasks:
             if run.block not in blocks[h]:
                 blocks[h].append(run.block)
             continue
-        tasks[h] = Task(run, h, block_index[run.block])
+        tasks[h] = Task(run, h, block_index[run.block], tpl, kind.name)
         blocks[h] = [run.block]
     return [dataclasses.replace(t, blocks=tuple(blocks[h])) for h, t in tasks.items()]
-
-
-# -- executors ------------------------------------------------------------------------------
-
-
-class RunError(Exception):
-    """A run that failed on a worker (the worker's exception, as text)."""
-
-    def __init__(self, kind: str, message: str):
-        super().__init__(message)
-        self.kind = kind
-
-
-def _describe(e: BaseException) -> str:
-    return f"{e.kind if isinstance(e, RunError) else type(e).__name__}: {e}"
-
-
-def execute(
-    runner: RunnerLike, config_json: str, config_hash: str, common_json: str, kind: str = "sim"
-) -> tuple:
-    """Worker entry point: run one configuration; returns its record
-    (:func:`coapcc.dataset.encode_columns`) and its number of flows, as
-    :meth:`coapcc.dataset.DatasetWriter.add` takes them. ``kind = "mesh"``: a mesh run
-    (:func:`coapcc.mesh_study.execute_mesh`; its clients are the record's rows)."""
-    from .dataset import encode_columns, flow_count
-    from .runner import run_columns
-
-    if kind == "mesh":
-        from .mesh_study import execute_mesh
-
-        return execute_mesh(runner, config_json, config_hash, common_json)
-
-    cols = run_columns(runner, config_json)
-    if cols.get("config_json") is None:
-        cols["config_json"] = canonical_json(json.loads(config_json))
-    record = encode_columns(config_hash, common_json, cols)
-    return record, flow_count(cols)
-
-
-def _args(t: Task) -> tuple:
-    return (t.config_json, t.config_hash, t.common_json(), t.kind)
-
-
-def _serial(tasks, runner) -> Iterator[tuple[Task, object, BaseException | None]]:
-    for t in tasks:
-        try:
-            yield t, execute(runner, *_args(t)), None
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except Exception as e:  # noqa: BLE001 - reported per run
-            yield t, None, e
-
-
-_READY = "ready"
-
-
-def _pool_worker(conn, runner, parent_pid: int) -> None:
-    """A pool worker: dies with the sweep (see :func:`coapcc.runner.worker_init`), runs the
-    batches of tasks it receives, one task at a time, sending each run's reply as soon as it
-    is done, until the pipe closes."""
-    worker_init(parent_pid)
-    conn.send(_READY)
-    while True:
-        try:
-            msg = conn.recv()
-        except (EOFError, OSError):
-            return
-        if msg is None:
-            return
-        for args in msg:
-            try:
-                reply = (True, execute(runner, *args))
-            except Exception as e:  # noqa: BLE001 - sent to the parent as text (picklable)
-                reply = (False, (type(e).__name__, str(e)))
-            try:
-                conn.send(reply)
-            except (BrokenPipeError, OSError):
-                return
-
-
-#: Most runs sent to a worker in one message (fewer messages and wake-ups; a worker is sent
-#: its next batch while it still has a run to do, so it never waits for the sweep process).
-_BATCH = 16
-
-
-def _pool(tasks, runner, workers: int):
-    """A local pool of ``workers`` spawned processes driven by this generator alone (no
-    helper threads or queues, so nothing can hang it). Tasks go to a worker in batches (of
-    at most :data:`_BATCH`, smaller towards the end of the sweep), the next batch sent while
-    the worker still has one run to do; each run's reply comes back as soon as it is done, so
-    every finished run reaches the dataset at once. A worker that dies fails the run it was
-    doing (its other runs are given to another worker) and is replaced; on any exit (end,
-    Ctrl-C, SIGTERM, an error in the caller such as a full disk) the workers are stopped, and
-    they die with this process even if it is killed (SIGKILL) first."""
-    import collections
-    import multiprocessing as mp
-
-    ctx = mp.get_context("spawn")
-    me = os.getpid()
-    todo = list(reversed(tasks))  # pop() from the end: longest first
-    slots: list[list] = []  # [process, connection, deque of its tasks (the first is running), started]
-    failed_starts = 0
-
-    import select
-
-    poller = select.poll()  # one for the whole pool (multiprocessing's wait() makes one per call)
-    owner: dict[int, list] = {}  # file descriptor -> slot
-
-    def start():
-        parent, child = ctx.Pipe(duplex=True)
-        p = ctx.Process(
-            target=_pool_worker, args=(child, runner, me), daemon=True, name="coapcc-sweep-worker"
-        )
-        p.start()
-        child.close()
-        slot = [p, parent, collections.deque(), False]
-        for fd in (parent.fileno(), p.sentinel):
-            poller.register(fd, select.POLLIN)
-            owner[fd] = slot
-        return slot
-
-    def forget(slot) -> None:
-        for fd in (slot[1].fileno(), slot[0].sentinel):
-            with contextlib.suppress(KeyError, ValueError, OSError):
-                poller.unregister(fd)
-            owner.pop(fd, None)
-
-    def feed(slot) -> None:
-        """Keep the worker busy: a new batch when it has at most one run left."""
-        if len(slot[2]) > 1 or not todo:
-            return
-        n = max(1, min(_BATCH, len(todo) // (4 * max(1, len(slots) or workers))))
-        batch = [todo.pop() for _ in range(min(n, len(todo)))]
-        slot[2].extend(batch)
-        slot[1].send([_args(t) for t in batch])
-
-    try:
-        for _ in range(min(workers, len(todo))):
-            slot = start()
-            slots.append(slot)
-            feed(slot)
-        while any(s[2] for s in slots):
-            ready_slots = []
-            while not ready_slots:
-                for fd, _ in poller.poll():
-                    s = owner.get(fd)
-                    if s is None:
-                        continue
-                    if not s[2]:  # an idle worker (no run left) that exited: nothing to read
-                        forget(s)
-                    elif not any(s is r for r in ready_slots):
-                        ready_slots.append(s)
-            for i, s in enumerate(slots):
-                if not s[2] or not any(s is r for r in ready_slots):
-                    continue
-                reply = None
-                try:
-                    if s[1].poll():
-                        reply = s[1].recv()
-                except (EOFError, OSError):
-                    reply = None
-                if reply == _READY:
-                    s[3] = True
-                    continue
-                if reply is None:  # the worker died (killed, out of memory): fail its run
-                    s[0].join(timeout=1)
-                    forget(s)
-                    s[1].close()
-                    code = s[0].exitcode
-                    task, rest = s[2][0], list(s[2])[1:]
-                    todo.extend(reversed(rest))  # not started: another worker does them
-                    if not s[3]:
-                        failed_starts += 1
-                        if failed_starts >= 2:  # it is not the run: workers cannot start
-                            raise RuntimeError(
-                                f"sweep workers die while starting (exit code {code}); a script that "
-                                "calls coapcc.sweep() must do so under 'if __name__ == \"__main__\":' "
-                                "(the workers are spawned processes that import the main module)"
-                            )
-                        todo.append(task)  # not its fault: run it again
-                        slots[i] = s = start()
-                        feed(s)
-                        continue
-                    slots[i] = s = start()
-                    feed(s)
-                    yield task, None, RunError("WorkerDied", f"the worker running it died (exit code {code})")
-                else:
-                    task = s[2].popleft()
-                    feed(s)
-                    ok, value = reply
-                    yield task, (value if ok else None), (None if ok else RunError(*value))
-    finally:
-        for s in slots:
-            with contextlib.suppress(Exception):
-                s[1].close()
-        for s in slots:
-            if s[0].is_alive():
-                s[0].terminate()
-        deadline = time.monotonic() + 5
-        for s in slots:
-            s[0].join(timeout=max(0.0, deadline - time.monotonic()))
-            if s[0].is_alive():
-                s[0].kill()
-                s[0].join(timeout=1)
-
-
-def _dask(tasks, runner, workers: int, scheduler: str | None):
-    try:
-        from distributed import Client, LocalCluster, as_completed
-    except ImportError:
-        raise RuntimeError(
-            "the Dask executor (--dask, --scheduler) needs dask.distributed: pip install 'coapcc[cluster]'"
-        ) from None
-    cluster = None
-    if scheduler:
-        client = Client(scheduler)
-    else:
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-        )
-        client = Client(cluster)
-    try:
-        futures = {}
-        for t in tasks:
-            f = client.submit(
-                execute, runner, *_args(t), key=f"coapcc-run-{t.config_hash}", pure=False, retries=2
-            )
-            futures[f] = t
-        for f in as_completed(list(futures)):
-            t = futures[f]
-            if f.status == "error":
-                yield t, None, f.exception()
-            else:
-                yield t, f.result(), None
-    finally:
-        if "futures" in locals():
-            with contextlib.suppress(Exception):
-                client.cancel(list(futures))
-        client.close()
-        if cluster is not None:
-            cluster.close()
 
 
 # -- the sweep --------------------------------------------------------------------------------
@@ -491,10 +214,17 @@ def default_out(experiment: Experiment) -> Path:
 def definition(experiment: Experiment) -> dict:
     """What defines an experiment's runs (not its title or description): base seed,
     replications, base and blocks, as stored in ``experiment.json``."""
-    # "kind" only when not "sim", so that simulator datasets record what they always did.
-    kind = {"kind": experiment.kind} if experiment.kind != "sim" else {}
+    # "kind", "seeds" and "sections" only when they say something, so that simulator datasets
+    # record what they always did.
+    extra: dict = {}
+    if experiment.kind != DEFAULT_KIND:
+        extra["kind"] = experiment.kind
+    if experiment.seeds != "per-point":
+        extra["seeds"] = experiment.seeds
+    if experiment.sections:
+        extra["sections"] = dict(experiment.sections)
     return {
-        **kind,
+        **extra,
         "seed": experiment.seed,
         "replications": experiment.replications,
         "base": dict(experiment.base),
@@ -552,11 +282,11 @@ def _check_same_definition(out: Path, experiment: Experiment, has_runs: bool) ->
 
 def _write_meta(out: Path, experiment: Experiment, tasks: list[Task]) -> None:
     from . import __version__
-    from .dataset import DATASET_FORMAT, _atomic_write_bytes
+    from .storage import DATASET_FORMAT, atomic_write_bytes
 
     out.mkdir(parents=True, exist_ok=True)
     if experiment.source is not None:
-        _atomic_write_bytes(experiment.source.encode(), out / "experiment.toml")
+        atomic_write_bytes(experiment.source.encode(), out / "experiment.toml")
     meta = {
         "name": experiment.name,
         "title": experiment.title,
@@ -566,8 +296,9 @@ def _write_meta(out: Path, experiment: Experiment, tasks: list[Task]) -> None:
         "coapcc_version": __version__,
         "dataset_format": DATASET_FORMAT,
         "source_path": experiment.path,
+        **({"figures": list(experiment.figures)} if experiment.figures else {}),
     }
-    _atomic_write_bytes(json.dumps(meta, indent=2, default=str).encode(), out / "experiment.json")
+    atomic_write_bytes(json.dumps(meta, indent=2, default=str).encode(), out / "experiment.json")
 
 
 def sweep(
@@ -598,7 +329,7 @@ def sweep(
     >>> res = coapcc.load_results(outcome.out)        # doctest: +SKIP
     """
     log = log or sys.stderr
-    from .dataset import DatasetLock, check_format, compact, done_hashes, quarantine_damaged
+    from .storage import DatasetLock, check_format, compact, done_hashes, quarantine_damaged
 
     if isinstance(experiment, str):
         experiment = find_experiment(experiment)
@@ -630,7 +361,7 @@ def sweep(
 
 
 def _run(experiment, out, todo, outcome, workers, scheduler, dask_local, runner, progress, log, t0) -> None:
-    from .dataset import DatasetWriter
+    from .storage import DatasetWriter
 
     workers = workers or os.cpu_count() or 1
     if workers < 1:

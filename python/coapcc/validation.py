@@ -24,17 +24,12 @@ __all__ = ["validate", "verdicts_table", "format_verdicts", "main"]
 
 
 def _results_for(cf: ClaimsFile, *, quick: bool, out, workers, progress: bool, log):
-    """Run (or resume) the study's sweep and load its dataset."""
+    """Run (or resume) the study's sweep, whatever its kind (:func:`coapcc.reproduction.sweep_study`,
+    the sweep of ``coapcc reproduce``), and load its dataset."""
     from .dataset import load_results
-    from .experiment import find_experiment
-    from .sweeper import Interrupted, sweep
+    from .reproduction import sweep_study
 
-    exp = find_experiment(cf.study)
-    if quick:
-        exp = exp.quick_variant()
-    outcome = sweep(exp, out, workers=workers, progress=progress, log=log)
-    if outcome.interrupted:
-        raise Interrupted(outcome.signal or 2)
+    _, outcome = sweep_study(cf.study, quick=quick, out=out, workers=workers, progress=progress, log=log)
     if outcome.failed:
         print(f"validate: {len(outcome.failed)} runs failed; the claims use the others", file=log)
     return load_results(outcome.out)

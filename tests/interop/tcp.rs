@@ -37,11 +37,30 @@ async fn wait_tcp_coap(link: &Link, addr: SocketAddr, path: &str, within: Durati
     false
 }
 
+/// Where our TCP server on `addr` writes its log.
+fn server_log(addr: SocketAddr) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("coapcc-interop-tcp-{}-{}.jsonl", std::process::id(), addr.port()))
+}
+
+/// The connections of our TCP server on `addr` that did not end cleanly (for failure messages).
+fn unclean_connections(addr: SocketAddr) -> String {
+    let text = std::fs::read_to_string(server_log(addr)).unwrap_or_default();
+    let bad: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            l.contains("\"type\":\"connection\"")
+                && !l.contains("\"outcome\":\"release\"")
+                && !l.contains("\"outcome\":\"closed\"")
+        })
+        .collect();
+    format!("our server's unclean connections: {bad:?}")
+}
+
 /// Our server with `--tcp` on a free port on the server side of `link`.
 async fn our_tcp_server(link: &Link) -> (tokio::process::Child, SocketAddr) {
     let addr = link.server_addr();
     let mut cmd = link.command(Side::Server, &coapcc_net());
-    cmd.args(["server", "--tcp", "--bind", &addr.to_string()]);
+    cmd.args(["server", "--tcp", "--bind", &addr.to_string(), "--log"]).arg(server_log(addr));
     let mut child = spawn(cmd);
     assert!(
         wait_tcp_coap(link, addr, "/hello", Duration::from_secs(20)).await,
@@ -166,11 +185,27 @@ async fn libcoap_client_vs_server(link: Link) -> Option<String> {
     let small = link.pick(5000, 1000);
     assert_same(&body(run(get(&format!("/large?size={small}"), &["-b", "256"])).await), &large(small), "-b 256");
     assert_eq!(body(run(get("/slow?ms=1200", &[])).await), b"slow response after 1200 ms");
+    // A POST of 3 000 bytes to /echo comes back whole, in one message and in 1024-byte blocks
+    // (-b: Block1 up, Block2 down over TCP, RFC 8323 §6), and GET /echo returns it.
+    let f = std::env::temp_dir().join(format!(
+        "coapcc-interop-tcp-{}-{}-echo.bin",
+        std::process::id(),
+        link.name().replace(' ', "-")
+    ));
+    std::fs::write(&f, large(3000)).unwrap();
+    for extra in [&[][..], &["-b", "1024"]] {
+        let mut args = vec!["-m", "post", "-f", f.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        assert_same(&body(run(get("/echo", &args)).await), &large(3000), &format!("POST 3000 bytes {extra:?}"));
+        assert_same(&body(run(get("/echo", extra)).await), &large(3000), &format!("GET /echo {extra:?}"));
+    }
+    let _ = std::fs::remove_file(&f);
     let put = body(run(get("/echo", &["-m", "put", "-e", "from libcoap over tcp"])).await);
     assert_eq!(put, b"from libcoap over tcp");
     assert_eq!(body(run(get("/echo", &[])).await), b"from libcoap over tcp");
     let wkc = body(run(get("/.well-known/core", &[])).await);
     assert!(String::from_utf8_lossy(&wkc).contains("</large>"));
+    let _ = std::fs::remove_file(server_log(addr));
     tcp_finish(&link, test)
 }
 
@@ -206,6 +241,16 @@ async fn client_vs_aiocoap_server(link: Link) -> Option<String> {
     let r = our_client(&link, &tcp_uri(addr, &format!("/large?size={big}")), &[]).await;
     assert_eq!(r.ok_failed(), (1, 0), "{r:?}");
     assert_same(r.body.as_deref().unwrap_or_default(), &large(big), "aiocoap /large over TCP");
+    // A POST of 3 000 bytes to aiocoap's /echo over TCP comes back whole.
+    let f = std::env::temp_dir().join(format!(
+        "coapcc-interop-tcp-{}-{}-post.bin",
+        std::process::id(),
+        link.name().replace(' ', "-")
+    ));
+    std::fs::write(&f, large(3000)).unwrap();
+    let r = our_client(&link, &tcp_uri(addr, "/echo"), &["-m", "post", "-f", f.to_str().unwrap()]).await;
+    let _ = std::fs::remove_file(&f);
+    assert_same(r.body.as_deref().unwrap_or_default(), &large(3000), "POST 3000 bytes to aiocoap over TCP");
     let r = our_client(&link, &tcp_uri(addr, "/echo"), &["-m", "put", "-p", "from coapcc over tcp"]).await;
     assert_eq!(r.last_code().as_deref(), Some("2.04"));
     let r = our_client(&link, &tcp_uri(addr, "/echo"), &[]).await;
@@ -241,7 +286,12 @@ async fn aiocoap_client_vs_server(link: Link) -> Option<String> {
     };
     let run = |c| link.run(c);
     let json = |o: std::process::Output| -> serde_json::Value {
-        assert!(o.status.success(), "aiocoap client failed: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "aiocoap client failed: {} ({})",
+            String::from_utf8_lossy(&o.stderr),
+            unclean_connections(addr)
+        );
         serde_json::from_slice(&o.stdout).expect("JSON from aiocoap_client.py")
     };
     let r = json(run(call("get", "/hello", &["--repeat", "3"])).await);
@@ -259,10 +309,19 @@ async fn aiocoap_client_vs_server(link: Link) -> Option<String> {
     assert_same(&got, &large(big), "aiocoap client GET /large over TCP");
     let r = json(run(call("get", "/slow?ms=1200", &[])).await);
     assert_eq!(r["payload"], "slow response after 1200 ms");
+    // A POST of 3 000 bytes to /echo comes back whole; GET /echo returns it.
+    let text = String::from_utf8(large(3000)).unwrap();
+    let r = json(run(call("post", "/echo", &["--payload", &text])).await);
+    assert_eq!((r["code"].as_str(), r["len"].as_u64()), (Some("2.04"), Some(3000)), "{r}");
+    let r = json(run(call("get", "/echo", &["--out", out.to_str().unwrap()])).await);
+    assert_eq!(r["len"].as_u64(), Some(3000), "{r}");
+    assert_same(&std::fs::read(&out).unwrap(), &large(3000), "aiocoap GET /echo after POST over TCP");
+    let _ = std::fs::remove_file(&out);
     let r = json(run(call("put", "/echo", &["--payload", "from aiocoap over tcp"])).await);
     assert_eq!((r["code"].as_str(), r["payload"].as_str()), (Some("2.04"), Some("from aiocoap over tcp")));
     let r = json(run(call("get", "/nope", &[])).await);
     assert_eq!(r["code"], "4.04");
+    let _ = std::fs::remove_file(server_log(addr));
     tcp_finish(&link, test)
 }
 

@@ -241,3 +241,32 @@ def test_sensitivity_figures_label_the_swept_value():
     assert [f[0] for f in figs] == ["sens-cpu"]
     assert "v1: mote_rx_process_us=500" in figs[0][1] and "v2: mote_rx_process_us=2000" in figs[0][1]
     assert an.sensitivity_figures(runs.assign(blocks="monitoring")) == []
+
+
+def test_the_report_draws_the_sensitivity_figures_the_experiment_names():
+    from types import SimpleNamespace
+
+    from coapcc import find_experiment
+    from coapcc.reports import Figure
+
+    assert "coapcc.ancillotti:report_figures" in find_experiment("ancillotti").figures
+    rows = []
+    for us, alg, n, load in itertools.product([500.0, 2000.0], [CC, CP], [3, 6], [0.5, 3.0]):
+        rows.append(run_row(alg, n, load, block="sens-cpu", mote_rx_process_us=us, plr_mean=us / 1e4))
+    runs = pd.DataFrame(rows)
+    ident = ["config_hash", "seed", "blocks"]
+    config = ["algorithm", "cc", "grid_n", "load_kbps", "topology", "traffic", "mote_rx_process_us"]
+    runs = runs[
+        ident
+        + config
+        + ["config_json"]
+        + [c for c in runs.columns if c not in ident + config + ["config_json"]]
+    ]
+    ds = SimpleNamespace(load=lambda **kw: SimpleNamespace(runs=runs))
+    figs = an.report_figures(ds)
+    assert [f.id for f in figs] == ["sens-cpu"] and all(isinstance(f, Figure) for f in figs)
+    assert "v2: mote_rx_process_us=2000" in figs[0].caption
+    drawn = figs[0].draw()
+    assert len(drawn.axes) == 3 * 4  # three headline metrics x (2 grids x 2 loads)
+    ds = SimpleNamespace(load=lambda **kw: SimpleNamespace(runs=runs.assign(blocks="monitoring")))
+    assert an.report_figures(ds) == []

@@ -113,6 +113,18 @@ def test_a_closed_pipe_ends_quietly(args):
     assert err == ""
 
 
+def _threads(pid: int) -> int:
+    """The number of threads of process ``pid`` (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("Threads:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def test_ctrl_c_exits_130_without_a_traceback():
     import signal
     import time
@@ -126,8 +138,13 @@ def test_ctrl_c_exits_130_without_a_traceback():
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.5)
-    assert p.poll() is None, p.communicate()
+    # Ready when the simulation runs: the front has handed the command to its worker thread
+    # (a second thread of the process). Waited for, not slept for.
+    deadline = time.monotonic() + 120
+    while _threads(p.pid) < 2:
+        assert p.poll() is None, p.communicate()
+        assert time.monotonic() < deadline, "the simulation never started"
+        time.sleep(0.01)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=30)
     assert p.returncode == 130, err

@@ -358,12 +358,15 @@ def test_the_catalogue_is_listed_whole_with_its_runs():
     from coapcc.sweeper import plan
 
     rows = {r["name"]: r for r in catalogue_rows()}
-    assert set(rows) == set(catalogue()) | {"sensitivity"}
+    assert set(rows) == set(catalogue()) >= {"anrw18", "makarem21", "sensitivity"}
     anrw18 = load_experiment(catalogue()["anrw18"])
     assert rows["anrw18"]["runs"] == f"{len(plan(anrw18)):,}".replace(",", " ") == "7 360"
     assert rows["anrw18"]["quick"] == "1 104"
-    assert rows["ancillotti"]["kind"] == "mesh sweep"
-    assert rows["makarem21"]["runs"] == "not a sweep"
+    # every entry is an experiment file of a registered kind, its runs planned the same way
+    assert rows["ancillotti"]["kind"] == "mesh" and rows["anrw18"]["kind"] == "sim"
+    assert rows["makarem21"]["kind"] == "makarem-studies"
+    makarem = load_experiment(catalogue()["makarem21"])
+    assert rows["makarem21"]["quick"] == f"{len(plan(makarem.quick_variant())):,}".replace(",", " ")
     table = catalogue_markdown().splitlines()
     assert table[0].startswith("| Entry |") and len(table) == 2 + len(rows)
 

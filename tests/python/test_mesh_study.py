@@ -151,7 +151,7 @@ def test_the_runs_table_keeps_each_replications_blocks():
     """Replications of one point can belong to different blocks (a 5-replication sensitivity
     block shares monitoring's first 5): the runs table keeps each run's own ``blocks``, though
     the configuration columns of a point are stored once."""
-    from coapcc.dataset import _common_table
+    from coapcc.tables import _common_table
 
     tasks = [t for t in plan(find_experiment("ancillotti")) if "sens-cpu" in t.blocks]
     point = tasks[0].planned.point_hash
@@ -185,7 +185,7 @@ MISTAKES = [
         "must be an integer >= 1",
     ),
     ("bad name", ("\nseed = ", '\nname = "../x"\nseed = '), "name", "cannot name a results folder"),
-    ("unknown kind", ("\nseed = ", '\nkind = "nope"\nseed = '), "kind", "not a kind of sweep"),
+    ("unknown kind", ("\nseed = ", '\nkind = "nope"\nseed = '), "kind", "not a kind of study"),
 ]
 
 

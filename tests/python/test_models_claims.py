@@ -1,5 +1,6 @@
-"""The makarem21 claims: the study table (coapcc.models.tables), its measures
-(coapcc.models.claims) and the claims file, judged through `coapcc validate --dataset`."""
+"""The makarem21 claims: the study table (coapcc.models.tables, the rows of the study's
+runs), its measures (coapcc.models.claims) and the claims file, judged through `coapcc
+validate --dataset`."""
 
 import math
 
@@ -121,69 +122,74 @@ def test_claims_file_parses_and_every_measure_resolves():
 
 
 def test_table_4_1_rows_match_the_printed_values():
-    rows = tables.table_4_1()
-    assert len(rows) == 10
-    for r in rows:
+    for i in range(1, len(tables.TABLE_4_1) + 1):
+        r = tables.table_4_1_row(i)
         assert abs(r["P_L_exact"] - r["paper_exact"]) <= 1e-6 + 1e-12, r
         assert abs(r["P_L_approx"] - r["paper_approx"]) <= 1e-6 + 1e-12, r
         assert math.isclose(r["P_L_closed"], r["P_L_exact"], rel_tol=1e-9)
 
 
-SMALL = {
-    "models": {
-        "rtt": 0.2,
-        "loss": [0.1, 0.3],
-        "gilbert_q": 0.5,
-        "rto": [1.0, 2.0],
-        "r": [2, 4, 6],
-        "Z": 100,
-        "Y": 48,
-    },
-    "rtt_scenarios": {
-        "cc": [
-            "makarem-rto:preset=makarem2021",
-            "pcocoa:preset=makarem2021",
-            "cocoa-plus:preset=makarem2021",
-        ],
-        "scenarios": [1, 9, 35],
-        "len": 2000,
-        "seeds": 2,
-        "study": [
-            {
-                "name": "k-normal",
-                "cc": "makarem-rto:preset=makarem2021",
-                "scenarios": [35],
-                "vary": {"k": ["3", "4"]},
-            }
-        ],
-    },
-    "resbw": {
-        "cc": ["default:preset=makarem2021", "idc-coap:preset=makarem2021"],
-        "rtt_ms": "normal:500,10",
-        "duration_s": 1800,
-        "repetitions": 1,
-        "half_width": 0.1,
-        "bad_only": {"means": [0.2, 0.7, 1.0], "bad_mean_s": 5.0},
-        "stable": {"cc": ["idc-coap:preset=makarem2021"], "means": [1.0], "duration_s": 18000},
-        "loss_rule": "delivered",
-    },
-    "sensitivity": {
-        "rtt": [{"name": "late_ack=ignore", "late_ack": "ignore"}],
-        "readings": [{"name": "loss_rule=rate-check", "loss_rule": "rate-check"}],
-    },
-}
+SMALL = """
+name = "small"
+kind = "makarem-studies"
+seed = 1
+[models]
+rtt = 0.2
+loss = [0.1, 0.3]
+gilbert_q = 0.5
+rto = [1.0, 2.0]
+r = [2, 4, 6]
+fixed_rto = 2.0
+fixed_r = 4
+Z = 100
+Y = 48
+simulate_messages = 200
+[rtt_scenarios]
+cc = ["makarem-rto:preset=makarem2021", "pcocoa:preset=makarem2021", "cocoa-plus:preset=makarem2021"]
+scenarios = [1, 9, 35]
+len = 2000
+seeds = 2
+plot = { scenario = 35, count = 50 }
+[[rtt_scenarios.study]]
+name = "k-normal"
+cc = "makarem-rto:preset=makarem2021"
+scenarios = [35]
+vary = { k = ["3", "4"] }
+[resbw]
+cc = ["default:preset=makarem2021", "idc-coap:preset=makarem2021"]
+rtt_ms = "normal:500,10"
+duration_s = 1800
+repetitions = 1
+half_width = 0.1
+bad_only = { means = [0.2, 0.7, 1.0], bad_mean_s = 5.0 }
+stable = { cc = ["idc-coap:preset=makarem2021"], means = [1.0], duration_s = 18000 }
+loss_rule = "delivered"
+[sensitivity]
+rtt = [{ name = "late_ack=ignore", late_ack = "ignore" }]
+readings = [{ name = "loss_rule=rate-check", loss_rule = "rate-check" }]
+"""
 
 
-def test_study_table_judged_through_validate(tmp_path):
+def test_study_table_swept_and_judged_through_validate(tmp_path):
+    """The study's runs, swept like every experiment, make the table the claims read; the
+    file's choices and the sensitivity variants reach every run they name."""
+    import coapcc
     from coapcc.validation import validate
 
-    df = tables.study_table(SMALL, 1)
+    f = tmp_path / "small.toml"
+    f.write_text(SMALL)
+    coapcc.sweep(str(f), tmp_path / "ds", workers=1, progress=False)
+    df = coapcc.load_results(tmp_path / "ds").runs
     assert df["config_hash"].is_unique
-    assert set(df["part"]) == {"table-4.1", "model", "rtt", "resbw"}
+    assert set(df["part"]) == {"table-4.1", "model", "model-sim", "rtt", "rtt-trace", "resbw"}
+    assert len(df[df["part"] == "model"]) == 2 * 2 * 3 * 2
     rtt = df[df["part"] == "rtt"]
     assert sorted(rtt["study"].unique()) == ["compare", "k-normal", "sensitivity"]
     assert len(rtt[rtt["study"] == "compare"]) == 3 * 3 * 2
+    assert set(rtt.loc[rtt["study"] == "compare", "cc"]) == {"makarem-rto", "pcocoa", "cocoa-plus"}
     assert (rtt.loc[rtt["variant"] == "late_ack=ignore", "late_acks"] == 0).all()
+    assert set(rtt.loc[rtt["variant"] == "late_ack=ignore", "late_ack"]) == {"ignore"}
+    assert set(rtt.loc[rtt["variant"] == "thesis", "late_ack"]) == {"sample"}
     bw = df[df["part"] == "resbw"]
     assert set(bw["family"]) == {"backoff", "rate"} and (bw["gp_ratio"] > 0).all()
     # The whole chapter 6 study again under the other reading, each row saying its rule.
@@ -200,7 +206,6 @@ def test_study_table_judged_through_validate(tmp_path):
     assert m5["delivered (preset)"] == pytest.approx(m5["rate-check"], rel=0.02), (
         "IDC's (6.1) does not depend on it"
     )
-    tables.write_dataset(df, tmp_path / "ds")
     verdicts = {v.claim.id: v for v in validate("makarem21", dataset=tmp_path / "ds", progress=False)}
     for cid in ("M1-exact-3", "M1-approx-7", "CH3-delay-p", "CH3-overhead-r", "M3", "M5-iw1.5", "M6-default"):
         assert verdicts[cid].verdict == "holds", (cid, verdicts[cid].reproduced)
@@ -209,16 +214,25 @@ def test_study_table_judged_through_validate(tmp_path):
         assert verdicts[cid].verdict == "missing", cid
 
 
-def test_write_dataset_round_trip(tmp_path):
-    from coapcc import load_results
+@pytest.mark.parametrize(
+    "old,new,key",
+    [
+        ('loss_rule = "delivered"', 'loss_rule = "bogus"', "resbw.loss_rule"),
+        ('late_ack = "ignore"', 'late_ack = "never"', "sensitivity.rtt[0].late_ack"),
+        ("seeds = 2", "seeds = 0", "rtt_scenarios.seeds"),
+        ("stable = { cc", "stable = { mean = 1, cc", "resbw.stable.mean"),
+    ],
+)
+def test_a_bad_choice_is_a_one_line_error_naming_the_key(tmp_path, old, new, key):
+    import coapcc
+    from coapcc import ConfigError
 
-    df = pd.DataFrame(
-        [dict(part="table-4.1", row=1, P_L_exact=0.1), dict(part="table-4.1", row=2, P_L_exact=0.2)]
-    )
-    df["config_hash"] = ["a", "b"]
-    tables.write_dataset(df, tmp_path)
-    res = load_results(tmp_path)
-    assert list(res.runs["P_L_exact"]) == [0.1, 0.2] and len(res.flows) == 2
+    f = tmp_path / "bad.toml"
+    assert old in SMALL
+    f.write_text(SMALL.replace(old, new, 1))
+    with pytest.raises(ConfigError) as e:
+        coapcc.load_experiment(f)
+    assert e.value.key == key, str(e.value)
 
 
 def test_labels_and_families():

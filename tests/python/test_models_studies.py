@@ -2,10 +2,13 @@
 reproduction."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
-from coapcc.models import reproduce, studies
+import coapcc
+from coapcc.models import studies
 
 
 def test_rtt_scenarios_table():
@@ -119,22 +122,23 @@ resbw.duration_s = 300
 
 
 def test_reproduce_makarem21_end_to_end(tmp_path):
+    """A makarem-studies file is swept (resumable dataset) and reported like every study."""
     from coapcc.reproduction import main as reproduce_main
 
     cfg = tmp_path / "tiny.toml"
     cfg.write_text(TINY)
     out = tmp_path / "out"
-    assert reproduce_main(["makarem21", "--config", str(cfg), "--out", str(out), "--quick"]) == 0
+    args = [str(cfg), "--out", str(out), "--quick", "--workers", "1", "--no-progress"]
+    assert reproduce_main(args) == 0
     for name in (
-        "model-loss-ratio.png",
+        "figures/model-loss-ratio.png",
         "model-vs-simulation.csv",
         "model-table-4-3.csv",
         "rtt-scenarios.csv",
-        "rtt-rto-vs-rtt-s7.png",
+        "figures/rtt-rto-vs-rtt-s7.png",
         "rtt-study-k.csv",
         "resbw-bad-only.csv",
         "resbw-set1.csv",
-        "resbw-backoff-factor.csv",
         "report.html",
     ):
         assert (out / name).exists(), name
@@ -146,13 +150,79 @@ def test_reproduce_makarem21_end_to_end(tmp_path):
     assert sorted(study["setting"].unique()) == ["k=3, k_spurious=6", "k=4, k_spurious=6"]
     report = (out / "report.html").read_text()
     assert "no-such-algorithm" in report and "skipped" in report and "cap=bogus" in report
-    assert sorted(pd.read_csv(out / "resbw-backoff-factor.csv")["cap"].unique()) == [32]
     bw = pd.read_csv(out / "resbw-bad-only.csv")
     assert len(bw) == 2 * 2
+    # The runs are a dataset like any other: every run is there, and a rerun runs nothing.
+    res = coapcc.load_results(out)
+    assert set(res.runs["part"]) == {"table-4.1", "model", "model-sim", "rtt", "rtt-trace", "resbw"}
+    # every model point of [models] (2 models x 2 p x 2 r x 2 RTO) and the ten printed rows
+    assert len(res.runs[res.runs["part"] == "model"]) == 16
+    assert sorted(res.runs.loc[res.runs["part"] == "table-4.1", "row"]) == list(range(1, 11))
+    again = coapcc.sweep(str(cfg), out, quick=True, workers=1, progress=False)
+    assert again.ran == 0 and again.done_before == len(res.runs)
+    # The RTT scenarios are those of the one-call study (same seed, same scenario).
+    one = studies.rtt_scenarios(["default"], [35], seed=3, len=3000)
+    mine = res.runs[(res.runs["block"] == "rtt-scenarios") & (res.runs["cc"] == "default")]
+    assert mine.set_index("scenario").loc[35, "spurious"] == one.iloc[0]["spurious"]
 
 
 def test_shipped_file_loads():
-    cfg = reproduce.load_config()
-    assert cfg["name"] == "makarem21" and len(cfg["resbw"]["cc"]) >= 7
-    q = reproduce.load_config(quick=True)
-    assert q["resbw"]["duration_s"] < cfg["resbw"]["duration_s"]
+    exp = coapcc.find_experiment("makarem21")
+    assert exp.kind == "makarem-studies" and exp.seeds == "shared"
+    assert len(exp.sections["resbw"]["cc"]) >= 7
+    q = exp.quick_variant()
+    assert q.sections["resbw"]["duration_s"] < exp.sections["resbw"]["duration_s"]
+    assert q.name == "makarem21-quick"
+
+
+BAD = [
+    ('name = "tiny"', 'name = "../../../x"', "name"),
+    ('name = "tiny"', 'name = "/abs/x"', "name"),
+    ('cc = ["default", "pcocoa", "no-such-algorithm"]', "cc = 5", "rtt_scenarios.cc"),
+    ("loss = [0.1, 0.3]", 'loss = ["a"]', "models.loss[0]"),
+    ("r = [2, 4]", "r = [1e9]", "models.r[0]"),
+    ("r = [2, 4]", "r = [1000000000]", "models.r[0]"),
+    ("len = 3000", "len = -1", "rtt_scenarios.len"),
+    ("duration_s = 600", "duration_s = 1e300", "resbw.duration_s"),
+    ("[models]", "[modles]", "modles"),
+]
+
+
+@pytest.mark.parametrize("old,new,key", BAD, ids=[b[2] for b in BAD])
+def test_a_bad_makarem_file_is_a_one_line_error(tmp_path, old, new, key):
+    """The probe's cases: each value is checked with the key at fault named, from the API and
+    from the command line (exit 2, one line, no traceback, nothing written)."""
+    from coapcc import ConfigError
+
+    assert old in TINY
+    f = tmp_path / "bad.toml"
+    f.write_text(TINY.replace(old, new, 1))
+    with pytest.raises(ConfigError) as e:
+        coapcc.load_experiment(f)
+    assert e.value.key == key, str(e.value)
+    r = subprocess.run(
+        [sys.executable, "-m", "coapcc", "reproduce", str(f), "--workers", "1", "--no-progress"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]
+
+
+def test_missing_sections_and_binary_files_are_clear_errors(tmp_path):
+    from coapcc import ConfigError
+
+    f = tmp_path / "none.toml"
+    f.write_text('kind = "makarem-studies"\nname = "x"\n')
+    with pytest.raises(ConfigError, match="needs"):
+        coapcc.load_experiment(f)
+    # A file without [models] is a smaller study, not an error.
+    f.write_text(TINY[: TINY.index("[models]")] + TINY[TINY.index("[rtt_scenarios]") :])
+    assert "model-sim" not in [b.name for b in coapcc.load_experiment(f).blocks]
+    b = tmp_path / "bin.toml"
+    b.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(ConfigError, match="not a text file"):
+        coapcc.load_experiment(b)

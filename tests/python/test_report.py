@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 import coapcc
-from coapcc.reporting import summary_table
+from coapcc.reports.cases import summary_table
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -23,7 +23,7 @@ def report_path(tmp_path_factory):
     # 2 500 B buffer and 6 clients of a 2 s timer: congested enough to retransmit
     f.write_text(TINY.replace("exchanges = 4", "exchanges = 6"))
     coapcc.sweep(str(f), d / "res", workers=1, progress=False)
-    return coapcc.report(d / "res")
+    return coapcc.report(d / "res", formats=("png", "svg", "pdf"))
 
 
 def test_report_is_self_contained(report_path):
@@ -159,7 +159,7 @@ def test_report_without_trace_says_none_for_the_queue(report_path, tmp_path):
 
 
 def test_jain_index():
-    from coapcc.reporting import jain_index
+    from coapcc.reports.cases import jain_index
 
     assert jain_index([1, 1, 1, 1]) == pytest.approx(1.0)
     assert jain_index([1, 0, 0, 0]) == pytest.approx(0.25)

@@ -7,6 +7,7 @@ import json
 import pandas as pd
 import pytest
 
+import coapcc
 from coapcc import _native
 from coapcc import sensitivity as sens
 from coapcc.reproduction import main as reproduce_main
@@ -81,64 +82,94 @@ def test_packet_clock_variant_keeps_the_average_loss(profile, average, burst):
 
 
 def test_bad_sojourns_and_profiles_are_clear_errors():
+    from coapcc import ConfigError
+    from coapcc.kinds.sensitivity import SensitivityConfig
+
     with pytest.raises(ValueError, match="positive"):
         sens.ge_time_errors("medium", 0)
     with pytest.raises(ValueError, match="no two-state chain"):
         sens.ge_time_errors("low", 1.0)
     with pytest.raises(ValueError, match="unknown error profile"):
         sens.profile_chain("severe")
-    with pytest.raises(ValueError, match=">= 1 packet"):
-        sens.study(burst_packets=[0.5])
+    for fields, key in (
+        ({"error_profile": "medium", "burst_packets": 0.5}, "burst_packets"),
+        ({"error_profile": "medium", "t_b_s": -1}, "t_b_s"),
+        ({"error_profile": "medium"}, "t_b_s"),
+        ({"error_profile": "severe", "t_b_s": 1.0}, "error_profile"),
+        ({"error_profile": "medium", "t_b_s": 1.0, "errors": "high"}, "errors"),
+    ):
+        with pytest.raises(ConfigError) as e:
+            SensitivityConfig.from_dict(fields)
+        assert e.value.key == key
 
 
 def test_study_takes_the_fasor18_error_block():
-    st = sens.study(quick=True)
-    assert st.base["preset"] == "helsinki2018"
-    assert (st.base["clients"], st.base["buffer_bytes"], st.base["exchanges"]) == (10, 2500, 50)
-    assert st.profiles == ("medium", "high")
-    assert st.workloads == ("continuous", "random")
-    assert [v for v in st.variants if v.is_default]
-    assert len(set(st.seeds)) == sens.QUICK_SEEDS
+    exp = coapcc.find_experiment("sensitivity")
+    fasor = coapcc.find_experiment("fasor18")
+    errors = next(b for b in fasor.blocks if b.name == "errors")
+    base = {**fasor.base, **errors.base}
+    assert {k: exp.base[k] for k in base} == base
+    assert exp.seed == fasor.seed and exp.seeds == "shared"
+    assert set(errors.grid["errors"]) == set(exp.blocks[0].grid["error_profile"])
+    assert set(errors.grid["workload"]) == set(exp.blocks[0].grid["workload"])
+    q = exp.quick_variant()
+    assert q.replications == 8 and sum(1 for r in q.runs() if r.replication == 0) * 8 == len(q.runs())
 
 
-REJECTED = sens.Transfer("pigeon", {"workload": "bulk:102400", "transport": "carrier-pigeon"})
-ACCEPTED = sens.Transfer("one Default flow", {"algorithm": "default", "clients": 1})
-
-
-def _tiny(**kw):
-    return sens.study(
-        seeds=2,
-        t_b=(0.5, 1.0),
-        burst_packets=(5.0,),
-        base={"exchanges": 3},
-        workloads=("continuous",),
-        transfers=[REJECTED, ACCEPTED],
-        **kw,
-    )
+TINY = """
+name = "tiny-sens"
+kind = "sensitivity"
+seed = 5
+seeds = "shared"
+replications = 2
+[base]
+preset = "helsinki2018"
+exchanges = 3
+clients = 10
+buffer_bytes = 2500
+[[block]]
+name = "gain-time"
+[block.grid]
+error_profile = ["medium", "high"]
+t_b_s = [0.5, 1.0]
+workload = ["continuous"]
+algorithm = ["default", "cocoa", "fasor"]
+[[block]]
+name = "gain-packet"
+[block.grid]
+error_profile = ["medium", "high"]
+burst_packets = [5.0]
+workload = ["continuous"]
+algorithm = ["default", "cocoa", "fasor"]
+[[block]]
+name = "transfer"
+[block.base]
+part = "transfer"
+label = "one Default flow"
+algorithm = "default"
+clients = 1
+[block.grid]
+error_profile = ["medium", "high"]
+t_b_s = [0.5, 1.0]
+"""
 
 
 @pytest.fixture(scope="module")
 def tiny_out(tmp_path_factory):
-    out = tmp_path_factory.mktemp("sens")
-    res = sens.run_study(_tiny(), workers=1)
-    page = sens.write_outputs(res, out)
-    return res, out, page
+    d = tmp_path_factory.mktemp("sens")
+    f = d / "tiny.toml"
+    f.write_text(TINY)
+    coapcc.sweep(str(f), d / "out", workers=1, progress=False)
+    page = coapcc.report(d / "out")
+    return d / "out", page, f
 
 
 def test_tiny_study_writes_table_figure_and_summary(tiny_out):
-    res, out, page = tiny_out
-    for name in (
-        "sensitivity.csv",
-        "transfers.csv",
-        "runs.csv",
-        "sensitivity.png",
-        "sensitivity.svg",
-        "summary.md",
-    ):
+    out, page, _ = tiny_out
+    for name in ("sensitivity.csv", "transfers.csv", "figures/sensitivity.png", "summary.md"):
         assert (out / name).stat().st_size > 0, name
-    assert (out / "sensitivity.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert b"<svg" in (out / "sensitivity.svg").read_bytes()[:1000]
-    assert page.name == "summary.html" and "data:image/png;base64," in page.read_text()
+    assert (out / "figures" / "sensitivity.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert page.name == "report.html" and "data:image/png;base64," in page.read_text()
     table = pd.read_csv(out / "sensitivity.csv")
     # 2 profiles x 3 settings (2 sojourns, 1 burst length) x 1 workload x 2 baselines
     assert len(table) == 12
@@ -152,39 +183,23 @@ def test_tiny_study_writes_table_figure_and_summary(tiny_out):
     )
     assert row["t_l_s"] == pytest.approx(2.0)
     assert table["default_setting"].sum() == 2 * 2 * 2  # T_B = 1 s and 5 packets, per profile and baseline
-    # every run: 2 profiles x 3 settings x (3 algorithms + 1 accepted transfer) x 2 seeds
-    assert len(res.runs) == 2 * 3 * 4 * 2 and not res.failed
+    res = coapcc.load_results(out)
+    # every run: 2 profiles x (3 settings x 3 algorithms + 2 transfer settings) x 2 seeds
+    assert len(res.runs) == 2 * (3 * 3 + 2) * 2
     assert res.runs.loc[res.runs["part"] == "gain", "flows"].eq(10).all()
-
-
-def test_rejected_transfer_is_skipped_with_its_reason(tiny_out):
-    res, out, _ = tiny_out
-    assert [label for label, _ in res.skipped] == ["pigeon"]
-    reason = res.skipped[0][1]
-    assert "\n" not in reason and ("transport" in reason or "workload" in reason)
+    # seeds are shared: every algorithm and setting meets the same two
+    assert sorted(set(res.runs["seed"])) == [5, 6]
     transfers = pd.read_csv(out / "transfers.csv")
     assert set(transfers["transfer"]) == {"one Default flow"}
-    assert len(transfers) == 2 * 3 and transfers["fct_median_s"].gt(0).all()
-    md = (out / "summary.md").read_text()
-    assert "**pigeon**: skipped" in md and reason in md
-    assert "pigeon" not in set(res.runs["label"])
-
-
-def test_listed_transfers_run_or_are_skipped_cleanly():
-    # the study's own Block2 / TCP rows: accepted once the simulator has them, else a reason
-    st = sens.study(quick=True)
-    for t in sens.TRANSFERS:
-        reason = sens.check_transfer(t, st.base)
-        assert reason is None or (reason and "\n" not in reason)
+    assert len(transfers) == 2 * 2 and transfers["fct_median_s"].gt(0).all()
 
 
 def test_study_is_deterministic_whatever_the_workers(tiny_out, tmp_path):
-    _, out, _ = tiny_out
-    again = sens.run_study(_tiny(), workers=2)
-    sens.write_outputs(again, tmp_path)
-    for name in ("sensitivity.csv", "transfers.csv", "runs.csv"):
-        assert (tmp_path / name).read_bytes() == (out / name).read_bytes(), name
-    assert again.workers == 2
+    out, _, f = tiny_out
+    coapcc.sweep(str(f), tmp_path / "again", workers=2, progress=False)
+    coapcc.report(tmp_path / "again")
+    for name in ("sensitivity.csv", "transfers.csv"):
+        assert (tmp_path / "again" / name).read_bytes() == (out / name).read_bytes(), name
 
 
 def test_conclusions_use_the_intervals():
@@ -205,11 +220,9 @@ def test_conclusions_use_the_intervals():
     assert c["retransmissions per flow"]["verdict"] == "holds at every setting"
 
 
-def test_cli_usage_errors(capsys):
+def test_cli_takes_the_flags_of_every_entry(capsys):
     with pytest.raises(SystemExit) as e:
         reproduce_main(["sensitivity", "--workers", "0"])
     assert e.value.code == 2
-    with pytest.raises(SystemExit) as e:
-        reproduce_main(["sensitivity", "--t-b", "fast"])
-    assert e.value.code == 2
-    assert "comma-separated numbers" in capsys.readouterr().err
+    assert reproduce_main(["sensitivity", "--quick", "--list"]) == 0
+    assert "sensitivity-quick: 640 runs" in capsys.readouterr().out

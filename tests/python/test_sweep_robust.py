@@ -281,7 +281,9 @@ def test_damaged_part_is_quarantined_and_rerun(tiny_file, tmp_path, damage, caps
     coapcc.sweep(str(tiny_file), ref, workers=1, **kw)
     # The same runs, written in two parts (as two sweeps, or the part limit, would).
     from coapcc.dataset import DatasetWriter
-    from coapcc.sweeper import _args, _write_meta, execute
+    from coapcc.executors import args as _args
+    from coapcc.executors import execute
+    from coapcc.sweeper import _write_meta
 
     exp = load_experiment(tiny_file)
     tasks = plan(exp)
@@ -337,10 +339,10 @@ def test_a_write_that_fails_midway_leaves_nothing(tmp_path):
     leaves neither the file nor its temporary; a file written before stays as it was."""
     import pyarrow as pa
 
-    from coapcc import dataset
+    from coapcc import storage as dataset
 
     path = tmp_path / "part.parquet"
-    dataset._atomic_write_bytes(b"old", path)
+    dataset.atomic_write_bytes(b"old", path)
     good = pa.table({"a": [1, 2]})
     bad = pa.table({"b": ["x"]})
     with pytest.raises(ValueError):
@@ -424,7 +426,7 @@ def test_full_disk_stops_the_sweep_cleanly(tmp_path):
 
 def test_full_disk_in_process_raises_oserror_and_keeps_runs(tiny_file, tmp_path, monkeypatch):
     """The same through the Python API, serially: a write fails with ENOSPC."""
-    from coapcc import dataset
+    from coapcc import storage as dataset
 
     real = dataset._atomic_write_tables
 
@@ -485,7 +487,8 @@ def test_progress_bar_counts_runs(tiny_file, tmp_path, capsys):
 
 
 def _records(tiny_file):
-    from coapcc.sweeper import _args, execute
+    from coapcc.executors import args as _args
+    from coapcc.executors import execute
 
     tasks = plan(load_experiment(tiny_file))
     return [execute("fakesim:fake_runner", *_args(t)) for t in tasks]
@@ -525,7 +528,7 @@ def test_writer_holds_at_most_one_part(tiny_file, tmp_path):
 def test_fct_percentiles_equal_describe_bitwise():
     import random
 
-    from coapcc.dataset import _fct_percentiles
+    from coapcc.kinds.sim import _fct_percentiles
     from coapcc.stats import describe
 
     rng = random.Random(5)
@@ -553,7 +556,7 @@ def test_run_summary_of_packed_columns_equals_the_lists_bitwise():
     values the same columns as lists give."""
     from coapcc import _native
     from coapcc.config import SimConfig, to_native
-    from coapcc.dataset import run_summary
+    from coapcc.kinds.sim import run_summary
 
     for kw in (
         {"algorithm": "cocoa", "clients": 40, "buffer_bytes": 2500, "errors": "bernoulli:0.01"},
@@ -618,7 +621,7 @@ def test_flows_parts_store_the_configuration_once_per_run(tiny_file, tmp_path):
     JSON report make the same dataset."""
     import pyarrow.parquet as pq
 
-    from coapcc.dataset import RUN_COLUMNS_KEY
+    from coapcc.tables import RUN_COLUMNS_KEY
 
     out, via_json = tmp_path / "res", tmp_path / "json"
     coapcc.sweep(str(tiny_file), out, workers=1, progress=False)
@@ -661,7 +664,7 @@ def test_datasets_of_the_previous_layout_load_and_resume(tiny_file, tmp_path):
     sweep resumes such a dataset: the tables equal those of a fresh sweep."""
     import pyarrow.parquet as pq
 
-    from coapcc.dataset import join_flows, write_part
+    from coapcc.storage import join_flows, write_part
     from coapcc.sweeper import _write_meta
 
     kw = {"workers": 1, "runner": "fakesim:fake_runner", "progress": False}
@@ -761,7 +764,9 @@ def test_journal_of_packed_records_loads_and_becomes_a_part(tiny_file, tmp_path,
     (pending runs) and after a sweep turns the journal into a part: from a journal of this
     version (binary records, the last one cut off by a crash) and of the previous one (JSON
     lines, base64 of the packed columns)."""
-    from coapcc.sweeper import _args, _write_meta, execute
+    from coapcc.executors import args as _args
+    from coapcc.executors import execute
+    from coapcc.sweeper import _write_meta
 
     ref, out = tmp_path / "ref", tmp_path / "res"
     coapcc.sweep(str(tiny_file), ref, workers=1, progress=False)

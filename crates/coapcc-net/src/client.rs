@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::{Parser, ValueEnum};
 use coapcc_cc::AlgorithmConfig;
-use coapcc_proto::endpoint::{EndpointConfig, Event, FailReason, Request};
+use coapcc_proto::endpoint::{EndpointConfig, Event, FailReason, RecordKind, Request, RequestId};
 use coapcc_proto::{option, Block, Code, Options};
 use serde_json::json;
 use tokio::net::UdpSocket;
@@ -352,6 +352,9 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
     if args.count == 0 {
         bail!("--count must be at least 1");
     }
+    if args.nstart == 0 {
+        bail!("--nstart must be at least 1");
+    }
     let peer = tokio::net::lookup_host((uri.host.as_str(), uri.port))
         .await
         .with_context(|| format!("cannot resolve host '{}'", uri.host))?
@@ -392,6 +395,8 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
     // queued at once), while memory and per-packet work stay independent of --count.
     let window = u64::from(args.nstart.max(1)) + 1;
     let mut submitted: u32 = 0;
+    // Requests are numbered 1, 2, ... in the log (as over TCP), whatever ids the endpoint uses.
+    let mut ordinal: std::collections::HashMap<RequestId, u32> = Default::default();
     let mut s = ClientSummary::new(seed, peer, args.count);
     let signal = shutdown_signal();
     tokio::pin!(signal);
@@ -400,8 +405,9 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         let done = u64::from(s.responses + s.failed);
         while submitted < args.count && u64::from(submitted) < done + window {
             let now = driver.now();
-            driver.endpoint().request(now, peer, request.clone());
+            let rid = driver.endpoint().request(now, peer, request.clone());
             submitted += 1;
+            ordinal.insert(rid, submitted);
         }
         driver.flush().await;
         if s.exchanges == 0 && s.responses == 0 {
@@ -412,12 +418,19 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
         while let Some(r) = driver.endpoint().poll_record() {
             s.exchanges += 1;
             s.retransmissions += r.retransmissions();
-            writeln!(log, "{}", to_line(&exchange_json(&r)))?;
+            let mut line = exchange_json(&r);
+            if let RecordKind::Request(rid) = r.kind {
+                if let Some(n) = ordinal.get(&rid) {
+                    line["id"] = json!(n);
+                }
+            }
+            writeln!(log, "{}", to_line(&line))?;
         }
         let now = driver.now();
         while let Some(ev) = driver.endpoint().poll_event() {
             let line = match ev {
                 Event::Response { id, response, .. } if observing.is_some() => {
+                    let id = RequestId(u64::from(ordinal.get(&id).copied().unwrap_or(0)));
                     s.notifications += 1;
                     let seq = response.options.get_uint(option::OBSERVE);
                     s.last_code = Some(response.code);
@@ -431,6 +444,11 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
                 }
                 Event::Response { id, response, .. } => {
                     observing = (args.observe.is_some() && response.options.contains(option::OBSERVE)).then_some(id);
+                    let id = RequestId(u64::from(if observing.is_some() {
+                        ordinal.get(&id).copied().unwrap_or(0)
+                    } else {
+                        ordinal.remove(&id).unwrap_or(0)
+                    }));
                     s.count_response(response.code);
                     let line = json!({"type": "request", "id": id.0, "outcome": "ok", "code": response.code.to_string(),
                                       "bytes": response.payload.len(), "t_s": secs(now)});
@@ -438,6 +456,7 @@ pub async fn run_client(args: ClientArgs, log: &mut dyn Write) -> anyhow::Result
                     line
                 }
                 Event::Failed { id, reason, .. } => {
+                    let id = RequestId(u64::from(ordinal.remove(&id).unwrap_or(0)));
                     s.failed += 1;
                     s.first_failure.get_or_insert(reason);
                     json!({"type": "request", "id": id.0, "outcome": reason.as_str(), "code": null, "bytes": 0, "t_s": secs(now)})

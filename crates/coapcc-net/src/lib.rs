@@ -19,10 +19,12 @@
 pub mod args;
 pub mod client;
 pub mod driver;
+pub mod limits;
 pub mod log;
 pub mod resources;
 pub mod server;
 pub mod tcp_client;
+mod tcp_conn;
 pub mod tcp_server;
 pub mod tcp_session;
 pub mod uri;

@@ -116,3 +116,125 @@ pub fn exchange_json(r: &ExchangeRecord<SocketAddr>) -> Value {
         "cc": snapshot_json(&r.snapshot),
     })
 }
+
+/// A server's `--log` file: each line is written as the event happens (the writer is flushed
+/// at the end of every batch of events, [`LogSink::flush`]), and the file is rotated when it
+/// reaches its size limit: `FILE` is renamed `FILE.1` (replacing an older one) and a new
+/// `FILE` begins with a `{"type": "log-rotated"}` line. So the log is readable while the
+/// server runs and takes at most twice the limit on disk, however much connection churn
+/// there is.
+pub struct LogSink {
+    inner: Option<Sink>,
+}
+
+struct Sink {
+    path: std::path::PathBuf,
+    file: std::io::BufWriter<std::fs::File>,
+    written: u64,
+    max_bytes: u64,
+    rotations: u64,
+}
+
+impl LogSink {
+    /// No log.
+    pub fn none() -> LogSink {
+        LogSink { inner: None }
+    }
+
+    /// Log to `path` (created or truncated), rotated at `max_bytes` (0: never).
+    pub fn create(path: &std::path::Path, max_bytes: u64) -> anyhow::Result<LogSink> {
+        use anyhow::Context;
+        let file = std::fs::File::create(path).with_context(|| format!("cannot create log file {}", path.display()))?;
+        Ok(LogSink {
+            inner: Some(Sink {
+                path: path.to_path_buf(),
+                file: std::io::BufWriter::new(file),
+                written: 0,
+                max_bytes,
+                rotations: 0,
+            }),
+        })
+    }
+
+    /// Whether a log is being written.
+    pub fn is_on(&self) -> bool {
+        self.inner.is_some()
+    }
+
+    /// Times the file was rotated.
+    pub fn rotations(&self) -> u64 {
+        self.inner.as_ref().map_or(0, |s| s.rotations)
+    }
+
+    /// Write one JSON line (errors are ignored: a full disk must not stop the server).
+    pub fn line(&mut self, v: &Value) {
+        let Some(s) = &mut self.inner else { return };
+        let mut line = to_line(v);
+        line.push('\n');
+        if s.max_bytes > 0 && s.written > 0 && s.written + line.len() as u64 > s.max_bytes {
+            s.rotate();
+        }
+        use std::io::Write;
+        if s.file.write_all(line.as_bytes()).is_ok() {
+            s.written += line.len() as u64;
+        }
+    }
+
+    /// Push what was written to the file.
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        use std::io::Write;
+        match &mut self.inner {
+            Some(s) => s.file.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Sink {
+    fn rotate(&mut self) {
+        use std::io::Write;
+        let _ = self.file.flush();
+        let mut old = self.path.clone().into_os_string();
+        old.push(".1");
+        let _ = std::fs::rename(&self.path, &old);
+        if let Ok(f) = std::fs::File::create(&self.path) {
+            self.file = std::io::BufWriter::new(f);
+            self.rotations += 1;
+            let head = to_line(
+                &json!({"type": "log-rotated", "rotations": self.rotations, "previous": old.to_string_lossy()}),
+            );
+            self.written = 0;
+            if writeln!(self.file, "{head}").is_ok() {
+                self.written = head.len() as u64 + 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod sink_tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_readable_at_once_and_the_file_is_rotated() {
+        let dir = std::env::temp_dir().join(format!("coapcc-log-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("server.jsonl");
+        let mut log = LogSink::create(&path, 1000).unwrap();
+        log.line(&json!({"type": "start"}));
+        log.flush().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"type\":\"start\"}\n");
+        for i in 0..200 {
+            log.line(&json!({"type": "connection", "n": i}));
+        }
+        log.flush().unwrap();
+        let now = std::fs::metadata(&path).unwrap().len();
+        let old = std::fs::metadata(dir.join("server.jsonl.1")).unwrap().len();
+        assert!(now <= 1000 && old <= 1000, "{now} {old}");
+        assert!(log.rotations() >= 5);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("{\"type\":\"log-rotated\""), "{text}");
+        assert!(text.ends_with("\"n\":199}\n"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,23 +1,24 @@
 //! The test server: [`Resources`] behind a [`UdpDriver`].
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::future::Future;
-use std::io::{BufWriter, Write};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::{Parser, ValueEnum};
 use coapcc_cc::{AlgorithmConfig, Instant};
-use coapcc_proto::endpoint::{DuplicateMode, EndpointConfig, Event, LifetimeMode, Response, ServerRequestId, Stats};
+use coapcc_proto::endpoint::{
+    DuplicateMode, EndpointConfig, Event, LifetimeMode, Response, ServerRequestId, Stats, TransferLimits,
+};
 use coapcc_proto::{Block, Code};
 use serde_json::json;
 use tokio::net::UdpSocket;
 
 use crate::args::{shutdown_signal, Shutdown};
 use crate::driver::{random_seed, UdpDriver};
-use crate::log::{exchange_json, to_line};
+use crate::limits::{ServerLimits, Shares};
+use crate::log::{exchange_json, LogSink};
 use crate::resources::{Action, Resources};
 
 /// Server handling of duplicate CONs (specification AMBIG-21).
@@ -90,6 +91,72 @@ pub struct ServerArgs {
     /// client repeats to prove it receives at its address. 0: no limit.
     #[arg(long, default_value_t = 3, value_name = "FACTOR")]
     pub amplification_limit: u32,
+    /// Most delayed (`/slow`) answers pending in all (UDP peers and TCP connections); beyond,
+    /// requests are answered 5.03 at once.
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    pub max_delayed: usize,
+    /// Most delayed answers pending per client (UDP: address and port; TCP: address).
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    pub max_delayed_per_peer: usize,
+    /// TCP: most delayed answers pending per connection (they end with it).
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub max_delayed_per_connection: usize,
+    /// TCP: most connections at once. When full, the connection whose peer sent nothing for
+    /// the longest (without delayed answers or observations) is closed to admit a new one; a
+    /// new one is refused only when every connection has such pending work.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    pub max_connections: usize,
+    /// TCP: connections accepted per second (a burst of a tenth of a second's worth); the
+    /// others wait in the kernel's accept queue.
+    #[arg(long, default_value_t = 100.0, value_name = "N")]
+    pub accept_rate: f64,
+    /// TCP: close a connection that sent no frame and has nothing pending for this long.
+    #[arg(long, default_value_t = 300.0, value_name = "SECS")]
+    pub idle_timeout: f64,
+    /// TCP: abort a connection whose CSM has not arrived within this time.
+    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
+    pub csm_timeout: f64,
+    /// TCP: abort a connection whose frame stopped arriving (no byte of it for this long).
+    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
+    pub frame_timeout: f64,
+    /// TCP: most bytes of partial frames buffered over all connections (each connection may
+    /// hold 16 KiB besides); a connection that would exceed it is aborted.
+    #[arg(long, default_value_t = 8 << 20, value_name = "BYTES")]
+    pub max_buffered: usize,
+    /// TCP: Pings answered per second per connection (a burst of one second's worth); the
+    /// rest get no Pong.
+    #[arg(long, default_value_t = 10.0, value_name = "N")]
+    pub ping_rate: f64,
+    /// Most block-wise transfers (Block1 uploads, representations kept for Block2
+    /// follow-ups) in all; beyond, a new one is answered 5.03.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    pub max_transfers: usize,
+    /// Most block-wise transfers per peer (a peer over its share replaces its own oldest).
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub max_transfers_per_peer: usize,
+    /// Largest request body reassembled from Block1 blocks; beyond, 4.13.
+    #[arg(long, default_value_t = 1 << 20, value_name = "BYTES")]
+    pub max_upload_size: usize,
+    /// Most bytes of block-wise transfers in all.
+    #[arg(long, default_value_t = 8 << 20, value_name = "BYTES")]
+    pub max_transfer_bytes: usize,
+    /// A block-wise transfer not continued for this long is dropped.
+    #[arg(long, default_value_t = 93.0, value_name = "SECS")]
+    pub transfer_timeout: f64,
+    /// A representation served to its last block is kept this long more, for a block asked
+    /// for again after a lost answer (no longer counted as active).
+    #[arg(long, default_value_t = 8.0, value_name = "SECS")]
+    pub transfer_linger: f64,
+    /// Most observations (RFC 7641) in all.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    pub max_observations: usize,
+    /// Most observations per peer (UDP: address and port; TCP: connection); the same peer
+    /// and token replace an observation.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub max_observations_per_peer: usize,
+    /// Rotate the --log file (to FILE.1) when it reaches this many bytes; 0: never.
+    #[arg(long, default_value_t = 16 << 20, value_name = "BYTES")]
+    pub log_max_bytes: u64,
 }
 
 impl Default for ServerArgs {
@@ -98,10 +165,50 @@ impl Default for ServerArgs {
     }
 }
 
-/// Most `/slow` answers waiting at once; beyond, requests get 5.03 at once.
-const MAX_DELAYED: usize = 1024;
+fn at_least_one(flag: &str, n: usize) -> anyhow::Result<usize> {
+    if n == 0 {
+        bail!("{flag} must be at least 1");
+    }
+    Ok(n)
+}
 
 impl ServerArgs {
+    /// The resource limits these arguments describe (checked: counts at least 1, durations
+    /// positive and finite).
+    pub fn limits(&self) -> anyhow::Result<ServerLimits> {
+        use crate::args::secs;
+        if !(self.ping_rate.is_finite() && self.ping_rate >= 0.0 && self.ping_rate <= 1e9) {
+            bail!("--ping-rate must be a number of Pings per second from 0 to 1e9, got {}", self.ping_rate);
+        }
+        if !(self.accept_rate.is_finite() && self.accept_rate >= 1.0 && self.accept_rate <= 1e9) {
+            bail!("--accept-rate must be a number of connections per second from 1 to 1e9, got {}", self.accept_rate);
+        }
+        Ok(ServerLimits {
+            max_delayed: at_least_one("--max-delayed", self.max_delayed)?,
+            max_delayed_per_peer: at_least_one("--max-delayed-per-peer", self.max_delayed_per_peer)?,
+            max_delayed_per_connection: at_least_one("--max-delayed-per-connection", self.max_delayed_per_connection)?,
+            max_connections: at_least_one("--max-connections", self.max_connections)?,
+            accept_rate: self.accept_rate,
+            idle_timeout: secs("--idle-timeout", self.idle_timeout, false)?,
+            csm_timeout: secs("--csm-timeout", self.csm_timeout, false)?,
+            frame_timeout: secs("--frame-timeout", self.frame_timeout, false)?,
+            max_buffered: self.max_buffered,
+            ping_rate: self.ping_rate,
+            transfers: TransferLimits {
+                max_transfers: at_least_one("--max-transfers", self.max_transfers)?,
+                max_per_peer: at_least_one("--max-transfers-per-peer", self.max_transfers_per_peer)?,
+                max_body_size: at_least_one("--max-upload-size", self.max_upload_size)?,
+                max_bytes: at_least_one("--max-transfer-bytes", self.max_transfer_bytes)?,
+                timeout: secs("--transfer-timeout", self.transfer_timeout, false)?,
+                linger: secs("--transfer-linger", self.transfer_linger, true)?,
+                ..TransferLimits::default()
+            },
+            max_observations: at_least_one("--max-observations", self.max_observations)?,
+            max_observations_per_peer: at_least_one("--max-observations-per-peer", self.max_observations_per_peer)?,
+            log_max_bytes: self.log_max_bytes,
+        })
+    }
+
     /// The endpoint configuration these arguments describe.
     pub fn endpoint_config(&self) -> anyhow::Result<EndpointConfig> {
         let cc = AlgorithmConfig::parse(&self.cc).map_err(|e| anyhow::anyhow!("--cc: {e}"))?;
@@ -132,6 +239,10 @@ impl ServerArgs {
         c.max_pending_per_peer = self.max_pending_per_peer;
         c.max_duplicate_replies = self.max_duplicate_replies;
         c.amplification_limit = (self.amplification_limit > 0).then_some(self.amplification_limit);
+        let limits = self.limits()?;
+        c.transfers = limits.transfers;
+        c.max_observations = limits.max_observations;
+        c.max_observations_per_peer = limits.max_observations_per_peer;
         Ok(c)
     }
 }
@@ -165,11 +276,13 @@ pub async fn bind_udp(spec: &str) -> anyhow::Result<UdpSocket> {
 pub struct Server {
     driver: UdpDriver,
     resources: Resources,
-    /// `/slow` answers due later: (due, request) → response.
-    delayed: BTreeMap<(Instant, ServerRequestId), Response>,
+    /// `/slow` answers due later: (due, request) → (client, response).
+    delayed: BTreeMap<(Instant, ServerRequestId), (SocketAddr, Response)>,
+    /// The delayed answers' budget: in all and per client.
+    delayed_shares: Shares<SocketAddr>,
     /// Observers of `/counter`: registering request → (next notification, period).
     observers: BTreeMap<ServerRequestId, (Instant, std::time::Duration)>,
-    log: Option<Box<dyn Write + Send>>,
+    log: LogSink,
     seed: u64,
 }
 
@@ -177,18 +290,18 @@ impl Server {
     /// Bind the socket and build the endpoint described by `args`.
     pub async fn bind(args: &ServerArgs) -> anyhow::Result<Server> {
         let config = args.endpoint_config()?;
+        let limits = args.limits()?;
         let socket = bind_udp(&args.bind).await?;
         let seed = args.seed.unwrap_or_else(random_seed);
-        let log: Option<Box<dyn Write + Send>> = match &args.log {
-            Some(p) => Some(Box::new(BufWriter::new(
-                File::create(p).with_context(|| format!("cannot create log file {}", p.display()))?,
-            ))),
-            None => None,
+        let log = match &args.log {
+            Some(p) => LogSink::create(p, limits.log_max_bytes)?,
+            None => LogSink::none(),
         };
         let mut s = Server {
             driver: UdpDriver::new(socket, config.clone(), seed),
             resources: Resources::new(),
             delayed: BTreeMap::new(),
+            delayed_shares: Shares::new(limits.max_delayed, limits.max_delayed_per_peer),
             observers: BTreeMap::new(),
             log,
             seed,
@@ -213,9 +326,19 @@ impl Server {
         self.driver.endpoint_ref()
     }
 
-    /// `/slow` answers waiting (at most 1024).
+    /// `/slow` answers waiting (at most `--max-delayed`).
     pub fn delayed(&self) -> usize {
         self.delayed.len()
+    }
+
+    /// Observations of `/counter` the server notifies (never more than the endpoint holds).
+    pub fn observers(&self) -> usize {
+        self.observers.len()
+    }
+
+    /// `/slow` answers waiting for `peer` (at most `--max-delayed-per-peer`).
+    pub fn delayed_for(&self, peer: &SocketAddr) -> usize {
+        self.delayed_shares.of(peer)
     }
 
     /// The seed in use.
@@ -224,9 +347,7 @@ impl Server {
     }
 
     fn write_log(&mut self, v: &serde_json::Value) {
-        if let Some(w) = &mut self.log {
-            let _ = writeln!(w, "{}", to_line(v));
-        }
+        self.log.line(v);
     }
 
     fn handle_events(&mut self) {
@@ -236,12 +357,12 @@ impl Server {
                 Event::Request { id, message, .. } if message.uri_path() == "counter" => {
                     self.counter(now, id, &message);
                 }
-                Event::Request { id, message, .. } => match self.resources.handle(&message) {
+                Event::Request { id, message, peer } => match self.resources.handle(&message) {
                     Action::Respond(r) => {
                         let _ = self.driver.endpoint().respond(now, id, r);
                     }
-                    Action::Delay(d, r) if self.delayed.len() < MAX_DELAYED => {
-                        self.delayed.insert((now + d, id), r);
+                    Action::Delay(d, r) if self.delayed_shares.try_take(&peer) => {
+                        self.delayed.insert((now + d, id), (peer, r));
                     }
                     Action::Delay(..) => {
                         let busy = Response::new(Code::SERVICE_UNAVAILABLE)
@@ -285,6 +406,11 @@ impl Server {
             if let Ok(true) = ep.observe(now, id, r) {
                 let next = Instant::from_nanos((n + 1) * period.as_nanos() as u64);
                 self.observers.insert(id, (next, period));
+                // A registration may have replaced an earlier one (same client and token): keep
+                // only those the endpoint still holds, so this map is as bounded as they are.
+                if self.observers.len() > ep.observations() {
+                    self.observers.retain(|id, _| ep.is_observing(*id));
+                }
             }
         } else {
             let _ = ep.respond(now, id, r);
@@ -315,7 +441,8 @@ impl Server {
             if entry.key().0 > now {
                 break;
             }
-            let ((_, id), r) = entry.remove_entry();
+            let ((_, id), (peer, r)) = entry.remove_entry();
+            self.delayed_shares.give_back(&peer, 1);
             let _ = self.driver.endpoint().respond(now, id, r);
         }
     }
@@ -327,6 +454,8 @@ impl Server {
             self.answer_due();
             self.handle_events();
             self.driver.flush().await;
+            // What happened is in the log file before the server waits again.
+            let _ = self.log.flush();
             let next_notification = self.observers.values().map(|o| o.0).min();
             let until = [self.delayed.keys().next().map(|k| k.0), next_notification].into_iter().flatten().min();
             tokio::select! {
@@ -344,9 +473,7 @@ impl Server {
             "dedup_len": stats.dedup_len, "dedup_evicted": stats.dedup_evicted,
         });
         self.write_log(&line);
-        if let Some(w) = &mut self.log {
-            w.flush().context("writing the log")?;
-        }
+        self.log.flush().context("writing the log")?;
         Ok(stats)
     }
 }

@@ -1,5 +1,6 @@
 //! CoAP over TCP (RFC 8323) on a byte stream: framing with a size limit, the CSM exchange
-//! and its validation, signalling (Ping/Pong, Release, Abort) and bounded writes.
+//! and its validation, signalling (Ping/Pong, Release, Abort) and bounded writes. The
+//! protocol rules are `coapcc_proto::tcp::Session` (sans-IO); this is its tokio edge.
 //!
 //! [`FrameReader`] and [`FrameWriter`] wrap the two halves of any tokio stream (a
 //! `TcpStream` in the endpoints, an in-memory duplex in tests). Every way a peer can
@@ -10,7 +11,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use coapcc_proto::tcp::{signal, FrameDecoder, TcpMessage};
+pub use coapcc_proto::tcp::{Inbound, PeerCaps};
+use coapcc_proto::tcp::{ProtocolError, Session, TcpMessage};
 use coapcc_proto::{Code, DecodeError};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -84,6 +86,19 @@ pub enum SessionError {
     },
     /// A write blocked longer than the write timeout (the peer stopped reading).
     WriteTimeout(Duration),
+    /// The peer's CSM did not arrive within the CSM timeout.
+    CsmTimeout(Duration),
+    /// A frame the peer started stopped arriving: no byte of it for the frame timeout.
+    FrameTimeout(Duration),
+    /// The peer sent nothing and had nothing pending for the idle timeout.
+    IdleTimeout(Duration),
+    /// The server's budget for partial frames (over all connections) was used up.
+    BufferBudget {
+        /// Bytes of this connection's partial frame.
+        buffered: usize,
+    },
+    /// The connection was idle and closed to make room for a new one.
+    Evicted,
 }
 
 impl fmt::Display for SessionError {
@@ -93,18 +108,24 @@ impl fmt::Display for SessionError {
             SessionError::Truncated { buffered } => {
                 write!(f, "peer closed the connection in the middle of a frame ({buffered} bytes of it received)")
             }
-            SessionError::MissingCsm { code } => {
-                write!(f, "peer's first message is {code}, not a CSM (7.01): RFC 8323 requires a CSM first")
-            }
-            SessionError::BadCsm { option, reason } => write!(f, "bad CSM: option {option} {reason}"),
-            SessionError::TooLarge { len, max } => {
-                write!(f, "peer announced a {len}-byte frame, above our Max-Message-Size of {max} bytes")
-            }
+            SessionError::MissingCsm { code } => write!(f, "{}", ProtocolError::MissingCsm { code: *code }),
+            SessionError::BadCsm { option, reason } => write!(f, "{}", ProtocolError::BadCsm { option: *option, reason }),
+            SessionError::TooLarge { len, max } => write!(f, "{}", ProtocolError::TooLarge { len: *len, max: *max }),
             SessionError::Malformed(e) => write!(f, "malformed frame: {e}"),
             SessionError::Aborted { diagnostic } => write!(f, "peer aborted the connection: {diagnostic:?}"),
             SessionError::WriteTimeout(d) => {
                 write!(f, "a write blocked for {:.1} s: the peer stopped reading", d.as_secs_f64())
             }
+            SessionError::CsmTimeout(d) => write!(f, "no CSM from the peer within {:.1} s", d.as_secs_f64()),
+            SessionError::FrameTimeout(d) => {
+                write!(f, "a frame stopped arriving: no byte of it for {:.1} s", d.as_secs_f64())
+            }
+            SessionError::IdleTimeout(d) => write!(f, "idle for {:.1} s", d.as_secs_f64()),
+            SessionError::BufferBudget { buffered } => write!(
+                f,
+                "server busy: no room for a partial frame of {buffered} bytes (the budget for partial frames is used up)"
+            ),
+            SessionError::Evicted => write!(f, "idle connection closed to make room for a new one"),
         }
     }
 }
@@ -117,150 +138,95 @@ impl From<std::io::Error> for SessionError {
     }
 }
 
+impl From<ProtocolError> for SessionError {
+    fn from(e: ProtocolError) -> Self {
+        match e {
+            ProtocolError::MissingCsm { code } => SessionError::MissingCsm { code },
+            ProtocolError::BadCsm { option, reason } => SessionError::BadCsm { option, reason },
+            ProtocolError::TooLarge { len, max } => SessionError::TooLarge { len, max },
+            ProtocolError::Malformed(e) => SessionError::Malformed(e),
+            ProtocolError::Aborted { diagnostic } => SessionError::Aborted { diagnostic },
+        }
+    }
+}
+
 impl SessionError {
-    /// The Abort to send the peer for this error, if one is due (protocol violations only).
+    /// The Abort to send the peer for this error, if one is due (protocol violations, timeouts
+    /// and a used-up buffer budget; a clean idle close or an eviction is a Release instead).
     pub fn abort_message(&self) -> Option<TcpMessage> {
-        let mut m = match self {
-            SessionError::MissingCsm { .. }
-            | SessionError::BadCsm { .. }
-            | SessionError::TooLarge { .. }
-            | SessionError::Malformed(_) => TcpMessage::abort(&self.to_string()),
+        let m = match self {
+            SessionError::MissingCsm { code } => ProtocolError::MissingCsm { code: *code },
+            SessionError::BadCsm { option, reason } => ProtocolError::BadCsm { option: *option, reason },
+            SessionError::TooLarge { len, max } => ProtocolError::TooLarge { len: *len, max: *max },
+            SessionError::Malformed(e) => ProtocolError::Malformed(*e),
+            SessionError::CsmTimeout(_) | SessionError::FrameTimeout(_) | SessionError::BufferBudget { .. } => {
+                return Some(TcpMessage::abort(&self.to_string()))
+            }
             _ => return None,
         };
-        if let SessionError::BadCsm { option, .. } = self {
-            m.options.set_uint(signal::ABORT_BAD_CSM_OPTION, u64::from(*option));
-        }
-        Some(m)
+        m.abort_message()
     }
-}
 
-/// What the peer's CSMs said.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PeerCaps {
-    /// A CSM has arrived.
-    pub csm_seen: bool,
-    /// The peer's Max-Message-Size (1152 until it says otherwise).
-    pub max_message_size: u32,
-    /// The peer supports block-wise transfer.
-    pub block_wise: bool,
-}
-
-impl Default for PeerCaps {
-    fn default() -> Self {
-        PeerCaps { csm_seen: false, max_message_size: signal::DEFAULT_MAX_MESSAGE_SIZE, block_wise: false }
+    /// Whether the connection ends with a Release (not an error of the peer's).
+    pub fn is_release(&self) -> bool {
+        matches!(self, SessionError::IdleTimeout(_) | SessionError::Evicted)
     }
-}
-
-/// A message from the peer, after the CSM and Empty messages have been dealt with.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Inbound {
-    /// A request (0.01-0.31).
-    Request(TcpMessage),
-    /// A response (2.xx-5.xx).
-    Response(TcpMessage),
-    /// A Ping: answer with [`TcpMessage::pong`].
-    Ping(TcpMessage),
-    /// A Pong.
-    Pong(TcpMessage),
-    /// A Release: the peer is closing.
-    Release(TcpMessage),
-    /// The peer closed the connection cleanly (between frames).
-    Closed,
 }
 
 /// Reads frames from a stream.
 pub struct FrameReader<R> {
     inner: R,
-    dec: FrameDecoder,
-    max: u32,
+    session: Session,
     buf: Vec<u8>,
-    /// What the peer announced.
-    pub peer: PeerCaps,
 }
 
-fn validate_csm(m: &TcpMessage) -> Result<(), SessionError> {
-    for o in m.options.iter() {
-        match o.number {
-            signal::CSM_MAX_MESSAGE_SIZE if o.value.len() > 4 => {
-                return Err(SessionError::BadCsm {
-                    option: o.number,
-                    reason: "(Max-Message-Size) is longer than 4 bytes",
-                })
-            }
-            signal::CSM_MAX_MESSAGE_SIZE => {}
-            signal::CSM_BLOCK_WISE_TRANSFER if !o.value.is_empty() => {
-                return Err(SessionError::BadCsm { option: o.number, reason: "(Block-Wise-Transfer) must be empty" })
-            }
-            signal::CSM_BLOCK_WISE_TRANSFER => {}
-            n if n % 2 == 1 => return Err(SessionError::BadCsm { option: n, reason: "is an unknown critical option" }),
-            _ => {} // unknown elective options are ignored
-        }
-    }
-    Ok(())
-}
+/// Size of a connection's read buffer.
+pub const READ_BUFFER: usize = 16 * 1024;
 
 impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// A reader accepting frames up to `max_message_size` bytes.
     pub fn new(inner: R, max_message_size: u32) -> Self {
-        FrameReader {
-            inner,
-            dec: FrameDecoder::with_max_frame_len(max_message_size as usize),
-            max: max_message_size,
-            buf: vec![0; 16 * 1024],
-            peer: PeerCaps::default(),
-        }
+        FrameReader { inner, session: Session::new(max_message_size), buf: vec![0; READ_BUFFER] }
     }
 
-    /// The next message. CSMs are validated and recorded in [`FrameReader::peer`]; Empty
+    /// What the peer announced in its CSMs.
+    pub fn peer(&self) -> &PeerCaps {
+        &self.session.peer
+    }
+
+    /// Bytes of a partial frame received so far.
+    pub fn buffered(&self) -> usize {
+        self.session.buffered()
+    }
+
+    /// The next message among the bytes already received (`Ok(None)`: more are needed).
+    pub fn try_next(&mut self) -> Result<Option<Inbound>, SessionError> {
+        Ok(self.session.next_inbound()?)
+    }
+
+    /// Read once from the stream (cancel-safe: nothing is lost if the future is dropped
+    /// before it completes). `Ok(Some(Inbound::Closed))` at a clean end of the stream.
+    pub async fn fill(&mut self) -> Result<Option<Inbound>, SessionError> {
+        let n = self.inner.read(&mut self.buf).await?;
+        if n == 0 {
+            let buffered = self.session.buffered();
+            return if buffered > 0 { Err(SessionError::Truncated { buffered }) } else { Ok(Some(Inbound::Closed)) };
+        }
+        self.session.push(&self.buf[..n]);
+        Ok(None)
+    }
+
+    /// The next message. CSMs are validated and recorded ([`FrameReader::peer`]); Empty
     /// messages and unknown signalling codes are skipped (RFC 8323 §3.4, §5).
     pub async fn next(&mut self) -> Result<Inbound, SessionError> {
         loop {
-            match self.dec.next_message() {
-                Err(DecodeError::FrameTooLarge { len }) => return Err(SessionError::TooLarge { len, max: self.max }),
-                Err(e) => return Err(SessionError::Malformed(e)),
-                Ok(Some(m)) => {
-                    if let Some(x) = self.classify(m)? {
-                        return Ok(x);
-                    }
-                    continue;
-                }
-                Ok(None) => {}
+            if let Some(m) = self.try_next()? {
+                return Ok(m);
             }
-            let n = self.inner.read(&mut self.buf).await?;
-            if n == 0 {
-                let buffered = self.dec.buffered();
-                return if buffered > 0 { Err(SessionError::Truncated { buffered }) } else { Ok(Inbound::Closed) };
+            if let Some(closed) = self.fill().await? {
+                return Ok(closed);
             }
-            self.dec.push(&self.buf[..n]);
         }
-    }
-
-    fn classify(&mut self, m: TcpMessage) -> Result<Option<Inbound>, SessionError> {
-        if !self.peer.csm_seen && m.code != Code::CSM {
-            return Err(SessionError::MissingCsm { code: m.code });
-        }
-        Ok(match m.code {
-            Code::CSM => {
-                validate_csm(&m)?;
-                self.peer.csm_seen = true;
-                if let Some(v) = m.options.get_uint(signal::CSM_MAX_MESSAGE_SIZE) {
-                    self.peer.max_message_size = v as u32;
-                }
-                if m.options.contains(signal::CSM_BLOCK_WISE_TRANSFER) {
-                    self.peer.block_wise = true;
-                }
-                None
-            }
-            Code::PING => Some(Inbound::Ping(m)),
-            Code::PONG => Some(Inbound::Pong(m)),
-            Code::RELEASE => Some(Inbound::Release(m)),
-            Code::ABORT => {
-                return Err(SessionError::Aborted { diagnostic: String::from_utf8_lossy(&m.payload).into_owned() })
-            }
-            c if c.is_request() => Some(Inbound::Request(m)),
-            c if c.is_response() => Some(Inbound::Response(m)),
-            _ => None,
-        })
     }
 }
 
@@ -283,8 +249,27 @@ impl<W: AsyncWrite + Unpin> FrameWriter<W> {
 
     /// Send one message.
     pub async fn send(&mut self, m: &TcpMessage) -> Result<(), SessionError> {
-        self.buf.clear();
+        self.queue(m);
+        self.flush().await
+    }
+
+    /// Add one message to what the next [`FrameWriter::flush`] writes (a server answering a
+    /// batch of pipelined requests writes their answers at once, not one system call each).
+    pub fn queue(&mut self, m: &TcpMessage) {
         m.encode(&mut self.buf);
+        self.frames += 1;
+    }
+
+    /// Bytes queued and not written yet.
+    pub fn queued(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Write what was queued, within the write timeout.
+    pub async fn flush(&mut self) -> Result<(), SessionError> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
         let t = self.timeout;
         match tokio::time::timeout(t, async {
             self.inner.write_all(&self.buf).await?;
@@ -295,8 +280,12 @@ impl<W: AsyncWrite + Unpin> FrameWriter<W> {
             Ok(r) => r?,
             Err(_) => return Err(SessionError::WriteTimeout(t)),
         }
-        self.frames += 1;
         self.bytes += self.buf.len() as u64;
+        self.buf.clear();
+        // A large frame's buffer is not kept for the small ones that follow.
+        if self.buf.capacity() > 64 * 1024 {
+            self.buf = Vec::new();
+        }
         Ok(())
     }
 

@@ -36,12 +36,15 @@ fn percent_decode(s: &str) -> anyhow::Result<String> {
 }
 
 impl CoapUri {
-    /// Parse `uri`. Only the `coap` scheme (UDP, no DTLS) is supported.
+    /// Parse `uri`. Only the `coap` scheme (UDP, no DTLS) is parsed here; `coap+tcp://` URIs
+    /// are parsed by [`crate::tcp_client::parse_tcp_uri`], which maps them to this form.
     pub fn parse(uri: &str) -> anyhow::Result<CoapUri> {
         let rest = match uri.split_once("://") {
             Some((scheme, rest)) if scheme.eq_ignore_ascii_case("coap") => rest,
-            Some((scheme, _)) => bail!("unsupported URI scheme '{scheme}': only coap:// (CoAP over UDP) is supported"),
-            None => bail!("'{uri}' is not a coap:// URI"),
+            Some((scheme, _)) => {
+                bail!("unsupported URI scheme '{scheme}': use coap:// (CoAP over UDP) or coap+tcp:// (CoAP over TCP)")
+            }
+            None => bail!("'{uri}' is not a coap:// or coap+tcp:// URI"),
         };
         let rest = rest.split('#').next().unwrap_or("");
         let (authority, path_query) = match rest.find('/') {
@@ -110,7 +113,8 @@ mod tests {
         let u = CoapUri::parse("coap://h/a/b%2Fc/").unwrap();
         assert_eq!(u.path, ["a", "b/c", ""]);
         assert!(CoapUri::parse("coaps://h/").is_err());
-        assert!(CoapUri::parse("http://h/").is_err());
+        let e = CoapUri::parse("http://h/").unwrap_err().to_string();
+        assert!(e.contains("coap://") && e.contains("coap+tcp://"), "{e}");
         assert!(CoapUri::parse("coap://:5/").is_err());
         assert!(CoapUri::parse("coap://h:99999/").is_err());
         let long = "a".repeat(70_000);

@@ -154,7 +154,9 @@ async fn ipv6_loopback_and_dual_stack_default() {
 #[tokio::test]
 async fn errors_are_reported_not_panicked() {
     let err = |r: anyhow::Result<(ClientSummary, Vec<Value>)>| format!("{:#}", r.expect_err("an error"));
-    assert!(err(client("coaps://127.0.0.1/x", &[]).await).contains("only coap://"));
+    let scheme = err(client("coaps://127.0.0.1/x", &[]).await);
+    assert!(scheme.contains("use coap:// (CoAP over UDP) or coap+tcp:// (CoAP over TCP)"), "{scheme}");
+    assert!(err(client("coap://127.0.0.1/x", &["--nstart", "0"]).await).contains("--nstart must be at least 1"));
     assert!(err(client("coap://127.0.0.1/x", &["--cc", "nope"]).await).contains("unknown algorithm"));
     assert!(err(client("coap://127.0.0.1/x", &["--block-size", "100"]).await).contains("--block-size"));
     assert!(bind_udp("not an address").await.is_err());
@@ -198,7 +200,8 @@ async fn many_requests_are_streamed() {
         let ids: Vec<u64> =
             lines.iter().filter(|l| l["type"] == "request").map(|l| l["id"].as_u64().unwrap()).collect();
         assert_eq!(ids.len(), 20_000);
-        assert!(ids.windows(2).all(|w| w[0] < w[1]), "requests complete in submission order with NSTART = 1");
+        // Numbered 1, 2, ..., as over TCP (they used to be the endpoint's ids 1, 3, 5, ...).
+        assert!(ids.iter().copied().eq(1..=20_000), "requests numbered from 1 in submission order");
         assert_eq!(lines.last().unwrap()["interrupted"], Value::Null);
     })
     .await;
@@ -208,14 +211,27 @@ async fn many_requests_are_streamed() {
 /// (`--timeout 1e300` used to panic in `Duration::from_secs_f64`).
 #[tokio::test]
 async fn extreme_durations_are_refused() {
-    for flag in ["--timeout", "--response-timeout"] {
-        for v in ["1e300", "-1", "0", "NaN", "inf"] {
-            let arg = format!("{flag}={v}");
-            let args = <ClientArgs as clap::Parser>::parse_from(["client", "coap://127.0.0.1:9/hello", &arg]);
-            let err = run_client(args, &mut Vec::new()).await.unwrap_err().to_string();
-            assert!(err.contains(flag) && err.contains("must be a number of seconds"), "{flag} {v}: {err}");
+    // Over UDP and over TCP alike (the TCP client used to panic on `--timeout 1e300`).
+    for uri in ["coap://127.0.0.1:9/hello", "coap+tcp://127.0.0.1:9/hello"] {
+        for flag in ["--timeout", "--response-timeout"] {
+            for v in ["1e300", "-1", "0", "NaN", "inf"] {
+                let arg = format!("{flag}={v}");
+                let args = <ClientArgs as clap::Parser>::parse_from(["client", uri, &arg]);
+                let err = run_client(args, &mut Vec::new()).await.unwrap_err().to_string();
+                assert!(err.contains(flag) && err.contains("must be a number of seconds"), "{uri} {flag} {v}: {err}");
+            }
         }
     }
+    // Server limits: counts at least 1, durations bounded.
+    for (flag, v) in
+        [("--max-connections", "0"), ("--idle-timeout", "1e300"), ("--ping-rate", "NaN"), ("--accept-rate", "0")]
+    {
+        let arg = format!("{flag}={v}");
+        let args = <ServerArgs as clap::Parser>::parse_from(["server", &arg]);
+        let err = args.limits().unwrap_err().to_string();
+        assert!(err.contains(flag), "{flag} {v}: {err}");
+    }
+    assert_eq!(ServerArgs::default().limits().unwrap(), coapcc_net::limits::ServerLimits::default());
     for v in ["1e300", "-1", "NaN"] {
         let arg = format!("--piggyback-timeout={v}");
         let args = <ServerArgs as clap::Parser>::parse_from(["server", &arg]);

@@ -174,8 +174,8 @@ async fn ping_pong_and_release() {
         coapcc_net::tcp_session::Inbound::Pong(p) => assert_eq!(p.token.as_bytes(), &[0xAB, 0xCD]),
         other => panic!("expected Pong, got {other:?}"),
     }
-    assert!(reader.peer.csm_seen && reader.peer.block_wise);
-    assert_eq!(reader.peer.max_message_size, coapcc_net::tcp_session::DEFAULT_MAX_MESSAGE_SIZE);
+    assert!(reader.peer().csm_seen && reader.peer().block_wise);
+    assert_eq!(reader.peer().max_message_size, coapcc_net::tcp_session::DEFAULT_MAX_MESSAGE_SIZE);
     w.write_all(&frame(&TcpMessage::release())).await.unwrap();
     let end = tokio::time::timeout(LIMIT, reader.next()).await.unwrap().unwrap();
     assert!(matches!(end, coapcc_net::tcp_session::Inbound::Release(_) | coapcc_net::tcp_session::Inbound::Closed));
@@ -252,22 +252,22 @@ fn responses_fit_the_peer_max_message_size() {
     let body = vec![b'x'; 5000];
     // Fits: one message.
     let big = PeerCaps { csm_seen: true, max_message_size: 1 << 20, block_wise: true };
-    let m = fit_response(&req, Response::content(body.clone()), &big);
+    let m = fit_response(&req, &Response::content(body.clone()), &big);
     assert_eq!((m.payload.len(), m.block2().unwrap()), (5000, None));
     // Default 1152-byte limit with Block-Wise-Transfer: block 0 of 1024 bytes, Size2 5000.
     let small = PeerCaps { csm_seen: true, max_message_size: 1152, block_wise: true };
-    let m = fit_response(&req, Response::content(body.clone()), &small);
+    let m = fit_response(&req, &Response::content(body.clone()), &small);
     let b = m.block2().unwrap().unwrap();
     assert_eq!((b.num, b.more, b.block_size(), m.payload.len(), m.size2()), (0, true, 1024, 1024, Some(5000)));
     assert!(m.encoded_len() <= 1152);
     // Without Block-Wise-Transfer: an error response, not an oversized message.
     let no_bwt = PeerCaps { block_wise: false, ..small };
-    assert_eq!(fit_response(&req, Response::content(body.clone()), &no_bwt).code, Code::INTERNAL_SERVER_ERROR);
+    assert_eq!(fit_response(&req, &Response::content(body.clone()), &no_bwt).code, Code::INTERNAL_SERVER_ERROR);
     // A requested block beyond the end, and a reserved SZX (7): 4.02.
     let mut r2 = req.clone();
     r2.set_block2(coapcc_proto::Block::new(10, false, 6).unwrap()).unwrap();
-    assert_eq!(fit_response(&r2, Response::content(body.clone()), &big).code, Code::BAD_OPTION);
+    assert_eq!(fit_response(&r2, &Response::content(body.clone()), &big).code, Code::BAD_OPTION);
     let mut r3 = req.clone();
     r3.options.set(23, vec![0x07]);
-    assert_eq!(fit_response(&r3, Response::content(body), &big).code, Code::BAD_OPTION);
+    assert_eq!(fit_response(&r3, &Response::content(body), &big).code, Code::BAD_OPTION);
 }

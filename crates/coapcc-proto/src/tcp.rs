@@ -14,6 +14,10 @@
 //! Empty message is left to the connection logic) and it imposes no
 //! Empty-message rules (RFC 8323 §3.4: Empty messages are simply ignored).
 
+pub mod session;
+
+pub use session::{Inbound, PeerCaps, ProtocolError, RateLimit, Session};
+
 use crate::accessors::option_accessors;
 use crate::code::{Code, MessageType};
 use crate::error::DecodeError;
@@ -276,6 +280,9 @@ pub fn encode_frame(msg: &TcpMessage, out: &mut Vec<u8>) {
     msg.encode(out)
 }
 
+/// Largest buffer capacity a [`FrameDecoder`] keeps once it holds nothing.
+const KEEP_CAPACITY: usize = 64 * 1024;
+
 /// Incremental decoder for a byte stream: push bytes as they arrive, pull
 /// complete messages.
 ///
@@ -329,6 +336,11 @@ impl FrameDecoder {
                 if self.start == self.buf.len() {
                     self.buf.clear();
                     self.start = 0;
+                    // A large frame's buffer is not kept for the next small ones: what a
+                    // decoder holds is what is in flight, not the largest frame ever seen.
+                    if self.buf.capacity() > KEEP_CAPACITY {
+                        self.buf = Vec::new();
+                    }
                 }
                 Ok(Some(m))
             }

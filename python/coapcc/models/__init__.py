@@ -8,7 +8,8 @@
   simulator, :mod:`coapcc.models.validate`).
 * :mod:`coapcc.models.studies`: the RTT-scenario (chapter 5) and residual-bandwidth (chapter 6)
   studies, which run in the Rust core (``coapcc-studies``).
-* :mod:`coapcc.models.reproduce`: ``coapcc reproduce makarem21``.
+* ``coapcc reproduce makarem21``: the studies as one sweep (:mod:`coapcc.kinds.makarem`) and its
+  report (:mod:`coapcc.reports.makarem`).
 
 >>> from coapcc import models
 >>> round(float(models.bernoulli(0.3, r=4, T=2.5, rtt=0.2)["D_s"]), 6)

@@ -1,7 +1,8 @@
 """The makarem21 study's own claim measures (``measure = "coapcc.models.claims:NAME"``).
 
-Each is a function ``f(results, **args) -> float | None`` over the study's tidy table
-(:mod:`coapcc.models.tables`; ``results.runs``), ``None`` when the rows it needs are absent.
+Each is a function ``f(results, **args) -> float | None`` over the study's tidy table (the
+dataset's runs, one row per run of :mod:`coapcc.kinds.makarem`; the columns of each ``part`` in
+:mod:`coapcc.models.tables`; ``results.runs``), ``None`` when the rows it needs are absent.
 
 * :func:`share`: in how many scenarios of the chapter 5 comparison does one algorithm beat
   another (or all others), by a column averaged over the seeds;

@@ -4,9 +4,12 @@ the median as a line), the thesis's published median beside it as a star, and th
 sensitivity (the unpublished start delay, :data:`coapcc.studies.tcp_thesis`'s dataset block
 ``start-delay``).
 
-:func:`thesis_figures` is the report's hook: ``thesis_figures(results)`` returns
-``{name: matplotlib Figure}`` for a ``coap-tcp-thesis`` dataset (``coapcc.Results``), with the
-published medians from the study's claims file. Percentiles interpolate linearly between
+:func:`report_figures` is the report's hook (``figures =
+["coapcc.studies.tcp_thesis_figures:report_figures"]`` in ``coap-tcp-thesis.toml``,
+:mod:`coapcc.reports.study`): the figures of a ``coap-tcp-thesis`` dataset as the report's
+:class:`coapcc.reports.Figure` items, drawn by the report builder. :func:`thesis_figures`
+draws them at once from loaded results: ``thesis_figures(results)`` returns ``{name:
+matplotlib Figure}``. Both take the published medians from the study's claims file. Percentiles interpolate linearly between
 closest ranks (numpy's default; AMBIG-T10), over every flow of every replication of a cell.
 """
 
@@ -15,7 +18,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["TABLES", "cell_percentiles", "table_figure", "start_delay_figure", "thesis_figures"]
+__all__ = [
+    "TABLES",
+    "COLUMNS",
+    "cell_percentiles",
+    "table_figure",
+    "start_delay_figure",
+    "thesis_figures",
+    "report_figures",
+]
+
+#: The flows columns the figures read.
+COLUMNS = ("block", "clients", "errors", "buffer_bytes", "algorithm", "fct_s", "start_jitter_ms")
 
 #: The thesis's tables: number -> (title, clients, errors).
 TABLES: dict[int, tuple[str, int, str]] = {
@@ -173,4 +187,35 @@ def thesis_figures(results: Any) -> dict[str, Any]:
     figs = {f"table{t}": table_figure(flows, t, published) for t in TABLES}
     if "block" in flows.columns and (flows["block"] == "start-delay").any():
         figs["start-delay"] = start_delay_figure(flows)
+    return figs
+
+
+def report_figures(ds) -> list:
+    """The figures of :func:`thesis_figures` for the report of the dataset ``ds``
+    (:class:`coapcc.reports.Dataset`), as drawing functions of its flows (only the columns
+    the figures read)."""
+    from ..reports import Figure
+
+    flows = ds.load(columns=(), flow_columns=COLUMNS, sort=False).flows
+    if not len(flows) or "fct_s" not in flows:
+        return []
+    published = _published()
+    figs = [
+        Figure(
+            f"thesis-table{t}",
+            f"{TABLES[t][0]}: the simulated transfer times (boxes at the quartiles, whiskers at p10/p90, a dot at "
+            "p95) and the thesis's median (star)",
+            lambda t=t: table_figure(flows, t, published),
+        )
+        for t in TABLES
+    ]
+    if "block" in flows.columns and (flows["block"] == "start-delay").any():
+        figs.append(
+            Figure(
+                "thesis-start-delay",
+                "New Reno, 4 clients, no errors: the median transfer time (p25-p75 band) against the clients' "
+                "start delay U[0, J] (the unpublished start delay; block start-delay)",
+                lambda: start_delay_figure(flows),
+            )
+        )
     return figs

@@ -1,4 +1,4 @@
-//! RFC 7959 Block2 slicing on the server side.
+//! RFC 7959 Block2: slicing on the server side, and the client's rule for each block.
 
 use core::ops::Range;
 
@@ -50,6 +50,38 @@ pub(crate) fn slice(len: usize, requested: Option<Block>, max_szx: u8, max_unblo
         }
         None => Slice::Whole,
     }
+}
+
+/// A client's rule for one Block2 block of a response (RFC 7959 §2.4), the same for the UDP
+/// endpoint and the CoAP-over-TCP client of `coapcc-net`: the block `b` carrying
+/// `payload_len` bytes continues a body of which `received` bytes arrived in `blocks` blocks
+/// when it starts at the end of them, is exactly one block long unless it is the last (never
+/// longer), keeps the body within `max_body` bytes, and, when more follow, within
+/// `max_blocks` blocks and the largest block number.
+pub fn accept_block2(
+    received: usize,
+    blocks: u32,
+    b: Block,
+    payload_len: usize,
+    max_body: usize,
+    max_blocks: u32,
+) -> Result<(), super::FailReason> {
+    use super::FailReason;
+    let size = b.block_size();
+    let offset = (b.num as usize).saturating_mul(size);
+    if offset != received || (b.more && payload_len != size) || payload_len > size {
+        return Err(FailReason::BadBlock);
+    }
+    if received + payload_len > max_body {
+        return Err(FailReason::BodyTooLarge);
+    }
+    if b.more && blocks.saturating_add(1) >= max_blocks {
+        return Err(FailReason::TooManyBlocks);
+    }
+    if b.more && b.num >= Block::MAX_NUM {
+        return Err(FailReason::BadBlock);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -265,28 +265,17 @@ impl<P: Peer> Endpoint<P> {
         let block = if msg.code.is_success() { msg.block2() } else { Ok(None) };
         match block {
             Ok(Some(b)) => {
-                let size = b.block_size();
-                let offset = b.num as usize * size;
-                if offset != req.body.len() || (b.more && msg.payload.len() != size) || msg.payload.len() > size {
-                    self.fail(RecordKind::Request(id), peer, FailReason::BadBlock);
-                    return;
-                }
-                if req.body.len() + msg.payload.len() > self.config.max_body_size {
-                    self.fail(RecordKind::Request(id), peer, FailReason::BodyTooLarge);
+                let (max_body, max_blocks) = (self.config.max_body_size, self.config.max_blocks);
+                if let Err(reason) =
+                    super::block::accept_block2(req.body.len(), req.blocks, b, msg.payload.len(), max_body, max_blocks)
+                {
+                    self.fail(RecordKind::Request(id), peer, reason);
                     return;
                 }
                 req.blockwise = true;
                 req.blocks += 1;
-                if b.more && req.blocks >= self.config.max_blocks {
-                    self.fail(RecordKind::Request(id), peer, FailReason::TooManyBlocks);
-                    return;
-                }
                 req.body.extend_from_slice(&msg.payload);
                 if b.more {
-                    if b.num >= Block::MAX_NUM {
-                        self.fail(RecordKind::Request(id), peer, FailReason::BadBlock);
-                        return;
-                    }
                     let next = Block { num: b.num + 1, more: false, szx: b.szx };
                     req.block = Some(next);
                     let m = build_request(&req.template, Some(next));

@@ -132,15 +132,18 @@ pub struct EndpointConfig {
     /// [`FailReason::TooManyBlocks`](super::FailReason::TooManyBlocks). Default 16 384
     /// (16 MiB in 1 024-byte blocks, 256 KiB in 16-byte blocks).
     pub max_blocks: u32,
-    /// Most Block1 uploads a server reassembles at once (the oldest is dropped beyond).
-    /// Default 64.
-    pub max_uploads: usize,
-    /// Largest request body a server reassembles from Block1 blocks; beyond, 4.13 Request
-    /// Entity Too Large with Size1. Default 1 MiB.
-    pub max_upload_size: usize,
+    /// Bounds of a server's block-wise transfer state: Block1 uploads being reassembled and
+    /// representations kept for Block2 follow-ups, per peer and in all
+    /// ([`TransferLimits`](super::TransferLimits): 64 in all, 4 per peer, 1 MiB per body,
+    /// 8 MiB in all, dropped after 93 s unused).
+    pub transfers: super::TransferLimits,
     /// Most observations at once, per role: clients registered with us (server) and requests
     /// we observe (client). Default 64.
     pub max_observations: usize,
+    /// Most observations one peer may have registered with us (server); a registration beyond
+    /// it is answered without Observe (RFC 7641 §4.1), and never displaces another peer's.
+    /// A registration with the same peer and token replaces the earlier one. Default 4.
+    pub max_observations_per_peer: usize,
 }
 
 impl Default for EndpointConfig {
@@ -166,9 +169,9 @@ impl Default for EndpointConfig {
             amplification_limit: None,
             amplification_floor: 128,
             max_blocks: 16_384,
-            max_uploads: 64,
-            max_upload_size: 1 << 20,
+            transfers: super::TransferLimits::default(),
             max_observations: 64,
+            max_observations_per_peer: 4,
         }
     }
 }

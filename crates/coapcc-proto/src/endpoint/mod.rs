@@ -52,13 +52,14 @@ mod hash;
 mod index;
 pub mod lifecycle;
 mod limits;
-mod observe;
+pub mod observe;
 mod outgoing;
 mod peerset;
 mod server;
 #[cfg(test)]
 mod tests;
 mod timers;
+pub mod transfers;
 mod types;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -70,8 +71,11 @@ use std::sync::Arc;
 use coapcc_cc::{CongestionControl, Entropy, Instant, SplitMix64};
 use core::time::Duration;
 
+pub use block::accept_block2;
 pub use config::{DuplicateMode, EndpointConfig, LifetimeMode, TransmissionParams};
 pub use echo::ECHO;
+pub use observe::{Observers, Registered};
+pub use transfers::{TransferLimits, TransferStats, Transfers};
 pub use types::{
     Event, ExchangeRecord, FailReason, Outcome, RecordKind, Request, RequestId, Response, ServerRequestId, Stats,
     TransmissionRecord, Transmit, TransmitKind,
@@ -120,6 +124,13 @@ fn known_critical(number: u16) -> bool {
             | option::BLOCK2
             | option::BLOCK1
     )
+}
+
+/// The first critical option of a request that the request layer does not understand, if
+/// any: such a request is answered 4.02 Bad Option (RFC 7252 §5.4.1), over UDP by the
+/// [`Endpoint`] and over TCP by `coapcc-net`'s server (the same rule for both).
+pub fn unknown_critical_option(options: &crate::Options) -> Option<u16> {
+    options.iter().map(|o| o.number).find(|&n| option::is_critical(n) && !known_critical(n))
 }
 
 /// Per-peer congestion-control and NSTART state.
@@ -319,8 +330,14 @@ pub struct Endpoint<P> {
     /// Peers that echoed our Echo value, and their order for eviction.
     verified: std::collections::BTreeSet<P>,
     verified_order: VecDeque<P>,
-    /// Block1 uploads being received, by peer and request options.
-    uploads: BTreeMap<(P, Vec<u8>), block1::Upload>,
+    /// Block1 uploads being received and representations kept for Block2 follow-ups, by
+    /// peer and request, bounded.
+    transfers: Transfers<P>,
+    /// Requests that may change state, not answered yet: the key their block-wise answer is
+    /// kept under ([`transfers::resource_key`]).
+    keep_keys: BTreeMap<ServerRequestId, Vec<u8>>,
+    /// Registered observers by (peer, token), within the per-peer and global limits.
+    observers: Observers<P, ServerRequestId>,
     /// Registered observers (server role), by registering request.
     observations: BTreeMap<ServerRequestId, observe::Observation<P>>,
     /// Outgoing CON notifications: exchange -> observation.
@@ -361,7 +378,9 @@ impl<P: Peer> Endpoint<P> {
             echo_key,
             verified: Default::default(),
             verified_order: VecDeque::new(),
-            uploads: BTreeMap::new(),
+            transfers: Transfers::new(config.transfers),
+            keep_keys: BTreeMap::new(),
+            observers: Observers::new(config.max_observations, config.max_observations_per_peer),
             observations: BTreeMap::new(),
             notifications: BTreeMap::new(),
             observing: BTreeMap::new(),

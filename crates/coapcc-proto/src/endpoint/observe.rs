@@ -8,23 +8,124 @@
 //!   same algorithm as every other CON), a NON one is sent at once. While a CON notification
 //!   waits for its turn, a newer one replaces it (RFC 7641 §4.5.2: only the newest state
 //!   matters). The observation ends when a CON notification is reset or times out (reported
-//!   as [`Event::ResponseFailed`](super::Event::ResponseFailed) for the registering request),
+//!   as [`Event::ResponseFailed`] for the registering request),
 //!   when the client deregisters (a request with Observe = 1 and the same token), or with
-//!   [`Endpoint::cancel_observation`]. At most
-//!   [`EndpointConfig::max_observations`](super::EndpointConfig::max_observations) at once:
-//!   beyond, [`Endpoint::observe`] answers without registering.
+//!   [`Endpoint::cancel_observation`]. Observers are kept in an [`Observers`] registry keyed
+//!   by peer and token: a registration with the same peer and token replaces the earlier one
+//!   (RFC 7641 §4.1), so a client never holds two observations, nor gets two copies of a
+//!   notification, under one token; at most
+//!   [`EndpointConfig::max_observations_per_peer`](super::EndpointConfig::max_observations_per_peer)
+//!   per peer and [`EndpointConfig::max_observations`](super::EndpointConfig::max_observations)
+//!   in all. Beyond either, [`Endpoint::observe`] answers without registering (and without the
+//!   Observe option), and never displaces another peer's observation.
 //! - **Client**: a request with [`Request::observe`](super::Request::observe) keeps its token
 //!   after the first answer if that answer carries Observe; every later notification with
 //!   that token is acknowledged and reported as another
-//!   [`Event::Response`](super::Event::Response) for the same request id (its Observe option
+//!   [`Event::Response`] for the same request id (its Observe option
 //!   tells them apart). [`Endpoint::stop_observing`] forgets it, so the next notification
 //!   gets RST (RFC 7641 §3.6). Notifications are delivered whole (a notification carrying
 //!   Block2 delivers its first block).
+
+use std::collections::BTreeMap;
 
 use super::dedup::{Cached, Reply};
 use super::{Endpoint, Event, Peer, RecordKind, RequestId, Response, ServerRequestId, UnknownRequest};
 use crate::{option, Message, MessageType, Token};
 use coapcc_cc::Instant;
+
+/// What [`Observers::register`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Registered<V> {
+    /// A new observation.
+    New,
+    /// The peer already observed with this token: its entry now holds the new value, the old
+    /// one is returned (RFC 7641 §4.1).
+    Replaced(V),
+    /// Over the peer's share or the global limit: not registered.
+    Refused,
+}
+
+/// Registered observers, keyed by peer and token (RFC 7641 §4.1), at most `max_per_peer` per
+/// peer and `max_total` in all; a refused registration never displaces anyone. Sans-IO and
+/// transport-neutral: the UDP [`Endpoint`] keys it by peer address, the CoAP-over-TCP server
+/// of `coapcc-net` by connection.
+#[derive(Clone, Debug)]
+pub struct Observers<P, V> {
+    by_key: BTreeMap<(P, Token), V>,
+    per_peer: BTreeMap<P, usize>,
+    max_total: usize,
+    max_per_peer: usize,
+    refused: u64,
+}
+
+impl<P: Ord + Clone, V> Observers<P, V> {
+    /// An empty registry.
+    pub fn new(max_total: usize, max_per_peer: usize) -> Self {
+        Observers { by_key: BTreeMap::new(), per_peer: BTreeMap::new(), max_total, max_per_peer, refused: 0 }
+    }
+
+    /// Register `peer`'s observation with `token`, holding `value`.
+    pub fn register(&mut self, peer: &P, token: Token, value: V) -> Registered<V> {
+        if let Some(v) = self.by_key.get_mut(&(peer.clone(), token)) {
+            return Registered::Replaced(core::mem::replace(v, value));
+        }
+        if self.peer_len(peer) >= self.max_per_peer || self.by_key.len() >= self.max_total {
+            self.refused += 1;
+            return Registered::Refused;
+        }
+        *self.per_peer.entry(peer.clone()).or_insert(0) += 1;
+        self.by_key.insert((peer.clone(), token), value);
+        Registered::New
+    }
+
+    /// Remove `peer`'s observation with `token`.
+    pub fn remove(&mut self, peer: &P, token: Token) -> Option<V> {
+        let v = self.by_key.remove(&(peer.clone(), token))?;
+        if let Some(n) = self.per_peer.get_mut(peer) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_peer.remove(peer);
+            }
+        }
+        Some(v)
+    }
+
+    /// Remove every observation of `peer` (a CoAP-over-TCP connection closed).
+    pub fn remove_peer(&mut self, peer: &P) -> Vec<V> {
+        let tokens: Vec<Token> = self.by_key.keys().filter(|(p, _)| p == peer).map(|(_, t)| *t).collect();
+        tokens.into_iter().filter_map(|t| self.remove(peer, t)).collect()
+    }
+
+    /// The value of `peer`'s observation with `token`.
+    pub fn get_mut(&mut self, peer: &P, token: Token) -> Option<&mut V> {
+        self.by_key.get_mut(&(peer.clone(), token))
+    }
+
+    /// Every observation, in (peer, token) order.
+    pub fn iter(&self) -> impl Iterator<Item = (&(P, Token), &V)> {
+        self.by_key.iter()
+    }
+
+    /// Observations registered now.
+    pub fn len(&self) -> usize {
+        self.by_key.len()
+    }
+
+    /// `true` when nobody observes.
+    pub fn is_empty(&self) -> bool {
+        self.by_key.is_empty()
+    }
+
+    /// Observations of `peer` now.
+    pub fn peer_len(&self, peer: &P) -> usize {
+        self.per_peer.get(peer).copied().unwrap_or(0)
+    }
+
+    /// Registrations refused so far (over a share or the limit).
+    pub fn refused(&self) -> u64 {
+        self.refused
+    }
+}
 
 /// A registered observer (server role).
 pub(super) struct Observation<P> {
@@ -43,7 +144,16 @@ impl<P: Peer> Endpoint<P> {
     pub fn observe(&mut self, now: Instant, id: ServerRequestId, response: Response) -> Result<bool, UnknownRequest> {
         let s = self.served.get(&id).ok_or(UnknownRequest(id))?;
         let (peer, token) = (s.peer.clone(), s.token);
-        let ok = self.observations.len() < self.config.max_observations && response.code.is_success();
+        let ok = response.code.is_success()
+            && match self.observers.register(&peer, token, id) {
+                super::Registered::New => true,
+                super::Registered::Replaced(old) => {
+                    // RFC 7641 §4.1: the same client and token replace the entry.
+                    self.observations.remove(&old);
+                    true
+                }
+                super::Registered::Refused => false,
+            };
         let mut response = response;
         if ok {
             response.options.set_uint(option::OBSERVE, 0);
@@ -97,7 +207,32 @@ impl<P: Peer> Endpoint<P> {
 
     /// End the observation of `id` (no more notifications; the client is not told).
     pub fn cancel_observation(&mut self, id: ServerRequestId) -> bool {
-        self.observations.remove(&id).is_some()
+        self.end_observation(id)
+    }
+
+    /// Forget observation `id` in both indexes.
+    fn end_observation(&mut self, id: ServerRequestId) -> bool {
+        match self.observations.remove(&id) {
+            Some(o) => {
+                if self.observers.get_mut(&o.peer, o.token).is_some_and(|v| *v == id) {
+                    self.observers.remove(&o.peer, o.token);
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Observations `peer` has registered now (at most
+    /// [`EndpointConfig::max_observations_per_peer`](super::EndpointConfig::max_observations_per_peer)).
+    pub fn observations_of(&self, peer: &P) -> usize {
+        self.observers.peer_len(peer)
+    }
+
+    /// Whether the observation registered by request `id` is still in force (a registration
+    /// with the same peer and token, a deregistration or a failed notification ends it).
+    pub fn is_observing(&self, id: ServerRequestId) -> bool {
+        self.observations.contains_key(&id)
     }
 
     /// Observations registered now (server role).
@@ -111,8 +246,7 @@ impl<P: Peer> Endpoint<P> {
         if msg.options.get_uint(option::OBSERVE) != Some(1) {
             return;
         }
-        let found = self.observations.iter().find(|(_, o)| o.peer == *peer && o.token == msg.token).map(|(k, _)| *k);
-        if let Some(id) = found {
+        if let Some(id) = self.observers.remove(peer, msg.token) {
             self.observations.remove(&id);
         }
     }
@@ -126,7 +260,7 @@ impl<P: Peer> Endpoint<P> {
                 o.queued = None;
             }
             if failed {
-                self.observations.remove(&id);
+                self.end_observation(id);
             }
         }
         true
@@ -276,5 +410,45 @@ mod tests {
         // GET with Observe = 1 and the same token deregisters.
         server.handle_datagram(now, C, &req(3, 7, 1));
         assert_eq!(server.observations(), 0);
+    }
+
+    /// The probe's attack: one socket registering again and again. With the same token each
+    /// registration replaces the last (RFC 7641 §4.1): one observation, one copy of each
+    /// notification. With new tokens it stays within its share, and another client registers.
+    #[test]
+    fn re_registration_replaces_and_a_peer_keeps_to_its_share() {
+        let mut server = Endpoint::<u32>::with_seed(EndpointConfig::default(), 2);
+        let now = Instant::ZERO;
+        let req = |mid: u16, tok: u64| {
+            let mut m = Message::new(MessageType::Con, Code::GET, mid).with_token(crate::Token::from_u64(tok));
+            m.add_uri_path("counter");
+            m.options.set_uint(option::OBSERVE, 0);
+            m.to_bytes()
+        };
+        let register = |server: &mut Endpoint<u32>, peer: u32, mid: u16, tok: u64| {
+            server.handle_datagram(now, peer, &req(mid, tok));
+            let Some(Event::Request { id, .. }) = server.poll_event() else { panic!() };
+            let ok = server.observe(now, id, Response::content("0")).unwrap();
+            let answer = Message::decode(&server.poll_transmit(now).unwrap().bytes).unwrap();
+            assert_eq!(answer.options.contains(option::OBSERVE), ok);
+            (id, ok)
+        };
+        let mut last = None;
+        for mid in 0..64 {
+            let (id, ok) = register(&mut server, C, mid, 7);
+            assert!(ok);
+            last = Some(id);
+        }
+        assert_eq!((server.observations(), server.observations_of(&C)), (1, 1));
+        server.notify(now, last.unwrap(), Response::content("1"), false).unwrap();
+        let sent: Vec<_> = std::iter::from_fn(|| server.poll_transmit(now)).collect();
+        assert_eq!(sent.len(), 1, "one copy of each notification");
+        for mid in 100..164 {
+            register(&mut server, C, mid, u64::from(mid));
+        }
+        assert_eq!(server.observations_of(&C), 4, "the default per-peer share");
+        let (_, ok) = register(&mut server, S, 500, 7);
+        assert!(ok, "another client's registration is accepted");
+        assert_eq!(server.observations(), 5);
     }
 }

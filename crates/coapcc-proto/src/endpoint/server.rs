@@ -5,6 +5,7 @@ use super::block::{self, Slice};
 use super::dedup::{Cached, Reply};
 use super::lifecycle::DuplicateAnswer;
 use super::timers::TimerKey;
+use super::transfers::{keeps_representation, resource_key};
 use super::{
     known_critical, Endpoint, Event, Peer, RecordKind, Response, Served, ServerRequestId, TransmitKind, UnknownRequest,
 };
@@ -41,6 +42,11 @@ impl<P: Peer> Endpoint<P> {
     /// off).
     #[inline]
     fn answer(&mut self, now: Instant, id: ServerRequestId, s: Served<P>, response: &Response) {
+        if !self.keep_keys.is_empty() {
+            if let Some(key) = self.keep_keys.remove(&id) {
+                self.keep_if_sliced(now, &s, key, response);
+            }
+        }
         // Answered in one message (not a separate response, which keeps the peer's pending
         // count until its own exchange finishes): the request is finished.
         if s.con && !s.acked {
@@ -72,6 +78,41 @@ impl<P: Peer> Endpoint<P> {
             self.respond_apart(now, id, s, msg);
         }
         self.pump(now);
+    }
+
+    /// Whether the answer to `s` carrying `r` goes out in Block2 blocks with more to come.
+    fn more_blocks(&self, s: &Served<P>, r: &Response) -> bool {
+        let slice = block::slice(r.payload.len(), s.block2, self.config.block_szx, self.config.max_unblocked_payload);
+        r.code.is_success() && matches!(slice, Slice::Block(b, _) if b.more)
+    }
+
+    /// Keep the answer `r` to a request that changed state for its Block2 follow-ups when it
+    /// goes out block-wise (out of line: rare).
+    #[cold]
+    #[inline(never)]
+    fn keep_if_sliced(&mut self, now: Instant, s: &Served<P>, key: Vec<u8>, r: &Response) {
+        if self.more_blocks(s, r) {
+            let mut kept = r.clone();
+            kept.options.remove(option::BLOCK2);
+            self.transfers.keep(now, &s.peer, key, kept);
+        }
+    }
+
+    /// Answer request `id` (`s`, not in the table), a Block2 follow-up of request `key`, from
+    /// the representation kept for it, or with 4.08 when none is kept (out of line: rare).
+    #[cold]
+    #[inline(never)]
+    fn answer_follow_up(&mut self, now: Instant, id: ServerRequestId, s: Served<P>, key: Vec<u8>) {
+        let peer = s.peer.clone();
+        match self.transfers.take_kept(now, &peer, &key) {
+            Some(r) => {
+                let more = self.more_blocks(&s, &r);
+                self.answer(now, id, s, &r);
+                // After its last block it lingers a while, for a block asked for again.
+                self.transfers.restore(now, &peer, key, r, !more);
+            }
+            None => self.answer(now, id, s, &super::transfers::follow_up_unknown()),
+        }
     }
 
     /// Whether the answer to `s` is `r` as it is: the whole payload (not sliced into a
@@ -211,6 +252,16 @@ impl<P: Peer> Endpoint<P> {
             self.deregister(&peer, &msg);
         }
         self.dedup.insert_pending(peer.clone(), msg.message_id, id, expires);
+        if !bad && keeps_representation(msg.code) {
+            let key = resource_key(msg.code, &msg.options);
+            if !has_block1 && s.block2.is_some_and(|b| b.num > 0) {
+                // A later block of an answer to a request that changed state: from the kept
+                // representation, never from the resource again (RFC 7959 §3.3).
+                self.stats.requests_received += 1;
+                return self.answer_follow_up(now, id, s, key);
+            }
+            self.keep_keys.insert(id, key);
+        }
         if !bad && !has_block1 {
             if let Some(r) = respond(&msg) {
                 // As reported and answered at once: the record never enters the table and
@@ -280,11 +331,11 @@ impl<P: Peer> Endpoint<P> {
                 None
             }
             Ok(Some(b)) => match self.upload_block(now, peer, &msg, b) {
-                super::block1::Step::Answer(r) => {
+                super::transfers::Step::Answer(r) => {
                     let _ = self.respond(now, id, r);
                     None
                 }
-                super::block1::Step::Complete(body) => {
+                super::transfers::Step::Complete(body) => {
                     msg.payload = body;
                     msg.options.remove(option::BLOCK1);
                     msg.options.remove(option::SIZE1);

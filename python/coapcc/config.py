@@ -226,11 +226,20 @@ class _Section:
             object.__setattr__(self, k, v)
 
     def to_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        """Every field; an optional one (added after the first datasets) only when it is not
+        at its default, so that earlier configurations keep their description."""
+        optional = _SECTION_OPTIONAL[self._prefix]
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if not (f.name in optional and getattr(self, f.name) == f.default)
+        }
 
     @classmethod
     def _checked(cls, values: Mapping[str, Any]):
         obj = object.__new__(cls)
+        for f in dataclasses.fields(cls):  # an optional field at its default is left out
+            object.__setattr__(obj, f.name, f.default)
         for k, v in values.items():
             object.__setattr__(obj, k, v)
         return obj
@@ -255,6 +264,10 @@ def _section(name: str, title: str) -> type:
     return cls
 
 
+_SECTION_OPTIONAL = {
+    name: frozenset(f["name"] for f in fields if f.get("optional"))
+    for name, fields in _SCHEMA["sections"].items()
+}
 Link = _section("link", "Link")
 Coap = _section("coap", "Coap")
 Server = _section("server", "Server")

@@ -84,6 +84,18 @@ def _nodes(topology: str) -> int:
     return 1
 
 
+def _flatten(section: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    """A section's fields as ``prefix_field`` columns, nested sections flattened the same way
+    (``radio_mrm_capture_effect``); a section set to ``null`` is one column of ``None``."""
+    out: dict[str, Any] = {}
+    for k, v in section.items():
+        if isinstance(v, Mapping):
+            out.update(_flatten(v, f"{prefix}_{k}"))
+        else:
+            out[f"{prefix}_{k}"] = v
+    return out
+
+
 def _traffic_columns(traffic: str) -> dict:
     kind, _, arg = traffic.partition(":")
     row = {"pattern": kind, "load_kbps": math.nan, "tb_s": math.nan, "event_bytes": math.nan}
@@ -180,13 +192,13 @@ class MeshConfig:
 
     def columns(self) -> dict[str, Any]:
         """The dataset's configuration columns: every field, sections flattened
-        (``mac_queue_packets``...), plus ``algorithm`` (the label), ``grid_n`` (n of an n×n
+        (``mac_queue_packets``, ``radio_mrm_capture_effect``...), plus ``algorithm`` (the label), ``grid_n`` (n of an n×n
         grid, else NaN), and the traffic's ``pattern``, ``load_kbps``, ``tb_s`` and
         ``event_bytes`` (NaN where they do not apply)."""
         cols: dict[str, Any] = {}
         for k, v in self.data.items():
             if isinstance(v, Mapping):
-                cols.update({f"{k}_{kk}": vv for kk, vv in v.items()})
+                cols.update(_flatten(v, k))
             else:
                 cols[k] = v
             if k == "topology":
@@ -200,6 +212,14 @@ class MeshConfig:
 
 
 _QUANTILES = ("count", "mean", "min", "p10", "p25", "median", "p75", "p90", "p95", "max")
+#: Per-client counts summed over the clients of a run (the runs table's totals).
+_CLIENT_TOTALS = (
+    "frames",
+    "retransmissions",
+    "first_tx_at_sink",
+    "early_retransmission_count",
+    "retransmitted_frames",
+)
 _DISTS = ("rto_first_s", "rtt_strong_s", "rtt_weak_s", "unit_rtt_s")
 _SCALARS = (
     "plr_mean",
@@ -219,12 +239,15 @@ _SCALARS = (
 
 def report_metrics(report: dict) -> dict[str, Any]:
     """The scalar metrics of a mesh report (``coapcc mesh --json``) as one flat row:
-    ``clients`` (their number), the PLR, retransmission and early-retransmission summaries,
+    ``clients`` (their number), totals over the clients (``frames``, ``retransmissions``,
+    ``first_tx_at_sink``, ``early_retransmission_count``, ``retransmitted_frames``), the PLR, retransmission and early-retransmission summaries,
     ``sim_time_s``, ``wall_s``, ``events``, ``loss_<cause>`` counts and
     ``<distribution>_<quantile>`` of ``rto_first_s``, ``rtt_strong_s``, ``rtt_weak_s`` and
     ``unit_rtt_s`` (NaN where the report has none). :attr:`MeshResult.summary` and a mesh
     study's runs table (:func:`coapcc.mesh_study.run_summary`) are made of it."""
     row: dict[str, Any] = {"clients": len(report["clients"])}
+    for k in _CLIENT_TOTALS:
+        row[k] = sum(c.get(k, 0) for c in report["clients"]) if report["clients"] else 0
     for k in _SCALARS:
         v = report.get(k)
         row[k] = math.nan if v is None else v

@@ -109,6 +109,9 @@ _PER_RUN = frozenset(
         "point_hash",
         "seed",
         "trace",
+        # Mesh runs: the blocks that have a run differ between replications of one point when
+        # the blocks have different replication counts.
+        "blocks",
     )
 )
 

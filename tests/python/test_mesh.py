@@ -26,6 +26,9 @@ def test_mesh_runs_and_returns_tidy_tables(tmp_path):
         "neighbor_queues_full",
         "mac_no_ack",
         "mac_channel_access",
+        "air_collision",
+        "air_fading",
+        "fifo_overflow",
     }
     frames = r.clients["frames"].sum()
     lines = trace.read_text().splitlines()
@@ -83,4 +86,7 @@ def test_ancillotti_experiment_points_are_valid_mesh_configs():
             r = json.loads(coapcc._native.mesh_json(json.dumps(cfg)))
             assert r["config"]["traffic"] == point["traffic"]
             runs += 1
-    assert runs == 48 + 20 + 16
+    # monitoring, events-tb, events-size, then the sensitivity blocks (sens-radio 4 values,
+    # sens-routing 2, sens-release 1, sens-linkack 2, sens-cpu 4, sens-rpl 2, sens-clients 2,
+    # sens-dither: 2 specs of CoAP-CC), each on 2 grids x 3 loads x 2 algorithms.
+    assert runs == 48 + 20 + 16 + 12 * (4 + 2 + 1 + 2 + 4 + 2 + 2 + 1)

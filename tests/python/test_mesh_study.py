@@ -98,10 +98,19 @@ def test_plan_of_ancillotti_runs_seeds_and_shared_points():
     tasks = plan(exp)
     # monitoring 2 x 4 x 6, events-tb 2 x 2 x 5, events-size 2 x 2 x 4 points, 10 replications;
     # events:600,192 is in both event blocks (2 algorithms x 2 grids): run once, in both blocks.
-    assert len(tasks) == (48 + 20 + 16 - 4) * 10
+    # The sensitivity blocks: 18 values x 12 points, 5 replications; the preset's value of
+    # sens-radio, sens-linkack, sens-cpu, sens-rpl, sens-clients (12 points each) and
+    # sens-dither (6) are monitoring's runs (their first 5 replications), one task listing
+    # every block that has it.
+    assert len(tasks) == (48 + 20 + 16 - 4) * 10 + 18 * 12 * 5 - (12 * 5 + 6) * 5
     shared = [t for t in tasks if len(t.blocks) > 1]
-    assert len(shared) == 40 and {t.blocks for t in shared} == {("events-tb", "events-size")}
-    assert {t.planned.config.to_dict()["traffic"] for t in shared} == {"events:600,192"}
+    events = [t for t in shared if t.blocks == ("events-tb", "events-size")]
+    assert len(events) == 40 and {t.planned.config.to_dict()["traffic"] for t in events} == {"events:600,192"}
+    assert {t.blocks for t in shared if t not in events} == {
+        ("monitoring", "sens-radio", "sens-linkack", "sens-cpu", "sens-rpl", "sens-clients"),
+        ("monitoring", "sens-radio", "sens-linkack", "sens-cpu", "sens-rpl", "sens-clients", "sens-dither"),
+    }
+    assert len(shared) == 40 + 12 * 5
     assert "events-size: cc[2] x topology[2] x traffic[4] x 10 replications = 160 runs (40 already" in (
         exp.summary([t.planned for t in tasks])
     )
@@ -132,8 +141,29 @@ def test_plan_of_ancillotti_runs_seeds_and_shared_points():
     assert sorted(x.planned.replication for x in reps) == list(range(10))
     assert len({x.planned.config.seed for x in reps}) == 10
     quick = plan(exp.quick_variant())
-    assert len(quick) == 80 * 2 and all(x.planned.config.to_dict()["duration_s"] == 1800 for x in quick)
+    assert len(quick) == (80 + 18 * 12 - 66) * 2 and all(
+        x.planned.config.to_dict()["duration_s"] == 1800 for x in quick
+    )
     assert {x.config_hash for x in quick}.isdisjoint({x.config_hash for x in tasks})
+
+
+def test_the_runs_table_keeps_each_replications_blocks():
+    """Replications of one point can belong to different blocks (a 5-replication sensitivity
+    block shares monitoring's first 5): the runs table keeps each run's own ``blocks``, though
+    the configuration columns of a point are stored once."""
+    from coapcc.tables import _common_table
+
+    tasks = [t for t in plan(find_experiment("ancillotti")) if "sens-cpu" in t.blocks]
+    point = tasks[0].planned.point_hash
+    reps = sorted(
+        (t for t in plan(find_experiment("ancillotti")) if t.planned.point_hash == point),
+        key=lambda t: -t.planned.replication,  # replications 9..0: the first ones not in sens-cpu
+    )
+    commons = [t.common() for t in reps]
+    assert len({c["blocks"] for c in commons}) == 2
+    table = _common_table(commons)
+    assert table.column("blocks").to_pylist() == [c["blocks"] for c in commons]
+    assert table.column("replication").to_pylist() == list(range(9, -1, -1))
 
 
 #: Mistakes made the same way in a simulator experiment file and a mesh one: (name, edit of

@@ -59,8 +59,10 @@ def test_a_mesh_run_is_a_simconfig_and_the_mesh_command_is_its_view():
         algorithm="cocoa-plus:preset=ancillotti-cooja",
         max_sim_time_s=120,
         mesh={"mac.queue_packets": 4},
+        coap={"clock_tick_ns": 7_812_500},  # the mesh command's preset: Erbium's 1/128 s clock
     )
     native = to_native(cfg)
+    assert native["coap"]["clock_tick_ns"] == 7_812_500
     assert native["topology"]["mesh"]["mac"]["queue_packets"] == 4
     assert native["workload"]["kind"] == {"periodic": {"load_kbps": 2.0}}
     flat = cfg.flat()
@@ -96,6 +98,10 @@ def test_extra_access_links_are_parameters():
     assert "access_links" in coapcc.simulate(cfg).raw
     # Unset, the new fields stay out of a configuration's identity.
     assert "topology" not in SimConfig().to_dict() and "access_links" not in SimConfig().flat()
+    assert (
+        "clock_tick_ns" not in SimConfig().to_dict()["coap"]
+        and "coap_clock_tick_ns" not in SimConfig().flat()
+    )
 
 
 def test_the_extension_raises_keyed_errors():

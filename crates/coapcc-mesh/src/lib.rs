@@ -17,7 +17,8 @@
 //! let (mut seq, sink) = (0, net.sink() as u16);
 //! net.push(0, &mut seq, 8, sink, 60, 7); // a 60-byte frame from the far corner to the sink
 //! let mut delivered = None;
-//! while net.peek().is_some() {
+//! // The network never goes idle (RPL's Trickle timers): run until the frame is delivered.
+//! while delivered.is_none() && net.peek().is_some_and(|(t, _)| t < 10_000_000_000) {
 //!     if let Some(d) = net.poll(&mut seq) {
 //!         delivered = Some((d.node, d.payload));
 //!     }
@@ -42,10 +43,14 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod contiki;
+pub mod mote;
+pub mod mrm;
 pub mod net;
 pub mod radio;
 pub mod report;
 pub mod routing;
+pub mod rpl;
 pub mod topology;
 
 pub use config::{MeshNetConfig, MeshNetError};

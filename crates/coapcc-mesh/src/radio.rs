@@ -1,11 +1,13 @@
 //! The radio medium's static part: who hears whom, how well, how strongly.
 //!
-//! [`Medium`] precomputes, for every ordered pair of nodes, the packet reception ratio of the
-//! [`Curve`] and the received power of the log-distance model, plus each node's neighbours
-//! within interference and CCA range. The dynamic part (ongoing transmissions, locks,
-//! collisions, capture) lives in the engine, which asks only these tables.
+//! [`Medium`] precomputes, for every ordered pair of nodes, the packet reception ratio and the
+//! received power: of the [`Curve`] and the log-distance model, with each node's neighbours
+//! within interference and CCA range; or of Cooja's MRM ([`crate::mrm`]), with the nodes each
+//! transmitter can reach. The dynamic part (ongoing transmissions, locks, collisions, capture)
+//! lives in the network's medium (`net/medium.rs`), which asks only these tables.
 
 use crate::config::{Curve, RadioConfig};
+use crate::mrm::MrmConfig;
 use crate::topology::Topology;
 
 /// Packet reception ratio at distance `d` metres (no interference).
@@ -42,8 +44,11 @@ pub struct Hearer {
     pub node: u16,
     /// PRR of frames from the transmitter.
     pub prr: f64,
-    /// Received power from the transmitter, linear (mW relative to 1 m).
+    /// Received power from the transmitter, linear (mW relative to 1 m; reception-curve
+    /// model).
     pub power: f64,
+    /// Received power, dBm (MRM) or dB relative to 1 m (reception-curve model).
+    pub dbm: f64,
 }
 
 /// Precomputed link tables of a topology.
@@ -59,8 +64,13 @@ pub struct Medium {
 }
 
 impl Medium {
-    /// Tables for `topo` under `cfg`.
+    /// Tables for `topo` under `cfg`. With MRM (`cfg.mrm`) a transmitter's hearers are the
+    /// nodes with a positive reception probability, plus, without the capture effect, those
+    /// where its power exceeds the background noise (they are disturbed by it).
     pub fn new(topo: &Topology, cfg: &RadioConfig) -> Medium {
+        if let Some(mrm) = &cfg.mrm {
+            return Medium::mrm(topo, mrm);
+        }
         let n = topo.len();
         let mut prr_t = vec![0.0; n * n];
         let mut power = vec![0.0; n * n];
@@ -75,7 +85,12 @@ impl Medium {
                 prr_t[a * n + b] = prr(cfg, d);
                 if d <= cfg.interference_range_m + 1e-9 {
                     power[a * n + b] = libm::pow(10.0, power_db(cfg, d) / 10.0);
-                    hearers[a].push(Hearer { node: b as u16, prr: prr_t[a * n + b], power: power[a * n + b] });
+                    hearers[a].push(Hearer {
+                        node: b as u16,
+                        prr: prr_t[a * n + b],
+                        power: power[a * n + b],
+                        dbm: power_db(cfg, d),
+                    });
                 }
                 if d <= cfg.cca_range_m + 1e-9 {
                     cca_senders[b].push(a as u16);
@@ -83,6 +98,28 @@ impl Medium {
             }
         }
         Medium { n, prr: prr_t, power, hearers, cca_senders }
+    }
+
+    fn mrm(topo: &Topology, mrm: &MrmConfig) -> Medium {
+        let n = topo.len();
+        let mut prr_t = vec![0.0; n * n];
+        let mut power = vec![0.0; n * n];
+        let mut hearers = vec![Vec::new(); n];
+        for a in 0..n {
+            for b in 0..n {
+                if a == b {
+                    continue;
+                }
+                let d = topo.distance(a, b);
+                let (p, dbm) = (mrm.prr(d), mrm.power_dbm(d));
+                prr_t[a * n + b] = p;
+                power[a * n + b] = libm::pow(10.0, dbm / 10.0);
+                if p > 0.0 || (!mrm.capture_effect && dbm > mrm.bg_noise_mean_dbm) {
+                    hearers[a].push(Hearer { node: b as u16, prr: p, power: power[a * n + b], dbm });
+                }
+            }
+        }
+        Medium { n, prr: prr_t, power, hearers, cca_senders: vec![Vec::new(); n] }
     }
 
     /// Number of nodes.
@@ -100,8 +137,8 @@ impl Medium {
         self.prr[from * self.n + to]
     }
 
-    /// Linear received power at `to` of a transmission by `from` (0 beyond interference
-    /// range).
+    /// Linear received power at `to` of a transmission by `from` (reception-curve model: 0
+    /// beyond interference range).
     pub fn power(&self, from: usize, to: usize) -> f64 {
         self.power[from * self.n + to]
     }

@@ -19,6 +19,14 @@ pub struct LossCauses {
     pub mac_no_ack: u64,
     /// Packets dropped by the MAC after macMaxCSMABackoffs busy CCAs.
     pub mac_channel_access: u64,
+    /// Packets lost on the air to a collision at the next hop, without link-layer ACKs to
+    /// recover them (Contiki's nullrdc on Sky and Z1).
+    pub air_collision: u64,
+    /// Packets lost on the air because the next hop's reception draw failed, without
+    /// link-layer ACKs.
+    pub air_fading: u64,
+    /// Packets lost in the next hop's receive FIFO (overflow, or flushed after one).
+    pub fifo_overflow: u64,
 }
 
 /// MAC and medium counters (all nodes).
@@ -45,6 +53,10 @@ pub struct MacCounters {
     pub false_drops: u64,
     /// MAC ACKs not sent because the receiver was transmitting.
     pub acks_skipped: u64,
+    /// Frames lost in a receive FIFO (RPL's and ACKs included).
+    pub fifo_overflows: u64,
+    /// Transmissions of RPL's DIOs and DAOs (included in `data_tx`).
+    pub control_tx: u64,
 }
 
 /// Packet accounting: `created + duplicates_forwarded = delivered + dropped + in_network_at_end`.
@@ -54,7 +66,8 @@ pub struct Conservation {
     pub created: u64,
     /// Packets that reached their final destination.
     pub delivered: u64,
-    /// Packets dropped (buffer overflow, neighbour queues, MAC no-ACK, channel access).
+    /// Packets dropped (buffer overflow, neighbour queues, MAC no-ACK, channel access, lost
+    /// on the air without link-layer ACKs, receive FIFO).
     pub dropped: u64,
     /// Packets queued or being forwarded when the run ended.
     pub in_network_at_end: u64,

@@ -1,9 +1,10 @@
 //! An RPL-like DODAG, built once per run, and storing-mode forwarding.
 //!
 //! The DODAG is the shortest-path tree to the root under the objective (ETX = 1 / (PRR_fwd ·
-//! PRR_rev) per link, as Contiki's MRHOF, or hop count, as OF0), over links whose PRR in both
-//! directions is at least `min_link_prr`. Ties go to the lowest parent index, so the tree is a
-//! pure function of the topology. No control traffic (DIO/DAO) is simulated: the tree is what
+//! PRR_rev) per link, as Contiki's MRHOF with link-layer ACKs; hop count, as OF0; or hop count
+//! with ties to the better link, as MRHOF without link-layer ACKs), over links whose PRR in both
+//! directions is at least `min_link_prr`. Other ties go to the lowest parent index, so the tree
+//! is a pure function of the topology. No control traffic (DIO/DAO) is simulated: the tree is what
 //! RPL converges to on a static network, installed before the first packet.
 //!
 //! Storing mode: every node knows its sub-DODAG. A packet for `dst` goes down to the child
@@ -42,8 +43,17 @@ impl Dodag {
             }
             Some(match cfg.objective {
                 Objective::Etx => 1.0 / (f * r),
-                Objective::Hops => 1.0,
+                Objective::Hops | Objective::HopsLink => 1.0,
             })
+        };
+        // On equal cost: the lowest parent index, or (hops-link) the better link first.
+        let quality = |a: usize, b: usize| medium.prr(a, b) * medium.prr(b, a);
+        let preferred = |v: usize, u: usize, p: usize| match cfg.objective {
+            Objective::HopsLink => {
+                let (qu, qp) = (quality(v, u), quality(v, p));
+                qu > qp + 1e-12 || ((qu - qp).abs() <= 1e-12 && u < p)
+            }
+            _ => u < p,
         };
         let mut rank = vec![f64::INFINITY; n];
         let mut parent: Vec<Option<usize>> = vec![None; n];
@@ -67,7 +77,8 @@ impl Dodag {
                 }
                 if let Some(c) = cost(v, u) {
                     let r = rank[u] + c;
-                    let better = r < rank[v] - 1e-9 || (r <= rank[v] + 1e-9 && parent[v].is_some_and(|p| u < p));
+                    let better =
+                        r < rank[v] - 1e-9 || (r <= rank[v] + 1e-9 && parent[v].is_some_and(|p| preferred(v, u, p)));
                     if better {
                         rank[v] = r;
                         parent[v] = Some(u);

@@ -8,7 +8,11 @@ use coapcc_sim::{simulate, simulate_with_trace, GroupConfig, JsonLinesTrace, Sim
 fn mesh_cfg(preset: &str, topology: &str, cc: &str, clients: u32, exchanges: u32, seed: u64) -> SimConfig {
     let mut c = SimConfig { seed, groups: vec![GroupConfig { cc: cc.into(), clients }], ..SimConfig::default() };
     c.workload.exchanges = exchanges;
-    c.topology.mesh = Some(MeshNetConfig::preset(preset, topology).unwrap());
+    let mut m = MeshNetConfig::preset(preset, topology).unwrap();
+    // Flows end when their exchanges have; RPL's endless Trickle timers would keep the run
+    // going to its time bound (`simulate --mesh-preset` turns them off the same way).
+    m.routing.rpl.control = false;
+    c.topology.mesh = Some(m);
     c
 }
 
@@ -35,7 +39,11 @@ fn accounted(r: &SimReport, trace: &[serde_json::Value], clients: u32, exchanges
     let c = &m.conservation;
     assert_eq!(c.created + m.mac.duplicates_forwarded, c.delivered + c.dropped + c.in_network_at_end, "{c:?}");
     let d = &m.drops;
-    assert_eq!(c.dropped, d.buffer_overflow + d.neighbor_queues_full + d.mac_no_ack + d.mac_channel_access);
+    let lost_on_air = d.air_collision + d.air_fading + d.fifo_overflow;
+    assert_eq!(
+        c.dropped,
+        d.buffer_overflow + d.neighbor_queues_full + d.mac_no_ack + d.mac_channel_access + lost_on_air
+    );
     // Every copy the clients sent entered the network.
     let sent: u64 = r.flows.iter().map(|f| f.transmissions).sum();
     assert!(c.created >= sent, "{} packets entered, {sent} request copies sent", c.created);
@@ -54,7 +62,8 @@ fn mesh_runs_are_accounted_for() {
         let m = r.mesh.as_ref().unwrap();
         assert_eq!((m.nodes, m.sink, m.root), (9, 0, 4));
         assert!(m.client_hops.iter().all(|&h| h >= 1));
-        assert!(m.mac.data_tx > 0 && m.mac.acked > 0);
+        // Contiki's nullrdc on Sky and Z1 asks for no link-layer ACK (ancillotti-cooja).
+        assert!(m.mac.data_tx > 0 && (m.mac.acked > 0) == (preset != "ancillotti-cooja"));
     }
 }
 
@@ -177,14 +186,14 @@ fn command_line_mesh_flags() {
 
 #[test]
 fn every_registry_algorithm_runs_over_a_mesh() {
-    // Start jitter: under Contiki's CSMA rules the first attempt has no backoff and a retry
-    // after a missing ACK waits exactly one time base, so clients that start at the same
-    // instant with identical timers (no dither) collide in lockstep for ever.
+    // Start jitter: under Contiki's CSMA rules the first attempt has no backoff, so clients
+    // that start at the same instant with identical timers (no dither) collide in lockstep.
     for info in coapcc_cc::ALGORITHMS {
         let mut c = mesh_cfg("ancillotti-cooja", "grid:3", info.name, 7, 10, 2);
         c.workload.start_jitter_ms = 1000.0;
         let (r, trace) = run(&c);
         accounted(&r, &trace, 7, 10);
-        assert!(r.mesh.as_ref().unwrap().mac.acked > 0, "{}", info.name);
+        let m = r.mesh.as_ref().unwrap();
+        assert!(m.conservation.delivered > 0 && m.mac.acked == 0, "{}", info.name);
     }
 }

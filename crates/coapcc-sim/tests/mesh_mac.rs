@@ -203,33 +203,3 @@ fn duty_cycling_strobes_until_the_receiver_wakes_then_locks_its_phase() {
     assert_eq!(times(&log, 1, |w| matches!(w, MacWhat::RxData { .. })), vec![last + 1792, wake2 + 192 + 1792]);
     assert_eq!(times(&log, 0, |w| *w == MacWhat::AckReceived), vec![last + 1792 + 192 + 352, wake2 + 192 + 1792 + 544]);
 }
-
-#[test]
-fn contiki_csma_retries_after_its_time_base() {
-    // Contiki 3.0 csma.c: no initial backoff; after a missing ACK a retry one time base T
-    // (7 813 µs) later; three transmissions in all. Two senders in range collide each time.
-    let contiki = |c: &mut MeshRun| c.mac.csma = coapcc_mesh::config::CsmaMode::Contiki;
-    let mut s = sim("contiki-collide", "0 0\n10 0\n20 0\n", contiki);
-    s.inject(0, 0, 1, 50);
-    s.inject(0, 2, 1, 50);
-    let log = run_log(s);
-    // Attempt k+1 starts at ACK timeout + T + CCA 128 + turnaround 192.
-    for node in [0, 2] {
-        assert_eq!(times(&log, node, is_tx), vec![320, 2976 + 7813 + 320, 13765 + 7813 + 320]);
-        assert_eq!(times(&log, node, |w| *w == MacWhat::Drop(DropCause::NoAck)), vec![21898 + 2656]);
-    }
-    // A busy CCA (B hears A, CCA range 25 m) retries after T·(1 + U{0, 1}).
-    let mut s = sim("contiki-busy", "0 0\n10.5 0\n21 0\n", |c| {
-        contiki(c);
-        c.radio.curve = coapcc_mesh::config::Curve::Step;
-        c.radio.range_full_m = 11.0;
-        c.radio.cca_range_m = 25.0;
-    });
-    s.inject(0, 0, 1, 50);
-    s.inject(1_000 * US, 2, 1, 50);
-    let log = run_log(s);
-    assert_eq!(times(&log, 2, |w| *w == MacWhat::CcaBusy), vec![1128]);
-    let retry = times(&log, 2, is_tx);
-    assert!(retry == vec![1128 + 7813 + 320] || retry == vec![1128 + 2 * 7813 + 320], "{retry:?}");
-    assert_eq!(times(&log, 1, |w| matches!(w, MacWhat::RxData { .. })).len(), 2);
-}

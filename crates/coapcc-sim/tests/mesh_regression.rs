@@ -10,7 +10,9 @@
 //! global events} × seeds {1, 2} × {no duty cycling (`ancillotti-cooja`, Contiki CSMA),
 //! ContikiMAC-like duty cycling (`makarem2021`)} on a 3 x 3 grid, plus variants: the standard's
 //! CSMA/CA (`ieee802154`) on a 4 x 4 grid, Block1 units, whole messages, a ring with capture
-//! off and no duplicate detection, a forwarding and server delay, and a chain with MAC logs.
+//! off and no duplicate detection, a forwarding and server delay, and a chain with MAC logs;
+//! the study firmware's CoAP-CC and CoCoA+ on a 4 x 4 grid, nullrdc with link-layer ACKs, and
+//! a smooth MRM curve with ETX routes.
 //!
 //! Regenerate only after an intended change of results (and say why in the commit):
 //!
@@ -22,7 +24,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use coapcc_mesh::MacRecord;
-use coapcc_sim::mesh_command::{simulate, MeshReport, MeshRun};
+use coapcc_sim::mesh_command::{simulate, MeshReport, MeshRun, ANCILLOTTI_COAP_CC, ANCILLOTTI_COCOA_PLUS};
 use coapcc_sim::trace::{ExchangeTrace, TraceSink, UnitTrace};
 use serde_json::{json, Value};
 
@@ -79,6 +81,18 @@ fn cases() -> Vec<(String, MeshRun, bool)> {
     c.routing.forward_delay_us = 1500;
     c.app.server_delay_us = 20_000;
     out.push(("variant/forward-and-server-delay".into(), c, false));
+    // The study's firmware (the preset's algorithms) and the Contiki stack's options.
+    for (name, cc) in [("coap-cc", ANCILLOTTI_COAP_CC), ("cocoa-plus", ANCILLOTTI_COCOA_PLUS)] {
+        let c = base("ancillotti-cooja", "grid:4", cc, "periodic:2.5", 8);
+        out.push((format!("firmware/{name}/grid:4"), c, false));
+    }
+    let mut c = base("ancillotti-cooja", "grid:3", ANCILLOTTI_COCOA_PLUS, "periodic:2", 9);
+    c.mac.nullrdc.autoack = true;
+    out.push(("variant/nullrdc-autoack".into(), c, false));
+    let mut c = base("ancillotti-cooja", "grid:3", ANCILLOTTI_COAP_CC, "periodic:2", 10);
+    c.radio.mrm = Some(coapcc_mesh::mrm::MrmConfig::smooth(14.142, 1.0));
+    c.routing.objective = coapcc_mesh::config::Objective::Etx;
+    out.push(("variant/mrm-smooth-etx".into(), c, false));
     let mut c = base("makarem2021", "chain:4", "cocoa", "periodic:1", 6);
     c.duration_s = 120.0;
     out.push(("maclog/makarem2021/chain:4".into(), c, true));

@@ -18,6 +18,15 @@ fn cfg(topology: &str, cc: &str, traffic: &str, duration_s: f64) -> MeshRun {
     }
 }
 
+/// The study's grid with the standard's CSMA/CA (MAC ACKs and retries, duplicates after a lost
+/// ACK, one FIFO per node) and no processor model or RPL traffic.
+fn with_standard_mac(mut c: MeshRun) -> MeshRun {
+    let d = MeshRun::default();
+    (c.mac, c.radio, c.mote) = (d.mac, d.radio, d.mote);
+    c.routing.rpl.control = false;
+    c
+}
+
 fn conserved(r: &MeshReport) {
     let c = &r.conservation;
     assert_eq!(
@@ -26,7 +35,8 @@ fn conserved(r: &MeshReport) {
         "packets must be delivered, dropped or still queued: {c:?}"
     );
     let l = &r.loss_causes;
-    assert_eq!(c.dropped, l.buffer_overflow + l.neighbor_queues_full + l.mac_no_ack + l.mac_channel_access);
+    let mac = l.buffer_overflow + l.neighbor_queues_full + l.mac_no_ack + l.mac_channel_access;
+    assert_eq!(c.dropped, mac + l.air_collision + l.air_fading + l.fifo_overflow);
     for cl in &r.clients {
         assert_eq!(cl.lost, cl.lost_no_caching + cl.lost_give_up);
         assert_eq!(cl.messages, cl.delivered + cl.lost + cl.in_flight_at_end, "node {}", cl.node);
@@ -42,10 +52,13 @@ fn every_algorithm_runs_a_grid_end_to_end() {
         let messages: u64 = r.clients.iter().map(|c| c.messages).sum();
         // 7 clients, T = 7·96·8/1000 = 5.376 s: 111 or 112 messages each in 600 s.
         assert!((7 * 111..=7 * 112).contains(&messages), "{}: {messages}", info.name);
-        assert!(r.plr_mean < 0.2, "{}: PLR {}", info.name, r.plr_mean);
+        // Without link-layer ACKs a rate-paced algorithm (IDC/MBC/BDP-CoAP) loses many
+        // messages to the no-caching rule at this load; the study's algorithms few.
+        let bound = if matches!(info.name, "default" | "cocoa-plus") { 0.2 } else { 0.9 };
+        assert!(r.plr_mean < bound, "{}: PLR {}", info.name, r.plr_mean);
         let rto = r.rto_first_s.unwrap();
         assert_eq!(rto.count as u64, r.clients.iter().map(|c| c.frames).sum::<u64>());
-        assert!(r.clients.iter().all(|c| c.delivered > 100), "{}", info.name);
+        assert!(r.clients.iter().all(|c| c.delivered > 0), "{}", info.name);
     }
 }
 
@@ -100,17 +113,18 @@ fn no_caching_loses_messages_generated_while_one_is_in_flight() {
 
 #[test]
 fn spurious_timeouts_count_as_early_retransmissions() {
-    // A 10 ms timer on a 4-hop path (RTT of tens of ms): nearly every first transmission
-    // reaches the sink and is acknowledged, yet retransmitted.
-    let r = simulate(&cfg(
+    // A 10 ms timer on a 4-hop path (RTT of tens of ms): most first transmissions reach the
+    // sink and are acknowledged, yet retransmitted (with MAC ACKs, so that the copies do not
+    // destroy each other on the air).
+    let r = simulate(&with_standard_mac(cfg(
         "grid:3",
         "default:ack_timeout=0.01,ack_random_factor=1,max_retransmit=4",
         "periodic:0.5",
         300.0,
-    ))
+    )))
     .unwrap();
     conserved(&r);
-    assert!(r.early_retransmissions_mean > 0.8, "{}", r.early_retransmissions_mean);
+    assert!(r.early_retransmissions_mean > 0.6, "{}", r.early_retransmissions_mean);
     // With Contiki's 3-4.5 s timer there are none.
     let r = simulate(&cfg("grid:3", "default:preset=ancillotti-cooja", "periodic:0.5", 300.0)).unwrap();
     assert_eq!(r.early_retransmissions_max, 0.0);
@@ -173,7 +187,8 @@ fn same_seed_same_bytes_with_trace_and_mac_log() {
     // simultaneous events are the most frequent.
     let mut c = cfg("grid:4", "fasor-token", "events:20,192", 200.0);
     c.app.server_delay_us = 5_000;
-    c.mac = MeshRun::preset("makarem2021").unwrap().mac;
+    let mk = MeshRun::preset("makarem2021").unwrap();
+    (c.mac, c.radio, c.mote, c.routing) = (mk.mac, mk.radio, mk.mote, mk.routing);
     let run = |c: &MeshRun| {
         let mut sink = Sink::default();
         let mut r = coapcc_sim::mesh_command::simulate(c, Some(&mut sink)).unwrap();
@@ -189,7 +204,7 @@ fn same_seed_same_bytes_with_trace_and_mac_log() {
 
 #[test]
 fn conservation_holds_with_duplicates_and_forwarding_delay() {
-    let mut c = cfg("grid:5", "default:preset=ancillotti-cooja", "periodic:3", 600.0);
+    let mut c = with_standard_mac(cfg("grid:5", "default:preset=ancillotti-cooja", "periodic:3", 600.0));
     c.mac.duplicate_detection = false;
     c.routing.forward_delay_us = 2_000;
     c.mac.queue_packets = 2;
@@ -197,7 +212,7 @@ fn conservation_holds_with_duplicates_and_forwarding_delay() {
     conserved(&r);
     assert!(r.loss_causes.buffer_overflow > 0);
     // One neighbour queue: a node holding packets for its parent drops those for a child.
-    let mut c = cfg("grid:5", "default:preset=ancillotti-cooja", "periodic:3", 600.0);
+    let mut c = with_standard_mac(cfg("grid:5", "default:preset=ancillotti-cooja", "periodic:3", 600.0));
     c.mac.max_neighbor_queues = 1;
     let r = simulate(&c).unwrap();
     conserved(&r);
@@ -246,29 +261,30 @@ fn bad_configurations_are_refused_with_a_message() {
 
 #[test]
 fn both_csma_rules_run_the_study_grid() {
-    // The standard's CSMA/CA and Contiki's csma.c on the same loaded grid: both conserve
-    // frames, and no frame is sent more often than its rule allows (1 + macMaxFrameRetries =
-    // 4 times; CSMA_MAX_MAC_TRANSMISSIONS = 3 times).
+    // The standard's CSMA/CA (MAC ACKs, 1 + macMaxFrameRetries = 4 transmissions at most) and
+    // Contiki's csma.c over nullrdc as the study's Sky and Z1 motes ran it (no link-layer
+    // ACK: every frame goes out once per hop, a busy channel only delays it) on the same
+    // loaded grid: both conserve packets.
     let mut std = cfg("grid:4", "default:preset=ancillotti-cooja", "periodic:3", 600.0);
     std.mac.csma = coapcc_mesh::config::CsmaMode::Ieee802154;
+    std.mote.cpu = false;
+    std.routing.rpl.control = false;
+    let r = simulate(&std).unwrap();
+    conserved(&r);
+    let l = &r.loss_causes;
+    let frames = r.mac.acked
+        + l.mac_no_ack
+        + l.mac_channel_access
+        + r.mac.false_drops
+        + r.conservation.in_network_at_end
+        + r.topology.nodes as u64;
+    assert!(r.mac.data_tx <= 4 * frames && r.mac.data_tx > r.mac.acked);
     let c = cfg("grid:4", "default:preset=ancillotti-cooja", "periodic:3", 600.0);
     assert_eq!(c.mac.csma, coapcc_mesh::config::CsmaMode::Contiki);
-    for (cfg, max_tx) in [(std, 4), (c, 3)] {
-        let r = simulate(&cfg).unwrap();
-        conserved(&r);
-        // Every frame given to a MAC ends acknowledged, dropped, given up after delivery, or
-        // still queued (queued heads already accepted by the next hop, at most one per node,
-        // are counted at the next hop).
-        let l = &r.loss_causes;
-        let frames = r.mac.acked
-            + l.mac_no_ack
-            + l.mac_channel_access
-            + r.mac.false_drops
-            + r.conservation.in_network_at_end
-            + r.topology.nodes as u64;
-        assert!(r.mac.data_tx <= max_tx * frames, "{cfg:?}");
-        assert!(r.mac.data_tx > r.mac.acked);
-    }
+    let r = simulate(&c).unwrap();
+    conserved(&r);
+    assert_eq!((r.mac.acked, r.mac.ack_tx, r.loss_causes.mac_no_ack), (0, 0, 0));
+    assert!(r.loss_causes.air_collision > 0 && r.mac.control_tx > 0);
 }
 
 #[test]
@@ -370,4 +386,52 @@ fn the_command_is_a_view_of_the_simulators_report() {
     }
     // The flows of an open-loop workload never finish: the run lasts its duration.
     assert!(r.truncated && r.flows.iter().all(|f| f.fct_s.is_none()));
+}
+
+#[test]
+fn the_study_firmware_draws_coap_cc_from_3_to_6_s_in_clock_ticks() {
+    // ancillotti-cooja runs CoAP-CC as the study's firmware: T_0 = 3 s + U{0..384} ticks of
+    // 1/128 s (the paper's footnote 1: [3, 6] s), on a 1/128 s clock, so the RTTs the CoAP
+    // code measures are whole ticks.
+    let c = MeshRun { topology: "grid:4".into(), traffic: "periodic:1".into(), duration_s: 1800.0, ..preset() };
+    assert_eq!(c.cc, coapcc_sim::mesh_command::ANCILLOTTI_COAP_CC);
+    assert_eq!(c.app.clock_tick_ns, 7_812_500);
+    let mut sink = Units::default();
+    let r = coapcc_sim::mesh_command::simulate(&c, Some(&mut sink)).unwrap();
+    conserved(&r);
+    let rto = r.rto_first_s.unwrap();
+    assert!(rto.min >= 3.0 && rto.max <= 6.0 && rto.max > 5.8 && rto.min < 3.2, "{rto:?}");
+    // The dither is uniform over the 385 ticks: mean 4.5 s.
+    assert!((rto.mean - 4.5).abs() < 0.05, "{rto:?}");
+    let ticks = |s: f64| (s * 128.0 - (s * 128.0).round()).abs() < 1e-6;
+    let text = String::from_utf8(sink.0).unwrap();
+    let mut n = 0;
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(ticks(v["rto_first_s"].as_f64().unwrap()), "{line}");
+        if let Some(rtt) = v["rtt_s"].as_f64() {
+            assert!(ticks(rtt), "{line}");
+            n += 1;
+        }
+    }
+    assert!(n > 100);
+    // Contiki 3.0's own code draws from [3, 4.5] s (random factor 1.5).
+    let code = MeshRun { cc: "default:preset=ancillotti-cooja,wait_after_last=off".into(), ..c };
+    let rto = coapcc_sim::mesh_command::simulate(&code, None).unwrap().rto_first_s.unwrap();
+    assert!(rto.min >= 3.0 && rto.max <= 4.5 && rto.max > 4.4, "{rto:?}");
+}
+
+fn preset() -> MeshRun {
+    MeshRun::preset("ancillotti-cooja").unwrap()
+}
+
+/// The per-unit trace lines of a run.
+#[derive(Default)]
+struct Units(Vec<u8>);
+
+impl coapcc_sim::TraceSink for Units {
+    fn exchange(&mut self, _rec: &coapcc_sim::ExchangeTrace<'_>) {}
+    fn unit(&mut self, rec: &coapcc_sim::UnitTrace) {
+        rec.write_line(&mut self.0).unwrap();
+    }
 }

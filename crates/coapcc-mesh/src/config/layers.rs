@@ -5,6 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::contiki::NullrdcConfig;
+use crate::mrm::MrmConfig;
+use crate::rpl::RplConfig;
+
 /// Shape of the packet-reception-ratio curve between `range_full_m` and
 /// `interference_range_m`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,6 +47,10 @@ pub struct RadioConfig {
     pub path_loss_exponent: f64,
     /// PHY header: preamble 4 + SFD 1 + length 1 bytes.
     pub phy_header_bytes: u32,
+    /// Cooja's MRM reception rules (`null`: the reception curve, `capture_db` and the ranges
+    /// above). With MRM, `curve`, `range_full_m`, `interference_range_m`, `cca_range_m`,
+    /// `capture_db` and `path_loss_exponent` are not used.
+    pub mrm: Option<MrmConfig>,
 }
 
 /// Unslotted CSMA/CA (IEEE 802.15.4-2006 §7.5.1.4) with acknowledged unicast frames.
@@ -68,23 +76,24 @@ pub struct MacConfig {
     pub ack_wait_us: u32,
     /// MAC ACK frame without the PHY header: FCF 2 + sequence 1 + FCS 2 bytes.
     pub ack_frame_bytes: u32,
-    /// Packets a node can hold (in service included); Contiki's `QUEUEBUF_NUM` default is 8.
+    /// Packets a node can hold (in service included): Contiki's `QUEUEBUF_NUM` (8 on a Sky, 4
+    /// on a Z1 with IPv6 and in `rpl-border-router`).
     pub queue_packets: u32,
     /// Most distinct next hops with packets queued at once (0: unlimited, the default).
-    /// Contiki's `csma.c` keeps one queue per next hop from a fixed pool: 2 in Contiki 3.0
-    /// (`CSMA_MAX_NEIGHBOR_QUEUES`), `QUEUEBUF_NUM` = 8 in 2.7; a packet for a further next
-    /// hop is dropped. The study's release is not published.
+    /// Contiki's `csma.c` keeps one queue per next hop from a fixed pool,
+    /// `CSMA_MAX_NEIGHBOR_QUEUES` = 2 in 2.7 and 3.0; a packet for a further next hop is
+    /// dropped.
     pub max_neighbor_queues: u32,
     /// Drop duplicate data frames (same sender and sequence number) after a lost MAC ACK, as
     /// Contiki does. With `false` a duplicate is forwarded again.
     pub duplicate_detection: bool,
     /// Channel-access and retransmission rules: `ieee802154` (the standard's unslotted
-    /// CSMA/CA with the constants above) or `contiki` (Contiki 3.0's `csma.c` over a radio
-    /// that does one CCA before each transmission, the stack of the Cooja firmware).
+    /// CSMA/CA with the constants above) or `contiki` (Contiki's `csma.c`: over `nullrdc`
+    /// with `rdc = none`, `crate::contiki`; over ContikiMAC with `rdc = contikimac`).
     pub csma: CsmaMode,
-    /// `contiki`: the clock tick, µs (1/128 s = 7 812.5 µs), which is also the retransmission
-    /// time base T over `nullrdc`; with ContikiMAC T is the channel check interval and the
-    /// random part of a retransmission delay is drawn in ticks.
+    /// `contiki` over ContikiMAC: the clock tick, µs (1/128 s = 7 812.5 µs) in which the
+    /// random part of a retransmission delay is drawn (the time base T is the channel check
+    /// interval). Over `nullrdc`, T is `nullrdc.clock_second / channel_check_rate_hz` ticks.
     pub contiki_timebase_us: u32,
     /// `contiki`: CSMA_MAX_MAC_TRANSMISSIONS (3): transmissions of a frame before it is
     /// dropped (busy-channel rounds count once per `contiki_max_backoff_exponent + 1`).
@@ -109,6 +118,9 @@ pub struct MacConfig {
     /// goes at once), instead of unit periods, since a strobe keeps the channel busy for up to
     /// one interval. Default 3. (The `contiki` rules use the interval as their time base.)
     pub rdc_max_backoff_intervals: u32,
+    /// Contiki's `nullrdc` and the release details of its `csma.c` (with `csma = contiki`
+    /// and `rdc = none`).
+    pub nullrdc: NullrdcConfig,
 }
 
 /// Channel access and MAC retransmission rules.
@@ -172,8 +184,14 @@ pub enum Objective {
     /// Expected transmission count, link ETX = 1 / PRR² (data and ACK directions): like
     /// Contiki's MRHOF.
     Etx,
-    /// Hop count over links of PRR ≥ `min_link_prr` (like OF0).
+    /// Hop count over links of PRR ≥ `min_link_prr` (like OF0), ties to the lowest parent
+    /// index.
     Hops,
+    /// Hop count over links of PRR ≥ `min_link_prr`, ties to the link of higher PRR: Contiki's
+    /// MRHOF when links are not acknowledged (`rpl-mrhof.c`: every new neighbour starts at the
+    /// same link metric, and an unacknowledged transmission always reports one attempt, so a
+    /// link's ETX never grows with its losses).
+    HopsLink,
 }
 
 /// DODAG construction and storing-mode forwarding.
@@ -191,6 +209,12 @@ pub struct RoutingConfig {
     pub sink: Option<usize>,
     /// Processing delay per hop before a received packet is queued for forwarding, µs.
     pub forward_delay_us: u32,
+    /// RPL control traffic (DIO Trickle, DAO).
+    pub rpl: RplConfig,
+    /// Whether the DODAG root also hosts a client (a host places one client on every node
+    /// but the sink, instead of every node but the root and the sink). The Cooja study does
+    /// not say: `false`, n² − 2 clients in an n × n grid, is our reading.
+    pub root_client: bool,
 }
 
 impl Default for RadioConfig {
@@ -204,6 +228,7 @@ impl Default for RadioConfig {
             capture_db: Some(3.0),
             path_loss_exponent: 3.0,
             phy_header_bytes: 6,
+            mrm: None,
         }
     }
 }
@@ -233,6 +258,7 @@ impl Default for MacConfig {
             phase_lock: true,
             phase_guard_us: 2_000,
             rdc_max_backoff_intervals: 3,
+            nullrdc: NullrdcConfig::default(),
         }
     }
 }
@@ -254,6 +280,14 @@ impl Default for FrameConfig {
 
 impl Default for RoutingConfig {
     fn default() -> Self {
-        RoutingConfig { objective: Objective::Etx, min_link_prr: 0.1, root: None, sink: None, forward_delay_us: 0 }
+        RoutingConfig {
+            objective: Objective::Etx,
+            min_link_prr: 0.1,
+            root: None,
+            sink: None,
+            forward_delay_us: 0,
+            rpl: RplConfig::default(),
+            root_client: false,
+        }
     }
 }

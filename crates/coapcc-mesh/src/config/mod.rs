@@ -12,6 +12,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::mote::MoteConfig;
+use crate::mrm::MrmConfig;
+
 pub mod layers;
 
 pub use layers::{CsmaMode, Curve, FrameConfig, MacConfig, Objective, RadioConfig, Rdc, RoutingConfig};
@@ -63,6 +66,8 @@ pub struct MeshNetConfig {
     pub frame: FrameConfig,
     /// DODAG construction and forwarding (`sink`: where the server sits, default node 0).
     pub routing: RoutingConfig,
+    /// The motes' processor and buffers.
+    pub mote: MoteConfig,
 }
 
 impl Default for MeshNetConfig {
@@ -74,6 +79,7 @@ impl Default for MeshNetConfig {
             mac: MacConfig::default(),
             frame: FrameConfig::default(),
             routing: RoutingConfig::default(),
+            mote: MoteConfig::default(),
         }
     }
 }
@@ -87,9 +93,12 @@ impl MeshNetConfig {
     /// `ieee802154`: the defaults, with the standard's unslotted CSMA/CA.
     ///
     /// `ancillotti-cooja`: Ancillotti & Bruno's Cooja grids. 250 kbit/s, no duty cycling,
-    /// 100 % reception at 10 m and 20 m interference range, 10 m grid spacing, root at the
-    /// centre, sink in a corner, and Contiki 3.0's CSMA rules (`mac.csma = contiki`) since the
-    /// motes ran Contiki firmware.
+    /// 10 m grid spacing, root at the centre, sink in a corner; Cooja's MRM tuned to 100 %
+    /// reception at 10 m and a 20 m interference range ([`crate::mrm`]); the Sky and Z1
+    /// motes' Contiki 3.0 stack: `csma.c` over `nullrdc` without link-layer ACKs,
+    /// `QUEUEBUF_NUM` 4, 2 neighbour queues ([`crate::contiki`]), the emulated processor and
+    /// receive FIFO ([`crate::mote`]), RPL's MRHOF without link ACKs (hop count) and its DIO
+    /// and DAO traffic ([`crate::rpl`]).
     ///
     /// `makarem2021`: the same mesh with ContikiMAC-like duty cycling at 8 Hz (phase
     /// optimisation on); pick the topology (grid, ring, chain, dumbbell) per experiment.
@@ -97,7 +106,20 @@ impl MeshNetConfig {
         let mut c = MeshNetConfig { topology: topology.into(), ..MeshNetConfig::default() };
         match name.trim().to_ascii_lowercase().as_str() {
             "ieee802154" => {}
-            "ancillotti-cooja" => c.mac.csma = CsmaMode::Contiki,
+            "ancillotti-cooja" => {
+                // Cooja's MRM, tuned to 100 % at 10 m and a 20 m interference range (crate::mrm).
+                c.radio.mrm = Some(MrmConfig::default());
+                // Contiki's csma.c over nullrdc, no link-layer ACKs (Sky and Z1 builds):
+                // QUEUEBUF_CONF_NUM 4 (Z1 with IPv6, rpl-border-router), 2 neighbour queues.
+                c.mac.csma = CsmaMode::Contiki;
+                c.mac.queue_packets = 4;
+                c.mac.max_neighbor_queues = 2;
+                // Emulated motes: processing time, one packet at a time, the CC2420's FIFO.
+                c.mote.cpu = true;
+                // MRHOF without link-layer ACKs ranks by hops; RPL's DIOs and DAOs are sent.
+                c.routing.objective = Objective::HopsLink;
+                c.routing.rpl.control = true;
+            }
             "makarem2021" => {
                 c.mac.csma = CsmaMode::Contiki;
                 c.mac.rdc = Rdc::Contikimac;
@@ -184,7 +206,38 @@ impl MeshNetConfig {
         if !(0.0..=1.0).contains(&self.routing.min_link_prr) || self.routing.min_link_prr == 0.0 {
             return Err(MeshNetError::new("routing.min_link_prr", "must be in (0, 1]"));
         }
+        if let Some(mrm) = &r.mrm {
+            mrm.validate().map_err(|e| MeshNetError::new("radio.mrm", e))?;
+            if m.rdc == Rdc::Contikimac {
+                return Err(MeshNetError::new(
+                    "radio.mrm",
+                    "MRM with mac.rdc = contikimac is not modelled (strobed frames use the reception curve)",
+                ));
+            }
+        }
+        self.mote.validate().map_err(|e| MeshNetError::new("mote", e))?;
+        m.nullrdc.validate().map_err(|e| MeshNetError::new("mac.nullrdc", e))?;
+        self.routing.rpl.validate(self.frame.max_psdu_bytes).map_err(|e| MeshNetError::new("routing.rpl", e))?;
+        if self.mote.cpu && !self.nullrdc_stack() {
+            return Err(MeshNetError::new(
+                "mote.cpu",
+                "needs Contiki's nullrdc stack: mac.csma = contiki and mac.rdc = none",
+            ));
+        }
+        if self.routing.rpl.control && !self.nullrdc_stack() {
+            return Err(MeshNetError::new(
+                "routing.rpl.control",
+                "needs Contiki's nullrdc stack (broadcast DIOs): mac.csma = contiki and mac.rdc = none",
+            ));
+        }
         Ok(())
+    }
+
+    /// Whether the network runs Contiki's `csma.c` over `nullrdc` (`mac.csma = contiki`, `mac.rdc
+    /// = none`): per-neighbour queues, `nullrdc`'s sending and, with `mote.cpu`, the motes'
+    /// processor and receive FIFO (`net/contiki.rs`).
+    pub fn nullrdc_stack(&self) -> bool {
+        self.mac.csma == CsmaMode::Contiki && self.mac.rdc == Rdc::None
     }
 
     /// Airtime of a PSDU of `psdu` bytes plus the PHY header, µs (rounded up).

@@ -5,7 +5,8 @@
 //! ```
 //!
 //! Prints medians of several runs of the reference scenario (a 3-hour 6x6 grid at 3 kbit/s,
-//! the study's heaviest monitoring load), for both algorithms of the study, with the
+//! the study's heaviest monitoring load, preset `ancillotti-cooja`), for both algorithms of the
+//! study as its firmware ran them (`ANCILLOTTI_COAP_CC`, `ANCILLOTTI_COCOA_PLUS`), with the
 //! speed-up over simulated time and events per second, plus the whole `ancillotti` monitoring
 //! grid (4 grids x 6 loads x 2 algorithms) at one replication as a baseline for sweeps.
 //!
@@ -21,7 +22,7 @@
 
 use std::time::Instant;
 
-use coapcc_sim::mesh_command::{simulate, MeshReport, MeshRun};
+use coapcc_sim::mesh_command::{simulate, MeshReport, MeshRun, ANCILLOTTI_COAP_CC, ANCILLOTTI_COCOA_PLUS};
 
 fn scenario(topology: &str, cc: &str, load: f64, seed: u64) -> MeshRun {
     MeshRun {
@@ -136,7 +137,7 @@ fn main() {
     let quick = args.iter().any(|a| a == "--quick");
     let reps = if quick { 3 } else { 7 };
     println!("coapcc-mesh-bench: medians of {reps} runs (release build expected)");
-    for cc in ["default:preset=ancillotti-cooja", "cocoa-plus:preset=ancillotti-cooja"] {
+    for cc in [ANCILLOTTI_COAP_CC, ANCILLOTTI_COCOA_PLUS] {
         let cfg = scenario("grid:6", cc, 3.0, 1);
         let (wall, cpu, r) = time_runs(&cfg, reps);
         println!(
@@ -158,7 +159,7 @@ fn main() {
     for n in 3..=6 {
         for load in [0.5, 1.0, 1.5, 2.0, 2.5, 3.0] {
             let mut row = format!("  grid:{n} {load:.1} kbit/s:");
-            for cc in ["default:preset=ancillotti-cooja", "cocoa-plus:preset=ancillotti-cooja"] {
+            for cc in [ANCILLOTTI_COAP_CC, ANCILLOTTI_COCOA_PLUS] {
                 let r = simulate(&scenario(&format!("grid:{n}"), cc, load, 1), None).expect("valid scenario");
                 row += &format!(" {:.4} ({:.4})", r.plr_mean, r.plr_max);
                 runs += 1;
@@ -179,7 +180,7 @@ fn main() {
     for n in [5, 6] {
         for tr in &traffics[..8] {
             let mut row = format!("  grid:{n} events:{tr}:");
-            for cc in ["default:preset=ancillotti-cooja", "cocoa-plus:preset=ancillotti-cooja"] {
+            for cc in [ANCILLOTTI_COAP_CC, ANCILLOTTI_COCOA_PLUS] {
                 let mut cfg = scenario(&format!("grid:{n}"), cc, 1.0, 1);
                 cfg.traffic = format!("events:{tr}");
                 let r = simulate(&cfg, None).expect("valid scenario");

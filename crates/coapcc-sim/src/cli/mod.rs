@@ -177,8 +177,15 @@ fn apply_mesh_args(args: &SimulateArgs, cfg: &mut SimConfig) -> anyhow::Result<(
     let current = cfg.topology.mesh.take();
     let topology = args.mesh.clone().or_else(|| current.as_ref().map(|m| m.topology.clone()));
     let mut m = match (&args.mesh_preset, current) {
-        (Some(p), _) => coapcc_mesh::MeshNetConfig::preset(p, topology.as_deref().unwrap_or("grid:3"))
-            .map_err(|e| anyhow::anyhow!("--mesh-preset: {e}"))?,
+        // Without RPL's control traffic: a run of flows ends when its traffic has, and RPL's
+        // Trickle timers never stop (`--mesh-param routing.rpl.control=true` turns it on; the
+        // run then lasts until its time bound).
+        (Some(p), _) => {
+            let mut m = coapcc_mesh::MeshNetConfig::preset(p, topology.as_deref().unwrap_or("grid:3"))
+                .map_err(|e| anyhow::anyhow!("--mesh-preset: {e}"))?;
+            m.routing.rpl.control = false;
+            m
+        }
         (None, Some(m)) => m,
         (None, None) => coapcc_mesh::MeshNetConfig::default(),
     };

@@ -146,11 +146,28 @@ pub struct CoapConfig {
     pub uri_path: String,
     /// Payload of the piggybacked 2.05 response (default 60 bytes, spec §2).
     pub response_payload_bytes: u32,
+    /// The clients' clock tick, ns (0: exact time, the default). With a tick, the CoAP code
+    /// reads time as a tick counter, as Contiki's Erbium does (`clock_time()`, `CLOCK_SECOND`
+    /// 128 on Sky and Z1: 7 812 500 ns): an exchange starts, retransmits and is acknowledged
+    /// at the last tick (so RTT samples are whole ticks), and its retransmission timer (an
+    /// `etimer`) expires at the first tick at or after its deadline.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub clock_tick_ns: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 impl Default for CoapConfig {
     fn default() -> Self {
-        CoapConfig { ip_version: 4, token_len: 1, uri_path: "hello".into(), response_payload_bytes: 60 }
+        CoapConfig {
+            ip_version: 4,
+            token_len: 1,
+            uri_path: "hello".into(),
+            response_payload_bytes: 60,
+            clock_tick_ns: 0,
+        }
     }
 }
 

@@ -109,6 +109,12 @@ impl SimConfig {
         if c.token_len == 0 && self.endpoint.model == EndpointModel::Full {
             return Err(invalid("coap.token_len", "the full endpoint model needs a token of 1 to 8 bytes"));
         }
+        if c.clock_tick_ns > 0 && (self.endpoint.model == EndpointModel::Full || self.transport != Transport::Udp) {
+            return Err(invalid("coap.clock_tick_ns", "a clock tick needs the compact endpoint model over UDP"));
+        }
+        if c.clock_tick_ns > 1_000_000_000 {
+            return Err(invalid("coap.clock_tick_ns", format!("{} ns is more than a second", c.clock_tick_ns)));
+        }
         let mtu = self.link.mtu_bytes;
         let (req, resp) = (c.request_bytes() as u64, c.response_bytes() as u64);
         if req > mtu as u64 {

@@ -248,7 +248,9 @@ impl<C: ClientCc, W: Workload> CoapEndpoints<W> for Compact<C> {
         let in_flight = match k.slots.poll_start(nstart, &k.cc, now) {
             lifecycle::Admission::Start { in_flight, .. } => in_flight,
             lifecycle::Admission::WaitUntil(t) => {
-                sim.defer_begin(c, t.as_nanos());
+                // On a ticking clock the start waits for the tick at or after `t`.
+                let at = sim.timer_time(t.as_nanos());
+                sim.defer_begin(c, at);
                 return;
             }
             lifecycle::Admission::Idle => return,

@@ -174,7 +174,7 @@ impl Messages {
                 let in_flight = w.cur.is_some() as u64 + w.pending.len() as u64;
                 let lost = k.lost_no_caching + k.lost_give_up;
                 let started = k.messages - k.lost_no_caching - w.pending.len() as u64;
-                let (sink0, early) = (obs.first_at_sink[c], obs.early[c]);
+                let (sink0, early, retx) = (obs.first_at_sink[c], obs.early[c], obs.retransmitted[c]);
                 MessageClientReport {
                     messages: k.messages,
                     lost,
@@ -192,6 +192,7 @@ impl Messages {
                     first_tx_at_sink: sink0,
                     early_retransmission_count: early,
                     early_retransmissions: ratio(early, sink0),
+                    retransmitted_units: retx,
                     rto_first_mean_s: if units == 0 { 0.0 } else { obs.rto_first_sum[c] / units as f64 },
                     rto_first_max_s: obs.rto_first_max[c],
                 }
@@ -244,6 +245,8 @@ pub(crate) struct MessageMetrics {
     /// copy 0's response came back.
     first_at_sink: Vec<u64>,
     early: Vec<u64>,
+    /// Per client: exchanges retransmitted at least once.
+    retransmitted: Vec<u64>,
     /// The first timer of every exchange, by run-wide index.
     rto_first: Vec<f64>,
     rtt_weak: Vec<f64>,
@@ -263,6 +266,7 @@ impl MessageMetrics {
             rto_first_max: vec![0.0; clients],
             first_at_sink: vec![0; clients],
             early: vec![0; clients],
+            retransmitted: vec![0; clients],
             rto_first: Vec::new(),
             rtt_weak: Vec::new(),
             rtt_strong: Vec::new(),
@@ -309,6 +313,7 @@ impl ExchangeObserver for MessageMetrics {
     }
 
     fn record_final(&mut self, c: usize, r: &ExRec) {
+        self.retransmitted[c] += (r.tx > 1) as u64;
         if r.min_req == 0 {
             self.first_at_sink[c] += 1;
             if r.min_resp == 0 && r.tx > 1 {

@@ -103,7 +103,8 @@ pub(crate) use tcp::{run as run_tcp, tcp_configs};
 pub use tcp::{STREAM_TCP_CLIENT, STREAM_TCP_SERVER};
 pub(crate) use workload::{Flows, Workload};
 
-/// The nodes of a mesh that host clients (every node but the DODAG root and the sink).
+/// The nodes of a mesh that host clients (every node but the DODAG root and the sink; the
+/// root too with `routing.root_client`).
 pub(crate) fn host_count<P: Copy>(net: &coapcc_mesh::MeshNet<P>) -> usize {
     sim::host_nodes(net).len()
 }

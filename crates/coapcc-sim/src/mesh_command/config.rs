@@ -6,10 +6,11 @@
 use serde::{Deserialize, Serialize};
 
 use coapcc_mesh::config::{FrameConfig, MacConfig, RadioConfig, RoutingConfig};
+use coapcc_mesh::mote::MoteConfig;
 use coapcc_mesh::{MeshNet, MeshNetConfig, MeshNetError};
 
 use crate::config::{
-    ConfigError, EventDist, GroupConfig, MessagesConfig, ServerConfig, SimConfig, TopologyConfig, UnitMode,
+    CoapConfig, ConfigError, EventDist, GroupConfig, MessagesConfig, ServerConfig, SimConfig, TopologyConfig, UnitMode,
     WorkloadConfig, WorkloadKind,
 };
 
@@ -43,6 +44,8 @@ pub struct MeshRun {
     pub frame: FrameConfig,
     /// DODAG construction and forwarding.
     pub routing: RoutingConfig,
+    /// The motes' processor and buffers.
+    pub mote: MoteConfig,
     /// The CoAP application: fragmentation, no-caching rule, workload details.
     pub app: AppConfig,
 }
@@ -68,6 +71,9 @@ pub struct AppConfig {
     pub background_bytes: u32,
     /// Sink processing delay before it answers, µs.
     pub server_delay_us: u32,
+    /// The clients' clock tick, ns (`coap.clock_tick_ns`; 0: exact time). Contiki's
+    /// `CLOCK_SECOND` is 128 on Sky and Z1: 7 812 500 ns (`ancillotti-cooja`).
+    pub clock_tick_ns: u64,
 }
 
 impl Default for AppConfig {
@@ -82,12 +88,29 @@ impl Default for AppConfig {
             background_period_s: m.background_period_s,
             background_bytes: m.background_bytes,
             server_delay_us: 0,
+            clock_tick_ns: 0,
         }
     }
 }
 
-/// Default algorithm of the mesh presets: Contiki Erbium's CoAP (CoAP-CC).
+/// Default algorithm of the `ieee802154` preset: Contiki Erbium's CoAP (CoAP-CC) with its
+/// testbed parameters.
 pub const DEFAULT_CC: &str = "default:preset=ancillotti-cooja";
+
+/// CoAP-CC as the Cooja study's firmware ran it (the `ancillotti-cooja` preset's algorithm):
+/// Erbium's 3 s initial timer drawn in clock ticks from [3, 6] s (Ancillotti & Bruno's
+/// footnote 1: random factor 2), doubled, and Erbium's give-up right after the 4th
+/// retransmission (`er-coap-transactions.c` in Contiki 2.7 and 3.0: no wait after the last).
+pub const ANCILLOTTI_COAP_CC: &str = "default:preset=ancillotti-cooja,ack_random_factor=2,wait_after_last=off";
+
+/// CoCoA+ as the Cooja study ran it: the code Betzler et al. shared (their Contiki/Erbium
+/// CoCoA, 2015: VBF 2.5/2/1.5 on the undithered RTO with "> 3 s", inverted blend, weak
+/// samples for any number of retransmissions, strong reset after 3, first sample detected by
+/// RTO == initial, ageing of < 1 s values to 1 s, blind RTO doubled per exchange in flight,
+/// backed-off timers uncapped), on Erbium's transactions (give-up as [`ANCILLOTTI_COAP_CC`]).
+pub const ANCILLOTTI_COCOA_PLUS: &str = "cocoa-plus:preset=ancillotti-cooja,vbf_table=betzler2015,blend_inverted=on,\
+weak_max_n=unlimited,strong_reset_after_3=on,first_sample=rto-equals-initial,aging_low_rule=set-to-1s,\
+blind_rule=double-per-exchange,backoff_cap=none,wait_after_last=off";
 
 impl Default for MeshRun {
     fn default() -> Self {
@@ -105,6 +128,7 @@ impl Default for MeshRun {
             mac: m.mac,
             frame: m.frame,
             routing: m.routing,
+            mote: m.mote,
             app: AppConfig::default(),
         }
     }
@@ -113,14 +137,33 @@ impl Default for MeshRun {
 impl MeshRun {
     /// The configuration of a named preset: the network of [`MeshNetConfig::preset`]
     /// (`ieee802154`, `ancillotti-cooja`, `makarem2021`) on a 6 × 6 grid, with Erbium's
-    /// default CoAP (`makarem2021`: Makarem's default-CoAP parameters).
+    /// default CoAP (`ancillotti-cooja`: as the study's firmware ran it,
+    /// [`ANCILLOTTI_COAP_CC`], on a 1/128 s clock; `makarem2021`: Makarem's default-CoAP
+    /// parameters).
     pub fn preset(name: &str) -> Result<MeshRun, MeshNetError> {
         let d = MeshRun::default();
         let m = MeshNetConfig::preset(name, &d.topology)?;
         let key = name.trim().to_ascii_lowercase();
-        let cc = if key == "makarem2021" { "default:preset=makarem2021".into() } else { d.cc.clone() };
+        let cc = match key.as_str() {
+            "makarem2021" => "default:preset=makarem2021".into(),
+            "ancillotti-cooja" => ANCILLOTTI_COAP_CC.into(),
+            _ => d.cc.clone(),
+        };
+        // Erbium's transactions run on Contiki's clock: 128 ticks per second on Sky and Z1.
+        let tick = if key == "ancillotti-cooja" { 1_000_000_000 / 128 } else { 0 };
+        let app = AppConfig { clock_tick_ns: tick, ..d.app.clone() };
         let preset = if key == "ieee802154" { d.preset.clone() } else { key };
-        Ok(MeshRun { preset, cc, radio: m.radio, mac: m.mac, frame: m.frame, routing: m.routing, ..d })
+        Ok(MeshRun {
+            preset,
+            cc,
+            radio: m.radio,
+            mac: m.mac,
+            frame: m.frame,
+            routing: m.routing,
+            mote: m.mote,
+            app,
+            ..d
+        })
     }
 
     /// Set one field from text: `KEY=VALUE` with a dotted key (`radio.capture_db=6`,
@@ -138,6 +181,7 @@ impl MeshRun {
             mac: self.mac.clone(),
             frame: self.frame.clone(),
             routing: self.routing.clone(),
+            mote: self.mote.clone(),
         }
     }
 
@@ -174,6 +218,7 @@ impl MeshRun {
             },
             topology: TopologyConfig { mesh: Some(medium), ..TopologyConfig::default() },
             server: ServerConfig { processing_delay_ms: f64::from(a.server_delay_us) / 1e3, ..ServerConfig::default() },
+            coap: CoapConfig { clock_tick_ns: a.clock_tick_ns, ..CoapConfig::default() },
             max_sim_time_s: self.duration_s,
             ..SimConfig::default()
         };
@@ -194,6 +239,7 @@ impl MeshRun {
             ("mac".into(), section(serde_json::to_value(&m.mac).expect("serialises"))),
             ("frame".into(), section(serde_json::to_value(&m.frame).expect("serialises"))),
             ("routing".into(), section(serde_json::to_value(&m.routing).expect("serialises"))),
+            ("mote".into(), section(serde_json::to_value(&m.mote).expect("serialises"))),
         ]);
         let p = Json::Obj(vec![
             ("algorithm".into(), Json::Str(self.cc.clone())),
@@ -202,6 +248,7 @@ impl MeshRun {
             ("max_sim_time_s".into(), section(serde_json::json!(self.duration_s))),
             ("seed".into(), Json::Num(self.seed.into())),
             ("server".into(), section(serde_json::to_value(&cfg.server).expect("serialises"))),
+            ("coap".into(), section(serde_json::to_value(&cfg.coap).expect("serialises"))),
             ("topology".into(), Json::Str(self.topology.clone())),
             ("mesh".into(), mesh),
             ("messages".into(), section(serde_json::to_value(&cfg.workload.messages).expect("serialises"))),
@@ -228,6 +275,7 @@ impl MeshRun {
                 "workload.kind" => "traffic".into(),
                 "max_sim_time_s" => "duration_s".into(),
                 "server.processing_delay_ms" => "app.server_delay_us".into(),
+                "coap.clock_tick_ns" => "app.clock_tick_ns".into(),
                 "topology.mesh" => "topology".into(),
                 other => other.into(),
             }

@@ -28,7 +28,7 @@ use crate::trace::{JsonLinesTrace, TraceSink};
 mod config;
 mod report;
 
-pub use config::{AppConfig, MeshRun, DEFAULT_CC};
+pub use config::{AppConfig, MeshRun, ANCILLOTTI_COAP_CC, ANCILLOTTI_COCOA_PLUS, DEFAULT_CC};
 pub use report::{ClientReport, MeshReport, TopologyReport};
 
 /// Run `run` (a trace of every unit to `trace`, when given): its report.
@@ -173,8 +173,16 @@ pub fn write_summary(r: &MeshReport, out: &mut dyn Write) -> std::io::Result<()>
     writeln!(
         out,
         "losses: no-caching {}  give-up {}  | packets: buffer overflow {}  neighbour queues {}  MAC no-ACK {}  \
-         channel access {}",
-        l.no_caching, l.coap_give_up, l.buffer_overflow, l.neighbor_queues_full, l.mac_no_ack, l.mac_channel_access
+         channel access {}  air collision {}  air fading {}  FIFO overflow {}",
+        l.no_caching,
+        l.coap_give_up,
+        l.buffer_overflow,
+        l.neighbor_queues_full,
+        l.mac_no_ack,
+        l.mac_channel_access,
+        l.air_collision,
+        l.air_fading,
+        l.fifo_overflow
     )?;
     writeln!(
         out,

@@ -50,6 +50,9 @@ pub struct ClientReport {
     pub early_retransmission_count: u64,
     /// early_retransmission_count / first_tx_at_sink (0 if none reached the sink).
     pub early_retransmissions: f64,
+    /// Frames (units) retransmitted at least once: the first retransmissions, of which
+    /// `early_retransmission_count` were early.
+    pub retransmitted_frames: u64,
     /// Mean RTO armed with first transmissions, seconds.
     pub rto_first_mean_s: f64,
     /// Largest RTO armed with a first transmission, seconds.
@@ -153,6 +156,7 @@ impl MeshReport {
                 first_tx_at_sink: m.first_tx_at_sink,
                 early_retransmission_count: m.early_retransmission_count,
                 early_retransmissions: m.early_retransmissions,
+                retransmitted_frames: m.retransmitted_units,
                 rto_first_mean_s: m.rto_first_mean_s,
                 rto_first_max_s: m.rto_first_max_s,
             })
@@ -181,6 +185,9 @@ impl MeshReport {
                 neighbor_queues_full: d.neighbor_queues_full,
                 mac_no_ack: d.mac_no_ack,
                 mac_channel_access: d.mac_channel_access,
+                air_collision: d.air_collision,
+                air_fading: d.air_fading,
+                fifo_overflow: d.fifo_overflow,
             },
             retransmissions_per_frame_mean: msgs.retransmissions_per_unit_mean,
             retransmissions_per_frame_max: msgs.retransmissions_per_unit_max,

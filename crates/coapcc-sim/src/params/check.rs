@@ -383,7 +383,13 @@ fn section(name: &str, table: &[Field], v: &Json, defaults: &Json) -> R<Json> {
     for f in table {
         let key = format!("{name}.{}", f.name);
         let raw = items.iter().find(|(k, _)| k == f.name).map(|(_, v)| v.clone());
-        let x = raw.unwrap_or_else(|| d.get(f.name).cloned().unwrap_or(Json::Null));
+        let default = d.get(f.name).cloned().unwrap_or(Json::Null);
+        // An optional field (added after the first datasets) is left out while it is at its
+        // default, so that every earlier configuration keeps its description.
+        if f.optional && raw.as_ref().map_or(true, |x| x.value() == default.value()) {
+            continue;
+        }
+        let x = raw.unwrap_or(default);
         out.push((f.name.to_string(), simple(&key, f.kind, &x)?));
     }
     let out = Json::Obj(out);

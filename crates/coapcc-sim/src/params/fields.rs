@@ -138,6 +138,11 @@ pub const COAP: &[Field] = &[
         Kind::Int { min: 0, max: U32 },
         "Payload of the piggybacked 2.05 response, bytes (the papers: 60).",
     ),
+    opt(
+        "clock_tick_ns",
+        Kind::Int { min: 0, max: 1_000_000_000 },
+        "The clients' clock tick, ns (0: exact time). With a tick the CoAP code reads time as a tick counter, as Contiki's Erbium does (`CLOCK_SECOND` 128 on Sky and Z1: 7 812 500): exchanges start, retransmit and are acknowledged at the last tick, timers expire at the first tick at or after their deadline. Compact endpoints over UDP only.",
+    ),
 ];
 
 /// The `server` section.
@@ -184,6 +189,7 @@ pub fn defaults() -> Json {
         ("token_len".into(), Json::Num(c.token_len.into())),
         ("uri_path".into(), Json::Str(c.uri_path)),
         ("response_payload_bytes".into(), Json::Num(c.response_payload_bytes.into())),
+        ("clock_tick_ns".into(), Json::Num(c.clock_tick_ns.into())),
     ]);
     let server = Json::Obj(vec![
         ("processing_delay_ms".into(), num(sv.processing_delay_ms)),

@@ -121,6 +121,9 @@ pub struct MessageClientReport {
     pub early_retransmission_count: u64,
     /// early_retransmission_count / first_tx_at_sink (0 if none reached the server).
     pub early_retransmissions: f64,
+    /// Units retransmitted at least once (the first retransmissions: early ones among them
+    /// are `early_retransmission_count`).
+    pub retransmitted_units: u64,
     /// Mean RTO armed with first transmissions, seconds.
     pub rto_first_mean_s: f64,
     /// Largest RTO armed with a first transmission, seconds.
@@ -137,4 +140,10 @@ pub struct MeshDrops {
     pub mac_no_ack: u64,
     /// Channel access failure (busy CCAs).
     pub mac_channel_access: u64,
+    /// Lost on the air at the next hop without link-layer ACKs (a collision).
+    pub air_collision: u64,
+    /// Lost on the air at the next hop without link-layer ACKs (its reception draw failed).
+    pub air_fading: u64,
+    /// Lost in the next hop's receive FIFO.
+    pub fifo_overflow: u64,
 }

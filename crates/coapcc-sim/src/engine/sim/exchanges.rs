@@ -117,6 +117,7 @@ impl<M: CoapEndpoints<W>, W: Workload> Sim<'_, M, W> {
     #[inline(always)]
     pub(crate) fn send_copy(&mut self, c: usize, size: u32, deadline: Nanos, buf: M::Buf) {
         let now = self.now;
+        let deadline = self.timer_time(deadline).max(now);
         let seq = self.next_seq();
         let tseq = self.next_seq();
         let cl = &mut self.clients[c];

@@ -123,6 +123,8 @@ pub(crate) struct Sim<'t, M: Protocol<W>, W: Workload> {
     now: Nanos,
     seq: u64,
     bound: Nanos,
+    /// The clients' clock tick (`coap.clock_tick_ns`; 0: exact time).
+    tick: Nanos,
     heap: BinaryHeap<Ev<M, W>>,
     timers: TimerQueue,
     /// Delayed server answers, in the order they are due.
@@ -310,6 +312,7 @@ impl<'t, M: Protocol<W>, W: Workload> Sim<'t, M, W> {
             now: 0,
             seq,
             bound,
+            tick: cfg.coap.clock_tick_ns,
             heap,
             timers,
             server_q: VecDeque::new(),
@@ -390,10 +393,23 @@ impl<'t, M: Protocol<W>, W: Workload> Sim<'t, M, W> {
         self.now
     }
 
-    /// The simulated time as the protocol code's clock.
+    /// The simulated time as the protocol code's clock (the last clock tick with
+    /// `coap.clock_tick_ns`).
     #[inline(always)]
     pub(crate) fn instant(&self) -> Instant {
-        Instant::from_nanos(self.now)
+        if self.tick == 0 {
+            return Instant::from_nanos(self.now);
+        }
+        Instant::from_nanos(self.now - self.now % self.tick)
+    }
+
+    /// When a timer armed for `deadline` fires: then, or at the next clock tick.
+    #[inline(always)]
+    pub(crate) fn timer_time(&self, deadline: Nanos) -> Nanos {
+        if self.tick == 0 {
+            return deadline;
+        }
+        deadline.div_ceil(self.tick) * self.tick
     }
 
     /// Whether the engine loads the state of the clients whose events come next (a large

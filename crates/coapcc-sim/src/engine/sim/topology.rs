@@ -142,6 +142,9 @@ impl<B: Clone> MeshHost<B> {
                 neighbor_queues_full: c.neighbor_queues_full,
                 mac_no_ack: c.mac_no_ack,
                 mac_channel_access: c.mac_channel_access,
+                air_collision: c.air_collision,
+                air_fading: c.air_fading,
+                fifo_overflow: c.fifo_overflow,
             },
             conservation: coapcc_mesh::report::Conservation {
                 created: cons.created + waiting,
@@ -155,10 +158,12 @@ impl<B: Clone> MeshHost<B> {
     }
 }
 
-/// The nodes that host clients: every node but the DODAG root and the sink, in order.
+/// The nodes that host clients: every node but the DODAG root and the sink, in order (the
+/// root too with `routing.root_client`).
 pub(crate) fn host_nodes<P: Copy>(net: &MeshNet<P>) -> Vec<u16> {
     let (n, root, sink) = (net.topology().len(), net.dodag().root, net.sink());
-    (0..n).filter(|&v| v != root && v != sink).map(|v| v as u16).collect()
+    let root_client = net.config().routing.root_client;
+    (0..n).filter(|&v| (v != root || root_client) && v != sink).map(|v| v as u16).collect()
 }
 
 impl<M: Protocol<W>, W: Workload> Sim<'_, M, W> {

@@ -95,6 +95,17 @@ fn tcp_finish(link: &Link, test: &str) -> Option<String> {
     Some(line)
 }
 
+/// Our client over TCP. On a lossy emulated link each exchange may take the command's whole
+/// budget (`--response-timeout`, default 60 s): the kernel's backed-off retransmissions of a
+/// segment whose data or ACKs are lost a few times in a row take tens of seconds there
+/// (docs/robustness.md, `--frame-timeout`), and the exchange is sound all along.
+async fn our_tcp_client(link: &Link, uri: &str, extra: &[&str]) -> ClientRun {
+    let budget = (link.cmd_timeout().as_secs() - 10).to_string();
+    let mut args: Vec<&str> = if link.lossy() { vec!["--response-timeout", &budget] } else { Vec::new() };
+    args.extend_from_slice(extra);
+    our_client(link, uri, &args).await
+}
+
 fn transport_is_tcp(r: &ClientRun) {
     let start = r.lines.iter().find(|l| l["type"] == "start").expect("start line");
     assert_eq!(start["transport"], "tcp", "{r:?}");
@@ -117,7 +128,7 @@ async fn client_vs_libcoap_server(link: Link) -> Option<String> {
     // libcoap serves UDP and TCP on the same port: the UDP ping says it is up.
     assert!(link.wait_ready(addr, Duration::from_secs(10)).await, "libcoap server not up ({})", state(&mut server));
 
-    let r = our_client(&link, &tcp_uri(addr, "/"), &[]).await;
+    let r = our_tcp_client(&link, &tcp_uri(addr, "/"), &[]).await;
     transport_is_tcp(&r);
     assert_eq!(r.ok_failed(), (1, 0), "{r:?}");
     assert!(r.text().contains("libcoap"));
@@ -126,12 +137,12 @@ async fn client_vs_libcoap_server(link: Link) -> Option<String> {
     // block-wise in 256-byte blocks.
     let len = link.pick(3000, 1000);
     let body = "t".repeat(len - 1) + "!";
-    let r = our_client(&link, &tcp_uri(addr, "/example_data"), &["-m", "put", "-p", &body]).await;
+    let r = our_tcp_client(&link, &tcp_uri(addr, "/example_data"), &["-m", "put", "-p", &body]).await;
     assert_eq!(r.ok_failed(), (1, 0), "PUT: {r:?}");
-    let r = our_client(&link, &tcp_uri(addr, "/example_data"), &[]).await;
+    let r = our_tcp_client(&link, &tcp_uri(addr, "/example_data"), &[]).await;
     assert_eq!(r.text(), body);
     assert_eq!(r.exchanges().len(), 1, "whole body in one message: {r:?}");
-    let r = our_client(&link, &tcp_uri(addr, "/example_data"), &["--block-size", "256"]).await;
+    let r = our_tcp_client(&link, &tcp_uri(addr, "/example_data"), &["--block-size", "256"]).await;
     assert_eq!(r.text(), body);
     let ex = r.exchanges();
     assert_eq!(ex.len(), len.div_ceil(256));
@@ -140,7 +151,7 @@ async fn client_vs_libcoap_server(link: Link) -> Option<String> {
     }
     // Several requests on one connection.
     let n = link.pick(5, 3);
-    let r = our_client(&link, &tcp_uri(addr, "/"), &["-n", &n.to_string()]).await;
+    let r = our_tcp_client(&link, &tcp_uri(addr, "/"), &["-n", &n.to_string()]).await;
     assert_eq!(r.ok_failed(), (n, 0), "{r:?}");
     tcp_finish(&link, test)
 }
@@ -233,12 +244,12 @@ async fn client_vs_aiocoap_server(link: Link) -> Option<String> {
         wait_tcp_coap(&link, addr, "/hello", Duration::from_secs(20)).await,
         "aiocoap does not serve TCP on {addr}"
     );
-    let r = our_client(&link, &tcp_uri(addr, "/hello"), &["-n", "3"]).await;
+    let r = our_tcp_client(&link, &tcp_uri(addr, "/hello"), &["-n", "3"]).await;
     transport_is_tcp(&r);
     assert_eq!(r.ok_failed(), (3, 0), "{r:?}");
     assert_eq!(r.body.as_deref(), Some(&coapcc_net::resources::HELLO[..]));
     let big = link.pick(102_400, 4000);
-    let r = our_client(&link, &tcp_uri(addr, &format!("/large?size={big}")), &[]).await;
+    let r = our_tcp_client(&link, &tcp_uri(addr, &format!("/large?size={big}")), &[]).await;
     assert_eq!(r.ok_failed(), (1, 0), "{r:?}");
     assert_same(r.body.as_deref().unwrap_or_default(), &large(big), "aiocoap /large over TCP");
     // A POST of 3 000 bytes to aiocoap's /echo over TCP comes back whole.
@@ -248,12 +259,12 @@ async fn client_vs_aiocoap_server(link: Link) -> Option<String> {
         link.name().replace(' ', "-")
     ));
     std::fs::write(&f, large(3000)).unwrap();
-    let r = our_client(&link, &tcp_uri(addr, "/echo"), &["-m", "post", "-f", f.to_str().unwrap()]).await;
+    let r = our_tcp_client(&link, &tcp_uri(addr, "/echo"), &["-m", "post", "-f", f.to_str().unwrap()]).await;
     let _ = std::fs::remove_file(&f);
     assert_same(r.body.as_deref().unwrap_or_default(), &large(3000), "POST 3000 bytes to aiocoap over TCP");
-    let r = our_client(&link, &tcp_uri(addr, "/echo"), &["-m", "put", "-p", "from coapcc over tcp"]).await;
+    let r = our_tcp_client(&link, &tcp_uri(addr, "/echo"), &["-m", "put", "-p", "from coapcc over tcp"]).await;
     assert_eq!(r.last_code().as_deref(), Some("2.04"));
-    let r = our_client(&link, &tcp_uri(addr, "/echo"), &[]).await;
+    let r = our_tcp_client(&link, &tcp_uri(addr, "/echo"), &[]).await;
     assert_eq!(r.text(), "from coapcc over tcp");
     tcp_finish(&link, test)
 }

@@ -8,7 +8,7 @@
 //! |---|---|
 //! | delayed (`/slow`) answers | `max_delayed` in all, `max_delayed_per_peer` per client (UDP: address and port; TCP: address), `max_delayed_per_connection` per TCP connection; beyond, 5.03 at once. A TCP connection's delayed answers end with it. |
 //! | TCP connections | `accept_rate` new ones per second; `max_connections` at once; when full, the connection whose peer sent nothing for the longest and that has no delayed answer or observation is closed (Release) to admit a new one, and a new one is refused only when every connection has pending work (libcoap's `coap_context_set_max_idle_sessions`, `src/coap_session.c`) |
-//! | a TCP connection's time | `csm_timeout` for the peer's CSM, `frame_timeout` for a frame that stopped arriving (libcoap clears half-open sessions after 30 s, `COAP_PARTIAL_SESSION_TIMEOUT_TICKS`), `idle_timeout` without a frame or pending work (libcoap's `coap_context_set_session_timeout`, 300 s, `src/coap_io.c`; Californium's `TCP.CONNECTION_IDLE_TIMEOUT`) |
+//! | a TCP connection's time | `csm_timeout` for the peer's CSM, `frame_timeout` for a frame that stopped arriving, `idle_timeout` without a frame or pending work: each 300 s, libcoap's `coap_context_set_session_timeout` (`src/coap_io.c`), which is also what ends a libcoap TCP session whose PDU stopped arriving (it keeps `session->partial_pdu` until then); no shorter, because the server cannot tell a stalled peer from TCP retransmitting on a slow lossy path (see [`ServerLimits::frame_timeout`]) |
 //! | partial TCP frames | `max_buffered` bytes in all, beyond [`FREE_PARTIAL`] per connection; a connection that would exceed it is aborted |
 //! | Pings | `ping_rate` per second per connection (a burst of one second's worth); beyond, no Pong |
 //! | block-wise state | [`TransferLimits`] (uploads and kept representations per peer and in all, their timeout and linger) |
@@ -27,6 +27,12 @@ use coapcc_proto::endpoint::TransferLimits;
 /// Bytes of a partial frame a TCP connection may hold without drawing on the shared
 /// `max_buffered` budget (one read buffer's worth: every small request fits).
 pub const FREE_PARTIAL: usize = 16 * 1024;
+
+/// The default time a TCP connection may wait for a byte from its peer in the middle of
+/// something (its CSM, the rest of a frame): libcoap's session timeout, 300 s
+/// (`COAP_DEFAULT_SESSION_TIMEOUT`). See [`ServerLimits::frame_timeout`] for why it is no
+/// shorter.
+pub const PEER_SILENCE_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Every limit of a server. [`ServerLimits::default`] is what `coapcc server` uses without
 /// flags.
@@ -47,13 +53,25 @@ pub struct ServerLimits {
     /// A TCP connection without a frame from the peer and without pending work for this long
     /// is closed with Release. Default 300 s (libcoap's session timeout).
     pub idle_timeout: Duration,
-    /// The peer's CSM must arrive within this time of the connection. Default 30 s (a
-    /// connection without its CSM is half-open: libcoap clears half-open sessions after 30 s;
-    /// meanwhile such a connection is the first to be closed for a new one).
+    /// The peer's CSM must arrive within this time of the connection. Default 300 s, as
+    /// [`ServerLimits::frame_timeout`]: the CSM is the peer's first data segment and TCP
+    /// retransmits it on the same schedule. Meanwhile a connection without its CSM is the
+    /// first to be closed for a new one, so a silent socket cannot keep others out.
     pub csm_timeout: Duration,
     /// A frame that stopped arriving (no byte of it for this long) aborts the connection; a
-    /// large frame on a slow link keeps arriving. Default 30 s (libcoap's time for a half-open
-    /// session).
+    /// large frame on a slow link keeps arriving. Default 300 s ([`PEER_SILENCE_TIMEOUT`]).
+    ///
+    /// A receiver cannot tell a peer that stopped sending from a segment that TCP is still
+    /// retransmitting. Linux doubles the retransmission timeout (RTO) at every expiry
+    /// (RFC 6298 §5.5, `tcp_retransmit_timer` in `net/ipv4/tcp_timer.c`, at most
+    /// `TCP_RTO_MAX` = 120 s) and keeps the doubled value until an RTT sample from a segment
+    /// that was not retransmitted (`tcp_ack_update_rtt` in `net/ipv4/tcp_input.c`; without
+    /// TCP timestamps, as on the testbed, Karn's rule gives none from a retransmission), so
+    /// on a slow lossy path a few losses in a row, of data or of its ACKs, leave the receiver
+    /// without a byte for tens of seconds while the connection is sound. On the testbed link
+    /// (RTO about 2 s, 10 % loss each way) a 30 s frame timeout fired after 4 round trips of
+    /// one segment failed (RTO 2, 4, 8, 16 s); 300 s outlasts 7 (2 + 4 + ... + 64 s, then
+    /// 120 s). libcoap waits as long: it keeps a partial PDU until its session timeout.
     pub frame_timeout: Duration,
     /// Bytes of partial frames in all, beyond [`FREE_PARTIAL`] per connection. Default 8 MiB.
     pub max_buffered: usize,
@@ -80,8 +98,8 @@ impl Default for ServerLimits {
             max_connections: 256,
             accept_rate: 100.0,
             idle_timeout: Duration::from_secs(300),
-            csm_timeout: Duration::from_secs(30),
-            frame_timeout: Duration::from_secs(30),
+            csm_timeout: PEER_SILENCE_TIMEOUT,
+            frame_timeout: PEER_SILENCE_TIMEOUT,
             max_buffered: 8 << 20,
             ping_rate: 10.0,
             transfers: TransferLimits::default(),
@@ -144,6 +162,25 @@ impl<K: Ord + Clone> Shares<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// When the segment sent at time 0 arrives if its first `failures` round trips fail:
+    /// Linux's schedule, the RTO doubled at every expiry up to `TCP_RTO_MAX` (120 s).
+    fn arrival_after_failures(rto: Duration, failures: u32) -> Duration {
+        (0..failures).map(|i| (rto * 2u32.pow(i)).min(Duration::from_secs(120))).sum()
+    }
+
+    #[test]
+    fn peer_silence_timeouts_outlast_tcp_retransmission_on_the_testbed_link() {
+        // The testbed link's RTO is about 2 s (RTT 0.65 s): a stall of 4 failed round trips
+        // is 30 s, the former default, which aborted sound connections in the interop tests.
+        let rto = Duration::from_secs(2);
+        assert_eq!(arrival_after_failures(rto, 4), Duration::from_secs(30));
+        let l = ServerLimits::default();
+        for t in [l.frame_timeout, l.csm_timeout] {
+            assert!(arrival_after_failures(rto, 7) < t, "{t:?}");
+        }
+        assert!(arrival_after_failures(rto, 8) > l.frame_timeout, "no longer than needed");
+    }
 
     #[test]
     fn shares() {

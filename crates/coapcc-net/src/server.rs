@@ -114,10 +114,11 @@ pub struct ServerArgs {
     #[arg(long, default_value_t = 300.0, value_name = "SECS")]
     pub idle_timeout: f64,
     /// TCP: abort a connection whose CSM has not arrived within this time.
-    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
+    #[arg(long, default_value_t = 300.0, value_name = "SECS")]
     pub csm_timeout: f64,
-    /// TCP: abort a connection whose frame stopped arriving (no byte of it for this long).
-    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
+    /// TCP: abort a connection whose frame stopped arriving (no byte of it for this long; on
+    /// a slow lossy path TCP's backed-off retransmissions can take minutes).
+    #[arg(long, default_value_t = 300.0, value_name = "SECS")]
     pub frame_timeout: f64,
     /// TCP: most bytes of partial frames buffered over all connections (each connection may
     /// hold 16 KiB besides); a connection that would exceed it is aborted.

@@ -25,6 +25,7 @@ import json
 import math
 import os
 import tempfile
+import threading
 
 import numpy as np
 
@@ -87,6 +88,28 @@ def _batch_stats(values: np.ndarray) -> tuple[float, float]:
     return float(v.mean()), float(_T_975_19 * v.std(ddof=1) / math.sqrt(len(v)))
 
 
+def _interruptible(fn, *args):
+    """``fn(*args)`` in a worker thread (the extension releases the GIL), so that Ctrl-C
+    reaches this thread at once: ``KeyboardInterrupt`` is raised here while the simulation
+    is abandoned (the caller's process ends)."""
+    result: list = []
+    error: list = []
+
+    def work():
+        try:
+            result.append(fn(*args))
+        except BaseException as e:  # handed to the caller's thread
+            error.append(e)
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.25)
+    if error:
+        raise error[0]
+    return result[0]
+
+
 def simulate_model(model: str, n: int, *, seed: int = 1, **params) -> dict:
     """Simulate ``n`` messages with the model's loss process and timers.
 
@@ -102,7 +125,7 @@ def simulate_model(model: str, n: int, *, seed: int = 1, **params) -> dict:
     fd, path = tempfile.mkstemp(prefix="coapcc-model-", suffix=".jsonl")
     os.close(fd)
     try:
-        _native.simulate_json(json.dumps(cfg), path)
+        _interruptible(_native.simulate_json, json.dumps(cfg), path)
         with open(path) as fh:
             rows = [json.loads(line) for line in fh]
     finally:

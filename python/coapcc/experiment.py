@@ -537,8 +537,10 @@ def find_experiment(name_or_path: str) -> Experiment:
         return load_experiment(p)
     entries = catalogue()
     if name_or_path not in entries:
+        close = difflib.get_close_matches(name_or_path, list(entries), n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
         raise ConfigError(
-            "experiment", f"no experiment file or catalogue entry {name_or_path!r}", sorted(entries)
+            "experiment", f"no experiment file or catalogue entry {name_or_path!r}{hint}", sorted(entries)
         )
     return load_experiment(entries[name_or_path])
 

@@ -256,3 +256,29 @@ def test_argcheck_random_values():
         # The argparse type agrees with the check on the same value written as text.
         text = str(int(got)) if integer else repr(float(v))
         assert argcheck.number(lo=lo, hi=hi, lo_open=lo_open, integer=integer)(text) == got
+
+
+def test_model_simulation_honours_ctrl_c(tmp_path):
+    """SIGINT during ``--simulate``: exit 130 at once, no traceback, its temporary file gone."""
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [*COAPCC, *MODEL[:5], "20", *MODEL[6:], "--simulate", "200000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(TMPDIR=tmp_path),
+    )
+    # Ready when the simulation's trace file exists (created just before it starts): waited
+    # for, not slept for.
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob("coapcc-model-*")):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the simulation never started"
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert err.strip() == "coapcc: interrupted", err
+    assert not list(tmp_path.glob("coapcc-model-*"))

@@ -133,16 +133,15 @@ def simulate_model(model: str, n: int, *, seed: int = 1, **params) -> dict:
     if n < 2 * BATCHES:
         raise ValueError(f"--simulate needs at least {2 * BATCHES} messages, got {n}")
     cfg = sim_config(model, n=n, seed=seed, **params)
-    fd, path = tempfile.mkstemp(prefix="coapcc-model-", suffix=".jsonl")
-    os.close(fd)
-    try:
+    # A folder of its own: if Ctrl-C abandons the simulation before it opened its trace file,
+    # the file cannot be created again once the folder is gone.
+    with tempfile.TemporaryDirectory(prefix="coapcc-model-", ignore_cleanup_errors=True) as tmp:
+        path = os.path.join(tmp, "trace.jsonl")
         _interruptible(_native.simulate_json, json.dumps(cfg), path)
         with open(path) as fh:
             # Keep four numbers a message, not its parsed record (a message may have hundreds
             # of transmissions): memory stays O(messages).
             rows = [_summary(json.loads(line)) for line in fh]
-    finally:
-        os.unlink(path)
     rows.sort(key=lambda x: x[0])
     rtt, d_ow = params["rtt"], params.get("D_ow")
     d_down = rtt - (rtt / 2 if d_ow is None else d_ow)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import tempfile
 import threading
 
@@ -135,13 +136,16 @@ def simulate_model(model: str, n: int, *, seed: int = 1, **params) -> dict:
     cfg = sim_config(model, n=n, seed=seed, **params)
     # A folder of its own: if Ctrl-C abandons the simulation before it opened its trace file,
     # the file cannot be created again once the folder is gone.
-    with tempfile.TemporaryDirectory(prefix="coapcc-model-", ignore_cleanup_errors=True) as tmp:
+    tmp = tempfile.mkdtemp(prefix="coapcc-model-")
+    try:
         path = os.path.join(tmp, "trace.jsonl")
         _interruptible(_native.simulate_json, json.dumps(cfg), path)
         with open(path) as fh:
             # Keep four numbers a message, not its parsed record (a message may have hundreds
             # of transmissions): memory stays O(messages).
             rows = [_summary(json.loads(line)) for line in fh]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     rows.sort(key=lambda x: x[0])
     rtt, d_ow = params["rtt"], params.get("D_ow")
     d_down = rtt - (rtt / 2 if d_ow is None else d_ow)

@@ -112,10 +112,10 @@ def _dispatch(args: list[str]) -> int:
         print(_usage())
         return 0
     if head == "help":
-        if len(args) == 1:
+        if len(args) == 1 or args[1] == "help":
             print(_usage())
             return 0
-        if args[1] not in commands() or args[1] == "help":
+        if args[1] not in commands():
             return _unknown(args[1])
         return _dispatch([args[1], "--help"])
     if head == "completion":
@@ -217,9 +217,10 @@ def completion_script(shell: str) -> str:
 
 def completion_main(argv: list[str]) -> int:
     """``coapcc completion bash|zsh|fish``: print the completion script."""
-    import argparse
 
-    p = argparse.ArgumentParser(
+    from . import argcheck
+
+    p = argcheck.Parser(
         prog="coapcc completion",
         description="Print a shell completion script. bash: `source <(coapcc completion bash)`; "
         "zsh: `coapcc completion zsh > ~/.zfunc/_coapcc`; "

@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import hashlib
 import itertools
 import os
@@ -362,6 +363,13 @@ class Experiment:
         exp.check_size()
         exp.points()  # validate every configuration now, with the key at fault
         if quick:
+            swept = sorted({k for b in exp.blocks for k in b.grid})
+            for k in quick.get("grid", {}):
+                if k not in swept:
+                    # A typo here would silently run a different --quick experiment.
+                    close = difflib.get_close_matches(k, swept, n=1)
+                    hint = f" (did you mean '{close[0]}'?)" if close else ""
+                    raise ConfigError(f"quick.grid.{k}", f"no block sweeps this key{hint}", swept)
             q = exp.quick_variant()
             if not q.blocks:
                 raise ConfigError(
@@ -529,8 +537,10 @@ def find_experiment(name_or_path: str) -> Experiment:
         return load_experiment(p)
     entries = catalogue()
     if name_or_path not in entries:
+        close = difflib.get_close_matches(name_or_path, list(entries), n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
         raise ConfigError(
-            "experiment", f"no experiment file or catalogue entry {name_or_path!r}", sorted(entries)
+            "experiment", f"no experiment file or catalogue entry {name_or_path!r}{hint}", sorted(entries)
         )
     return load_experiment(entries[name_or_path])
 

@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from . import argcheck
 from .runner import RunnerLike
 
 __all__ = ["report", "main", "FigureDrawer", "add_format_args", "parse_formats", "FORMATS"]
@@ -423,7 +424,7 @@ def main(argv: list[str]) -> int:
     from .claims import ClaimsError
     from .storage import DatasetFormatError
 
-    p = argparse.ArgumentParser(
+    p = argcheck.Parser(
         prog="coapcc report",
         description="Figures, summary tables and a self-contained HTML report of a results dataset "
         "(from coapcc sweep) of any study kind; with a second dataset of the same kind, both side by side.",
@@ -452,7 +453,7 @@ def main(argv: list[str]) -> int:
     p.add_argument(
         "--workers",
         "-j",
-        type=int,
+        type=argcheck.number(lo=1, hi=1024, integer=True),
         default=None,
         metavar="N",
         help="processes drawing figures (default: CPU cores)",
@@ -462,8 +463,6 @@ def main(argv: list[str]) -> int:
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     a = p.parse_args(argv)
     formats = parse_formats(p, a.formats)
-    if a.workers is not None and a.workers < 1:
-        p.error(f"--workers must be >= 1, got {a.workers}")
     log = open(os.devnull, "w") if a.quiet else sys.stderr  # noqa: SIM115 - lives as long as the command
     try:
         path = report(

@@ -11,13 +11,13 @@ swept the same way, with the same flags, and reported by its kind.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import sys
 import time
 from pathlib import Path
 
+from . import argcheck
 from .config import ConfigError
 from .experiment import catalogue, find_experiment
 from .runner import RunnerLike
@@ -128,7 +128,7 @@ def main(argv: list[str]) -> int:
     from .sweeper import add_executor_args, plan
 
     names = ", ".join(sorted(catalogue())) or "none found"
-    p = argparse.ArgumentParser(
+    p = argcheck.Parser(
         prog="coapcc reproduce",
         description=f"Sweep a catalogue entry and write its report (catalogue: {names}). "
         "'coapcc reproduce --catalogue' lists them all.",

@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import argcheck
 from .config import ConfigError
 from .executors import dask as _dask
 from .executors import describe as _describe
@@ -462,11 +463,15 @@ def _run(experiment, out, todo, outcome, workers, scheduler, dask_local, runner,
         )
 
 
+#: Most parallel simulations ``--workers`` may ask for.
+MAX_WORKERS = 1024
+
+
 def add_executor_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--workers",
         "-j",
-        type=int,
+        type=argcheck.number(lo=1, hi=MAX_WORKERS, integer=True),
         default=None,
         metavar="N",
         help="parallel simulations (default: CPU cores; 1 = serial, in this process)",
@@ -488,7 +493,7 @@ def add_executor_args(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(
+    p = argcheck.Parser(
         prog="coapcc sweep",
         description="Run every point of an experiment (a TOML file, or a catalogue name such as anrw18) "
         "into a Parquet dataset. Finished runs are kept; a rerun does only what is missing.",

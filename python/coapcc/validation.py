@@ -13,11 +13,11 @@ or configuration error, 130 after Ctrl-C.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
+from . import argcheck
 from .claims import ClaimsError, ClaimsFile, Verdict, claims_catalogue, evaluate, find_claims, summary
 
 __all__ = ["validate", "verdicts_table", "format_verdicts", "main"]
@@ -111,7 +111,7 @@ def format_verdicts(verdicts: list[Verdict], width: int = 60) -> str:
 
 def main(argv: list[str]) -> int:
     names = ", ".join(claims_catalogue()) or "none"
-    p = argparse.ArgumentParser(
+    p = argcheck.Parser(
         prog="coapcc validate",
         description="Run a study's published claims and print paper / reproduction / verdict "
         f"(holds, off, reversed, missing). Studies with claims: {names}. "
@@ -129,12 +129,14 @@ def main(argv: list[str]) -> int:
         "--out", "-o", metavar="DIR", help="dataset folder (default: results/NAME or results/NAME-quick)"
     )
     p.add_argument(
-        "--workers", type=int, default=None, metavar="N", help="worker processes (default: CPU cores)"
+        "--workers",
+        type=argcheck.number(lo=1, hi=1024, integer=True),
+        default=None,
+        metavar="N",
+        help="worker processes (default: CPU cores)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
     a = p.parse_args(argv)
-    if a.workers is not None and a.workers < 1:
-        p.error(f"--workers {a.workers}: expected at least 1")
     try:
         verdicts = validate(
             a.study,

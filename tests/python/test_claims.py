@@ -321,4 +321,4 @@ def test_validate_usage_errors_exit_2(tmp_path):
         text=True,
         env=subprocess_env(),
     )
-    assert p.returncode == 2 and "--workers 0" in p.stderr
+    assert p.returncode == 2 and "--workers: must be an integer in [1, 1024], got 0" in p.stderr

@@ -280,8 +280,10 @@ def test_rate_control_formulas():
 def test_bad_input_is_a_clear_error():
     with pytest.raises(ValueError, match="p must be a probability"):
         models.bernoulli(1.2, r=4, T=1)
-    with pytest.raises(ValueError, match="non-negative integer"):
+    with pytest.raises(ValueError, match=r"an integer in \[0, 255\], got 2.5"):
         models.bernoulli(0.2, r=2.5, T=1)
+    with pytest.raises(ValueError, match=r"p must be a probability in \[0, 1\], got 1.5$"):
+        models.bernoulli([0.1, 1.5], r=4, T=1)  # the value at fault, not the array
     with pytest.raises(ValueError, match="p \\+ q"):
         models.ge(0.0, 0.0, 0.5, 0.5, r=3, T=1)
     with pytest.raises(ValueError, match="rto"):
@@ -345,7 +347,7 @@ def test_cli_errors(capsys):
     assert model_cli.main(["ge", "--p", "0.1", "--r", "3", "--rto", "2", "--rtt", "0.5"]) == 2
     assert "--q" in capsys.readouterr().err
     assert model_cli.main(["bernoulli", "--p", "1.5", "--r", "3", "--rto", "2", "--rtt", "0.5"]) == 2
-    assert "probability" in capsys.readouterr().err
+    assert "--p: must be a number in [0, 1], got 1.5" in capsys.readouterr().err
 
 
 # --- model against simulation ---------------------------------------------------------------------

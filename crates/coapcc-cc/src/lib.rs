@@ -55,6 +55,7 @@ pub mod default;
 pub mod estimator;
 pub mod fasor;
 pub mod makarem;
+pub mod names;
 mod num;
 pub mod params;
 pub mod pcocoa;

@@ -394,14 +394,17 @@ impl fmt::Display for SpecError<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SpecError::UnknownAlgorithm { name } => {
-                write!(f, "unknown algorithm '{name}'; valid algorithms: ")?;
+                let hint = crate::names::hint(name, ALGORITHMS.iter().map(|a| a.name));
+                write!(f, "unknown algorithm '{name}'{hint}; valid algorithms: ")?;
                 for (i, a) in ALGORITHMS.iter().enumerate() {
                     write!(f, "{}{}", if i > 0 { ", " } else { "" }, a.name)?;
                 }
                 Ok(())
             }
             SpecError::UnknownKey { algorithm, key, valid } => {
-                write!(f, "unknown parameter '{key}' for {algorithm}; valid parameters: preset")?;
+                let keys = valid.iter().chain(COMMON_INFO).map(|p| p.key);
+                let hint = crate::names::hint(key, core::iter::once("preset").chain(keys));
+                write!(f, "unknown parameter '{key}' for {algorithm}{hint}; valid parameters: preset")?;
                 for p in valid.iter().chain(COMMON_INFO) {
                     write!(f, ", {}", p.key)?;
                 }
@@ -414,7 +417,8 @@ impl fmt::Display for SpecError<'_> {
                 write!(f, "parameter '{item}' has no value: write key=value")
             }
             SpecError::UnknownPreset { preset } => {
-                write!(f, "unknown preset '{preset}'; valid presets: ")?;
+                let hint = crate::names::hint(preset, Preset::ALL.iter().map(|(n, _)| *n));
+                write!(f, "unknown preset '{preset}'{hint}; valid presets: ")?;
                 for (i, (n, _)) in Preset::ALL.iter().enumerate() {
                     write!(f, "{}{}", if i > 0 { ", " } else { "" }, n)?;
                 }

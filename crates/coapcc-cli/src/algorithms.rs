@@ -67,7 +67,8 @@ pub fn run(args: &AlgorithmsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             Some(a) => vec![a],
             None => {
                 let names: Vec<_> = ALGORITHMS.iter().map(|a| a.name).chain(["newreno", "bbr"]).collect();
-                anyhow::bail!("unknown algorithm '{n}'; valid algorithms: {}", names.join(", "))
+                let hint = coapcc_cc::names::hint(n, names.iter().copied());
+                anyhow::bail!("unknown algorithm '{n}'{hint}; valid algorithms: {}", names.join(", "))
             }
         },
         None => ALGORITHMS.iter().collect(),

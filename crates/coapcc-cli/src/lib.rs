@@ -8,9 +8,10 @@
 use std::ffi::OsString;
 use std::io::Write;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod algorithms;
+pub mod args;
 mod tcp_algorithms;
 
 pub use algorithms::registry_json;
@@ -57,6 +58,24 @@ pub fn subcommands() -> Vec<(String, String)> {
         .collect()
 }
 
+/// The `coapcc` command line as clap builds it, every argument hardened by [`args::harden`].
+pub fn command() -> clap::Command {
+    args::harden(Cli::command())
+}
+
+/// The one-line usage error of `args` (including the program name), or `None` when they
+/// parse (`--help` and `--version` included). Runs nothing.
+pub fn usage_error<I, T>(args: I) -> Option<String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    match command().try_get_matches_from(args).and_then(|m| Cli::from_arg_matches(&m)) {
+        Err(e) if e.use_stderr() => Some(args::one_line(&e)),
+        _ => None,
+    }
+}
+
 /// Run the command line with `args` (including the program name). Returns the exit code;
 /// errors are printed as one line on stderr, never as a panic.
 pub fn main<I, T>(args: I) -> i32
@@ -64,12 +83,17 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let parsed = command().try_get_matches_from(args).and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+        // --help and --version: clap's own text on stdout.
+        Err(e) if !e.use_stderr() => {
             let _ = e.print();
-            return code;
+            return 0;
+        }
+        Err(e) => {
+            eprintln!("{}", args::one_line(&e));
+            return 2;
         }
     };
     // The network commands own their runtime, output and error reporting.
@@ -103,5 +127,10 @@ where
 
 /// Whether `e` comes from writing to a closed pipe.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+    use std::io::ErrorKind::BrokenPipe;
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == BrokenPipe)
+            // serde_json keeps the io::Error to itself (its source() skips it).
+            || c.downcast_ref::<serde_json::Error>().is_some_and(|j| j.io_error_kind() == Some(BrokenPipe))
+    })
 }

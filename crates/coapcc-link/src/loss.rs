@@ -173,7 +173,8 @@ pub fn check_preset(preset: &str) -> Result<(), String> {
         Ok(())
     } else {
         let valid: Vec<&str> = coapcc_cc::Preset::ALL.iter().map(|(n, _)| *n).collect();
-        Err(format!("unknown preset '{preset}'; valid: {}", valid.join(", ")))
+        let hint = coapcc_cc::names::hint(preset, valid.iter().copied());
+        Err(format!("unknown preset '{preset}'{hint}; valid: {}", valid.join(", ")))
     }
 }
 

@@ -63,7 +63,11 @@ impl Topology {
                     format!("bad topology {spec:?}: expected dumbbell:K,M (K leaves per side, M bridge nodes)")
                 })?;
                 let (k, m) = (num(k)?, num(m)?);
-                guard(spec, 2 * k + m + 2)?;
+                if k == 0 {
+                    return Err(format!("bad topology {spec:?}: a dumbbell needs K >= 1 leaves per side"));
+                }
+                // 2K + M + 2 without wrapping: sizes near usize::MAX saturate and are refused.
+                guard(spec, k.saturating_mul(2).saturating_add(m).saturating_add(2))?;
                 let hub_l = (spacing, spacing);
                 let hub_r = (spacing * (m as f64 + 2.0), spacing);
                 let mut p = Vec::with_capacity(2 * k + m + 2);
@@ -137,7 +141,8 @@ impl Topology {
 
 fn guard(spec: &str, n: usize) -> Result<(), String> {
     if !(2..=MAX_NODES).contains(&n) {
-        return Err(format!("bad topology {spec:?}: needs 2 to {MAX_NODES} nodes, got {n}"));
+        let got = if n == usize::MAX { format!("more than {MAX_NODES}") } else { n.to_string() };
+        return Err(format!("bad topology {spec:?}: needs 2 to {MAX_NODES} nodes, got {got}"));
     }
     Ok(())
 }
@@ -191,6 +196,12 @@ mod tests {
 
     #[test]
     fn bad_specs_and_files_are_explained() {
+        let max = usize::MAX;
+        let huge = [format!("dumbbell:{max},2"), format!("dumbbell:2,{max}"), format!("grid:{max}x{max}")];
+        for bad in huge.iter().map(String::as_str).chain(["dumbbell:0,0", "dumbbell:0,5", "chain:99999999999999999999"])
+        {
+            assert!(Topology::parse(bad, 10.0).is_err(), "{bad}");
+        }
         for bad in ["grid", "grid:x", "grid:1", "ring:2", "mesh:4", "dumbbell:3", "grid:2000"] {
             assert!(Topology::parse(bad, 10.0).is_err(), "{bad}");
         }

@@ -15,7 +15,8 @@ pub fn secs(flag: &str, secs: f64, allow_zero: bool) -> anyhow::Result<Duration>
     let lower_ok = if allow_zero { secs >= 0.0 } else { secs > 0.0 };
     if !(secs.is_finite() && lower_ok && secs <= MAX_SECS) {
         let low = if allow_zero { "0" } else { "more than 0" };
-        bail!("{flag} must be a number of seconds from {low} to {MAX_SECS:e}, got {secs}");
+        let shown = if secs.abs() < 1e9 { format!("{secs}") } else { format!("{secs:e}") };
+        bail!("{flag} must be a number of seconds from {low} to {MAX_SECS:e}, got {shown}");
     }
     // `try_from_secs_f64` cannot fail inside these bounds; keep the check anyway.
     Ok(Duration::try_from_secs_f64(secs)?)

@@ -131,10 +131,11 @@ pub fn run_rtt_scenarios(a: &RttScenariosArgs, out: &mut dyn Write) -> anyhow::R
         retransmit_timer: a.reliability.retransmit_timer.clone(),
         rtt_consumption: Some(a.rtt_consumption.clone()),
     };
+    let rows = req.run().map_err(|e| anyhow!(e))?;
+    // After the run, so that an error is the only line on stderr.
     if req.scenarios.is_empty() && req.trace.is_none() {
         eprintln!("rtt-scenarios: scenarios 5 and 6 (real traces, unpublished) skipped; give --trace FILE to run them");
     }
-    let rows = req.run().map_err(|e| anyhow!(e))?;
     if let Some(path) = &a.series {
         write_series(&req, path, a.series_count)?;
     }

@@ -135,6 +135,19 @@ impl Dist {
         }
     }
 
+    /// The lowest value the distribution is meant to give, for range checks: the lower
+    /// bound of `uniform`, `fixed` and `pareto`, the mean of `normal` (its tail below is
+    /// handled by the caller's floor rule), the smallest positive number for `exp`.
+    pub fn lowest(&self) -> f64 {
+        match *self {
+            Dist::Uniform { a, .. } => a,
+            Dist::Normal { mean, .. } => mean,
+            Dist::Fixed { v } => v,
+            Dist::Pareto { scale, .. } => scale,
+            Dist::Exp { .. } => f64::MIN_POSITIVE,
+        }
+    }
+
     /// The mean of the distribution (Pareto: infinite for shape <= 1).
     pub fn mean(&self) -> f64 {
         match *self {
@@ -193,6 +206,15 @@ fn std_normal(rng: &mut dyn Entropy) -> f64 {
     let u1 = 1.0 - unit_f64(rng); // (0, 1]
     let u2 = unit_f64(rng);
     (-2.0 * libm::log(u1)).sqrt() * libm::cos(2.0 * core::f64::consts::PI * u2)
+}
+
+/// `x` for a message: plain below 10^9, else in scientific notation (never 300 digits).
+pub fn show(x: f64) -> String {
+    if x.is_finite() && x.abs() < 1e9 {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
 }
 
 #[cfg(test)]

@@ -155,13 +155,22 @@ impl ResBwConfig {
         for (name, d) in [("resbw", Some(&self.resbw)), ("good", self.good.as_ref()), ("rtt_ms", Some(&self.rtt_ms))] {
             if let Some(d) = d {
                 d.validate().map_err(|e| format!("{name}: {e}"))?;
+                // A residual bandwidth is never negative; an RTT is positive.
+                let (lo, rtt) = (d.lowest(), name == "rtt_ms");
+                if (rtt && lo <= 0.0) || lo < 0.0 {
+                    return Err(format!(
+                        "{name}: the values must be {}, got {} as the lowest",
+                        if rtt { "> 0 ms" } else { ">= 0 packets/s" },
+                        crate::dist::show(lo)
+                    ));
+                }
             }
         }
         let pos = |name: &str, v: f64, max: f64| {
             if v.is_finite() && v > 0.0 && v <= max {
                 Ok(())
             } else {
-                Err(format!("{name} must be in (0, {max}], got {v}"))
+                Err(format!("{name} must be in (0, {max:e}], got {}", crate::dist::show(v)))
             }
         };
         pos("bad_mean_s", self.bad_mean_s, 1e7)?;

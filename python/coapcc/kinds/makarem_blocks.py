@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from .. import argcheck
 from ..config import ConfigError
 from ..models.tables import RESBW_OPTIONS, RTT_OPTIONS, TABLE_4_1
 
@@ -50,21 +50,19 @@ def _where(key: str, msg: str) -> ConfigError:
 
 
 def _num(key: str, v: Any, lo: float | None = None, hi: float | None = None, *, lo_open: bool = False):
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise _where(key, f"expected a number, got {v!r}")
-    if lo is not None and (v <= lo if lo_open else v < lo):
-        raise _where(key, f"must be {'>' if lo_open else '>='} {lo:g}, got {v!r}")
-    if hi is not None and v > hi:
-        raise _where(key, f"must be <= {hi:g}, got {v!r}")
-    return float(v)
+    try:
+        return argcheck.check("value", v, lo=lo, hi=hi, lo_open=lo_open)
+    except ValueError as e:
+        raise _where(key, str(e).removeprefix("value ")) from None
 
 
 def _int(key: str, v: Any, lo: int, hi: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise _where(key, f"expected an integer, got {v!r}")
-    if not lo <= v <= hi:
-        raise _where(key, f"must be within {lo}..{hi}, got {v!r}")
-    return v
+    if isinstance(v, float):  # a TOML integer is written without a point
+        raise _where(key, f"must be an integer in [{lo}, {hi}], got {v!r}")
+    try:
+        return argcheck.check("value", v, lo=lo, hi=hi, integer=True)
+    except ValueError as e:
+        raise _where(key, str(e).removeprefix("value ")) from None
 
 
 def _str(key: str, v: Any) -> str:

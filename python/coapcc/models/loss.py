@@ -76,25 +76,36 @@ def _arr(x) -> np.ndarray:
     return np.asarray(x, dtype=float)
 
 
+#: Largest r (MAX_RETRANSMIT): the simulator's bound; b^r T stays finite within it.
+MAX_R = 255
+
+
+def _first(a: np.ndarray, bad: np.ndarray) -> str:
+    """The first offending value of ``a`` (where ``bad``), as ``%g``: a number, never an array."""
+    return f"{float(np.broadcast_to(a, bad.shape)[bad].flat[0]):g}"
+
+
 def _r_array(r) -> np.ndarray:
-    ra = np.asarray(r)
-    if not np.all(np.equal(np.mod(ra, 1), 0)) or np.any(ra < 0):
-        raise ValueError(f"r (MAX_RETRANSMIT) must be a non-negative integer, got {r!r}")
+    ra = np.asarray(r, dtype=float)
+    bad = ~np.isfinite(ra) | (np.mod(ra, 1) != 0) | (ra < 0) | (ra > MAX_R)
+    if np.any(bad):
+        raise ValueError(f"r (MAX_RETRANSMIT) must be an integer in [0, {MAX_R}], got {_first(ra, bad)}")
     return ra.astype(np.int64)
 
 
 def _check_prob(name: str, x) -> np.ndarray:
     a = _arr(x)
-    if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > 1):
-        raise ValueError(f"{name} must be a probability in [0, 1], got {x!r}")
+    bad = ~np.isfinite(a) | (a < 0) | (a > 1)
+    if np.any(bad):
+        raise ValueError(f"{name} must be a probability in [0, 1], got {_first(a, bad)}")
     return a
 
 
 def _check_pos(name: str, x, allow_zero: bool = True) -> np.ndarray:
     a = _arr(x)
-    bad = (a < 0) if allow_zero else (a <= 0)
-    if np.any(~np.isfinite(a)) or np.any(bad):
-        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {x!r}")
+    bad = ~np.isfinite(a) | ((a < 0) if allow_zero else (a <= 0))
+    if np.any(bad):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {_first(a, bad)}")
     return a
 
 

@@ -24,7 +24,9 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import tempfile
+import threading
 
 import numpy as np
 
@@ -87,6 +89,39 @@ def _batch_stats(values: np.ndarray) -> tuple[float, float]:
     return float(v.mean()), float(_T_975_19 * v.std(ddof=1) / math.sqrt(len(v)))
 
 
+def _summary(x: dict) -> tuple:
+    """(exchange, first sent_s, time_s, acknowledged, transmissions) of one trace record."""
+    return (
+        x["exchange"],
+        x["transmissions"][0]["sent_s"],
+        x["time_s"],
+        x["outcome"] == "ack",
+        len(x["transmissions"]),
+    )
+
+
+def _interruptible(fn, *args):
+    """``fn(*args)`` in a worker thread (the extension releases the GIL), so that Ctrl-C
+    reaches this thread at once: ``KeyboardInterrupt`` is raised here while the simulation
+    is abandoned (the caller's process ends)."""
+    result: list = []
+    error: list = []
+
+    def work():
+        try:
+            result.append(fn(*args))
+        except BaseException as e:  # handed to the caller's thread
+            error.append(e)
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.25)
+    if error:
+        raise error[0]
+    return result[0]
+
+
 def simulate_model(model: str, n: int, *, seed: int = 1, **params) -> dict:
     """Simulate ``n`` messages with the model's loss process and timers.
 
@@ -99,21 +134,25 @@ def simulate_model(model: str, n: int, *, seed: int = 1, **params) -> dict:
     if n < 2 * BATCHES:
         raise ValueError(f"--simulate needs at least {2 * BATCHES} messages, got {n}")
     cfg = sim_config(model, n=n, seed=seed, **params)
-    fd, path = tempfile.mkstemp(prefix="coapcc-model-", suffix=".jsonl")
-    os.close(fd)
+    # A folder of its own: if Ctrl-C abandons the simulation before it opened its trace file,
+    # the file cannot be created again once the folder is gone.
+    tmp = tempfile.mkdtemp(prefix="coapcc-model-")
     try:
-        _native.simulate_json(json.dumps(cfg), path)
+        path = os.path.join(tmp, "trace.jsonl")
+        _interruptible(_native.simulate_json, json.dumps(cfg), path)
         with open(path) as fh:
-            rows = [json.loads(line) for line in fh]
+            # Keep four numbers a message, not its parsed record (a message may have hundreds
+            # of transmissions): memory stays O(messages).
+            rows = [_summary(json.loads(line)) for line in fh]
     finally:
-        os.unlink(path)
-    rows.sort(key=lambda x: x["exchange"])
+        shutil.rmtree(tmp, ignore_errors=True)
+    rows.sort(key=lambda x: x[0])
     rtt, d_ow = params["rtt"], params.get("D_ow")
     d_down = rtt - (rtt / 2 if d_ow is None else d_ow)
-    start = np.array([x["transmissions"][0]["sent_s"] for x in rows])
-    end = np.array([x["time_s"] for x in rows])
-    ok = np.array([x["outcome"] == "ack" for x in rows])
-    tx = np.array([len(x["transmissions"]) for x in rows], dtype=float)
+    start = np.array([x[1] for x in rows])
+    end = np.array([x[2] for x in rows])
+    ok = np.array([x[3] for x in rows])
+    tx = np.array([x[4] for x in rows], dtype=float)
     # Delay to the server of a delivered message: its ACK time minus the down path.
     delay = np.where(ok, end - start - d_down, np.nan)
     # Time the sender spends per message: until the next message starts (the last: its end).

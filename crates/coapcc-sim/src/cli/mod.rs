@@ -250,7 +250,8 @@ pub fn build_config(args: &SimulateArgs) -> anyhow::Result<SimConfig> {
     if let Some(p) = &args.preset {
         if coapcc_cc::Preset::parse(p).is_none() || p.contains([',', '=', ':']) {
             let valid: Vec<&str> = coapcc_cc::Preset::ALL.iter().map(|(n, _)| *n).collect();
-            bail!("--preset: unknown preset '{p}'; valid: {}", valid.join(", "));
+            let hint = coapcc_cc::names::hint(p, valid.iter().copied());
+            bail!("--preset: unknown preset '{p}'{hint}; valid: {}", valid.join(", "));
         }
     }
     for (i, g) in cfg.groups.iter_mut().enumerate() {
@@ -324,12 +325,16 @@ pub fn build_config(args: &SimulateArgs) -> anyhow::Result<SimConfig> {
 
 /// `N` split over `groups` (earlier groups take the remainder), or one count per group.
 pub fn parse_clients(spec: &str, groups: usize) -> anyhow::Result<Vec<u32>> {
-    let parts: Vec<&str> = spec.split(',').map(str::trim).collect();
-    let nums: Vec<u32> = parts
-        .iter()
-        .map(|p| p.parse::<u32>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| anyhow::anyhow!("--clients: expected N or N1,N2,..., got '{spec}'"))?;
+    let max = crate::config::MAX_CLIENTS;
+    let nums: Vec<u32> = spec
+        .split(',')
+        .map(str::trim)
+        .map(|p| match p.parse::<i128>() {
+            Ok(n) if (0..=i128::from(max)).contains(&n) => Ok(n as u32),
+            Ok(_) => Err(anyhow::anyhow!("--clients: {p} is not in 0..={max}")),
+            Err(_) => Err(anyhow::anyhow!("--clients: expected N or N1,N2,..., got '{spec}'")),
+        })
+        .collect::<anyhow::Result<_>>()?;
     if nums.len() == 1 {
         let (n, g) = (nums[0], groups.max(1) as u32);
         Ok((0..g).map(|i| n / g + u32::from(i < n % g)).collect())
@@ -383,11 +388,12 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 pub struct ProgressPrinter {
     next_s: f64,
     interval_s: f64,
+    command: &'static str,
 }
 
 impl Default for ProgressPrinter {
     fn default() -> Self {
-        ProgressPrinter { next_s: Self::FIRST_S, interval_s: Self::FIRST_S }
+        Self::new("coapcc simulate")
     }
 }
 
@@ -397,6 +403,11 @@ impl ProgressPrinter {
     /// Longest interval between two lines, seconds.
     pub const MAX_INTERVAL_S: f64 = 60.0;
 
+    /// A printer whose lines start with `command` (`coapcc mesh`).
+    pub fn new(command: &'static str) -> Self {
+        ProgressPrinter { next_s: Self::FIRST_S, interval_s: Self::FIRST_S, command }
+    }
+
     /// The line to print at `elapsed_s` seconds into the run, if one is due.
     pub fn line(&mut self, elapsed_s: f64, p: &crate::Progress) -> Option<String> {
         if elapsed_s < self.next_s {
@@ -405,8 +416,8 @@ impl ProgressPrinter {
         self.interval_s = (self.interval_s * 2.0).min(Self::MAX_INTERVAL_S);
         self.next_s = elapsed_s + self.interval_s;
         Some(format!(
-            "coapcc simulate: {elapsed_s:.0} s: simulated {:.1} s, {}/{} flows finished, {} events",
-            p.sim_time_s, p.finished, p.flows, p.events
+            "{}: {elapsed_s:.0} s: simulated {:.1} s, {}/{} flows finished, {} events",
+            self.command, p.sim_time_s, p.finished, p.flows, p.events
         ))
     }
 }

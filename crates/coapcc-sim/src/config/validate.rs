@@ -7,17 +7,21 @@ use coapcc_cc::AlgorithmConfig;
 use super::*;
 use crate::link;
 
+/// Largest message of the message workload, bytes (1 MiB: thousands of 802.15.4 frames).
+pub const MAX_MESSAGE_BYTES: u32 = 1 << 20;
+
 /// A finite number in [0, `hi`], with the bound worded as Python words it (`must be finite`,
 /// `must be >= 0`, `must be <= hi`).
 fn check_range(field: &str, v: f64, hi: f64) -> Result<(), ConfigError> {
     if !v.is_finite() {
         return Err(invalid(field, format!("must be finite, got {v}")));
     }
+    let shown = crate::params::json::py_g(v);
     if v < 0.0 {
-        return Err(invalid(field, format!("must be >= 0, got {v}")));
+        return Err(invalid(field, format!("must be >= 0, got {shown}")));
     }
     if v > hi {
-        return Err(invalid(field, format!("must be <= {hi:e}, got {v}")));
+        return Err(invalid(field, format!("must be <= {hi:e}, got {shown}")));
     }
     Ok(())
 }
@@ -270,11 +274,12 @@ impl SimConfig {
         if !(mc.background_period_s.is_finite() && mc.background_period_s >= 0.001) {
             return Err(invalid(&key("background_period_s"), "must be at least 0.001 s"));
         }
-        if mc.message_bytes == 0 {
-            return Err(invalid(&key("message_bytes"), "must be positive"));
-        }
-        if mc.background_bytes == 0 {
-            return Err(invalid(&key("background_bytes"), "must be positive"));
+        // A message is cut into units, each with its state: bound the size before any count
+        // is derived from it.
+        for (name, v) in [("message_bytes", mc.message_bytes), ("background_bytes", mc.background_bytes)] {
+            if !(1..=MAX_MESSAGE_BYTES).contains(&v) {
+                return Err(invalid(&key(name), format!("must be 1 to {MAX_MESSAGE_BYTES} bytes, got {v}")));
+            }
         }
         let rng = coapcc_cc::SplitMix64::new(0);
         crate::workload::messages::Messages::new(kind, mc, self.total_clients() as usize, rng)

@@ -38,8 +38,22 @@ pub fn simulate(run: &MeshRun, trace: Option<&mut dyn TraceSink>) -> Result<Mesh
         None => crate::simulate(&cfg)?,
         Some(t) => crate::simulate_with_trace(&cfg, t)?,
     };
+    mesh_report(run, report)
+}
+
+fn mesh_report(run: &MeshRun, report: crate::SimReport) -> Result<MeshReport, ConfigError> {
     MeshReport::new(run, report)
         .ok_or_else(|| ConfigError::Invalid { field: "topology".into(), problem: "not a mesh run".into() })
+}
+
+/// [`simulate`], calling `progress` now and then (as [`crate::simulate_with_progress`]).
+pub fn simulate_with_progress<'t>(
+    run: &MeshRun,
+    trace: Option<&'t mut dyn TraceSink>,
+    progress: &'t mut dyn FnMut(&crate::Progress),
+) -> Result<MeshReport, ConfigError> {
+    let cfg = run.to_sim()?;
+    mesh_report(run, crate::simulate_with_progress(&cfg, trace, progress)?)
 }
 
 /// Arguments of `coapcc mesh`. Flags override `--config`, which overrides `--preset`.
@@ -130,12 +144,20 @@ pub fn run(args: &MeshArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         writeln!(out)?;
         return Ok(());
     }
+    // Progress lines on stderr for a long run, as `coapcc simulate` prints them.
+    let t0 = std::time::Instant::now();
+    let mut printer = crate::cli::ProgressPrinter::new("coapcc mesh");
+    let mut progress = |p: &crate::Progress| {
+        if let Some(line) = printer.line(t0.elapsed().as_secs_f64(), p) {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
+    };
     let report = match &args.trace {
-        None => simulate(&cfg, None)?,
+        None => simulate_with_progress(&cfg, None, &mut progress)?,
         Some(p) => {
             let f = File::create(p).with_context(|| format!("cannot create trace file {}", p.display()))?;
             let mut sink = JsonLinesTrace::new(BufWriter::new(f));
-            let r = simulate(&cfg, Some(&mut sink))?;
+            let r = simulate_with_progress(&cfg, Some(&mut sink), &mut progress)?;
             sink.finish().map_err(|e| anyhow!("cannot write the trace: {e}"))?;
             r
         }

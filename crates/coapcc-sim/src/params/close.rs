@@ -1,36 +1,10 @@
-//! "Did you mean ...?": the closest of a list of words, by the similarity of Python's
-//! `difflib.get_close_matches` (the Ratcliff/Obershelp ratio 2·M/T, cutoff 0.6), so that the
-//! suggestion is the one Python's own front would make.
+//! "Did you mean ...?" for the parameter schema's keys and words: the similarity of
+//! [`coapcc_cc::names`] (Python's `difflib.get_close_matches`) over characters.
 
-/// Characters of `a` and `b` in matching blocks (Ratcliff/Obershelp: the longest common
-/// substring, then the same on both sides of it).
-fn matches(a: &[char], b: &[char]) -> usize {
-    let (mut best, mut ai, mut bj) = (0, 0, 0);
-    for i in 0..a.len() {
-        for j in 0..b.len() {
-            let mut k = 0;
-            while i + k < a.len() && j + k < b.len() && a[i + k] == b[j + k] {
-                k += 1;
-            }
-            if k > best {
-                (best, ai, bj) = (k, i, j);
-            }
-        }
-    }
-    if best == 0 {
-        return 0;
-    }
-    best + matches(&a[..ai], &b[..bj]) + matches(&a[ai + best..], &b[bj + best..])
-}
-
-/// The similarity of `a` and `b`, in [0, 1].
+/// The similarity of `a` and `b`, in [0, 1], by characters ([`coapcc_cc::names::similarity`]).
 pub fn ratio(a: &str, b: &str) -> f64 {
     let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let t = a.len() + b.len();
-    if t == 0 {
-        return 1.0;
-    }
-    2.0 * matches(&a, &b) as f64 / t as f64
+    coapcc_cc::names::similarity(&a, &b)
 }
 
 /// `"; did you mean 'x'?"` for the closest of `choices` to `word`, or `""`.

@@ -92,10 +92,10 @@ pub(super) fn int(key: &str, v: &Json, min: i128, max: i128) -> R<i128> {
         }
         // An integer too large for 64 bits arrives as a float.
         if f > max as f64 {
-            return Err(ParamError::new(key, format!("must be <= {max}, got {f:.0}")));
+            return Err(ParamError::new(key, format!("must be <= {max}, got {}", json::py_g(f))));
         }
         if f < min as f64 {
-            return Err(ParamError::new(key, format!("must be >= {min}, got {f:.0}")));
+            return Err(ParamError::new(key, format!("must be >= {min}, got {}", json::py_g(f))));
         }
         f as i128
     };

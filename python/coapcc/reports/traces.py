@@ -46,16 +46,23 @@ def pick_trace_runs(runs, trace_run: str | None, where: str = "") -> list:
 
 
 def _record(path, row, runner_trace, log):
-    """Record the trace of run ``row`` into folder ``path`` unless it is there already (run
-    as a job of the report, in a process of its own): returns the traced run's flows as
-    sorted ``(client, fct_s, transmissions)`` (to check that it reproduces the dataset's run),
-    or None when the trace was already there."""
+    """Record the trace of run ``row`` into folder ``path`` unless it is there already, and
+    read it (run as a job of the report, in a process of its own): returns the traced run's
+    flows as sorted ``(client, fct_s, transmissions)`` (to check that it reproduces the
+    dataset's run; None when the trace was already there) and the trace."""
+    from ..trace import read_trace
+
+    h = row["config_hash"]
+    file = path / f"{h}.jsonl"
+    mine = None if file.exists() else _run(path, row, runner_trace, log)
+    return mine, read_trace(file)
+
+
+def _run(path, row, runner_trace, log) -> list:
     from ..trace import run_traced
 
     h = row["config_hash"]
     file = path / f"{h}.jsonl"
-    if file.exists():
-        return None
     cfg = SimConfig.from_flat(row.to_dict())
     tmp = path / f".{h}.{os.getpid()}.{id(row)}.tmp"
     clients = f"{cfg.clients} client" + ("s" if cfg.clients != 1 else "")
@@ -76,15 +83,12 @@ def record_traces(ctx, ds, rows: list) -> list:
 
 
 def traces(ds, runs, flows, rows: list, jobs: list) -> tuple[list, list, list, list[dict]]:
-    """The traces of the runs in ``rows`` (recorded by the ``jobs`` of :func:`record_traces`),
-    read: the flow panels, the whole-run panels, the TCP panels and the notes table's rows."""
-    from ..trace import read_trace
-
-    tdir = ds.path / "traces"
+    """The traces of the runs in ``rows`` (recorded and read by the ``jobs`` of
+    :func:`record_traces`): the flow panels, the whole-run panels, the TCP panels and the notes table's rows."""
     own = [flows[flows["config_hash"] == row["config_hash"]] for row in rows]
     done = []
     for row, fl, job in zip(rows, own, jobs):
-        mine = job.result()
+        mine, tr = job.result()
         reproduced = None
         if mine is not None:
             theirs = fl.sort_values("client")
@@ -93,7 +97,7 @@ def traces(ds, runs, flows, rows: list, jobs: list) -> tuple[list, list, list, l
             )
             reproduced = [tuple(x) for x in mine] == theirs
         cfg = SimConfig.from_flat(row.to_dict())
-        done.append((cfg, read_trace(tdir / f"{row['config_hash']}.jsonl"), reproduced))
+        done.append((cfg, tr, reproduced))
     panels, whole, tcp, notes = [], [], [], []
     for row, fl, (cfg, tr, reproduced) in zip(rows, own, done):
         # The flow with the most retransmissions (ties: lowest client) shows the timers at work.

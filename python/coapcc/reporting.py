@@ -114,6 +114,11 @@ def _child(conn, item, figdir: Path, formats) -> None:
     """A forked process: draws one figure, or runs one :class:`Job`, and says how it went
     (a figure's files carry the figure and a job's result is small: the message stays small,
     so the child never waits for the report to read it)."""
+    import gc
+
+    # No cyclic collection here: it would walk (and so copy, page by page) every object this
+    # short-lived process shares with the report.
+    gc.disable()
     try:
         if isinstance(item, Job):
             conn.send((True, item.fn()))

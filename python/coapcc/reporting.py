@@ -37,7 +37,7 @@ from typing import Any
 from . import argcheck
 from .runner import RunnerLike
 
-__all__ = ["report", "main", "FigureDrawer", "add_format_args", "parse_formats", "FORMATS"]
+__all__ = ["report", "main", "prepare", "FigureDrawer", "Job", "add_format_args", "parse_formats", "FORMATS"]
 
 #: Figure file formats: PNG is embedded in the HTML and always written; the others on request.
 FORMATS = ("png", "svg", "pdf")
@@ -72,9 +72,15 @@ def _draw_one(fig, figdir: Path, formats) -> None:
     save(fig.draw(), figdir / fig.id, formats)
 
 
+_WARM = False
+
+
 def _warm_up() -> None:
     """Import matplotlib and load its fonts once, here, so that every forked drawing
     process has them (each would otherwise spend a third of a second on it)."""
+    global _WARM
+    if _WARM:
+        return
     import io
 
     import matplotlib
@@ -87,18 +93,76 @@ def _warm_up() -> None:
     ax.set_title("warm-up")
     ax.set_yscale("log")
     fig.savefig(io.BytesIO(), format="png", dpi=10)
+    _WARM = True
 
 
-def _child(conn, fig, figdir: Path, formats) -> None:
-    """A forked drawing process: draws one figure, says how it went (the files carry the
-    figure: the message stays small, so the child never waits for the report to read it)."""
+def prepare() -> None:
+    """Import what a report uses and load matplotlib's fonts (:func:`_warm_up`), so that the
+    report starts at once: ``coapcc reproduce`` calls it in a thread while the sweep's worker
+    processes run (joined before the report forks any process)."""
     try:
-        _draw_one(fig, figdir, formats)
-        conn.send(None)
+        import jinja2  # noqa: F401
+        import pandas  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+
+        _warm_up()
+        from .reports import sim  # noqa: F401
+    except Exception:  # noqa: BLE001, S110 - the report does it again, and reports the error
+        pass
+
+
+def _child(conn, item, figdir: Path, formats) -> None:
+    """A forked process: draws one figure, or runs one :class:`Job`, and says how it went
+    (a figure's files carry the figure and a job's result is small: the message stays small,
+    so the child never waits for the report to read it)."""
+    import gc
+
+    # No cyclic collection here: it would walk (and so copy, page by page) every object this
+    # short-lived process shares with the report.
+    gc.disable()
+    try:
+        if isinstance(item, Job):
+            conn.send((True, item.fn()))
+        else:
+            _draw_one(item, figdir, formats)
+            conn.send(None)
     except Exception as e:  # noqa: BLE001 - sent to the report, which leaves the figure out
-        conn.send(f"{type(e).__name__}: {e}")
+        msg = f"{type(e).__name__}: {e}"
+        conn.send((False, msg) if isinstance(item, Job) else msg)
     finally:
         conn.close()
+
+
+class Job:
+    """Work the report hands to a drawing process (:meth:`FigureDrawer.run`), such as
+    recording a traced run: ``fn()`` runs there, its (small, picklable) return value comes
+    back as :meth:`result`. Jobs go before the figures waiting for a process."""
+
+    def __init__(self, fn, drawer=None):
+        self.fn, self.drawer = fn, drawer
+        self.done, self.ok, self.value = False, False, None
+
+    def result(self):
+        """``fn()``'s value (waiting for it, and drawing figures meanwhile); raises
+        :class:`RuntimeError` with the job's error if it failed."""
+        if not self.done:
+            if self.drawer is not None and self.drawer.fork:
+                self.drawer.wait(self)
+            else:
+                self.finish(*_call(self.fn))
+        if not self.ok:
+            raise RuntimeError(self.value)
+        return self.value
+
+    def finish(self, ok: bool, value) -> None:
+        self.done, self.ok, self.value = True, ok, value
+
+
+def _call(fn) -> tuple[bool, Any]:
+    try:
+        return True, fn()
+    except Exception as e:  # noqa: BLE001 - raised by Job.result
+        return False, f"{type(e).__name__}: {e}"
 
 
 class FigureDrawer:
@@ -134,6 +198,27 @@ class FigureDrawer:
         if self.fork:
             self._pump(block=False)
 
+    def run(self, fn) -> Job:
+        """Run ``fn()`` in a process of its own now, or as soon as one is free, before the
+        figures waiting (in this process, at :meth:`Job.result`, when the drawer does not
+        fork)."""
+        job = Job(fn, self)
+        if self.fork:
+            self.queue.insert(sum(isinstance(q, Job) for q in self.queue), job)
+            self._pump(block=False)
+        return job
+
+    def poll(self) -> None:
+        """Collect the processes that finished and start the next ones (call it now and then
+        during long computations, so that no process slot stays idle)."""
+        if self.fork:
+            self._pump(block=False)
+
+    def wait(self, job: Job) -> None:
+        """Wait until ``job`` is done, starting figures as processes free up."""
+        while not job.done:
+            self._pump(block=True, until=job)
+
     def _start(self, fig) -> None:
         import multiprocessing as mp
 
@@ -144,7 +229,10 @@ class FigureDrawer:
         child.close()
         self.running[parent] = (p, fig)
 
-    def _finished(self, fig, error: str | None) -> None:
+    def _finished(self, fig, error) -> None:
+        if isinstance(fig, Job):
+            fig.finish(*(error if isinstance(error, tuple) else (False, error)))
+            return
         if error is None:
             png = (self.figdir / f"{fig.id}.png").read_bytes()
             fig.png_b64 = base64.b64encode(png).decode()
@@ -158,7 +246,7 @@ class FigureDrawer:
         if self.bar is not None:
             self.bar.update(1)
 
-    def _pump(self, block: bool) -> None:
+    def _pump(self, block: bool, until: Job | None = None) -> None:
         from multiprocessing.connection import wait
 
         while True:
@@ -174,7 +262,7 @@ class FigureDrawer:
                     self._finished(fig, error)
             while self.queue and len(self.running) < self.workers:
                 self._start(self.queue.pop(0))
-            if not block or not (self.running or self.queue):
+            if not block or not (self.running or self.queue) or (until is not None and until.done):
                 return
 
     def finish(self, figures: list, bar=None) -> list[tuple[str, str]]:
@@ -310,6 +398,7 @@ def report(
     label = " vs ".join(names)
 
     def say(text: str) -> None:
+        drawer.poll()  # a phase ends: start the figures waiting for a free process
         if progress:
             print(f"report {label}: {text}", file=log, flush=True)
 
@@ -325,6 +414,7 @@ def report(
         progress=say,
         outcome=outcome,
         draw=drawer.submit,
+        run=drawer.run,
     )
     say("reading the dataset" + ("s" if compare is not None else ""))
     import pyarrow as pa

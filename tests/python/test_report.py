@@ -73,6 +73,55 @@ def test_report_is_self_contained(report_path):
         assert f"<th>{col}</th>" in html
 
 
+def _outline(html: str) -> list[str]:
+    """The report's outline: its headings (by id), figures (by id) and tables (by their first
+    three columns), in order."""
+    out = []
+    pattern = (
+        r'<h([2-4]) id="([^"]+)"|<figure id="fig-([\w-]+)"|<table>\s*(?:<thead>)?\s*<tr>((?:<th>[^<]*</th>)+)'
+    )
+    for m in re.finditer(pattern, html):
+        if m.group(1):
+            out.append(f"h{m.group(1)} {m.group(2)}")
+        elif m.group(3):
+            out.append(f"figure {m.group(3)}")
+        else:
+            out.append("table " + ",".join(re.findall(r"<th>([^<]*)</th>", m.group(4))[:3]))
+    return out
+
+
+def test_report_keeps_every_figure_and_table(report_path):
+    """The outline of the report, as the report before the figures were drawn in parallel
+    from aggregated tables had it (the same experiment, by the same coapcc version's runs):
+    every figure and table is still there, in the same order."""
+    assert _outline(report_path.read_text()) == [
+        "table dataset",
+        "h2 figures",
+        "figure fct",
+        "figure fct-ci",
+        "figure fct-cdf",
+        "figure fct-mixed",
+        "figure trace",
+        "table algorithm,config_hash,client",
+        "figure timeline",
+        "figure queue",
+        "h2 algorithms",
+        "table label,algorithm,ack_timeout",
+        "h2 summary",
+        "table buffer_bytes,series,clients",
+        "h2 retransmissions-per-exchange",
+        "table buffer_bytes,algorithm,clients",
+        "h2 configuration",
+        "h3 configuration-tiny",
+        "table experiment",
+        "h4 seeds-tiny",
+        "table block,point,replication",
+        "h2 omitted",
+        "h2 software",
+        "table coapcc",
+    ]
+
+
 def test_summary_numbers(report_path):
     res = coapcc.load_results(report_path.parent)
     flows = res.flows.assign(series=res.flows["algorithm"])

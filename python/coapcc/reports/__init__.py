@@ -195,6 +195,16 @@ class Context:
     #: ``draw(figure)``: start drawing a figure now, while the report goes on (optional: the
     #: builder draws every figure of the document at the end anyway).
     draw: Callable[[Any], None] = lambda figure: None
+    #: ``run(fn)``: start ``fn()`` now in a process of its own (when the builder has them),
+    #: while the report goes on; returns a job whose ``result()`` is ``fn()``'s value. ``fn``
+    #: and its value must be small (a forked process runs it; its value is pickled back).
+    run: Callable[[Callable[[], Any]], Any] = field(default=None)
+
+    def __post_init__(self):
+        if self.run is None:
+            from ..reporting import Job
+
+            self.run = Job
 
     @property
     def compare(self) -> bool:

@@ -178,15 +178,17 @@ def summary_table(flows, runs, dims: list[str], series_order: list[str] | None =
     return order_cases(df, dims, series_order or FB.ordered(flows["series"]))
 
 
-def load(ds, tag, compare: bool):
+def load(ds, tag, compare: bool, runs=None):
     """A dataset for the report: the runs table whole and, of the flows, the fields above,
     with the case columns of their run (the panel dimensions among them) and the series
     (the run's label, or "group label in mix" for mixed runs), as categories: the flows are
-    most of a dataset, and their case columns repeat their run's."""
+    most of a dataset, and their case columns repeat their run's. ``runs``: the dataset's runs
+    table (``ds.load(flow_columns=()).runs``) when the caller has read it already."""
     import numpy as np
     import pandas as pd
 
-    runs = ds.load(flow_columns=()).runs
+    if runs is None:
+        runs = ds.load(flow_columns=()).runs
     if runs.empty:
         raise ValueError(f"{ds.path}: the dataset has no runs yet (run coapcc sweep first)")
     flows = ds.load(columns=("config_hash",), flow_columns=FLOW_FIELDS, sort=False).flows
@@ -213,15 +215,17 @@ def load(ds, tag, compare: bool):
             codes, cats = pd.factorize(col)
             flows[c] = pd.Categorical.from_codes(codes[at], categories=cats)
     # The series of every flow: the run's label, or "group label in mix" for mixed runs.
+    # (a mix's labels come from its groups, resolved once per distinct mix, not once per run)
+    mixes: dict[tuple[str, str], list[str]] = {}
     labels = []
     for a, g in zip(runs["algorithm"], runs["groups"]):
         if g:
-            labels.append(
-                [
-                    f"{gl} in {tag(a)}"
-                    for gl in SimConfig(groups=tuple(json.loads(g)), clients=1000).group_labels()
-                ]
-            )
+            lbl = mixes.get((a, g))
+            if lbl is None:
+                groups = tuple(json.loads(g))
+                lbl = [f"{gl} in {tag(a)}" for gl in SimConfig(groups=groups, clients=1000).group_labels()]
+                mixes[(a, g)] = lbl
+            labels.append(lbl)
         else:
             labels.append([tag(a)])
     width = max(len(x) for x in labels)

@@ -36,7 +36,7 @@ from ..figures import flows as FF
 from ..figures import traces as FT
 from . import Code, Details, Figure, KeyValues, Report, Section, Text, table
 from .cases import jain_index, load, order_cases, per_run, summary_table
-from .traces import pick_trace_runs, traces
+from .traces import pick_trace_runs, record_traces, traces
 
 __all__ = ["build", "summary_table", "jain_index", "FIGURES"]
 
@@ -241,7 +241,15 @@ def build(ctx) -> Report:
     """The report of a simulator study (see the module's documentation)."""
     import pandas as pd
 
-    loaded = [load(ds, lambda v, i=i: ctx.tag(v, i), ctx.compare) for i, ds in enumerate(ctx.datasets)]
+    first = ctx.datasets[0].load(flow_columns=()).runs
+    trace_rows, trace_jobs = [], []
+    if ctx.trace and not first.empty:  # recorded while the flows are read and the tables computed
+        trace_rows = pick_trace_runs(first, ctx.trace_run, str(ctx.datasets[0].path))
+        trace_jobs = record_traces(ctx, ctx.datasets[0], trace_rows)
+    loaded = [
+        load(ds, lambda v, i=i: ctx.tag(v, i), ctx.compare, runs=first if i == 0 else None)
+        for i, ds in enumerate(ctx.datasets)
+    ]
     ctx.progress("tables")
     runs = pd.concat([r for r, _, _ in loaded], ignore_index=True)
     flows = pd.concat([f for _, f, _ in loaded], ignore_index=True) if ctx.compare else loaded[0][1]
@@ -317,10 +325,9 @@ def build(ctx) -> Report:
     if ctx.trace:
         ctx.progress("traces")
         first_runs, first_flows, _ = loaded[0]
-        rows = pick_trace_runs(first_runs, ctx.trace_run, str(ctx.datasets[0].path))
         try:
             panels, whole, tcp, notes = traces(
-                ctx.datasets[0], first_runs, first_flows, rows, ctx.runner, ctx.log
+                ctx.datasets[0], first_runs, first_flows, trace_rows, trace_jobs
             )
             with_ex = [w for w in whole if len(w[2].exchanges)]
             if panels:

@@ -1,19 +1,19 @@
 """The traced runs of a simulator study's report (:mod:`coapcc.reports.sim`): which runs to
 trace (:func:`pick_trace_runs`), and their traces, recorded by re-running each run with
 tracing on (same seed, so the same run; checked against the dataset's flows) or reused from
-the dataset's ``traces/`` folder, then read (:func:`coapcc.read_trace`)."""
+the dataset's ``traces/`` folder (:func:`record_traces`: jobs of the report, run in processes
+of their own while it goes on), then read (:func:`coapcc.read_trace`, :func:`traces`)."""
 
 from __future__ import annotations
 
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 from ..config import SimConfig, to_native
 from ..figures import base as FB
 from .cases import panel_dims
 
-__all__ = ["pick_trace_runs", "traces"]
+__all__ = ["pick_trace_runs", "record_traces", "traces"]
 
 
 def pick_trace_runs(runs, trace_run: str | None, where: str = "") -> list:
@@ -45,42 +45,59 @@ def pick_trace_runs(runs, trace_run: str | None, where: str = "") -> list:
     return [single[single["algorithm"] == alg].iloc[0] for alg in FB.ordered(single["algorithm"].tolist())]
 
 
-def _trace_one(path, row, flows, runner_trace, log):
-    """Record (or reuse) the trace of run ``row`` in folder ``path`` and read it: returns
-    ``(config, trace, reproduced)`` (``reproduced``: whether the traced run's flows are the
-    dataset's, None when the trace was already there)."""
-    from ..trace import read_trace, run_traced
+def _record(path, row, runner_trace, log):
+    """Record the trace of run ``row`` into folder ``path`` unless it is there already, and
+    read it (run as a job of the report, in a process of its own): returns the traced run's
+    flows as sorted ``(client, fct_s, transmissions)`` (to check that it reproduces the
+    dataset's run; None when the trace was already there) and the trace."""
+    from ..trace import read_trace
+
+    h = row["config_hash"]
+    file = path / f"{h}.jsonl"
+    mine = None if file.exists() else _run(path, row, runner_trace, log)
+    return mine, read_trace(file)
+
+
+def _run(path, row, runner_trace, log) -> list:
+    from ..trace import run_traced
 
     h = row["config_hash"]
     file = path / f"{h}.jsonl"
     cfg = SimConfig.from_flat(row.to_dict())
-    reproduced = None
-    if not file.exists():
-        tmp = path / f".{h}.{os.getpid()}.{id(row)}.tmp"
-        clients = f"{cfg.clients} client" + ("s" if cfg.clients != 1 else "")
-        log.write(f"report: tracing run {h} ({cfg.label}, {clients})\n")  # one write: threads print too
-        log.flush()
-        rep = json.loads((runner_trace or run_traced)(json.dumps(to_native(cfg)), str(tmp)))
-        os.replace(tmp, file)
-        mine = sorted((f["client"], f["fct_s"], f["transmissions"]) for f in rep["flows"])
-        theirs = flows.sort_values("client")
-        theirs = sorted(
-            zip(theirs["client"].tolist(), theirs["fct_s"].tolist(), theirs["transmissions"].tolist())
-        )
-        reproduced = mine == theirs
-    return cfg, read_trace(file), reproduced
+    tmp = path / f".{h}.{os.getpid()}.{id(row)}.tmp"
+    clients = f"{cfg.clients} client" + ("s" if cfg.clients != 1 else "")
+    log.write(f"report: tracing run {h} ({cfg.label}, {clients})\n")  # one write: processes print too
+    log.flush()
+    rep = json.loads((runner_trace or run_traced)(json.dumps(to_native(cfg)), str(tmp)))
+    os.replace(tmp, file)
+    return sorted((f["client"], f["fct_s"], f["transmissions"]) for f in rep["flows"])
 
 
-def traces(ds, runs, flows, rows: list, runner_trace, log) -> tuple[list, list, list, list[dict]]:
-    """Record (or reuse) a trace of each run in ``rows`` (several at a time: the simulator and
-    the trace reader release the GIL): the flow panels, the whole-run panels, the TCP panels
-    and the notes table's rows."""
+def record_traces(ctx, ds, rows: list) -> list:
+    """Start recording (or reusing) a trace of each run in ``rows``, each as a job of the
+    report (``ctx.run``: in processes of their own, while the report goes on); returns the
+    jobs, for :func:`traces`."""
     tdir = ds.path / "traces"
     tdir.mkdir(exist_ok=True)
+    return [ctx.run(lambda row=row: _record(tdir, row, ctx.runner, ctx.log)) for row in rows]
+
+
+def traces(ds, runs, flows, rows: list, jobs: list) -> tuple[list, list, list, list[dict]]:
+    """The traces of the runs in ``rows`` (recorded and read by the ``jobs`` of
+    :func:`record_traces`): the flow panels, the whole-run panels, the TCP panels and the notes table's rows."""
     own = [flows[flows["config_hash"] == row["config_hash"]] for row in rows]
-    workers = max(1, min(len(rows), os.cpu_count() or 1))
-    with ThreadPoolExecutor(workers) as ex:
-        done = list(ex.map(lambda a: _trace_one(tdir, a[0], a[1], runner_trace, log), zip(rows, own)))
+    done = []
+    for row, fl, job in zip(rows, own, jobs):
+        mine, tr = job.result()
+        reproduced = None
+        if mine is not None:
+            theirs = fl.sort_values("client")
+            theirs = sorted(
+                zip(theirs["client"].tolist(), theirs["fct_s"].tolist(), theirs["transmissions"].tolist())
+            )
+            reproduced = [tuple(x) for x in mine] == theirs
+        cfg = SimConfig.from_flat(row.to_dict())
+        done.append((cfg, tr, reproduced))
     panels, whole, tcp, notes = [], [], [], []
     for row, fl, (cfg, tr, reproduced) in zip(rows, own, done):
         # The flow with the most retransmissions (ties: lowest client) shows the timers at work.

@@ -194,7 +194,8 @@ impl TcpCcConfig {
         } else if eq_choice("bbr", name) || eq_choice("bbr1", name) {
             TcpCcConfig::bbr()
         } else {
-            return Err(TcpSpecError(format!("unknown TCP congestion control '{name}'; valid: newreno, bbr")));
+            let hint = coapcc_cc::names::hint(name, ["newreno", "bbr"]);
+            return Err(TcpSpecError(format!("unknown TCP congestion control '{name}'{hint}; valid: newreno, bbr")));
         };
         let pairs: Vec<&str> =
             rest.into_iter().flat_map(|r| r.split(',')).map(str::trim).filter(|p| !p.is_empty()).collect();
@@ -212,7 +213,12 @@ impl TcpCcConfig {
                     continue;
                 }
                 let preset = Preset::parse(v).ok_or_else(|| {
-                    TcpSpecError(format!("unknown preset '{v}' for {}; valid: {}", cfg.name(), TCP_PRESETS.join(", ")))
+                    let hint = coapcc_cc::names::hint(v, TCP_PRESETS.iter().copied());
+                    TcpSpecError(format!(
+                        "unknown preset '{v}' for {}{hint}; valid: {}",
+                        cfg.name(),
+                        TCP_PRESETS.join(", ")
+                    ))
                 })?;
                 cfg.apply_preset(preset)?;
             }

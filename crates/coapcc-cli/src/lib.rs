@@ -11,7 +11,7 @@ use std::io::Write;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod algorithms;
-pub mod args;
+pub use coapcc_args as args;
 mod tcp_algorithms;
 
 pub use algorithms::registry_json;
@@ -71,7 +71,7 @@ where
     T: Into<OsString> + Clone,
 {
     match command().try_get_matches_from(args).and_then(|m| Cli::from_arg_matches(&m)) {
-        Err(e) if e.use_stderr() => Some(args::one_line(&e)),
+        Err(e) if e.use_stderr() => Some(args::one_line("coapcc", &e)),
         _ => None,
     }
 }
@@ -92,7 +92,7 @@ where
             return 0;
         }
         Err(e) => {
-            eprintln!("{}", args::one_line(&e));
+            eprintln!("{}", args::one_line("coapcc", &e));
             return 2;
         }
     };

@@ -153,7 +153,10 @@ pub fn build_config(args: &EmulateArgs) -> Result<EmulatorConfig> {
     }
     if let Some(t) = args.timeout {
         if !(t.is_finite() && t > 0.0 && t <= MAX_TIMEOUT_S) {
-            bail!("--timeout must be a positive number of seconds, at most {MAX_TIMEOUT_S} (got {t})");
+            bail!(
+                "--timeout must be a positive number of seconds, at most {MAX_TIMEOUT_S} (got {})",
+                coapcc_args::show(t)
+            );
         }
     }
     let sim = match &args.config {

@@ -9,6 +9,6 @@ struct Cli {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli: Cli = coapcc_args::parse("coapcc-emu");
     std::process::exit(coapcc_emu::emulate_main(&cli.args));
 }

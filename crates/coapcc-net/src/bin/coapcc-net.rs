@@ -21,7 +21,8 @@ enum Command {
 }
 
 fn main() {
-    let code = match Cli::parse().command {
+    let cli: Cli = coapcc_args::parse("coapcc-net");
+    let code = match cli.command {
         Command::Server(a) => server_main(a),
         Command::Client(a) => client_main(a),
     };

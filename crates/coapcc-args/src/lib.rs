@@ -1,7 +1,8 @@
-//! The one place where the Rust command line checks numbers before any subcommand sees them.
+//! The one place where the Rust command lines check numbers before any subcommand sees them:
+//! `coapcc` (crate `coapcc-cli`) and the standalone `coapcc-net` and `coapcc-emu` binaries.
 //!
-//! Every clap subcommand of `coapcc` is built through [`harden`] (as [`crate::command`]
-//! does), which walks its arguments once:
+//! Every clap command is built through [`harden`] (as `coapcc_cli::command` does), which
+//! walks its arguments once:
 //!
 //! - every option that takes a value accepts a leading `-` as part of a number, so
 //!   `--clients -5` is parsed as the value `-5` and then refused with a range message (instead
@@ -14,7 +15,8 @@
 //! 10^12 ms, ...) are checked where the field is defined (the simulator's parameter schema,
 //! the client's and the studies' requests); their messages show numbers with [`show`].
 //!
-//! A usage error is printed as one line, `coapcc: error: ...` (exit status 2).
+//! A usage error is printed as one line, `PROGRAM: error: ...` (exit status 2): [`one_line`],
+//! or [`parse`] for a standalone binary.
 
 use std::any::TypeId;
 
@@ -73,8 +75,26 @@ pub fn show(x: f64) -> String {
     }
 }
 
-/// A clap error as one line: its first paragraph, with any `tip:` lines, joined.
-pub fn one_line(e: &clap::Error) -> String {
+/// Parse a standalone binary's command line with every argument [`harden`]ed: `--help` and
+/// `--version` print clap's text and exit 0; a usage error prints [`one_line`] and exits 2.
+pub fn parse<P: clap::Parser>(program: &str) -> P {
+    let parsed = harden(P::command()).try_get_matches_from(std::env::args_os()).and_then(|m| P::from_arg_matches(&m));
+    match parsed {
+        Ok(p) => p,
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print();
+            std::process::exit(0);
+        }
+        Err(e) => {
+            eprintln!("{}", one_line(program, &e));
+            std::process::exit(2);
+        }
+    }
+}
+
+/// A clap error as one line, `PROGRAM: error: ...`: its first paragraph, with any `tip:`
+/// lines, joined.
+pub fn one_line(program: &str, e: &clap::Error) -> String {
     let text = e.render().to_string();
     let mut parts: Vec<String> = Vec::new();
     let mut first = true;
@@ -90,7 +110,7 @@ pub fn one_line(e: &clap::Error) -> String {
     }
     let line = parts.join("; ");
     let line = line.strip_prefix("error: ").unwrap_or(&line).to_string();
-    format!("coapcc: error: {line}")
+    format!("{program}: error: {line}")
 }
 
 #[cfg(test)]

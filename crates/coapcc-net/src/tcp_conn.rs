@@ -11,7 +11,7 @@ use std::time::Duration;
 use coapcc_cc::Instant;
 use coapcc_proto::endpoint::transfers::{follow_up_unknown, keeps_representation, resource_key, Step};
 use coapcc_proto::endpoint::{unknown_critical_option, Registered};
-use coapcc_proto::tcp::{PeerCaps, RateLimit, TcpMessage};
+use coapcc_proto::tcp::{PeerCaps, ProtocolError, RateLimit, TcpMessage};
 use coapcc_proto::{option, Block, Code, MessageType, Token};
 use serde_json::json;
 use tokio::net::TcpStream;
@@ -465,7 +465,7 @@ pub(crate) async fn serve(stream: TcpStream, peer: SocketAddr, id: u64, close: A
         Err(e) => {
             shared.stat(|s| match e {
                 SessionError::WriteTimeout(_) => s.write_timeouts += 1,
-                SessionError::Aborted { .. } => s.peer_aborts += 1,
+                SessionError::Protocol(ProtocolError::Aborted { .. }) => s.peer_aborts += 1,
                 SessionError::CsmTimeout(_) => s.csm_timeouts += 1,
                 SessionError::FrameTimeout(_) => s.frame_timeouts += 1,
                 SessionError::IdleTimeout(_) => s.idle_timeouts += 1,

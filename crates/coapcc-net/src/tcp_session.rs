@@ -13,7 +13,6 @@ use std::time::Duration;
 
 pub use coapcc_proto::tcp::{Inbound, PeerCaps};
 use coapcc_proto::tcp::{ProtocolError, Session, TcpMessage};
-use coapcc_proto::{Code, DecodeError};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// Largest message we accept (and advertise in our CSM's Max-Message-Size): 2 MiB, enough
@@ -58,32 +57,9 @@ pub enum SessionError {
         /// Bytes of the unfinished frame.
         buffered: usize,
     },
-    /// The peer's first message was not a CSM (RFC 8323 §4.3).
-    MissingCsm {
-        /// What came instead.
-        code: Code,
-    },
-    /// The peer's CSM carried an option we cannot accept (§5.3).
-    BadCsm {
-        /// The option number.
-        option: u16,
-        /// Why.
-        reason: &'static str,
-    },
-    /// A frame announced a length above our Max-Message-Size.
-    TooLarge {
-        /// Announced frame length.
-        len: u64,
-        /// Our limit.
-        max: u32,
-    },
-    /// A frame did not decode.
-    Malformed(DecodeError),
-    /// The peer sent Abort.
-    Aborted {
-        /// Its diagnostic payload.
-        diagnostic: String,
-    },
+    /// The peer broke RFC 8323 (no CSM first, a bad CSM, an oversized or malformed frame),
+    /// or sent Abort: the sans-IO session's verdict.
+    Protocol(ProtocolError),
     /// A write blocked longer than the write timeout (the peer stopped reading).
     WriteTimeout(Duration),
     /// The peer's CSM did not arrive within the CSM timeout.
@@ -108,11 +84,7 @@ impl fmt::Display for SessionError {
             SessionError::Truncated { buffered } => {
                 write!(f, "peer closed the connection in the middle of a frame ({buffered} bytes of it received)")
             }
-            SessionError::MissingCsm { code } => write!(f, "{}", ProtocolError::MissingCsm { code: *code }),
-            SessionError::BadCsm { option, reason } => write!(f, "{}", ProtocolError::BadCsm { option: *option, reason }),
-            SessionError::TooLarge { len, max } => write!(f, "{}", ProtocolError::TooLarge { len: *len, max: *max }),
-            SessionError::Malformed(e) => write!(f, "malformed frame: {e}"),
-            SessionError::Aborted { diagnostic } => write!(f, "peer aborted the connection: {diagnostic:?}"),
+            SessionError::Protocol(e) => write!(f, "{e}"),
             SessionError::WriteTimeout(d) => {
                 write!(f, "a write blocked for {:.1} s: the peer stopped reading", d.as_secs_f64())
             }
@@ -140,13 +112,7 @@ impl From<std::io::Error> for SessionError {
 
 impl From<ProtocolError> for SessionError {
     fn from(e: ProtocolError) -> Self {
-        match e {
-            ProtocolError::MissingCsm { code } => SessionError::MissingCsm { code },
-            ProtocolError::BadCsm { option, reason } => SessionError::BadCsm { option, reason },
-            ProtocolError::TooLarge { len, max } => SessionError::TooLarge { len, max },
-            ProtocolError::Malformed(e) => SessionError::Malformed(e),
-            ProtocolError::Aborted { diagnostic } => SessionError::Aborted { diagnostic },
-        }
+        SessionError::Protocol(e)
     }
 }
 
@@ -154,17 +120,13 @@ impl SessionError {
     /// The Abort to send the peer for this error, if one is due (protocol violations, timeouts
     /// and a used-up buffer budget; a clean idle close or an eviction is a Release instead).
     pub fn abort_message(&self) -> Option<TcpMessage> {
-        let m = match self {
-            SessionError::MissingCsm { code } => ProtocolError::MissingCsm { code: *code },
-            SessionError::BadCsm { option, reason } => ProtocolError::BadCsm { option: *option, reason },
-            SessionError::TooLarge { len, max } => ProtocolError::TooLarge { len: *len, max: *max },
-            SessionError::Malformed(e) => ProtocolError::Malformed(*e),
+        match self {
+            SessionError::Protocol(e) => e.abort_message(),
             SessionError::CsmTimeout(_) | SessionError::FrameTimeout(_) | SessionError::BufferBudget { .. } => {
-                return Some(TcpMessage::abort(&self.to_string()))
+                Some(TcpMessage::abort(&self.to_string()))
             }
-            _ => return None,
-        };
-        m.abort_message()
+            _ => None,
+        }
     }
 
     /// Whether the connection ends with a Release (not an error of the peer's).

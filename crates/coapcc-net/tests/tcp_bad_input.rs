@@ -77,9 +77,11 @@ async fn exchange(addr: SocketAddr, bytes: &[u8]) -> Vec<TcpMessage> {
     })
     .await
     .expect("the server ends the connection");
-    // An Abort from the server surfaces as SessionError::Aborted.
+    // An Abort from the server surfaces as SessionError::Protocol(ProtocolError::Aborted).
     match res {
-        Some(coapcc_net::tcp_session::SessionError::Aborted { diagnostic }) => {
+        Some(coapcc_net::tcp_session::SessionError::Protocol(coapcc_proto::tcp::ProtocolError::Aborted {
+            diagnostic,
+        })) => {
             vec![TcpMessage::abort(&diagnostic)]
         }
         _ => vec![],

@@ -219,6 +219,8 @@ def resbw_curve(
     (the same network evolution)."""
     import pandas as pd
 
+    from .tables import RESBW_VALUES
+
     rows = []
     for mean in means:
         dist = f"uniform:{max(0.0, mean - half_width):g},{mean + half_width:g}"
@@ -230,20 +232,7 @@ def resbw_curve(
                         "cc": cc,
                         "mean_resbw": mean,
                         "repetition": rep,
-                        **{
-                            k: r[k]
-                            for k in (
-                                "goodput_pps",
-                                "overhead",
-                                "app_loss_ratio",
-                                "transmissions",
-                                "delivered",
-                                "dropped",
-                                "lost",
-                                "spurious",
-                                "mean_resbw_pps",
-                            )
-                        },
+                        **{k: r[k] for k in RESBW_VALUES},
                     }
                 )
     return pd.DataFrame(rows)

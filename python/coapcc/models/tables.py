@@ -82,7 +82,8 @@ RTT_DEFAULTS = {
 }
 
 _RATE = ("idc-coap", "mbc-coap")
-_RESBW_VALUES = (
+#: The values of one residual-bandwidth run that its table keeps.
+RESBW_VALUES = (
     "goodput_pps",
     "overhead",
     "app_loss_ratio",
@@ -151,7 +152,7 @@ def rtt_row(rec: dict, options: dict) -> dict:
 def resbw_row(r: dict) -> dict:
     """The values of a ``resbw`` row from one :func:`coapcc.models.studies.resbw` run: its
     measures, ``gp_ratio`` and the choices as the simulator resolved them."""
-    out = {k: float(r[k]) for k in _RESBW_VALUES}
+    out = {k: float(r[k]) for k in RESBW_VALUES}
     out["gp_ratio"] = (
         out["goodput_pps"] / out["mean_resbw_pps"] if out["mean_resbw_pps"] > 0 else float("nan")
     )

@@ -26,6 +26,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .claims import where_rows
+
 __all__ = [
     "cells",
     "cell_extreme",
@@ -56,12 +58,7 @@ def _runs(results, block: str | None = "monitoring", where: Mapping[str, Any] | 
         if "blocks" not in df.columns:
             raise ValueError("the runs table has no 'blocks' column (not a sweep's dataset)")
         df = df[df["blocks"].astype(str).str.split("|").apply(lambda bs: block in bs)]
-    for col, want in dict(where or {}).items():
-        if col not in df.columns:
-            raise ValueError(f"where: no column {col!r} in the runs table")
-        values = want if isinstance(want, list) else [want]
-        df = df[df[col].isin(values)]
-    return df
+    return where_rows(df, where, "runs")
 
 
 def cells(

@@ -299,17 +299,33 @@ def find_claims(name_or_path: str) -> ClaimsFile:
 # -- measures -------------------------------------------------------------------------------
 
 
-def _select(results, args: Mapping[str, Any]):
-    table = args.get("table", "flows")
-    if table not in ("flows", "runs"):
-        raise ClaimsError(f"table = {table!r}: expected 'flows' or 'runs'")
-    df = getattr(results, table)
-    for col, want in dict(args.get("where", {})).items():
+def where_rows(df, where: Mapping[str, Any] | None, table: str):
+    """The rows of ``df`` whose columns take the values of ``where`` (``{column: value or
+    [values]}``), the filter of every measure; :class:`ClaimsError` names a missing column."""
+    for col, want in dict(where or {}).items():
         if col not in df.columns:
             raise ClaimsError(f"where: no column {col!r} in the {table} table")
         values = want if isinstance(want, list) else [want]
         df = df[df[col].isin(values)]
     return df
+
+
+def format_value(x: Any, missing: str = "-") -> str:
+    """A paper or reproduced value for a table: 4 significant digits, lists in brackets."""
+    if x is None:
+        return missing
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    if isinstance(x, list):
+        return "[" + ", ".join(format_value(v, missing) for v in x) + "]"
+    return str(x)
+
+
+def _select(results, args: Mapping[str, Any]):
+    table = args.get("table", "flows")
+    if table not in ("flows", "runs"):
+        raise ClaimsError(f"table = {table!r}: expected 'flows' or 'runs'")
+    return where_rows(getattr(results, table), args.get("where"), table)
 
 
 def _stat(values, stat: str) -> float | None:

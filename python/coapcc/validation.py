@@ -18,7 +18,16 @@ import sys
 from pathlib import Path
 
 from . import argcheck
-from .claims import ClaimsError, ClaimsFile, Verdict, claims_catalogue, evaluate, find_claims, summary
+from .claims import (
+    ClaimsError,
+    ClaimsFile,
+    Verdict,
+    claims_catalogue,
+    evaluate,
+    find_claims,
+    format_value,
+    summary,
+)
 
 __all__ = ["validate", "verdicts_table", "format_verdicts", "main"]
 
@@ -71,16 +80,6 @@ def verdicts_table(verdicts: list[Verdict]):
     return pd.DataFrame([v.to_dict() for v in verdicts])
 
 
-def _fmt(x) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float):
-        return f"{x:.4g}"
-    if isinstance(x, list):
-        return "[" + ", ".join(_fmt(v) for v in x) + "]"
-    return str(x)
-
-
 def format_verdicts(verdicts: list[Verdict], width: int = 60) -> str:
     """A plain-text table: id, claim, paper, reproduced, expectation, verdict; then a count."""
     rows = [("claim", "statement", "paper", "reproduced", "expected", "verdict")]
@@ -92,8 +91,8 @@ def format_verdicts(verdicts: list[Verdict], width: int = 60) -> str:
             (
                 c.id + (" (fit)" if c.fit else ""),
                 text,
-                _fmt(c.paper) + unit,
-                _fmt(v.reproduced),
+                format_value(c.paper) + unit,
+                format_value(v.reproduced),
                 v.to_dict()["expect"],
                 v.verdict,
             )

@@ -20,6 +20,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..claims import where_rows
+
 __all__ = ["share", "level", "range_ratio", "table_4_1_deviation"]
 
 _OPS = {
@@ -37,12 +39,7 @@ def _rows(results, part: str, where: Mapping[str, Any] | None = None):
     df = df[df["part"] == part]
     if df.empty:
         return df
-    for col, want in dict(where or {}).items():
-        if col not in df.columns:
-            raise KeyError(f"no column {col!r} in the makarem21 table")
-        values = want if isinstance(want, list) else [want]
-        df = df[df[col].isin(values)]
-    return df
+    return where_rows(df, where, "makarem21")
 
 
 def share(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..claims import format_value
 from . import Section, Table, Text
 
 __all__ = ["claims_for", "claims_section"]
@@ -83,13 +84,7 @@ def _verdicts(cf, ds):
 
 
 def _fmt(x) -> str:
-    if x is None:
-        return "–"
-    if isinstance(x, float):
-        return f"{x:.4g}"
-    if isinstance(x, list):
-        return "[" + ", ".join(_fmt(v) for v in x) + "]"
-    return str(x)
+    return format_value(x, missing="–")
 
 
 def claims_section(ctx, claims=None) -> Section | None:

@@ -99,6 +99,22 @@ class Page:
     errors: list[str] = field(default_factory=list)
 
 
+def outside_fences(text: str):
+    """(line number, line) of every line outside fenced code blocks (the fences' own lines
+    left out too)."""
+    fence = None
+    for i, line in enumerate(text.splitlines(), 1):
+        if fence:
+            if line.strip().startswith(fence):
+                fence = None
+            continue
+        f = FENCE.match(line)
+        if f:
+            fence = f.group("fence")
+            continue
+        yield i, line
+
+
 def parse_directives(body: str) -> dict:
     """``skip "why"; timeout 30`` -> {"skip": "why", "timeout": "30"}."""
     out: dict = {}

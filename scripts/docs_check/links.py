@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .blocks import FENCE
+from .blocks import outside_fences
 from .run import Result
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")
@@ -20,23 +20,9 @@ def anchor(heading: str) -> str:
     return text.replace(" ", "-")
 
 
-def _outside_fences(text: str):
-    fence = None
-    for i, line in enumerate(text.splitlines(), 1):
-        if fence:
-            if line.strip().startswith(fence):
-                fence = None
-            continue
-        f = FENCE.match(line)
-        if f:
-            fence = f.group("fence")
-            continue
-        yield i, line
-
-
 def anchors(path: Path) -> set[str]:
     out: set[str] = set()
-    for _, line in _outside_fences(path.read_text(encoding="utf-8")):
+    for _, line in outside_fences(path.read_text(encoding="utf-8")):
         m = HEADING.match(line)
         if m:
             a = anchor(m.group(1))
@@ -53,7 +39,7 @@ def check_links(repo: Path, pages: list[str]) -> list[Result]:
     out = []
     for page in pages:
         path = repo / page
-        for line, text in _outside_fences(path.read_text(encoding="utf-8")):
+        for line, text in outside_fences(path.read_text(encoding="utf-8")):
             for target in LINK.findall(re.sub(r"`[^`]*`", "", text)):
                 if re.match(r"[a-z]+:", target):  # https:, mailto:
                     continue

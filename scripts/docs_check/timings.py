@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .blocks import FENCE
+from .blocks import outside_fences
 from .run import Result
 
 DATE = re.compile(r"\b20\d\d-[01]\d-[0-3]\d\b")
@@ -35,23 +35,21 @@ def _norm(number: str, unit: str) -> str:
 
 
 def paragraphs(text: str):
-    """(first line, text) of every paragraph outside fenced blocks; a list item starts one."""
+    """(first line, text) of every paragraph outside fenced blocks; a list item starts one,
+    and a fenced block ends one."""
     para: list[str] = []
     start = 0
-    fence = None
-    for i, line in enumerate(text.splitlines(), 1):
-        if fence:
-            if line.strip().startswith(fence):
-                fence = None
-            continue
-        f = FENCE.match(line)
-        if f:
-            fence = f.group("fence")
-        if f or not line.strip() or LIST_ITEM.match(line):
+    prev = 0
+    for i, line in outside_fences(text):
+        if para and i != prev + 1:  # a fenced block came between
+            yield start, " ".join(para)
+            para = []
+        prev = i
+        if not line.strip() or LIST_ITEM.match(line):
             if para:
                 yield start, " ".join(para)
             para = []
-            if f or not line.strip():
+            if not line.strip():
                 continue
         if not para:
             start = i

@@ -1,17 +1,12 @@
 //! The network's counters: MAC and medium events ([`MacCounters`]), packets dropped by
-//! cause ([`LossCauses`]) and packet accounting ([`Conservation`]).
+//! cause ([`NetDrops`]; with the host's causes, [`LossCauses`]) and packet accounting ([`Conservation`]).
 
 use serde::Serialize;
 
-/// Why messages and packets were lost: the network's causes, and two of its host's (the
-/// message workload's: zero here, filled in by `coapcc mesh`'s report).
+/// Packets the network dropped, by cause (every node; a request or response, any copy).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct LossCauses {
-    /// Messages lost by the no-caching rule (the host's).
-    pub no_caching: u64,
-    /// Messages lost because a unit gave up after MAX_RETRANSMIT (the host's).
-    pub coap_give_up: u64,
-    /// Packets (CoAP requests or responses, any copy) dropped by a full node queue.
+pub struct NetDrops {
+    /// Packets dropped by a full node queue.
     pub buffer_overflow: u64,
     /// Packets dropped because every neighbour queue was taken by other next hops.
     pub neighbor_queues_full: u64,
@@ -27,6 +22,19 @@ pub struct LossCauses {
     pub air_fading: u64,
     /// Packets lost in the next hop's receive FIFO (overflow, or flushed after one).
     pub fifo_overflow: u64,
+}
+
+/// Why messages and packets were lost: the host's two causes (the message workload's) and
+/// the network's ([`NetDrops`], its keys inline), as `coapcc mesh` reports them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LossCauses {
+    /// Messages lost by the no-caching rule.
+    pub no_caching: u64,
+    /// Messages lost because a unit gave up after MAX_RETRANSMIT.
+    pub coap_give_up: u64,
+    /// Packets the network dropped, by cause.
+    #[serde(flatten)]
+    pub net: NetDrops,
 }
 
 /// MAC and medium counters (all nodes).

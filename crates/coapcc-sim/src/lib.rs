@@ -66,7 +66,7 @@ pub use engine::{
     STREAM_TCP_CLIENT, STREAM_TCP_SERVER, STREAM_UPLINK, STREAM_WORKLOAD,
 };
 pub use report::{
-    AccessLinkReport, FlowReport, GroupReport, LinkReport, LinksReport, MeshDrops, MeshLinkReport, MessageClientReport,
+    AccessLinkReport, FlowReport, GroupReport, LinkReport, LinksReport, MeshLinkReport, MessageClientReport,
     MessagesReport, SimReport, Summary,
 };
 pub use trace::{ExchangeTrace, JsonLinesTrace, QueueTrace, TraceSink, UnitTrace};

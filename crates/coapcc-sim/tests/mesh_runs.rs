@@ -34,7 +34,7 @@ fn conserved(r: &MeshReport) {
         c.delivered + c.dropped + c.in_network_at_end,
         "packets must be delivered, dropped or still queued: {c:?}"
     );
-    let l = &r.loss_causes;
+    let l = &r.loss_causes.net;
     let mac = l.buffer_overflow + l.neighbor_queues_full + l.mac_no_ack + l.mac_channel_access;
     assert_eq!(c.dropped, mac + l.air_collision + l.air_fading + l.fifo_overflow);
     for cl in &r.clients {
@@ -210,13 +210,13 @@ fn conservation_holds_with_duplicates_and_forwarding_delay() {
     c.mac.queue_packets = 2;
     let r = simulate(&c).unwrap();
     conserved(&r);
-    assert!(r.loss_causes.buffer_overflow > 0);
+    assert!(r.loss_causes.net.buffer_overflow > 0);
     // One neighbour queue: a node holding packets for its parent drops those for a child.
     let mut c = with_standard_mac(cfg("grid:5", "default:preset=ancillotti-cooja", "periodic:3", 600.0));
     c.mac.max_neighbor_queues = 1;
     let r = simulate(&c).unwrap();
     conserved(&r);
-    assert!(r.loss_causes.neighbor_queues_full > 0);
+    assert!(r.loss_causes.net.neighbor_queues_full > 0);
     assert!(r.conservation.in_network_at_end < 25 * 2 + 10);
 }
 
@@ -271,7 +271,7 @@ fn both_csma_rules_run_the_study_grid() {
     std.routing.rpl.control = false;
     let r = simulate(&std).unwrap();
     conserved(&r);
-    let l = &r.loss_causes;
+    let l = &r.loss_causes.net;
     let frames = r.mac.acked
         + l.mac_no_ack
         + l.mac_channel_access
@@ -283,8 +283,8 @@ fn both_csma_rules_run_the_study_grid() {
     assert_eq!(c.mac.csma, coapcc_mesh::config::CsmaMode::Contiki);
     let r = simulate(&c).unwrap();
     conserved(&r);
-    assert_eq!((r.mac.acked, r.mac.ack_tx, r.loss_causes.mac_no_ack), (0, 0, 0));
-    assert!(r.loss_causes.air_collision > 0 && r.mac.control_tx > 0);
+    assert_eq!((r.mac.acked, r.mac.ack_tx, r.loss_causes.net.mac_no_ack), (0, 0, 0));
+    assert!(r.loss_causes.net.air_collision > 0 && r.mac.control_tx > 0);
 }
 
 #[test]

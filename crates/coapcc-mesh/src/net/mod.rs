@@ -26,7 +26,7 @@ use coapcc_cc::{Entropy, SplitMix64};
 
 use crate::config::{CsmaMode, MeshNetConfig, MeshNetError, Rdc};
 use crate::radio::Medium;
-use crate::report::{Conservation, LossCauses, MacCounters};
+use crate::report::{Conservation, MacCounters, NetDrops};
 use crate::routing::Dodag;
 use crate::topology::Topology;
 
@@ -88,7 +88,7 @@ pub struct MeshNet<P> {
     pub(crate) forward_delay: Ns,
     // Metrics.
     pub(crate) mac: MacCounters,
-    pub(crate) causes: LossCauses,
+    pub(crate) causes: NetDrops,
     pub(crate) cons: Conservation,
     pub(crate) pending_arrivals: u64,
     pub(crate) mac_log: Option<Vec<MacRecord>>,
@@ -188,7 +188,7 @@ impl<P: Copy> MeshNet<P> {
             ack_air: air,
             forward_delay: cfg.routing.forward_delay_us as Ns * US,
             mac: MacCounters::default(),
-            causes: LossCauses::default(),
+            causes: NetDrops::default(),
             cons: Conservation::default(),
             pending_arrivals: 0,
             mac_log: None,
@@ -344,7 +344,7 @@ impl<P: Copy> MeshNet<P> {
 
     /// Packets dropped so far, by cause (the MAC and queue causes; the CoAP causes are the
     /// host's and stay zero here).
-    pub fn drop_causes(&self) -> &LossCauses {
+    pub fn drop_causes(&self) -> &NetDrops {
         &self.causes
     }
 

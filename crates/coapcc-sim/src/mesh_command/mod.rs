@@ -192,19 +192,20 @@ pub fn write_summary(r: &MeshReport, out: &mut dyn Write) -> std::io::Result<()>
         writeln!(out, "event PLR mean {m:.4}  max {x:.4}")?;
     }
     let l = &r.loss_causes;
+    let n = &l.net;
     writeln!(
         out,
         "losses: no-caching {}  give-up {}  | packets: buffer overflow {}  neighbour queues {}  MAC no-ACK {}  \
          channel access {}  air collision {}  air fading {}  FIFO overflow {}",
         l.no_caching,
         l.coap_give_up,
-        l.buffer_overflow,
-        l.neighbor_queues_full,
-        l.mac_no_ack,
-        l.mac_channel_access,
-        l.air_collision,
-        l.air_fading,
-        l.fifo_overflow
+        n.buffer_overflow,
+        n.neighbor_queues_full,
+        n.mac_no_ack,
+        n.mac_channel_access,
+        n.air_collision,
+        n.air_fading,
+        n.fifo_overflow
     )?;
     writeln!(
         out,

@@ -161,7 +161,6 @@ impl MeshReport {
                 rto_first_max_s: m.rto_first_max_s,
             })
             .collect();
-        let d = &mesh.drops;
         Some(MeshReport {
             config: run.clone(),
             cc_resolved: r.config.groups.first().map(|g| g.cc.clone()).unwrap_or_default(),
@@ -181,13 +180,7 @@ impl MeshReport {
             loss_causes: LossCauses {
                 no_caching: msgs.lost_no_caching,
                 coap_give_up: msgs.lost_give_up,
-                buffer_overflow: d.buffer_overflow,
-                neighbor_queues_full: d.neighbor_queues_full,
-                mac_no_ack: d.mac_no_ack,
-                mac_channel_access: d.mac_channel_access,
-                air_collision: d.air_collision,
-                air_fading: d.air_fading,
-                fifo_overflow: d.fifo_overflow,
+                net: mesh.drops.clone(),
             },
             retransmissions_per_frame_mean: msgs.retransmissions_per_unit_mean,
             retransmissions_per_frame_max: msgs.retransmissions_per_unit_max,

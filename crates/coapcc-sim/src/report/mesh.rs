@@ -22,7 +22,7 @@ pub struct MeshLinkReport {
     /// MAC counters (frames, ACKs, busy CCAs, collisions, ...).
     pub mac: coapcc_mesh::report::MacCounters,
     /// Packets dropped in the network, by cause.
-    pub drops: MeshDrops,
+    pub drops: coapcc_mesh::report::NetDrops,
     /// Packets entered, delivered, dropped and still in the network at the end: entered +
     /// duplicates forwarded = delivered + dropped + in network. A response waiting out the
     /// server's processing delay counts as entered and in the network.
@@ -128,22 +128,4 @@ pub struct MessageClientReport {
     pub rto_first_mean_s: f64,
     /// Largest RTO armed with a first transmission, seconds.
     pub rto_first_max_s: f64,
-}
-/// Packets a mesh network dropped, by cause.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct MeshDrops {
-    /// A node's queue was full.
-    pub buffer_overflow: u64,
-    /// Every neighbour queue was taken (`mac.max_neighbor_queues`).
-    pub neighbor_queues_full: u64,
-    /// No MAC ACK after the last retry.
-    pub mac_no_ack: u64,
-    /// Channel access failure (busy CCAs).
-    pub mac_channel_access: u64,
-    /// Lost on the air at the next hop without link-layer ACKs (a collision).
-    pub air_collision: u64,
-    /// Lost on the air at the next hop without link-layer ACKs (its reception draw failed).
-    pub air_fading: u64,
-    /// Lost in the next hop's receive FIFO.
-    pub fifo_overflow: u64,
 }

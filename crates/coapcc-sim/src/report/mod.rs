@@ -12,7 +12,7 @@ mod mesh;
 mod summary;
 
 pub use columns::{FlowColumn, Scalar};
-pub use mesh::{MeshDrops, MeshLinkReport, MessageClientReport, MessagesReport};
+pub use mesh::{MeshLinkReport, MessageClientReport, MessagesReport};
 use summary::quantiles_only;
 pub use summary::{percentile_sorted, Summary};
 

@@ -21,7 +21,7 @@ use slab::Slab;
 use super::{step, Nanos, Packet, Placement, Protocol, Sim, Workload};
 use crate::config::{ConfigError, SimConfig};
 use crate::link::{Outcome, Transit};
-use crate::report::{MeshDrops, MeshLinkReport};
+use crate::report::MeshLinkReport;
 use crate::trace::Direction;
 
 /// The mesh network of a run and the engine packets it carries.
@@ -137,15 +137,7 @@ impl<B: Clone> MeshHost<B> {
             client_nodes: self.client_node.clone(),
             client_hops: self.client_node.iter().map(|&v| dodag.hops(v as usize, self.sink as usize)).collect(),
             mac: self.net.mac_counters().clone(),
-            drops: MeshDrops {
-                buffer_overflow: c.buffer_overflow,
-                neighbor_queues_full: c.neighbor_queues_full,
-                mac_no_ack: c.mac_no_ack,
-                mac_channel_access: c.mac_channel_access,
-                air_collision: c.air_collision,
-                air_fading: c.air_fading,
-                fifo_overflow: c.fifo_overflow,
-            },
+            drops: c.clone(),
             conservation: coapcc_mesh::report::Conservation {
                 created: cons.created + waiting,
                 in_network_at_end: cons.in_network_at_end + waiting,

@@ -96,7 +96,7 @@ fn tcp_finish(link: &Link, test: &str) -> Option<String> {
 }
 
 /// Our client over TCP. On a lossy emulated link each exchange may take the command's whole
-/// budget (`--response-timeout`, default 60 s): the kernel's backed-off retransmissions of a
+/// budget (`--response-timeout`, default 300 s, longer than the test's): the kernel's backed-off retransmissions of a
 /// segment whose data or ACKs are lost a few times in a row take tens of seconds there
 /// (docs/robustness.md, `--frame-timeout`), and the exchange is sound all along.
 async fn our_tcp_client(link: &Link, uri: &str, extra: &[&str]) -> ClientRun {

@@ -178,7 +178,8 @@ pub struct ClientArgs {
     /// Block1 blocks of this size (RFC 7959), never as one oversized datagram.
     #[arg(long, value_name = "BYTES")]
     pub block_size: Option<usize>,
-    /// Seconds to wait for a separate response or a NON response (default: MAX_TRANSMIT_WAIT).
+    /// Seconds to wait for a separate response or a NON response (default: MAX_TRANSMIT_WAIT);
+    /// over coap+tcp://, for connecting and for each exchange (default 300 s).
     #[arg(long, value_name = "SECS")]
     pub response_timeout: Option<f64>,
     /// Give up on the whole run after this many seconds.

@@ -176,7 +176,9 @@ mod tests {
         let rto = Duration::from_secs(2);
         assert_eq!(arrival_after_failures(rto, 4), Duration::from_secs(30));
         let l = ServerLimits::default();
-        for t in [l.frame_timeout, l.csm_timeout] {
+        let client_side =
+            [crate::tcp_client::DEFAULT_TCP_TIMEOUT, crate::tcp_session::SessionConfig::default().write_timeout];
+        for t in [l.frame_timeout, l.csm_timeout].into_iter().chain(client_side) {
             assert!(arrival_after_failures(rto, 7) < t, "{t:?}");
         }
         assert!(arrival_after_failures(rto, 8) > l.frame_timeout, "no longer than needed");

@@ -28,8 +28,11 @@ use crate::log::to_line;
 use crate::tcp_session::{FrameReader, FrameWriter, Inbound, SessionConfig, SessionError};
 use crate::uri::CoapUri;
 
-/// Default limit on connecting and on each exchange when `--response-timeout` is not given.
-pub const DEFAULT_TCP_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default limit on connecting and on each exchange when `--response-timeout` is not given:
+/// [`PEER_SILENCE_TIMEOUT`](crate::limits::PEER_SILENCE_TIMEOUT), the server's frame and CSM
+/// timeouts. A shorter limit gives up on sound connections over slow lossy links, where
+/// Linux's doubled RTO stalls a connection for tens of seconds (docs/tcp.md).
+pub const DEFAULT_TCP_TIMEOUT: Duration = crate::limits::PEER_SILENCE_TIMEOUT;
 
 /// Is `uri` a `coap+tcp://` URI?
 pub fn is_tcp_uri(uri: &str) -> bool {

@@ -26,7 +26,9 @@ pub struct SessionConfig {
     pub max_message_size: u32,
     /// Advertise Block-Wise-Transfer (RFC 8323 §5.3.2).
     pub block_wise: bool,
-    /// Longest a single write may block (the peer stopped reading).
+    /// Longest a single write may block (the peer stopped reading). Default
+    /// [`PEER_SILENCE_TIMEOUT`](crate::limits::PEER_SILENCE_TIMEOUT): a write also waits out
+    /// the kernel's retransmission backoff, as a frame's arrival does.
     pub write_timeout: Duration,
 }
 
@@ -35,7 +37,7 @@ impl Default for SessionConfig {
         SessionConfig {
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             block_wise: true,
-            write_timeout: Duration::from_secs(30),
+            write_timeout: crate::limits::PEER_SILENCE_TIMEOUT,
         }
     }
 }

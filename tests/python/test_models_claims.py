@@ -165,7 +165,10 @@ bad_only = { means = [0.2, 0.7, 1.0], bad_mean_s = 5.0 }
 stable = { cc = ["idc-coap:preset=makarem2021"], means = [1.0], duration_s = 18000 }
 loss_rule = "delivered"
 [sensitivity]
-rtt = [{ name = "late_ack=ignore", late_ack = "ignore" }]
+rtt = [
+  { name = "late_ack=ignore", late_ack = "ignore" },
+  { name = "pcocoa block2=literal", cc = ["makarem-rto:preset=makarem2021", "pcocoa:preset=makarem2021,block2=literal"] },
+]
 readings = [{ name = "loss_rule=rate-check", loss_rule = "rate-check" }]
 """
 
@@ -190,6 +193,10 @@ def test_study_table_swept_and_judged_through_validate(tmp_path):
     assert (rtt.loc[rtt["variant"] == "late_ack=ignore", "late_acks"] == 0).all()
     assert set(rtt.loc[rtt["variant"] == "late_ack=ignore", "late_ack"]) == {"ignore"}
     assert set(rtt.loc[rtt["variant"] == "thesis", "late_ack"]) == {"sample"}
+    # An entry with its own specs: those algorithms only, on every comparison scenario.
+    lit = rtt[rtt["variant"] == "pcocoa block2=literal"]
+    assert set(lit["cc"]) == {"makarem-rto", "pcocoa"} and len(lit) == 2 * 3
+    assert set(lit.loc[lit["cc"] == "pcocoa", "cc_spec"]) == {"pcocoa:preset=makarem2021,block2=literal"}
     bw = df[df["part"] == "resbw"]
     assert set(bw["family"]) == {"backoff", "rate"} and (bw["gp_ratio"] > 0).all()
     # The whole chapter 6 study again under the other reading, each row saying its rule.
@@ -219,6 +226,11 @@ def test_study_table_swept_and_judged_through_validate(tmp_path):
     [
         ('loss_rule = "delivered"', 'loss_rule = "bogus"', "resbw.loss_rule"),
         ('late_ack = "ignore"', 'late_ack = "never"', "sensitivity.rtt[0].late_ack"),
+        (
+            '"pcocoa:preset=makarem2021,block2=literal"]',
+            '"pcocoa:preset=makarem2021,block2=literal", 1]',
+            "sensitivity.rtt[1].cc[2]",
+        ),
         ("seeds = 2", "seeds = 0", "rtt_scenarios.seeds"),
         ("stable = { cc", "stable = { mean = 1, cc", "resbw.stable.mean"),
     ],

@@ -341,7 +341,8 @@ def rtt_sensitivity(df, *, pairs=(("makarem-rto", "pcocoa"), ("makarem-rto", "co
             m = d[d["variant"] == v].pivot_table(index="scenario", columns="cc", values=col, aggfunc="mean")
             ys.append(float((m[a] < m[b]).mean()) if {a, b} <= set(m.columns) else np.nan)
         ax.bar(np.arange(len(variants)) + j * w, ys, width=w, label=label)
-    ax.set_xticks(np.arange(len(variants)) + 0.4 - w / 2, variants, fontsize=8)
+    # Slanted: the variants' names are long.
+    ax.set_xticks(np.arange(len(variants)) + 0.4 - w / 2, variants, fontsize=8, rotation=20, ha="right")
     ax.set_ylabel("share of scenarios")
     ax.set_ylim(0, 1)
     ax.axhline(0.5, color="grey", lw=0.5)

@@ -18,7 +18,8 @@ by the simulator itself, once per distinct set of choices. The blocks:
   (``late_ack``, ``ack_rtt``, ``retransmit_timer``, ``rtt_draw``, ``loss_rule``) go to every
   run;
 * ``[sensitivity]``: one named choice changed at a time: ``rtt`` entries (every comparison
-  scenario, first seed; ``study = "sensitivity"``), ``readings`` (the whole chapter 6 study
+  scenario, first seed; ``study = "sensitivity"``; a replay option, or with ``cc`` the
+  comparison's algorithms under other specs), ``readings`` (the whole chapter 6 study
   again under another reading of the loss rule) and ``resbw`` entries (bad periods only, one
   replication, their own algorithms), each run's ``variant`` the entry's name.
 """
@@ -533,9 +534,14 @@ def _sensitivity_blocks(s: Mapping[str, Any], sections: Mapping[str, Any]) -> li
         if "rtt_scenarios" not in sections:
             raise ConfigError("sensitivity.rtt", "needs [rtt_scenarios] (the runs it changes)")
         r = _rtt(sections["rtt_scenarios"])
-        for i, v in enumerate(_entries("sensitivity.rtt", s["rtt"], {"name", *RTT_OPTIONS})):
+        for i, v in enumerate(_entries("sensitivity.rtt", s["rtt"], {"name", "cc", *RTT_OPTIONS})):
             opts = check_options("rtt", v, f"sensitivity.rtt[{i}].")
-            if r["ccs"]:
+            # `cc`: the comparison under other specs (an algorithm's reading of a gap), by
+            # default the comparison's own.
+            specs = r["ccs"]
+            if "cc" in v:
+                specs = [x for x in _list(f"sensitivity.rtt[{i}].cc", v["cc"], _str) if _available(x)]
+            if specs:
                 blocks.append(
                     {
                         "name": f"rtt-sensitivity {v['name']}",
@@ -547,7 +553,7 @@ def _sensitivity_blocks(s: Mapping[str, Any], sections: Mapping[str, Any]) -> li
                             **r["base"],
                             **opts,
                         },
-                        "grid": {"cc": r["ccs"], "scenario": r["ids"]},
+                        "grid": {"cc": specs, "scenario": r["ids"]},
                     }
                 )
     if "readings" in s or "resbw" in s:

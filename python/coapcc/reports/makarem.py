@@ -452,8 +452,8 @@ def _sensitivity(sens: dict, own, rep: _Report):
         "Each named choice changed alone against the defaults (the thesis's simulator: late ACKs are samples, an "
         "ACK's RTT is its copy's, chapter 5 timers are the RTO estimate, one scenario value per message, one RTT "
         "draw per transmission, the file's loss rule, loss_spacing0 = 0, BDP-CoAP's min weight the "
-        "retransmissions' share of its window). Chapter 5: every scenario, first seed; chapter 6: bad periods "
-        "only, one repetition."
+        "retransmissions' share of its window, pCoCoA's Block 2 decaying mdev_max after 8 Block 2 samples below it "
+        "and δ = 0.5). Chapter 5: every scenario, first seed; chapter 6: bad periods only, one repetition."
     )
     names = [v["name"] for v in sens.get("resbw", [])]
     for t, sid, stag in rep.each(own):
@@ -490,7 +490,8 @@ def _skipped(sections: dict, rep: _Report) -> None:
     for s in ((sections.get("resbw") or {}).get("stable") or {}).get("cc", []):
         if not available(s):
             rep.note(f"chapter 6 stable runs: algorithm {s!r} is not in this build's registry; skipped")
-    for v in (sections.get("sensitivity") or {}).get("resbw", []):
+    sens = sections.get("sensitivity") or {}
+    for v in [*sens.get("rtt", []), *sens.get("resbw", [])]:
         for s in v.get("cc", []):
             if not available(s):
                 rep.note(

@@ -163,6 +163,7 @@ class Verdict:
             "verdict": self.verdict,
             "fit": c.fit,
             "detail": self.detail,
+            "note": c.note,
         }
 
 

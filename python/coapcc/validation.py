@@ -100,6 +100,9 @@ def format_verdicts(verdicts: list[Verdict], width: int = 60) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
+    notes = [f"  {v.claim.id}: {v.claim.note}" for v in verdicts if v.claim.note and v.verdict != "holds"]
+    if notes:
+        lines += ["", "notes (claims that do not hold):", *notes]
     counts = summary(verdicts)
     lines.append("")
     lines.append(

@@ -155,6 +155,19 @@ def run(c: Claim):
     return v
 
 
+def test_a_note_travels_with_its_verdict_and_lists_under_the_text_table_when_off():
+    from coapcc.validation import format_verdicts
+
+    stub = Stub({"fct_s": [1.0, 3.0]})
+    off = claim(id="off-one", note="why it is off", args={"column": "fct_s", "stat": "max"})
+    held = claim(id="held-one", note="context only", args={"column": "fct_s", "stat": "min"})
+    vs = evaluate([off, held], stub)
+    assert [v.verdict for v in vs] == ["off", "holds"]
+    assert [v.to_dict()["note"] for v in vs] == ["why it is off", "context only"]
+    text = format_verdicts(vs)
+    assert "off-one: why it is off" in text and "context only" not in text
+
+
 def test_stat_selects_rows_and_takes_the_statistic():
     assert (
         run(claim(args={"column": "fct_s", "stat": "median", "where": {"alg": "x", "size": 3}})).reproduced

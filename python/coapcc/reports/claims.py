@@ -119,6 +119,8 @@ def claims_section(ctx, claims=None) -> Section | None:
             row += [_fmt(v.reproduced), v.verdict]
             if v.detail:
                 details.append(v.detail)
+        if c.note:
+            details.append(c.note)
         row.append("; ".join(dict.fromkeys(details)))
         rows.append(row)
     counts = []

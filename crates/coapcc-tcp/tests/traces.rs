@@ -402,3 +402,22 @@ fn rto_resending_and_loss_episode_on_a_hand_made_loss_sequence() {
     assert!(close(r.server.rto_resend_s, 0.6, 1e-4), "{}", r.server.rto_resend_s);
     assert!(close(r.server.rto_episode_s, 0.8, 1e-4), "{}", r.server.rto_episode_s);
 }
+
+#[test]
+fn bbr_leaves_ssthresh_infinite_and_recovery_leaves_its_cwnd() {
+    // Linux 4.15: `bbr_ssthresh` returns TCP_INFINITE_SSTHRESH, and `tcp_end_cwnd_reduction`
+    // does nothing for a controller with `cong_control`, so leaving fast recovery does not
+    // cut BBR's cwnd to ssthresh. Segment 30 of the response lost once on the testbed: a fast
+    // recovery, then RTOs.
+    let mut p = Pipe::new(&helsinki("bbr"), PipeConfig::testbed(), 1).unwrap();
+    p.server.enable_trace();
+    drop_first_tx(&mut p, &[3 + 256 * 30]);
+    let r = p.transfer(102_408).unwrap();
+    // (In Startup the queue outgrows the RTO: the retransmission's ACK is late, RTOs too.)
+    assert!(r.server.fast_retransmits >= 1 && r.server.rto_expiries >= 1);
+    let t = &r.server_trace;
+    assert!(t.iter().all(|x| x.ssthresh.is_none()));
+    // (So the end of recovery cannot cut cwnd to ssthresh.) Recovery ended.
+    let fr = t.iter().position(|x| x.event == TraceEvent::FastRetransmit).unwrap();
+    assert!(t[fr..].iter().any(|x| x.event == TraceEvent::Ack && x.ca_state == CaState::Open));
+}

@@ -132,7 +132,9 @@ impl Connection {
                 }
                 if advanced && self.snd_una >= self.high_seq {
                     self.sacked_out = 0;
-                    if self.ctx.ssthresh != INFINITE_SSTHRESH {
+                    // Linux tcp_end_cwnd_reduction: cwnd = ssthresh, except for a controller
+                    // that sets cwnd itself (`cong_control`: BBR), which it leaves alone.
+                    if self.ctx.ssthresh != INFINITE_SSTHRESH && !self.cc.owns_cwnd() {
                         self.ctx.cwnd = self.ctx.ssthresh;
                     }
                     self.set_state(CaState::Open);

@@ -5,6 +5,7 @@ mod common;
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use coapcc_tcp::app::MessageSizes;
 use coapcc_tcp::pipe::{Dir, Pipe, PipeConfig, PipeError};
 use coapcc_tcp::{BbrMode, CaState, TcpCcConfig, TraceEvent};
 use common::{close, fast_link};
@@ -288,9 +289,11 @@ fn bbr_first_probe_bw_phase_is_never_the_drain_phase() {
 
 #[test]
 fn bbr_rto_sets_cwnd_to_one_then_restores() {
-    // Tail loss under BBR: the RTO marks everything lost, cwnd 1, and the episode ends with
-    // the saved cwnd restored. A 60 s RTprop window keeps ProbeRTT (which caps cwnd at 4
-    // whatever the restore) out of the way.
+    // Tail loss under BBR: the RTO marks everything lost, cwnd 1. The resend's ACK covers
+    // exactly `high_seq`, so the episode is held in Loss (Linux tcp_try_undo_recovery, Reno)
+    // until the next exchange's data is acknowledged, which ends it with the saved cwnd
+    // restored. A 60 s RTprop window keeps ProbeRTT (which caps cwnd at 4 whatever the
+    // restore) out of the way.
     let cfg = TcpCcConfig::parse("bbr:preset=helsinki2018,min_rtt_window=60").unwrap();
     let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1).unwrap();
     p.server.enable_trace();
@@ -303,13 +306,15 @@ fn bbr_rto_sets_cwnd_to_one_then_restores() {
         }
         false
     });
-    let r = p.transfer(20_000).unwrap();
+    let r = p.exchanges(MessageSizes { csm: 2, request: 9, response: 20_000 }, 2).unwrap();
     assert_eq!(r.server.rto_expiries, 1);
     let i = r.server_trace.iter().position(|x| x.event == TraceEvent::Rto).unwrap();
     let before = r.server_trace[..i].iter().rev().find(|x| x.event == TraceEvent::Ack).unwrap().cwnd;
     assert_eq!(r.server_trace[i].cwnd, 1);
     assert_eq!(r.server_trace[i].ca_state, CaState::Loss);
-    let after = r.server_trace[i + 1..].iter().find(|x| x.event == TraceEvent::Ack).unwrap();
+    let held = r.server_trace[i + 1..].iter().find(|x| x.event == TraceEvent::Ack).unwrap();
+    assert_eq!((held.seq, held.ca_state), (1 + 2 + 20_000, CaState::Loss));
+    let after = r.server_trace[i + 1..].iter().find(|x| x.event == TraceEvent::Ack && x.seq > held.seq).unwrap();
     assert_eq!(after.ca_state, CaState::Open);
     assert!(after.cwnd >= before, "{} < {before}", after.cwnd);
 }
@@ -404,6 +409,101 @@ fn rto_resending_and_loss_episode_on_a_hand_made_loss_sequence() {
 }
 
 #[test]
+fn a_loss_episode_acked_exactly_to_high_seq_is_held_until_the_next_rto() {
+    // Linux tcp_try_undo_recovery (Reno): the episode is held until an ACK covers more than
+    // `high_seq`; duplicate ACKs meanwhile count for nothing. RFC 5681's receiver, a fast link
+    // (0.1 s each way), a 12-segment response; the first transmissions of 1-5 are lost.
+    // RTO 1 (at T, RTO 0.6 s) resends 1, cwnd 1, ssthresh 2. Its ACK (delayed 200 ms) at
+    // T + 0.4: cwnd 2, 2 and 3 resent; their ACK at T + 0.6: cwnd 3 (slow start to ssthresh,
+    // then one in congestion avoidance), 4 resent with the new 5 (lost again) and 6. 6 comes
+    // out of order, so the ACK of 4, exactly `high_seq`, is back at T + 0.8: held in Loss,
+    // 2 in flight, the new 7 goes out. Its duplicate ACK (T + 1.0) starts nothing; 3 in
+    // flight fill cwnd. RTO 2 comes one backed-off RTO (1.2 s) after that ACK and resends 5;
+    // its ACK (T2 + 0.2) covers 5-7, again exactly `high_seq` (the end of 7): held, nothing
+    // left to resend, 8-10 go out, and the ACK of 8 and 9 (T2 + 0.4) ends the episode. Two
+    // RTOs, five retransmissions, no fast retransmit (leaving Loss at `high_seq`, the model
+    // had sent 8 and 9 on the duplicate ACKs and fast-retransmitted 5 at T + 1.4).
+    let seg = |k: u64| 1 + 256 * (k - 1);
+    let rfc = TcpCcConfig::parse("newreno:preset=helsinki2018,receiver=rfc5681").unwrap();
+    let mut p = Pipe::new(&rfc, fast_link(0.1), 1).unwrap();
+    p.server.enable_trace();
+    p.set_drop_rule(move |d, s, _| d == Dir::Down && s.len > 0 && !s.retransmission && s.seq <= seg(5));
+    let r = p.transfer(12 * 256).unwrap();
+    assert_eq!(r.client.bytes_delivered, 12 * 256);
+    assert_eq!((r.server.rto_expiries, r.server.fast_retransmits), (2, 0));
+    let t = &r.server_trace;
+    let rtos: Vec<_> = t.iter().filter(|x| x.event == TraceEvent::Rto).collect();
+    let t1 = rtos[0].time;
+    let at =
+        |x: &coapcc_tcp::TraceRecord, t0: coapcc_cc::Instant, dt: f64| close((x.time - t0).as_secs_f64(), dt, 1e-4);
+    let resent: Vec<u64> = t.iter().filter(|x| x.event == TraceEvent::Retransmit).map(|x| x.seq).collect();
+    assert_eq!(resent, [seg(1), seg(2), seg(3), seg(4), seg(5)]);
+    let held = t.iter().find(|x| x.event == TraceEvent::Ack && x.seq == seg(5)).unwrap();
+    assert!(at(held, t1, 0.8), "{:?}", held.time - t1);
+    assert_eq!((held.ca_state, held.cwnd, held.in_flight), (CaState::Loss, 3, 2));
+    let dups: Vec<_> = t.iter().filter(|x| x.event == TraceEvent::DupAck && x.time < rtos[1].time).collect();
+    assert_eq!(dups.len(), 1, "{dups:?}");
+    assert!(at(dups[0], t1, 1.0));
+    assert_eq!((dups[0].seq, dups[0].ca_state, dups[0].in_flight), (seg(5), CaState::Loss, 3));
+    // RTO 2: one backed-off RTO (2 x 0.6 s) after the held ACK, resending 5.
+    assert!(close(held.rto, 1.2, 1e-4) && at(rtos[1], held.time, 1.2));
+    let rtx5 = t.iter().find(|x| x.event == TraceEvent::Retransmit && x.seq == seg(5)).unwrap();
+    assert_eq!(rtx5.time, rtos[1].time);
+    let again = t.iter().find(|x| x.event == TraceEvent::Ack && x.seq == seg(8)).unwrap();
+    assert!(at(again, rtos[1].time, 0.2));
+    assert_eq!(again.ca_state, CaState::Loss);
+    let open = t.iter().find(|x| x.event == TraceEvent::Ack && x.seq == seg(10)).unwrap();
+    assert!(at(open, rtos[1].time, 0.4));
+    assert_eq!(open.ca_state, CaState::Open);
+}
+
+#[test]
+fn a_recovery_acked_exactly_to_high_seq_starts_no_second_fast_retransmit() {
+    // One hole (segment 9) repaired by fast retransmit; the first new segment sent after that
+    // retransmission (the one starting at `high_seq`) is lost too. The retransmission's ACK
+    // is then exactly `high_seq`: Recovery is held (Linux tcp_try_undo_recovery; RFC 6582 §3.2
+    // step 2), the duplicate ACKs that follow start no second fast retransmit, and the lost
+    // segment waits for the RTO. With PRR and with RFC 6582's inflation.
+    for prr in ["on", "off"] {
+        let seg = |k: u64| 1 + 256 * (k - 1);
+        let cfg = TcpCcConfig::parse(&format!("newreno:preset=helsinki2018,receiver=rfc5681,prr={prr}")).unwrap();
+        let mut p = Pipe::new(&cfg, fast_link(0.1), 1).unwrap();
+        p.server.enable_trace();
+        let lost_after = Rc::new(RefCell::new(None::<u64>));
+        let l = Rc::clone(&lost_after);
+        let mut seen_rtx = false;
+        p.set_drop_rule(move |d, s, _| {
+            if d != Dir::Down || s.len == 0 {
+                return false;
+            }
+            if s.seq == seg(9) {
+                seen_rtx |= s.retransmission;
+                return !s.retransmission;
+            }
+            if seen_rtx && !s.retransmission && l.borrow().is_none() {
+                *l.borrow_mut() = Some(s.seq);
+                return true;
+            }
+            false
+        });
+        let r = p.transfer(40 * 256).unwrap();
+        assert_eq!(r.client.bytes_delivered, 40 * 256, "prr={prr}");
+        let high = lost_after.borrow().expect("a new segment followed the fast retransmit");
+        let t = &r.server_trace;
+        assert_eq!((r.server.fast_retransmits, r.server.rto_expiries), (1, 1), "prr={prr}");
+        let full = t.iter().find(|x| x.event == TraceEvent::Ack && x.seq == high).unwrap();
+        assert_eq!(full.ca_state, CaState::Recovery, "prr={prr}");
+        let rto = t.iter().find(|x| x.event == TraceEvent::Rto).unwrap();
+        let dups: Vec<_> =
+            t.iter().filter(|x| x.event == TraceEvent::DupAck && x.time > full.time && x.time < rto.time).collect();
+        assert!(dups.len() >= 3, "prr={prr}: {} duplicate ACKs", dups.len());
+        assert!(dups.iter().all(|x| x.ca_state == CaState::Recovery && x.seq == high), "prr={prr}");
+        let rtx: Vec<_> = t.iter().filter(|x| x.event == TraceEvent::Retransmit).map(|x| (x.seq, x.time)).collect();
+        assert_eq!(rtx[1], (high, rto.time), "prr={prr}: {rtx:?}");
+    }
+}
+
+#[test]
 fn bbr_leaves_ssthresh_infinite_and_recovery_leaves_its_cwnd() {
     // Linux 4.15: `bbr_ssthresh` returns TCP_INFINITE_SSTHRESH, and `tcp_end_cwnd_reduction`
     // does nothing for a controller with `cong_control`, so leaving fast recovery does not
@@ -413,8 +513,11 @@ fn bbr_leaves_ssthresh_infinite_and_recovery_leaves_its_cwnd() {
     p.server.enable_trace();
     drop_first_tx(&mut p, &[3 + 256 * 30]);
     let r = p.transfer(102_408).unwrap();
-    // (In Startup the queue outgrows the RTO: the retransmission's ACK is late, RTOs too.)
-    assert!(r.server.fast_retransmits >= 1 && r.server.rto_expiries >= 1);
+    // (In Startup the queue outgrows the RTO: the retransmission's ACK is late, RTOs too.
+    // One fast retransmit: the episodes held at `high_seq` start no false ones, where the
+    // model that left them there counted 18.)
+    assert_eq!(r.server.fast_retransmits, 1);
+    assert!(r.server.rto_expiries >= 1);
     let t = &r.server_trace;
     assert!(t.iter().all(|x| x.ssthresh.is_none()));
     // (So the end of recovery cannot cut cwnd to ssthresh.) Recovery ended.

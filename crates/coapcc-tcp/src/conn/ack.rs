@@ -92,7 +92,7 @@ impl Connection {
             let mut sampled = false;
             if !retrans_acked {
                 if let (Some(f), Some(l)) = (first_ackt, last_ackt) {
-                    self.take_rtt(now - f);
+                    self.take_rtt(now - f, now - l);
                     rs.rtt = Some((now - l).as_secs_f64());
                     sampled = true;
                 }

@@ -11,15 +11,18 @@ use crate::stats::TraceEvent;
 
 impl Connection {
     /// Whether a recovery or RTO episode is held because the ACKs reached `high_seq` exactly
-    /// (Linux `tcp_try_undo_recovery`, called for Recovery from `tcp_fastretrans_alert` and
+    /// (`recover_hold=on`; off by default, the episode then ends on an ACK of `high_seq`).
+    /// Linux `tcp_try_undo_recovery`, called for Recovery from `tcp_fastretrans_alert` and
     /// for Loss from `tcp_process_loss`, the same in 4.15 and since: "Hold old state until
     /// something *above* high_seq is ACKed. For Reno it is MUST to prevent false fast
-    /// retransmits (RFC2582)"). Until an ACK covers more than `high_seq` the state stays,
+    /// retransmits (RFC2582)". Until an ACK covers more than `high_seq` the state stays,
     /// duplicate ACKs count for nothing (no delivery, no fast retransmit: RFC 6582 §3.2 step
     /// 2 likewise starts none unless the ACK covers more than `recover`), so a segment lost
     /// right at `high_seq` waits for the RTO.
     fn held_at_high_seq(&self) -> bool {
-        matches!(self.ctx.ca_state, CaState::Recovery | CaState::Loss) && self.snd_una == self.high_seq
+        self.cfg.recover_hold
+            && matches!(self.ctx.ca_state, CaState::Recovery | CaState::Loss)
+            && self.snd_una == self.high_seq
     }
 
     pub(super) fn on_ack(&mut self, now: Instant, ack: u64, pure: bool) {
@@ -153,7 +156,7 @@ impl Connection {
                         self.ctx.cwnd = self.ctx.ssthresh;
                         self.force_retx = false;
                     }
-                } else if advanced && self.snd_una > self.high_seq {
+                } else if advanced && self.snd_una >= self.high_seq {
                     self.sacked_out = 0;
                     // Linux tcp_end_cwnd_reduction: cwnd = ssthresh, except for a controller
                     // that sets cwnd itself (`cong_control`: BBR), which it leaves alone.
@@ -177,7 +180,7 @@ impl Connection {
                 // Held at `high_seq`, Linux leaves the Reno count as the ACK left it.
                 if advanced && !self.held_at_high_seq() {
                     self.sacked_out = 0;
-                    if self.snd_una > self.high_seq {
+                    if self.snd_una >= self.high_seq {
                         self.set_state(CaState::Open);
                     }
                 }

@@ -402,3 +402,53 @@ fn rto_resending_and_loss_episode_on_a_hand_made_loss_sequence() {
     assert!(close(r.server.rto_resend_s, 0.6, 1e-4), "{}", r.server.rto_resend_s);
     assert!(close(r.server.rto_episode_s, 0.8, 1e-4), "{}", r.server.rto_episode_s);
 }
+
+#[test]
+fn bbr_leaves_ssthresh_infinite_and_recovery_leaves_its_cwnd() {
+    // Linux 4.15: `bbr_ssthresh` returns TCP_INFINITE_SSTHRESH, and `tcp_end_cwnd_reduction`
+    // does nothing for a controller with `cong_control`, so leaving fast recovery does not
+    // cut BBR's cwnd to ssthresh. Segment 30 of the response lost once on the testbed: a fast
+    // recovery, then RTOs.
+    let mut p = Pipe::new(&helsinki("bbr"), PipeConfig::testbed(), 1).unwrap();
+    p.server.enable_trace();
+    drop_first_tx(&mut p, &[3 + 256 * 30]);
+    let r = p.transfer(102_408).unwrap();
+    // (In Startup the queue outgrows the RTO: the retransmission's ACK is late, RTOs too.)
+    assert!(r.server.fast_retransmits >= 1 && r.server.rto_expiries >= 1);
+    let t = &r.server_trace;
+    assert!(t.iter().all(|x| x.ssthresh.is_none()));
+    // (So the end of recovery cannot cut cwnd to ssthresh.) Recovery ended.
+    let fr = t.iter().position(|x| x.event == TraceEvent::FastRetransmit).unwrap();
+    assert!(t[fr..].iter().any(|x| x.event == TraceEvent::Ack && x.ca_state == CaState::Open));
+}
+
+#[test]
+fn the_minimum_rtt_is_the_last_acknowledged_segments() {
+    // Linux tcp_ack_update_rtt: an ACK covering segments sent at 0 and 0.05 s, back at 0.3 s,
+    // feeds the estimator with the first one's RTT (0.3 s: SRTT = 0.3 s) and the minimum RTT
+    // (`tcp_update_rtt_min(sk, ca_rtt_us)`) with the last one's (0.25 s). No handshake sample.
+    use coapcc_cc::Instant;
+    use coapcc_tcp::{Connection, Segment};
+    let cfg = TcpCcConfig::parse("newreno:preset=helsinki2018,handshake_rtt=off").unwrap();
+    let mut s = Connection::server(&cfg, 1);
+    let seg = |seq: u64, len: u32, ack: Option<u64>, syn: bool| Segment {
+        seq,
+        len,
+        ack,
+        syn,
+        retransmission: false,
+        header_bytes: 40,
+    };
+    let t = Instant::from_secs_f64;
+    s.on_segment(t(0.0), &seg(0, 0, None, true));
+    assert!(s.poll_transmit(t(0.0)).is_some_and(|x| x.syn));
+    s.on_segment(t(0.0), &seg(1, 0, Some(1), false));
+    assert!(s.is_established() && s.min_rtt().is_none());
+    s.write(512);
+    let a = s.poll_transmit(t(0.0)).unwrap();
+    let b = s.poll_transmit(t(0.05)).unwrap();
+    assert_eq!((a.seq, a.len, b.seq, b.len), (1, 256, 257, 256));
+    s.on_segment(t(0.3), &seg(1, 0, Some(513), false));
+    assert!(close(s.srtt().unwrap(), 0.3, 1e-9), "{:?}", s.srtt());
+    assert!(close(s.min_rtt().unwrap(), 0.25, 1e-9), "{:?}", s.min_rtt());
+}

@@ -428,7 +428,6 @@ impl Bbr {
             self.mode = BbrMode::Drain;
             self.pacing_gain = self.p.drain_gain;
             self.cwnd_gain = self.p.high_gain;
-            ctx.ssthresh = self.target_cwnd(self.max_bw(), 1.0);
         }
         if self.mode == BbrMode::Drain && ctx.in_flight <= self.target_cwnd(self.max_bw(), 1.0) {
             self.reset_probe_bw(ctx, rng);
@@ -543,9 +542,11 @@ impl TcpCongestionControl for Bbr {
         self.reset_lt(ctx);
     }
 
+    /// Linux 4.15 `bbr_ssthresh`: save cwnd, and "BBR does not use ssthresh" (it stays
+    /// infinite; setting it to the BDP on leaving Startup came with later kernels).
     fn ssthresh(&mut self, ctx: &CcCtx) -> u32 {
         self.save_cwnd(ctx);
-        ctx.ssthresh
+        INFINITE_SSTHRESH
     }
 
     fn set_state(&mut self, ctx: &mut CcCtx, state: CaState, rng: &mut SplitMix64) {

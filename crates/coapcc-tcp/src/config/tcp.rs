@@ -156,6 +156,11 @@ pub struct TcpConfig {
     /// Proportional Rate Reduction (RFC 6937, Linux's variant) during fast recovery; off gives
     /// RFC 6582's window inflation and deflation.
     pub prr: bool,
+    /// Hold Recovery, and an RTO's Loss, while the ACKs reach `high_seq` exactly (Linux
+    /// `tcp_try_undo_recovery` for Reno; RFC 6582 §3.2 step 2): the episode ends only on an
+    /// ACK above it, and duplicate ACKs meanwhile count for nothing. Off: an ACK of `high_seq`
+    /// ends it.
+    pub recover_hold: bool,
     /// Slow-start increase per ACK in segments (appropriate byte counting limit L); `None` =
     /// all newly acknowledged segments (Linux).
     pub abc_limit: Option<u32>,
@@ -191,6 +196,7 @@ impl TcpConfig {
         dupthresh: 3,
         limited_transmit: true,
         prr: true,
+        recover_hold: false,
         abc_limit: None,
         rwnd: None,
         handshake_rtt: true,
@@ -270,6 +276,7 @@ impl TcpConfig {
             "dupthresh" => self.dupthresh = parse_u32(v, 1, 1000, "a count, 1-1000")?,
             "limited_transmit" => self.limited_transmit = parse_bool(v)?,
             "prr" => self.prr = parse_bool(v)?,
+            "recover_hold" => self.recover_hold = parse_bool(v)?,
             "abc_limit" => {
                 self.abc_limit =
                     if eq_choice("none", v) { None } else { Some(parse_u32(v, 1, 1000, "none, or segments 1-1000")?) }
@@ -310,6 +317,7 @@ impl TcpConfig {
         w.kv("dupthresh", self.dupthresh)?;
         w.flag("limited_transmit", self.limited_transmit)?;
         w.flag("prr", self.prr)?;
+        w.flag("recover_hold", self.recover_hold)?;
         match self.abc_limit {
             Some(l) => w.kv("abc_limit", l)?,
             None => w.kv("abc_limit", "none")?,
@@ -356,6 +364,7 @@ pub const TCP_INFO: &[ParamInfo] = &[
     ParamInfo { key: "dupthresh", aliases: &[], default: "3", values: "1-1000", doc: "Duplicate ACKs that trigger fast retransmit." },
     ParamInfo { key: "limited_transmit", aliases: &[], default: "on", values: "on, off", doc: "RFC 3042 Limited Transmit (Linux default, on in the study)." },
     ParamInfo { key: "prr", aliases: &[], default: "on", values: "on, off", doc: "Proportional Rate Reduction in fast recovery as Linux does it (since 3.2); off: RFC 6582 cwnd inflation and deflation, as the thesis describes recovery (helsinki2018). BBR sets cwnd itself and takes neither." },
+    ParamInfo { key: "recover_hold", aliases: &[], default: "off", values: "on, off", doc: "Hold Recovery, and an RTO's Loss, until an ACK covers more than high_seq, duplicate ACKs counting for nothing meanwhile (Linux tcp_input.c tcp_try_undo_recovery for Reno; RFC 6582 section 3.2 step 2); off (also helsinki2018): an ACK of high_seq exactly ends the episode. Alone, on takes the model further from a real kernel (docs/tcp.md)." },
     ParamInfo { key: "abc_limit", aliases: &["abc_l"], default: "none", values: "none, 1-1000", doc: "Slow-start growth per ACK in segments; none = every newly acknowledged segment (Linux); 1 = RFC 5681's 1 SMSS per ACK." },
     ParamInfo { key: "rwnd", aliases: &[], default: "none", values: "none, bytes", doc: "Receive window; none = never limiting (window scaling on, large buffers)." },
     ParamInfo { key: "handshake_rtt", aliases: &[], default: "on", values: "on, off", doc: "Seed SRTT/RTTVAR (and BBR's min RTT) from the SYN or SYN-ACK round trip, as Linux does (Karn: not if retransmitted)." },

@@ -10,6 +10,21 @@ use crate::rate::gives_rate_sample;
 use crate::stats::TraceEvent;
 
 impl Connection {
+    /// Whether a recovery or RTO episode is held because the ACKs reached `high_seq` exactly
+    /// (`recover_hold=on`; off by default, the episode then ends on an ACK of `high_seq`).
+    /// Linux `tcp_try_undo_recovery`, called for Recovery from `tcp_fastretrans_alert` and
+    /// for Loss from `tcp_process_loss`, the same in 4.15 and since: "Hold old state until
+    /// something *above* high_seq is ACKed. For Reno it is MUST to prevent false fast
+    /// retransmits (RFC2582)". Until an ACK covers more than `high_seq` the state stays,
+    /// duplicate ACKs count for nothing (no delivery, no fast retransmit: RFC 6582 §3.2 step
+    /// 2 likewise starts none unless the ACK covers more than `recover`), so a segment lost
+    /// right at `high_seq` waits for the RTO.
+    fn held_at_high_seq(&self) -> bool {
+        self.cfg.recover_hold
+            && matches!(self.ctx.ca_state, CaState::Recovery | CaState::Loss)
+            && self.snd_una == self.high_seq
+    }
+
     pub(super) fn on_ack(&mut self, now: Instant, ack: u64, pure: bool) {
         if ack > self.snd_nxt {
             return;
@@ -80,7 +95,7 @@ impl Connection {
             let mut sampled = false;
             if !retrans_acked {
                 if let (Some(f), Some(l)) = (first_ackt, last_ackt) {
-                    self.take_rtt(now - f);
+                    self.take_rtt(now - f, now - l);
                     rs.rtt = Some((now - l).as_secs_f64());
                     sampled = true;
                 }
@@ -95,8 +110,9 @@ impl Connection {
             self.counters.dupacks_received += 1;
             let prior_sacked = self.sacked_out;
             // Linux tcp_process_loss: after an RTO a Reno duplicate ACK counts (as a segment
-            // delivered out of order) only once new data beyond `high_seq` is out.
-            if self.ctx.ca_state != CaState::Loss || self.snd_nxt > self.high_seq {
+            // delivered out of order) only once new data beyond `high_seq` is out; and neither
+            // there nor in Recovery while the episode is held at `high_seq` (below).
+            if !self.held_at_high_seq() && (self.ctx.ca_state != CaState::Loss || self.snd_nxt > self.high_seq) {
                 self.sacked_out += 1;
             }
             let packets_out = self.queue.len() as u32;
@@ -130,9 +146,21 @@ impl Connection {
                 if advanced {
                     self.counters.recovery_rounds += 1;
                 }
-                if advanced && self.snd_una >= self.high_seq {
+                if self.held_at_high_seq() {
+                    // Held (tcp_try_undo_recovery): no partial-ACK retransmission, no
+                    // duplicate ACK counted or inflating the window. RFC 6582 ends its
+                    // inflation on this full ACK (cwnd = ssthresh) but, the ACK not covering
+                    // more than `recover`, starts no new fast retransmit either.
                     self.sacked_out = 0;
-                    if self.ctx.ssthresh != INFINITE_SSTHRESH {
+                    if advanced && self.rfc6582() && self.ctx.ssthresh != INFINITE_SSTHRESH {
+                        self.ctx.cwnd = self.ctx.ssthresh;
+                        self.force_retx = false;
+                    }
+                } else if advanced && self.snd_una >= self.high_seq {
+                    self.sacked_out = 0;
+                    // Linux tcp_end_cwnd_reduction: cwnd = ssthresh, except for a controller
+                    // that sets cwnd itself (`cong_control`: BBR), which it leaves alone.
+                    if self.ctx.ssthresh != INFINITE_SSTHRESH && !self.cc.owns_cwnd() {
                         self.ctx.cwnd = self.ctx.ssthresh;
                     }
                     self.set_state(CaState::Open);
@@ -149,7 +177,8 @@ impl Connection {
                 }
             }
             CaState::Loss => {
-                if advanced {
+                // Held at `high_seq`, Linux leaves the Reno count as the ACK left it.
+                if advanced && !self.held_at_high_seq() {
                     self.sacked_out = 0;
                     if self.snd_una >= self.high_seq {
                         self.set_state(CaState::Open);

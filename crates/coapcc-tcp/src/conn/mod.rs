@@ -277,6 +277,12 @@ impl Connection {
         self.rto.rto()
     }
 
+    /// The minimum RTT, seconds (Linux `tcp_min_rtt`: the smallest RTT of the last segment
+    /// an ACK covered; the rate sample's floor), `None` before the first sample.
+    pub fn min_rtt(&self) -> Option<f64> {
+        self.ctx.min_rtt
+    }
+
     /// Smoothed RTT, if sampled.
     pub fn srtt(&self) -> Option<f64> {
         self.rto.srtt()
@@ -352,7 +358,7 @@ impl Connection {
             State::SynSent => {
                 if seg.syn && seg.ack == Some(1) {
                     if self.hs_retries == 0 && self.cfg.handshake_rtt {
-                        self.take_rtt(now - self.hs_sent_at);
+                        self.take_rtt(now - self.hs_sent_at, now - self.hs_sent_at);
                     }
                     self.rto_deadline = None;
                     self.recv = Receiver::new(seg.seq + 1, &self.cfg);
@@ -365,7 +371,7 @@ impl Connection {
                     self.hs_pending = true; // the peer did not get our SYN-ACK
                 } else if seg.ack.is_some_and(|a| a >= 1) {
                     if self.hs_retries == 0 && self.cfg.handshake_rtt {
-                        self.take_rtt(now - self.hs_sent_at);
+                        self.take_rtt(now - self.hs_sent_at, now - self.hs_sent_at);
                     }
                     self.rto_deadline = None;
                     self.establish(now);
@@ -383,11 +389,15 @@ impl Connection {
         }
     }
 
-    fn take_rtt(&mut self, rtt: Duration) {
+    /// An RTT sample (Linux `tcp_ack_update_rtt`): `rtt` from the first segment the ACK
+    /// covers feeds the estimator and the RTO, `ca_rtt` from the last one the minimum RTT
+    /// (`tcp_update_rtt_min(sk, ca_rtt_us)`: the floor of the rate sample's interval).
+    fn take_rtt(&mut self, rtt: Duration, ca_rtt: Duration) {
         let r = rtt.as_secs_f64();
         self.rto.sample(r, self.snd_una, self.snd_nxt);
         self.ctx.srtt = self.rto.srtt();
-        self.ctx.min_rtt = Some(self.ctx.min_rtt.map_or(r, |m| m.min(r)));
+        let c = ca_rtt.as_secs_f64();
+        self.ctx.min_rtt = Some(self.ctx.min_rtt.map_or(c, |m| m.min(c)));
     }
 
     fn establish(&mut self, now: Instant) {

@@ -280,3 +280,27 @@ mod props {
         }
     }
 }
+
+/// The rank sort of small slots orders exactly as the plain sort, equal deadlines by `seq`,
+/// for every size it takes.
+#[test]
+fn rank_sort_matches_the_plain_sort() {
+    use coapcc_cc::{Entropy, SplitMix64};
+    let mut rng = SplitMix64::new(7);
+    for n in 0..=RANK {
+        for _ in 0..50 {
+            // Few distinct deadlines, so that many tie; sequence numbers unique, in no order.
+            let mut seqs: Vec<u64> = (1..=n as u64).collect();
+            for i in (1..seqs.len()).rev() {
+                seqs.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+            }
+            let v: Vec<TimerEntry> =
+                seqs.iter().map(|&s| TimerEntry::new(rng.next_u64() % 4, s, (rng.next_u64() % 100) as u32)).collect();
+            let mut want = v.clone();
+            TimerQueue::sort(&mut want);
+            let mut got = vec![TimerEntry { time: 0, tag: 0 }; n];
+            TimerQueue::rank_sort(&v, &mut got);
+            assert_eq!(got, want, "{n} entries");
+        }
+    }
+}

@@ -67,8 +67,8 @@ const S1: u32 = S0 + 8;
 /// Stale entries allowed beyond the armed timers' count before [`TimerQueue::purge_stale`].
 const PURGE_SLACK: usize = 256;
 
-/// A level-1 slot with at most this many entries becomes `front` by a plain sort (more: a
-/// counting sort by level-0 slot first).
+/// A level-1 slot with at most this many entries becomes `front` by
+/// [`TimerQueue::bucket_sort`] (more: a counting sort by level-0 slot first).
 const DIRECT: usize = 48;
 
 /// `front` entries beyond which an arm into the current level-1 slot goes to the `late` heap

@@ -111,9 +111,19 @@ impl Held {
     #[cold]
     #[inline(never)]
     fn make_room(&mut self, now: Nanos) {
-        while self.head < self.occ && self.get(self.head).departure <= now {
-            self.head += 1;
+        // The first packet kept, by bisection over `[head, occ)` (departures never decrease
+        // along the ring): the ring is full, and a long backlog left thousands gone.
+        let (mut lo, mut hi) = (self.head, self.occ);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.get(mid).departure <= now {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
         }
+        debug_assert_eq!(lo, (self.head..self.occ).find(|&p| self.get(p).departure > now).unwrap_or(self.occ));
+        self.head = lo;
         if !self.buf.is_empty() && self.tail - self.head < self.buf.len() as u64 {
             return;
         }

@@ -18,7 +18,8 @@
 //!   arming order; `far` anything later.
 //! - When `front` has no armed entry left, the next non-empty level-1 slot (a bitmap finds
 //!   it) becomes `front`, sorted once: a small slot (at most `DIRECT`, 48 entries, as with
-//!   a few hundred clients) by a plain sort; a larger one in two passes, a counting sort by
+//!   a few hundred clients) by linking each entry into a list per level-0 slot, marked in a
+//!   bitmap, its stale entries dropped (`bucket_sort`); a larger one in two passes, a counting sort by
 //!   level-0 slot into `front` (every write lands in one buffer the size of the slot), then
 //!   each level-0 slot's few entries sorted in place. When `l1` is empty, `far` is
 //!   re-spread. An entry therefore moves once before it fires (more only for deadlines over
@@ -66,8 +67,8 @@ const S1: u32 = S0 + 8;
 /// Stale entries allowed beyond the armed timers' count before [`TimerQueue::purge_stale`].
 const PURGE_SLACK: usize = 256;
 
-/// A level-1 slot with at most this many entries becomes `front` by a plain sort (more: a
-/// counting sort by level-0 slot first).
+/// A level-1 slot with at most this many entries becomes `front` by
+/// [`TimerQueue::bucket_sort`] (more: a counting sort by level-0 slot first).
 const DIRECT: usize = 48;
 
 /// `front` entries beyond which an arm into the current level-1 slot goes to the `late` heap
@@ -559,7 +560,7 @@ impl TimerQueue {
         self.head = 0;
         self.words = 0;
         self.handed = 0;
-        Self::append_sorted(&mut self.front, &v);
+        self.stored -= Self::append_sorted(&mut self.front, &v, &self.armed);
         v.clear();
         self.recycle(v);
     }
@@ -587,7 +588,7 @@ impl TimerQueue {
         self.words -= self.head.min(self.words);
         self.handed -= self.head.min(self.handed);
         self.head = 0;
-        Self::append_sorted(&mut self.front, &v);
+        self.stored -= Self::append_sorted(&mut self.front, &v, &self.armed);
         v.clear();
         self.recycle(v);
     }
@@ -596,12 +597,13 @@ impl TimerQueue {
     /// sorted. A slot of more than [`DIRECT`] entries is sorted in two passes: placed by
     /// level-0 slot (a counting sort: every write lands in one buffer the size of the slot),
     /// then each level-0 slot's few entries sorted in place. Each entry is copied once, from
-    /// the slot it was armed into to `front`, where it stays until it fires.
-    fn append_sorted(front: &mut Vec<TimerEntry>, v: &[TimerEntry]) {
+    /// the slot it was armed into to `front`, where it stays until it fires. A slot of at
+    /// most [`DIRECT`] entries is sorted by [`Self::bucket_sort`], which drops its stale
+    /// entries. Returns how many entries were dropped.
+    fn append_sorted(front: &mut Vec<TimerEntry>, v: &[TimerEntry], armed: &[(Nanos, u64)]) -> usize {
         let base = front.len();
         if v.len() <= DIRECT {
-            front.extend_from_slice(v);
-            Self::sort(&mut front[base..]);
+            return Self::bucket_sort(front, v, armed);
         } else {
             let sub = |e: &TimerEntry| ((e.time >> S0) & 255) as usize;
             let mut count = [0u32; 256];
@@ -629,6 +631,51 @@ impl TimerQueue {
             }
         }
         debug_assert!(front.windows(2).all(|w| w[0].key() < w[1].key()));
+        0
+    }
+
+    /// Append the live entries of `v` (at most [`DIRECT`], of one level-1 slot) to `front`,
+    /// sorted by `(time, seq)`, and return how many stale ones (per `armed`) were dropped
+    /// (they would be dropped at the front anyway). Each entry is linked into the list of
+    /// its level-0 slot (the stale ones into a list of their own), the slots that hold
+    /// entries marked in a bitmap; the lists are then appended in the bitmap's order, the rare
+    /// list of more than one entry sorted. The branches follow the slots, not the entries'
+    /// order: a slot's handful of timers, in no order, made an insertion sort mispredict a
+    /// branch for nearly every entry.
+    fn bucket_sort(front: &mut Vec<TimerEntry>, v: &[TimerEntry], armed: &[(Nanos, u64)]) -> usize {
+        const NIL: u8 = u8::MAX;
+        const STALE: usize = 256;
+        debug_assert!(v.len() <= DIRECT);
+        let mut first = [NIL; STALE + 1];
+        let mut next = [NIL; DIRECT];
+        let mut bits = [0u64; 5];
+        // From the last entry, so that each list is in the order of `v`.
+        for (i, e) in v.iter().enumerate().rev() {
+            let live = armed.get(e.client() as usize).is_some_and(|a| a.1 == e.tag);
+            let s = if live { ((e.time >> S0) & 255) as usize } else { STALE };
+            next[i] = first[s];
+            first[s] = i as u8;
+            bits[s >> 6] |= 1 << (s & 63);
+        }
+        let before = front.len();
+        front.reserve(v.len());
+        for (w, &word) in bits[..4].iter().enumerate() {
+            let mut b = word;
+            while b != 0 {
+                let s = (w << 6) | b.trailing_zeros() as usize;
+                b &= b - 1;
+                let start = front.len();
+                let mut i = first[s];
+                while i != NIL {
+                    front.push(v[i as usize]);
+                    i = next[i as usize];
+                }
+                if front.len() - start > 1 {
+                    Self::sort(&mut front[start..]);
+                }
+            }
+        }
+        v.len() - (front.len() - before)
     }
 
     /// Insert `e` into `front` at its place (rare: a deadline within the current level-1

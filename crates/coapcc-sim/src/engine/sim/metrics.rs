@@ -197,9 +197,9 @@ impl<'t, M: Protocol<W>, W: Workload> Sim<'t, M, W> {
         }
         let Some(rec) = self.clients[p.client as usize].recs.get_mut(p.exchange as usize) else { return };
         rec.min_req = rec.min_req.min(p.copy);
-        if rec.first_req == NONE {
-            rec.first_req = p.copy;
-        }
+        // A select, not a branch: whether a copy is the first to arrive follows no pattern.
+        let first = rec.first_req;
+        rec.first_req = if first == NONE { p.copy } else { first };
     }
 
     /// A response to copy `p.copy` reached its client (metrics only).

@@ -139,6 +139,9 @@ pub(crate) struct Sim<'t, M: Protocol<W>, W: Workload> {
     down_head: u128,
     /// Extra access links of the topology: (uplink, downlink) each.
     extra: Vec<AccessPair<M::Buf>>,
+    /// Whether the loop has event sources besides the timers, the event heap, the server's
+    /// queue and `up`/`down` (extra access links, a mesh): a dumbbell's loop skips them.
+    other_sources: bool,
     /// Per client: 0 = `up`/`down`, k = `extra[k - 1]` (empty for the dumbbell).
     client_link: Vec<u16>,
     clients: Vec<Client>,
@@ -321,6 +324,7 @@ impl<'t, M: Protocol<W>, W: Workload> Sim<'t, M, W> {
             up_head: step::NO_HEAD,
             down_head: step::NO_HEAD,
             extra_busy: vec![(0, 0); extra.len()],
+            other_sources: !extra.is_empty() || mesh.is_some(),
             extra,
             client_link,
             clients,

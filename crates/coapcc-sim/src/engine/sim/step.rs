@@ -141,7 +141,9 @@ impl<'t, M: Protocol<W>, W: Workload> Sim<'t, M, W> {
             Mesh,
         }
         loop {
-            let mut best: Option<(Nanos, u64, Src)> = self.timers.peek().map(|e| (e.time, e.seq(), Src::Timer));
+            // The earliest head by `(time, seq)` as one key ([`ev_key`]; every `seq` comes
+            // from the engine's one counter, so no two heads tie).
+            let (mut key, mut src) = (self.timers.peek().map_or(NO_HEAD, |e| ev_key(e.time, e.seq())), Src::Timer);
             if self.prefetch {
                 // The hot and protocol records of the clients whose timers come next (their cold
                 // record is needed only when the exchange gives up: loading it too slowed the
@@ -161,40 +163,47 @@ impl<'t, M: Protocol<W>, W: Workload> Sim<'t, M, W> {
                 });
             }
             if let Some(e) = self.heap.peek() {
-                if best.map_or(true, |b| (e.time, e.seq) < (b.0, b.1)) {
-                    best = Some((e.time, e.seq, Src::Heap));
+                let k = ev_key(e.time, e.seq);
+                if k < key {
+                    (key, src) = (k, Src::Heap);
                 }
             }
             if let Some((t, p, _, _)) = self.server_q.front() {
-                if best.map_or(true, |b| (*t, p.seq) < (b.0, b.1)) {
-                    best = Some((*t, p.seq, Src::Server));
+                let k = ev_key(*t, p.seq);
+                if k < key {
+                    (key, src) = (k, Src::Server);
                 }
             }
             debug_assert_eq!(self.up_head, head_of(&self.up));
             debug_assert_eq!(self.down_head, head_of(&self.down));
-            let (up, down) = (self.up_head, self.down_head);
-            let link = if up < down { (up, Src::Up) } else { (down, Src::Down) };
-            if link.0 != NO_HEAD && best.map_or(true, |b| link.0 < ev_key(b.0, b.1)) {
-                best = Some(((link.0 >> 64) as Nanos, link.0 as u64, link.1));
+            if self.up_head < key {
+                (key, src) = (self.up_head, Src::Up);
             }
-            for (i, (u, d)) in self.extra.iter().enumerate() {
-                if let Some((t, p)) = u.peek() {
-                    if best.map_or(true, |b| (t, p.seq) < (b.0, b.1)) {
-                        best = Some((t, p.seq, Src::ExtraUp(i)));
+            if self.down_head < key {
+                (key, src) = (self.down_head, Src::Down);
+            }
+            if self.other_sources {
+                for (i, (u, d)) in self.extra.iter().enumerate() {
+                    let k = head_of(u);
+                    if k < key {
+                        (key, src) = (k, Src::ExtraUp(i));
+                    }
+                    let k = head_of(d);
+                    if k < key {
+                        (key, src) = (k, Src::ExtraDown(i));
                     }
                 }
-                if let Some((t, p)) = d.peek() {
-                    if best.map_or(true, |b| (t, p.seq) < (b.0, b.1)) {
-                        best = Some((t, p.seq, Src::ExtraDown(i)));
+                if let Some((t, s)) = self.mesh.as_ref().and_then(|m| m.peek()) {
+                    let k = ev_key(t, s);
+                    if k < key {
+                        (key, src) = (k, Src::Mesh);
                     }
                 }
             }
-            if let Some((t, s)) = self.mesh.as_ref().and_then(|m| m.peek()) {
-                if best.map_or(true, |b| (t, s) < (b.0, b.1)) {
-                    best = Some((t, s, Src::Mesh));
-                }
+            if key == NO_HEAD {
+                return false;
             }
-            let Some((t, _, src)) = best else { return false };
+            let t = (key >> 64) as Nanos;
             if t > self.bound {
                 self.now = self.bound;
                 return true;

@@ -168,9 +168,12 @@ def _call(fn) -> tuple[bool, Any]:
 class FigureDrawer:
     """Draws a report's figures while the report is still being computed: each figure, as
     soon as the report's function hands it over (:meth:`submit`), in a forked process of its
-    own (at most ``workers`` at a time; a fork shares the report's tables, nothing is
-    pickled), the rest at :meth:`finish`. Where the platform cannot fork, or with one
-    worker, every figure is drawn in this process at :meth:`finish`."""
+    own (a fork shares the report's tables, nothing is pickled), the rest at :meth:`finish`.
+    At most ``workers`` processes run at a time while the report waits for them
+    (:meth:`finish`, :meth:`wait`), one fewer while it computes: the report's own process
+    (reading the dataset, the tables) is what every later figure waits for, so it keeps a
+    core of its own. Where the platform cannot fork, or with one worker, every figure is
+    drawn in this process at :meth:`finish`."""
 
     def __init__(self, figdir: Path, formats, workers: int, log=None):
         import multiprocessing as mp
@@ -260,7 +263,9 @@ class FigureDrawer:
                     conn.close()
                     p.join()
                     self._finished(fig, error)
-            while self.queue and len(self.running) < self.workers:
+            # while this process computes (not blocking), it keeps a core of its own
+            limit = self.workers if block else self.workers - 1
+            while self.queue and len(self.running) < limit:
                 self._start(self.queue.pop(0))
             if not block or not (self.running or self.queue) or (until is not None and until.done):
                 return

@@ -11,7 +11,7 @@ import io
 import math
 from typing import Any
 
-__all__ = ["save", "layout", "DPI", "MAX_WIDTH_IN"]
+__all__ = ["save", "layout", "DPI", "MAX_WIDTH_IN", "TITLE_Y"]
 
 #: Resolution of every figure file (and of the PNG embedded in the report).
 DPI = 90
@@ -204,10 +204,17 @@ def fmt_value(col: str, v: Any) -> str:
     return f"{col}={v}"
 
 
+#: A panel title's height, in axes coordinates: just above the panel, where matplotlib's own
+#: placement puts it when nothing is drawn above the axes. That placement measures every tick
+#: label of the panel on each draw (a sixth of an empty panel's drawing time), to move the title
+#: above a top x axis or a y axis offset text ("1e6") that these panels never have.
+TITLE_Y = 1.0
+
+
 def title_panel(ax, text: str) -> None:
-    """A panel's title, smaller when it would overrun a narrow panel."""
+    """A panel's title (at :data:`TITLE_Y`), smaller when it would overrun a narrow panel."""
     width = ax.get_position().width * ax.figure.get_size_inches()[0]
-    ax.set_title(text, fontsize=10 if len(text) * 0.075 <= width else 8)
+    ax.set_title(text, fontsize=10 if len(text) * 0.075 <= width else 8, y=TITLE_Y)
 
 
 def panel_title(dims: list[str], key: tuple) -> str:

@@ -157,10 +157,15 @@ def _algorithms_as_run(ctx, runs_list):
     seen: dict[tuple[str, str], None] = {}
     for i, runs in enumerate(runs_list):
         first = runs.drop_duplicates("point_hash") if "point_hash" in runs else runs
+        # The labels come from the algorithm and groups columns alone: one configuration is
+        # rebuilt per distinct (algorithm, groups, specs), not per grid point.
+        labels: dict[tuple, list[str]] = {}
         for row in first.itertuples(index=False):
-            cfg = SimConfig.from_flat(row._asdict())
-            specs = [g["cc"] for g in json.loads(row.config_json)["groups"]]
-            for lbl, spec in zip(cfg.group_labels(), specs):
+            specs = tuple(g["cc"] for g in json.loads(row.config_json)["groups"])
+            key = (row.algorithm, row.groups, specs)
+            if key not in labels:
+                labels[key] = SimConfig.from_flat(row._asdict()).group_labels()
+            for lbl, spec in zip(labels[key], specs):
                 seen[(ctx.tag(lbl, i), spec)] = None
     t = groups_table([(lbl, 0, spec) for lbl, spec in seen], differences=False)
     return t.drop(columns="clients").drop_duplicates()

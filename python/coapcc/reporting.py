@@ -29,6 +29,7 @@ import argparse
 import base64
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -239,15 +240,17 @@ class FigureDrawer:
         if error is None:
             png = (self.figdir / f"{fig.id}.png").read_bytes()
             fig.png_b64 = base64.b64encode(png).decode()
-            fig.files = [
-                (fmt.upper(), f"{self.figdir.name}/{fig.id}.{fmt}") for fmt in self.formats if fmt != "png"
-            ]
+            fig.files = self.files_of(fig)
         else:
             self.failed.append((fig.id, f"drawing failed: {error}"))
             print(f"report: warning: figure {fig.id}: {error}", file=self.log)
         self.done += 1
         if self.bar is not None:
             self.bar.update(1)
+
+    def files_of(self, fig) -> list[tuple[str, str]]:
+        """The files of ``fig`` besides its PNG, as ``(FORMAT, link)`` for its caption."""
+        return [(fmt.upper(), f"{self.figdir.name}/{fig.id}.{fmt}") for fmt in self.formats if fmt != "png"]
 
     def _pump(self, block: bool, until: Job | None = None) -> None:
         from multiprocessing.connection import wait
@@ -439,6 +442,15 @@ def report(
         if claim_sec is not None:
             doc.sections.insert(0, claim_sec)
         figures = doc.figures()
+        for f in figures:
+            drawer.submit(f)
+        # The page is made while the figures are drawn: each image, and the build time, a
+        # placeholder filled in once they are done (the page is made again if a figure failed).
+        token = f"coapcc-{os.urandom(8).hex()}"
+        for k, f in enumerate(figures):
+            if not f.png_b64:  # (not drawn yet)
+                f.png_b64, f.files = f"{token}-figure-{k}-", drawer.files_of(f)
+        page = _page(doc, out, compare, f"{token}-build-")
         bar = None
         if progress and figures:
             from tqdm import tqdm
@@ -460,26 +472,16 @@ def report(
     finally:
         drawer.close()
         pa.set_memory_pool(pool)
+    build_s = f"{time.perf_counter() - t0:.1f}"
     if failed:
         doc.omitted += failed
         for s in doc.sections:  # a figure that failed is left out, with its note
             _drop_figures(s, {i for i, _ in failed})
-
-    prefix = "" if compare is None else f"{out.stem}-"
-    for name, content in doc.files.items():
-        _write_file(out.parent / f"{prefix}{name}", content)
-    overview = [*doc.overview, ("report generated", time.strftime("%Y-%m-%d %H:%M:%S %Z"))]
-    html = _render(
-        title=doc.title,
-        description=doc.description,
-        overview=overview,
-        warnings=doc.warnings,
-        notes=doc.notes,
-        sections=doc.sections,
-        omitted=doc.omitted,
-        versions=versions(),
-        build_s=time.perf_counter() - t0,
-    )
+        html = _page(doc, out, compare, build_s)
+    else:
+        fill = {f"figure-{k}": f.png_b64 for k, f in enumerate(figures)}
+        fill["build"] = build_s
+        html = re.sub(f"{token}-([a-z]+(?:-[0-9]+)?)-", lambda m: fill[m.group(1)], page)
     _write_file(out, html)
     if progress:
         print(
@@ -488,6 +490,26 @@ def report(
             flush=True,
         )
     return out
+
+
+def _page(doc, out: Path, compare, build_s: str) -> str:
+    """Write the report's tables beside ``out`` and return its HTML (``build_s``: the build
+    time as shown)."""
+    prefix = "" if compare is None else f"{out.stem}-"
+    for name, content in doc.files.items():
+        _write_file(out.parent / f"{prefix}{name}", content)
+    overview = [*doc.overview, ("report generated", time.strftime("%Y-%m-%d %H:%M:%S %Z"))]
+    return _render(
+        title=doc.title,
+        description=doc.description,
+        overview=overview,
+        warnings=doc.warnings,
+        notes=doc.notes,
+        sections=doc.sections,
+        omitted=doc.omitted,
+        versions=versions(),
+        build_s=build_s,
+    )
 
 
 def _drop_figures(section, ids: set[str]) -> None:

@@ -255,6 +255,12 @@ def build(ctx) -> Report:
         load(ds, lambda v, i=i: ctx.tag(v, i), ctx.compare, runs=first if i == 0 else None)
         for i, ds in enumerate(ctx.datasets)
     ]
+    # The configuration section (every grid point's configuration as JSON, every run's seed)
+    # needs only the runs: made in a process of its own while the tables are computed.
+    config_jobs = [
+        ctx.run(lambda ds=ds, r=r, f=f, d=d: _dataset_section(ds, r, len(f), d, FB.ordered(r["algorithm"])))
+        for ds, (r, f, d) in zip(ctx.datasets, loaded)
+    ]
     ctx.progress("tables")
     runs = pd.concat([r for r, _, _ in loaded], ignore_index=True)
     flows = pd.concat([f for _, f, _ in loaded], ignore_index=True) if ctx.compare else loaded[0][1]
@@ -429,13 +435,6 @@ def build(ctx) -> Report:
                 table(htab, "{:.0f}", collapsed=f"{len(htab)} cases"),
             ],
         ),
-        Section(
-            "configuration",
-            "Configuration",
-            [
-                _dataset_section(ds, r, len(f), d, FB.ordered(r["algorithm"]))
-                for ds, (r, f, d) in zip(ctx.datasets, loaded)
-            ],
-        ),
+        Section("configuration", "Configuration", [job.result() for job in config_jobs]),
     ]
     return doc

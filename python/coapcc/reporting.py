@@ -170,11 +170,11 @@ class FigureDrawer:
     """Draws a report's figures while the report is still being computed: each figure, as
     soon as the report's function hands it over (:meth:`submit`), in a forked process of its
     own (a fork shares the report's tables, nothing is pickled), the rest at :meth:`finish`.
-    At most ``workers`` processes run at a time while the report waits for them
-    (:meth:`finish`, :meth:`wait`), one fewer while it computes: the report's own process
-    (reading the dataset, the tables) is what every later figure waits for, so it keeps a
-    core of its own. Where the platform cannot fork, or with one worker, every figure is
-    drawn in this process at :meth:`finish`."""
+    At most ``workers`` processes run at a time; while the report computes (reading the
+    dataset, the tables: what every later figure waits for), figures take one fewer, so that
+    it keeps a core of its own (jobs, which it waits for, may take them all). Where the
+    platform cannot fork, or with one worker, every figure is drawn in this process at
+    :meth:`finish`."""
 
     def __init__(self, figdir: Path, formats, workers: int, log=None):
         import multiprocessing as mp
@@ -266,9 +266,14 @@ class FigureDrawer:
                     conn.close()
                     p.join()
                     self._finished(fig, error)
-            # while this process computes (not blocking), it keeps a core of its own
+            # While this process computes (not blocking), it keeps a core of its own from the
+            # figures (nothing waits for them before the end), not from the jobs (it waits for
+            # those: the traced runs).
             limit = self.workers if block else self.workers - 1
-            while self.queue and len(self.running) < limit:
+            while self.queue and (
+                len(self.running) < limit
+                or (isinstance(self.queue[0], Job) and len(self.running) < self.workers)
+            ):
                 self._start(self.queue.pop(0))
             if not block or not (self.running or self.queue) or (until is not None and until.done):
                 return

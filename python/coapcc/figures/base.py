@@ -222,13 +222,14 @@ def panel_title(dims: list[str], key: tuple) -> str:
 
 
 def boxes(ax, stats: list[dict], positions: list[float], width: float, color) -> None:
-    """Draw one series' boxes from precomputed statistics (``Axes.bxp``'s dictionaries:
-    ``whislo``, ``q1``, ``med``, ``q3``, ``whishi``; whiskers at the 10th and 90th percentiles,
-    no fliers) at ``positions``, filled with ``color``: the boxes as one polygon collection and
-    the whiskers, caps and medians as one line collection, so a figure of hundreds of boxes
-    has a few artists (``bxp`` makes six per box, most of a report's drawing time). The axes'
-    limits are left to the caller (:func:`box_limits`): autoscaling after every collection
-    cost more than drawing them."""
+    """Draw boxes from precomputed statistics (``Axes.bxp``'s dictionaries: ``whislo``,
+    ``q1``, ``med``, ``q3``, ``whishi``; whiskers at the 10th and 90th percentiles, no fliers)
+    at ``positions``, filled with ``color`` (one colour, or one per box: a panel's series side
+    by side, which do not overlap): the boxes as one polygon collection, the whiskers and caps
+    as one line collection and the medians as another, so a panel of dozens of boxes has three
+    artists (``bxp`` makes six per box, most of a report's drawing time; a collection per
+    series, a fixed cost per collection drawn). The axes' limits are left to the caller
+    (:func:`box_limits`): autoscaling after every collection cost more than drawing them."""
     from matplotlib.collections import LineCollection, PolyCollection
 
     if not stats:
@@ -246,8 +247,9 @@ def boxes(ax, stats: list[dict], positions: list[float], width: float, color) ->
             [(x - cap, st["whishi"]), (x + cap, st["whishi"])],
         ]
         medians.append([(lo, st["med"]), (hi, st["med"])])
+    faces = color if isinstance(color, list) else [color]
     ax.add_collection(
-        PolyCollection(polys, facecolors=[color], edgecolors="black", linewidths=0.8, alpha=0.85),
+        PolyCollection(polys, facecolors=faces, edgecolors="black", linewidths=0.8, alpha=0.85),
         autolim=False,
     )
     ax.add_collection(LineCollection(lines, colors="black", linewidths=0.8), autolim=False)

@@ -29,6 +29,7 @@ import argparse
 import base64
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -168,9 +169,12 @@ def _call(fn) -> tuple[bool, Any]:
 class FigureDrawer:
     """Draws a report's figures while the report is still being computed: each figure, as
     soon as the report's function hands it over (:meth:`submit`), in a forked process of its
-    own (at most ``workers`` at a time; a fork shares the report's tables, nothing is
-    pickled), the rest at :meth:`finish`. Where the platform cannot fork, or with one
-    worker, every figure is drawn in this process at :meth:`finish`."""
+    own (a fork shares the report's tables, nothing is pickled), the rest at :meth:`finish`.
+    At most ``workers`` processes run at a time; while the report computes (reading the
+    dataset, the tables: what every later figure waits for), figures take one fewer, so that
+    it keeps a core of its own (jobs, which it waits for, may take them all). Where the
+    platform cannot fork, or with one worker, every figure is drawn in this process at
+    :meth:`finish`."""
 
     def __init__(self, figdir: Path, formats, workers: int, log=None):
         import multiprocessing as mp
@@ -236,15 +240,17 @@ class FigureDrawer:
         if error is None:
             png = (self.figdir / f"{fig.id}.png").read_bytes()
             fig.png_b64 = base64.b64encode(png).decode()
-            fig.files = [
-                (fmt.upper(), f"{self.figdir.name}/{fig.id}.{fmt}") for fmt in self.formats if fmt != "png"
-            ]
+            fig.files = self.files_of(fig)
         else:
             self.failed.append((fig.id, f"drawing failed: {error}"))
             print(f"report: warning: figure {fig.id}: {error}", file=self.log)
         self.done += 1
         if self.bar is not None:
             self.bar.update(1)
+
+    def files_of(self, fig) -> list[tuple[str, str]]:
+        """The files of ``fig`` besides its PNG, as ``(FORMAT, link)`` for its caption."""
+        return [(fmt.upper(), f"{self.figdir.name}/{fig.id}.{fmt}") for fmt in self.formats if fmt != "png"]
 
     def _pump(self, block: bool, until: Job | None = None) -> None:
         from multiprocessing.connection import wait
@@ -260,7 +266,14 @@ class FigureDrawer:
                     conn.close()
                     p.join()
                     self._finished(fig, error)
-            while self.queue and len(self.running) < self.workers:
+            # While this process computes (not blocking), it keeps a core of its own from the
+            # figures (nothing waits for them before the end), not from the jobs (it waits for
+            # those: the traced runs).
+            limit = self.workers if block else self.workers - 1
+            while self.queue and (
+                len(self.running) < limit
+                or (isinstance(self.queue[0], Job) and len(self.running) < self.workers)
+            ):
                 self._start(self.queue.pop(0))
             if not block or not (self.running or self.queue) or (until is not None and until.done):
                 return
@@ -434,6 +447,15 @@ def report(
         if claim_sec is not None:
             doc.sections.insert(0, claim_sec)
         figures = doc.figures()
+        for f in figures:
+            drawer.submit(f)
+        # The page is made while the figures are drawn: each image, and the build time, a
+        # placeholder filled in once they are done (the page is made again if a figure failed).
+        token = f"coapcc-{os.urandom(8).hex()}"
+        for k, f in enumerate(figures):
+            if not f.png_b64:  # (not drawn yet)
+                f.png_b64, f.files = f"{token}-figure-{k}-", drawer.files_of(f)
+        page = _page(doc, out, compare, f"{token}-build-")
         bar = None
         if progress and figures:
             from tqdm import tqdm
@@ -455,26 +477,16 @@ def report(
     finally:
         drawer.close()
         pa.set_memory_pool(pool)
+    build_s = f"{time.perf_counter() - t0:.1f}"
     if failed:
         doc.omitted += failed
         for s in doc.sections:  # a figure that failed is left out, with its note
             _drop_figures(s, {i for i, _ in failed})
-
-    prefix = "" if compare is None else f"{out.stem}-"
-    for name, content in doc.files.items():
-        _write_file(out.parent / f"{prefix}{name}", content)
-    overview = [*doc.overview, ("report generated", time.strftime("%Y-%m-%d %H:%M:%S %Z"))]
-    html = _render(
-        title=doc.title,
-        description=doc.description,
-        overview=overview,
-        warnings=doc.warnings,
-        notes=doc.notes,
-        sections=doc.sections,
-        omitted=doc.omitted,
-        versions=versions(),
-        build_s=time.perf_counter() - t0,
-    )
+        html = _page(doc, out, compare, build_s)
+    else:
+        fill = {f"figure-{k}": f.png_b64 for k, f in enumerate(figures)}
+        fill["build"] = build_s
+        html = re.sub(f"{token}-([a-z]+(?:-[0-9]+)?)-", lambda m: fill[m.group(1)], page)
     _write_file(out, html)
     if progress:
         print(
@@ -483,6 +495,26 @@ def report(
             flush=True,
         )
     return out
+
+
+def _page(doc, out: Path, compare, build_s: str) -> str:
+    """Write the report's tables beside ``out`` and return its HTML (``build_s``: the build
+    time as shown)."""
+    prefix = "" if compare is None else f"{out.stem}-"
+    for name, content in doc.files.items():
+        _write_file(out.parent / f"{prefix}{name}", content)
+    overview = [*doc.overview, ("report generated", time.strftime("%Y-%m-%d %H:%M:%S %Z"))]
+    return _render(
+        title=doc.title,
+        description=doc.description,
+        overview=overview,
+        warnings=doc.warnings,
+        notes=doc.notes,
+        sections=doc.sections,
+        omitted=doc.omitted,
+        versions=versions(),
+        build_s=build_s,
+    )
 
 
 def _drop_figures(section, ids: set[str]) -> None:

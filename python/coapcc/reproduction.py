@@ -36,11 +36,13 @@ def sweep_study(
     runner: RunnerLike = None,
     progress: bool = True,
     log=None,
+    started=None,
 ):
     """Sweep (or resume) the catalogue entry or experiment file ``name`` (an
     :class:`~coapcc.Experiment` too), its ``[quick]`` variant with ``quick``, into ``out``
     (default ``results/NAME`` or ``results/NAME-quick``); returns ``(experiment, outcome)``.
-    Raises :class:`~coapcc.sweeper.Interrupted` when the sweep was interrupted. What
+    Raises :class:`~coapcc.sweeper.Interrupted` when the sweep was interrupted. ``started``:
+    as :func:`coapcc.sweeper.sweep`'s. What
     ``coapcc reproduce`` and ``coapcc validate`` run, whatever the study's kind."""
     from .sweeper import Interrupted, sweep
 
@@ -57,6 +59,7 @@ def sweep_study(
         runner=runner,
         progress=progress,
         log=log,
+        started=started,
     )
     if outcome.interrupted:
         raise Interrupted(outcome.signal or 2)
@@ -89,9 +92,10 @@ def reproduce(
 
     t0 = time.perf_counter()
     # The report's imports and fonts are loaded while the sweep's workers run (the sweep's own
-    # process mostly waits for them); joined before the report forks its drawing processes.
+    # process mostly waits for them), from the moment the runs are handed to them: not while
+    # the sweep plans, which would then share the interpreter with it and start the workers
+    # later. Joined before the report forks its drawing processes.
     warm = threading.Thread(target=prepare, name="coapcc-report-prepare", daemon=True)
-    warm.start()
     try:
         exp, outcome = sweep_study(
             name,
@@ -103,9 +107,11 @@ def reproduce(
             runner=runner,
             progress=progress,
             log=log,
+            started=warm.start,
         )
     finally:
-        warm.join()
+        if warm.ident is not None:  # started (not when every run was done already)
+            warm.join()
     if outcome.failed:
         print(f"reproduce: {len(outcome.failed)} runs failed; the report covers the others", file=log)
     t1 = time.perf_counter()

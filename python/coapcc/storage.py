@@ -310,11 +310,11 @@ def quarantine_damaged(out: str | os.PathLike, log=None) -> list[str]:
     """Move parts that cannot be read (a 0-byte or cut-off file, a runs part without its flows
     part) to ``DIR/quarantine/``, saying so on ``log``; their runs count as missing, so the
     next sweep runs them again. Returns the names moved. Call it while holding the lock."""
-    import pyarrow.parquet as pq
-
     out = Path(out)
     parts, _ = _run_files(out)
     moved = []
+    if parts:  # (a new dataset: no need to load pyarrow before the sweep starts its workers)
+        import pyarrow.parquet as pq
     for p in parts:
         fp = out / "flows" / p.name
         reason = None
@@ -380,14 +380,14 @@ def recover_journals(out: str | os.PathLike) -> int:
 def compact(out: str | os.PathLike) -> int:
     """Consolidate what an interrupted sweep left (journals, per-run files of older versions)
     into parts; returns the number of runs consolidated. Call it while holding the lock."""
-    import pyarrow.parquet as pq
-
     out = Path(out)
     clean_temporaries(out)
     n = recover_journals(out)
     parts, singles = _run_files(out)
     if not singles:
         return n
+    import pyarrow.parquet as pq
+
     in_parts = set()
     for p in parts:
         try:

@@ -313,6 +313,7 @@ def sweep(
     quick: bool = False,
     progress: bool = True,
     log=None,
+    started=None,
 ) -> SweepOutcome:
     """Run every missing run of ``experiment`` into the dataset ``out`` (default
     ``results/NAME``) and return a :class:`SweepOutcome`.
@@ -322,7 +323,9 @@ def sweep(
 
     One sweep at a time writes a dataset (a second one raises
     :class:`coapcc.dataset.DatasetBusy`), and a dataset holds one version of an experiment
-    (a changed grid raises :class:`DatasetMismatch`). SIGTERM stops a sweep as Ctrl-C does
+    (a changed grid raises :class:`DatasetMismatch`). ``started``: called (with no argument)
+    once the runs are handed to the executor, from where this process mostly waits for them
+    (``coapcc reproduce`` loads the report's libraries then). SIGTERM stops a sweep as Ctrl-C does
     (``outcome.interrupted``); a full disk raises ``OSError`` after stopping the workers, with
     every finished run kept.
 
@@ -357,11 +360,15 @@ def sweep(
                 file=log,
                 flush=True,
             )
-        _run(experiment, out, todo, outcome, workers, scheduler, dask_local, runner, progress, log, t0)
+        _run(
+            experiment, out, todo, outcome, workers, scheduler, dask_local, runner, progress, log, t0, started
+        )
     return outcome
 
 
-def _run(experiment, out, todo, outcome, workers, scheduler, dask_local, runner, progress, log, t0) -> None:
+def _run(
+    experiment, out, todo, outcome, workers, scheduler, dask_local, runner, progress, log, t0, started=None
+) -> None:
     from .storage import DatasetWriter
 
     workers = workers or os.cpu_count() or 1
@@ -416,6 +423,8 @@ def _run(experiment, out, todo, outcome, workers, scheduler, dask_local, runner,
         )
     ok = False
     try:
+        if started is not None:
+            started()
         for task, encoded, error in results:
             if error is not None:
                 outcome.failed.append((task.config_hash, _describe(error)))

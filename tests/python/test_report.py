@@ -207,6 +207,27 @@ def test_report_without_trace_says_none_for_the_queue(report_path, tmp_path):
     assert not (tmp_path / "figures" / "queue.svg").exists()
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_figure_that_fails_is_left_out_of_the_page(report_path, tmp_path, monkeypatch, workers):
+    """The page is made while the figures are drawn, with placeholders for their images; a
+    figure whose drawing fails is left out with its note, and no placeholder is left."""
+    import coapcc.figures.flows as FF
+
+    def broken(*a, **k):
+        raise RuntimeError("no CDF today")
+
+    monkeypatch.setattr(FF, "cdf_figure", broken)  # forked drawing processes inherit it
+    out = coapcc.report(report_path.parent, tmp_path / "r.html", trace=False, workers=workers, progress=False)
+    html = out.read_text()
+    imgs = re.findall(r'<img alt="([\w-]+)" src="data:image/png;base64,([A-Za-z0-9+/=]+)">', html)
+    ids = [i for i, _ in imgs]
+    assert "fct-cdf" not in ids and ids[:3] == ["fct", "fct-ci", "fct-mixed"]
+    assert "<b>fct-cdf:</b> drawing failed: RuntimeError: no CDF today" in html
+    assert all(base64.b64decode(b)[:4] == b"\x89PNG" for _, b in imgs)
+    assert not re.search(r"coapcc-[0-9a-f]{16}-", html)  # no placeholder left
+    assert re.search(r"Report built in [0-9]+\.[0-9] s\.", html)
+
+
 def test_jain_index():
     from coapcc.reports.cases import jain_index
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import hide_unused, layout, plain_log_axis
+from .base import TITLE_Y, hide_unused, layout, plain_log_axis
 
 __all__ = ["trace_figure", "timeline_figure", "queue_figure", "tcp_seq_figure"]
 
@@ -62,7 +62,7 @@ def trace_figure(traces: list[tuple[str, str, Any]]):
         ax.set_ylabel("seconds")
         ax.set_yscale("log")
         plain_log_axis(ax)
-        ax.set_title(f"{alg}: {desc}", fontsize=10)
+        ax.set_title(f"{alg}: {desc}", fontsize=10, y=TITLE_Y)
         ax.grid(alpha=0.3, which="both")
         if i == 0:
             ax.legend(fontsize=7, loc="upper left")
@@ -144,7 +144,7 @@ def _time_panel(ax, end: float, ylabel: str, title: str) -> None:
     ax.set_xlim(0, end)
     ax.set_xlabel("time (s)")
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=10, y=TITLE_Y)
     ax.grid(alpha=0.3)
 
 

@@ -196,8 +196,9 @@ class Context:
     #: builder draws every figure of the document at the end anyway).
     draw: Callable[[Any], None] = lambda figure: None
     #: ``run(fn)``: start ``fn()`` now in a process of its own (when the builder has them),
-    #: while the report goes on; returns a job whose ``result()`` is ``fn()``'s value. ``fn``
-    #: and its value must be small (a forked process runs it; its value is pickled back).
+    #: while the report goes on; returns a job whose ``result()`` is ``fn()``'s value. A
+    #: forked process runs ``fn`` (nothing of it is pickled); its value is pickled back, so a
+    #: large one (a section of thousands of rows) costs the report the time to read it.
     run: Callable[[Callable[[], Any]], Any] = field(default=None)
 
     def __post_init__(self):

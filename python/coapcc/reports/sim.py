@@ -157,10 +157,15 @@ def _algorithms_as_run(ctx, runs_list):
     seen: dict[tuple[str, str], None] = {}
     for i, runs in enumerate(runs_list):
         first = runs.drop_duplicates("point_hash") if "point_hash" in runs else runs
+        # The labels come from the algorithm and groups columns alone: one configuration is
+        # rebuilt per distinct (algorithm, groups, specs), not per grid point.
+        labels: dict[tuple, list[str]] = {}
         for row in first.itertuples(index=False):
-            cfg = SimConfig.from_flat(row._asdict())
-            specs = [g["cc"] for g in json.loads(row.config_json)["groups"]]
-            for lbl, spec in zip(cfg.group_labels(), specs):
+            specs = tuple(g["cc"] for g in json.loads(row.config_json)["groups"])
+            key = (row.algorithm, row.groups, specs)
+            if key not in labels:
+                labels[key] = SimConfig.from_flat(row._asdict()).group_labels()
+            for lbl, spec in zip(labels[key], specs):
                 seen[(ctx.tag(lbl, i), spec)] = None
     t = groups_table([(lbl, 0, spec) for lbl, spec in seen], differences=False)
     return t.drop(columns="clients").drop_duplicates()
@@ -249,6 +254,12 @@ def build(ctx) -> Report:
     loaded = [
         load(ds, lambda v, i=i: ctx.tag(v, i), ctx.compare, runs=first if i == 0 else None)
         for i, ds in enumerate(ctx.datasets)
+    ]
+    # The configuration section (every grid point's configuration as JSON, every run's seed)
+    # needs only the runs: made in a process of its own while the tables are computed.
+    config_jobs = [
+        ctx.run(lambda ds=ds, r=r, f=f, d=d: _dataset_section(ds, r, len(f), d, FB.ordered(r["algorithm"])))
+        for ds, (r, f, d) in zip(ctx.datasets, loaded)
     ]
     ctx.progress("tables")
     runs = pd.concat([r for r, _, _ in loaded], ignore_index=True)
@@ -424,13 +435,6 @@ def build(ctx) -> Report:
                 table(htab, "{:.0f}", collapsed=f"{len(htab)} cases"),
             ],
         ),
-        Section(
-            "configuration",
-            "Configuration",
-            [
-                _dataset_section(ds, r, len(f), d, FB.ordered(r["algorithm"]))
-                for ds, (r, f, d) in zip(ctx.datasets, loaded)
-            ],
-        ),
+        Section("configuration", "Configuration", [job.result() for job in config_jobs]),
     ]
     return doc

@@ -225,7 +225,7 @@ def test_no_html_outside_the_template():
 
     root = os.path.dirname(pkg.__file__)
     here = [os.path.join(root, f) for f in os.listdir(root) if f.endswith(".py")]
-    here += [os.path.join(os.path.dirname(root), m) for m in ("reporting.py", "sensitivity.py")]
+    here += [os.path.join(os.path.dirname(root), m) for m in ("reporting.py", "drawing.py", "sensitivity.py")]
     fig_root = os.path.join(os.path.dirname(root), "figures")
     here += [os.path.join(fig_root, f) for f in os.listdir(fig_root) if f.endswith(".py")]
     for path in here:

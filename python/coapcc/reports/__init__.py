@@ -203,7 +203,7 @@ class Context:
 
     def __post_init__(self):
         if self.run is None:
-            from ..reporting import Job
+            from ..drawing import Job
 
             self.run = Job
 

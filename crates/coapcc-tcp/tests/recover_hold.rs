@@ -10,21 +10,7 @@ use std::rc::Rc;
 use coapcc_tcp::app::MessageSizes;
 use coapcc_tcp::pipe::{Dir, Pipe, PipeConfig};
 use coapcc_tcp::{CaState, TcpCcConfig, TraceEvent};
-use common::{close, fast_link};
-
-/// Drops the first transmission of a `response`-byte response's last segment (tracing on).
-fn drop_last_tx_once(p: &mut Pipe, response: u64) {
-    p.server.enable_trace();
-    let last = 1 + 2 + 256 * (response / 256);
-    let mut n = 0;
-    p.set_drop_rule(move |d, s, _| {
-        if d == Dir::Down && s.seq == last && s.len > 0 && n < 1 {
-            n += 1;
-            return true;
-        }
-        false
-    });
-}
+use common::{close, drop_last_tx_once, fast_link, seg};
 
 #[test]
 fn bbr_rto_with_recover_hold_is_held_until_the_next_exchange() {
@@ -47,11 +33,6 @@ fn bbr_rto_with_recover_hold_is_held_until_the_next_exchange() {
     let after = r.server_trace[i + 1..].iter().find(|x| x.event == TraceEvent::Ack && x.seq > held.seq).unwrap();
     assert_eq!(after.ca_state, CaState::Open);
     assert!(after.cwnd >= before, "{} < {before}", after.cwnd);
-}
-
-/// segment `k` (1-based) of the response: its first byte's sequence number.
-fn seg(k: u64) -> u64 {
-    1 + 256 * (k - 1)
 }
 
 /// New Reno (helsinki2018, RFC 5681's receiver, `extra` parameters) on a fast link (0.1 s

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use coapcc_tcp::pipe::{Dir, Pipe, PipeConfig, PipeError};
 use coapcc_tcp::{BbrMode, CaState, TcpCcConfig, TraceEvent};
-use common::{close, fast_link};
+use common::{close, drop_last_tx_once, fast_link, seg};
 
 fn helsinki(cc: &str) -> TcpCcConfig {
     TcpCcConfig::parse(&format!("{cc}:preset=helsinki2018")).unwrap()
@@ -293,16 +293,7 @@ fn bbr_rto_sets_cwnd_to_one_then_restores() {
     // whatever the restore) out of the way.
     let cfg = TcpCcConfig::parse("bbr:preset=helsinki2018,min_rtt_window=60").unwrap();
     let mut p = Pipe::new(&cfg, PipeConfig::testbed(), 1).unwrap();
-    p.server.enable_trace();
-    let last = 1 + 2 + 256 * (20_000 / 256);
-    let mut n = 0;
-    p.set_drop_rule(move |d, s, _| {
-        if d == Dir::Down && s.seq == last && s.len > 0 && n < 1 {
-            n += 1;
-            return true;
-        }
-        false
-    });
+    drop_last_tx_once(&mut p, 20_000);
     let r = p.transfer(20_000).unwrap();
     assert_eq!(r.server.rto_expiries, 1);
     let i = r.server_trace.iter().position(|x| x.event == TraceEvent::Rto).unwrap();
@@ -326,7 +317,6 @@ fn rto_backoff_rule_on_a_hand_made_loss_sequence() {
     //   sample (Linux): no ACK gives an RTT sample: RTO 2 comes 2 base after that ACK, 4 base long;
     //   new_data (the thesis's wording): that ACK ends it: RTO 2 comes 1 base after it, 2 base long;
     //   ack (ns-3): already the ACK of segment 1 ended it: the same as new_data here.
-    let seg = |k: u64| 1 + 256 * (k - 1);
     for (mode, gap, rto2) in [("sample", 2.0, 4.0), ("new_data", 1.0, 2.0), ("ack", 1.0, 2.0)] {
         let cfg = TcpCcConfig::parse(&format!("newreno:preset=helsinki2018,receiver=rfc5681,rto_backoff_reset={mode}"))
             .unwrap();
@@ -380,7 +370,6 @@ fn rto_resending_and_loss_episode_on_a_hand_made_loss_sequence() {
     // ACK of 4 and 5 (two full segments, at once) covers everything sent before the RTO
     // 0.8 s after it. So the RTO is followed by 0.6 s of resending (`rto_resend_s`) and a
     // 0.8 s loss episode (`rto_episode_s`).
-    let seg = |k: u64| 1 + 256 * (k - 1);
     let rfc = TcpCcConfig::parse("newreno:preset=helsinki2018,receiver=rfc5681").unwrap();
     let mut p = Pipe::new(&rfc, fast_link(0.1), 1).unwrap();
     p.server.enable_trace();
